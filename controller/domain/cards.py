@@ -1,0 +1,102 @@
+"""Playing cards: parsing, the 52-card deck, and the checks a dealt round must pass.
+
+A card is written as rank then suit: ``AS`` (ace of spades), ``KD``, ``TH`` or ``10H``,
+``9C``, ``2S``. Ranks are ``2``-``9``, ``T``/``10``, ``J``, ``Q``, ``K``, ``A``; suits are
+``S`` (spades), ``H`` (hearts), ``D`` (diamonds), ``C`` (clubs). Parsing is case-insensitive.
+
+Ranks are integers 2..14 (ace high, 14), as § 639a.6(a) orders them; all suits are equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from controller.errors import InvalidCards
+
+RANKS = (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
+SUITS = ("S", "H", "D", "C")
+ACE = 14
+
+_RANK_BY_TEXT = {
+    **{str(n): n for n in range(2, 11)},
+    "T": 10,
+    "J": 11,
+    "Q": 12,
+    "K": 13,
+    "A": 14,
+}
+_TEXT_BY_RANK = {2: "2", 3: "3", 4: "4", 5: "5", 6: "6", 7: "7", 8: "8", 9: "9", 10: "T",
+                 11: "J", 12: "Q", 13: "K", 14: "A"}
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Card:
+    """One card of a standard 52-card deck. ``rank`` is 2..14 (ace 14); ``suit`` one of SHDC."""
+
+    rank: int
+    suit: str
+
+    def __post_init__(self) -> None:
+        if self.rank not in _TEXT_BY_RANK or self.suit not in SUITS:
+            raise InvalidCards(f"not a card: rank {self.rank!r}, suit {self.suit!r}")
+
+    def __str__(self) -> str:
+        return _TEXT_BY_RANK[self.rank] + self.suit
+
+    @property
+    def index(self) -> int:
+        """A dense number 0..51, unique per card (used for fast evaluation and dealing)."""
+        return (self.rank - 2) * 4 + SUITS.index(self.suit)
+
+
+FULL_DECK: tuple[Card, ...] = tuple(Card(rank, suit) for rank in RANKS for suit in SUITS)
+
+
+def parse_card(text: str) -> Card:
+    """Parse one card such as ``AS``, ``10h`` or ``Td``; raise :class:`InvalidCards` otherwise."""
+    cleaned = text.strip().upper()
+    if len(cleaned) < 2:
+        raise InvalidCards(f"not a card: {text!r} (write rank then suit, e.g. 'AS', '10H')")
+    rank_text, suit = cleaned[:-1], cleaned[-1]
+    rank = _RANK_BY_TEXT.get(rank_text)
+    if rank is None or suit not in SUITS:
+        raise InvalidCards(
+            f"not a card: {text!r} (ranks 2-10, T, J, Q, K, A; suits S, H, D, C)"
+        )
+    return Card(rank, suit)
+
+
+def parse_cards(texts: Iterable[str]) -> tuple[Card, ...]:
+    """Parse several cards; the first bad one raises :class:`InvalidCards` naming it."""
+    return tuple(parse_card(text) for text in texts)
+
+
+def format_cards(cards: Iterable[Card]) -> str:
+    """Cards as a space-separated string, e.g. ``'AS KS QS JS TS'``."""
+    return " ".join(str(card) for card in cards)
+
+
+def check_hand_size(cards: Sequence[Card], expected: int, whose: str) -> None:
+    """Raise :class:`InvalidCards` unless ``whose`` hand holds exactly ``expected`` cards."""
+    if len(cards) != expected:
+        raise InvalidCards(
+            f"{whose} has {len(cards)} cards; the game deals exactly {expected}"
+        )
+
+
+def check_no_duplicates(hands: Iterable[tuple[str, Sequence[Card]]]) -> None:
+    """Raise :class:`InvalidCards` if any card appears twice across all the named hands.
+
+    One deck is used per round (§ 639a.3), so a card seen twice means a misreport or a
+    foreign card; the message names the card and both places it was seen.
+    """
+    seen: dict[Card, str] = {}
+    for whose, cards in hands:
+        for card in cards:
+            if card in seen:
+                raise InvalidCards(
+                    f"card {card} is reported twice ({seen[card]} and {whose}); one deck holds "
+                    "each card once"
+                )
+            seen[card] = whose

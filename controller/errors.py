@@ -1,0 +1,75 @@
+"""Every error the controller refuses a request with, in one hierarchy.
+
+::
+
+    JackpotError
+    ├── InvalidArgument            the request itself is malformed   -> INVALID_ARGUMENT
+    │   ├── InvalidCards           a card, a count or a duplicate
+    │   ├── InvalidSeat            a seat outside 1..seats of the table
+    │   ├── InvalidAmount          a zero, negative or out-of-range amount
+    │   └── InvalidConfiguration   a meter, table or link group the regulation refuses
+    ├── NotFound                   it names something that does not exist -> NOT_FOUND
+    ├── AlreadyExists              a create that differs from what exists -> ALREADY_EXISTS
+    ├── FailedPrecondition         well formed, but not now          -> FAILED_PRECONDITION
+    │   ├── RoundStateError        lockout twice, settle before lockout, void after settle
+    │   └── IdempotencyConflict    the same (table, round, phase) key with other content
+    └── StoreUnavailable           Redis is unreachable or not durable -> UNAVAILABLE
+
+Each class maps to exactly one gRPC status code in ``controller.api.status``; the message
+is written for the person who has to act on it (a dealer, a supervisor or an engineer) and
+names the table, round, seat or card concerned. Raising any of these guarantees that
+nothing was changed: the store raises them from inside its atomic scripts before the
+first write, or the API raises them before the store is called.
+
+This module imports nothing of gRPC or Redis, so the pure domain can raise these too.
+"""
+
+from __future__ import annotations
+
+
+class JackpotError(Exception):
+    """Base of every refusal. ``str(error)`` is the message sent to the caller."""
+
+
+class InvalidArgument(JackpotError):
+    """The request is malformed whatever the state of the system."""
+
+
+class InvalidCards(InvalidArgument):
+    """A card that is not a card, a wrong number of cards, or a card dealt twice."""
+
+
+class InvalidSeat(InvalidArgument):
+    """A seat number outside 1..N for the table, or a seat named twice."""
+
+
+class InvalidAmount(InvalidArgument):
+    """An amount that is zero, negative, not whole cents or outside the allowed range."""
+
+
+class InvalidConfiguration(InvalidArgument):
+    """A meter, link group or table definition the regulation or the design refuses."""
+
+
+class NotFound(JackpotError):
+    """The request names a table, meter, link group, round or jackpot that does not exist."""
+
+
+class AlreadyExists(JackpotError):
+    """A create names something that exists already with a different definition."""
+
+
+class FailedPrecondition(JackpotError):
+    """The request is well formed but the state does not allow it now."""
+
+
+class RoundStateError(FailedPrecondition):
+    """The round is not in the state the phase needs (the lockout gate, settle, void)."""
+
+
+class IdempotencyConflict(FailedPrecondition):
+    """A retry key (table, round, phase) was seen before with different content."""
+
+
+class StoreUnavailable(JackpotError):
+    """Redis could not be reached, or did not confirm durability; the caller may retry."""

@@ -1,0 +1,1 @@
+"""Generated protobuf package ``jackpot`` (see proto/ and scripts/gen_proto.py)."""
