@@ -1,0 +1,75 @@
+"""The games the controller settles, with the numbers their regulation fixes.
+
+Each :class:`Game` names its chapter, how many seats a table may have, how many cards a hand
+holds, the lowest reset amount its progressive meter may have, and the paytables a Rules
+Submission may choose from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from controller.domain.cards import Card
+from controller.domain.paytables import CARIBBEAN_STUD_PROGRESSIVE, Paytable
+from controller.domain.poker import HandCategory, evaluate
+from controller.errors import InvalidConfiguration
+
+
+@dataclass(frozen=True, slots=True)
+class Game:
+    """One game's fixed rules. Amounts in cents."""
+
+    name: str
+    title: str
+    max_seats: int
+    max_seats_citation: str
+    hand_size: int
+    dealer_hand_size: int
+    min_reset_cents: int
+    min_reset_citation: str
+    progressive_paytables: dict[str, Paytable]
+    paytable_citation: str
+    classify: Callable[[Sequence[Card]], HandCategory]
+
+    def paytable(self, name: str) -> Paytable:
+        """The progressive paytable called ``name``; refuse a name the regulation does not list."""
+        try:
+            return self.progressive_paytables[name]
+        except KeyError:
+            listed = ", ".join(sorted(self.progressive_paytables))
+            raise InvalidConfiguration(
+                f"{self.title} has no progressive paytable {name!r}; {self.paytable_citation} "
+                f"lists {listed}"
+            ) from None
+
+
+def _five_card_category(cards: Sequence[Card]) -> HandCategory:
+    return evaluate(cards).category
+
+
+CARIBBEAN_STUD = Game(
+    name="caribbean-stud",
+    title="Caribbean Stud Poker",
+    max_seats=7,
+    max_seats_citation="§ 639a.2(a)",
+    hand_size=5,
+    dealer_hand_size=5,
+    min_reset_cents=1_000_000,  # $10,000
+    min_reset_citation="§ 639a.12(d)(3)",
+    progressive_paytables=CARIBBEAN_STUD_PROGRESSIVE,
+    paytable_citation="§ 639a.12(d)(1)",
+    classify=_five_card_category,
+)
+
+GAMES: dict[str, Game] = {game.name: game for game in (CARIBBEAN_STUD,)}
+
+
+def get_game(name: str) -> Game:
+    """The game called ``name`` (e.g. ``caribbean-stud``); refuse an unknown one."""
+    try:
+        return GAMES[name]
+    except KeyError:
+        raise InvalidConfiguration(
+            f"unknown game {name!r}; this controller settles: {', '.join(sorted(GAMES))}"
+        ) from None

@@ -1,0 +1,163 @@
+"""What the store answers: meters, accepted wagers, seat results, jackpots, journal entries.
+
+Plain frozen dataclasses with integer money (cents, or microcents where named), shared by the
+store, the API adapters and the audit. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from controller.domain.money import floor_cents
+
+
+@dataclass(frozen=True, slots=True)
+class MeterValue:
+    """A meter's value of record in microcents; ``amount_cents`` is what a display shows."""
+
+    meter_id: str
+    amount_microcents: int
+
+    @property
+    def amount_cents(self) -> int:
+        """Whole cents, rounded down."""
+        return floor_cents(self.amount_microcents)
+
+
+@dataclass(frozen=True, slots=True)
+class MeterState:
+    """A meter's parameters, values and cumulative counters (NJ 13:69E-1.39A(b) meters)."""
+
+    meter_id: str
+    link_group_id: str
+    game: str
+    reset_cents: int
+    rate_ppm: int
+    reserve_rate_ppm: int
+    ceiling_cents: int
+    amount_microcents: int
+    reserve_microcents: int
+    pending_jackpots: int
+    wagers_total: int
+    hits_total: int
+    awards_cents_total: int
+    operator_seed_microcents_total: int
+
+    @property
+    def value(self) -> MeterValue:
+        """The meter's current value."""
+        return MeterValue(self.meter_id, self.amount_microcents)
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptedWager:
+    """A wager fixed at lockout, with where its contribution went (microcents)."""
+
+    seat: int
+    kind: str
+    amount_cents: int
+    meter_id: str
+    to_meter_microcents: int
+    to_reserve_microcents: int
+
+
+@dataclass(frozen=True, slots=True)
+class LockoutResult:
+    """The answer to a lockout: the accepted wagers and the meters after them."""
+
+    table_id: str
+    round_id: int
+    accepted: tuple[AcceptedWager, ...]
+    meters: tuple[MeterValue, ...]
+
+
+class SeatOutcome(StrEnum):
+    """What happened to a reported seat at settlement."""
+
+    PAID = "paid"
+    NO_AWARD = "no_award"
+    FORFEITED = "forfeited"
+    NO_WAGER = "no_wager"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatResult:
+    """One seat's settlement. Cents; for a percentage award the meter at the seat's turn."""
+
+    seat: int
+    hand: str
+    outcome: SeatOutcome
+    award_kind: str = ""
+    award_text: str = ""
+    amount_cents: int = 0
+    meter_id: str = ""
+    meter_before_cents: int = 0
+    meter_after_cents: int = 0
+    pending_validation: bool = False
+    jackpot_id: str = ""
+    journal_seq: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SettleResult:
+    """The answer to a settlement: every seat in settlement order, then the meters."""
+
+    table_id: str
+    round_id: int
+    results: tuple[SeatResult, ...]
+    meters: tuple[MeterValue, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class VoidResult:
+    """The answer to a void: the contributions taken back out, and the meters after."""
+
+    table_id: str
+    round_id: int
+    reversed: tuple[AcceptedWager, ...]
+    meters: tuple[MeterValue, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Jackpot:
+    """A percentage-of-meter award waiting for (or past) a supervisor's validation."""
+
+    jackpot_id: str
+    link_group_id: str
+    meter_id: str
+    table_id: str
+    round_id: int
+    seat: int
+    hand: str
+    award_text: str
+    amount_cents: int
+    meter_before_cents: int
+    meter_after_cents: int
+    status: str
+    journal_seq: int
+    reviewed_by: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LinkGroupState:
+    """A link group with the meters and tables in it."""
+
+    link_group_id: str
+    description: str
+    meter_ids: tuple[str, ...] = ()
+    table_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One journal record. ``delta_*`` are microcents; ``fields`` keeps every raw field."""
+
+    entry_id: str
+    seq: int
+    type: str
+    meter_id: str
+    delta_meter_microcents: int
+    delta_reserve_microcents: int
+    fields: dict[str, str] = field(default_factory=dict)

@@ -1,0 +1,150 @@
+"""Translate between the store's JSON/hash encodings and the domain's dataclasses.
+
+Scripts encode every amount as a decimal string (Lua would print large doubles with an
+exponent), so each amount is read back with ``int()``; ``cjson`` encodes an empty array as
+``{}``, which :func:`_items` reads as no items.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import Any
+
+from controller.domain.config import TableConfig
+from controller.domain.records import (
+    AcceptedWager,
+    Jackpot,
+    LockoutResult,
+    MeterState,
+    MeterValue,
+    SeatOutcome,
+    SeatResult,
+    SettleResult,
+    VoidResult,
+)
+
+
+def _items(value: Any) -> list[dict[str, Any]]:
+    return list(value) if isinstance(value, list) else []
+
+
+def _meters(reply: Mapping[str, Any]) -> tuple[MeterValue, ...]:
+    return tuple(
+        MeterValue(item["meter_id"], int(item["amount_microcents"]))
+        for item in _items(reply.get("meters"))
+    )
+
+
+def _accepted(item: Mapping[str, Any]) -> AcceptedWager:
+    return AcceptedWager(
+        seat=int(item["seat"]),
+        kind=str(item["kind"]),
+        amount_cents=int(item["amount_cents"]),
+        meter_id=str(item["meter_id"]),
+        to_meter_microcents=int(item["to_meter_microcents"]),
+        to_reserve_microcents=int(item["to_reserve_microcents"]),
+    )
+
+
+def lockout_result(raw: str | bytes) -> LockoutResult:
+    """Decode the lockout script's reply."""
+    reply = json.loads(raw)
+    return LockoutResult(
+        table_id=reply["table_id"],
+        round_id=int(reply["round_id"]),
+        accepted=tuple(_accepted(item) for item in _items(reply.get("accepted"))),
+        meters=_meters(reply),
+    )
+
+
+def void_result(raw: str | bytes) -> VoidResult:
+    """Decode the void script's reply."""
+    reply = json.loads(raw)
+    return VoidResult(
+        table_id=reply["table_id"],
+        round_id=int(reply["round_id"]),
+        reversed=tuple(_accepted(item) for item in _items(reply.get("reversed"))),
+        meters=_meters(reply),
+    )
+
+
+def _seat_result(item: Mapping[str, Any]) -> SeatResult:
+    return SeatResult(
+        seat=int(item["seat"]),
+        hand=str(item.get("hand", "")),
+        outcome=SeatOutcome(item["outcome"]),
+        award_kind=str(item.get("award_kind", "")),
+        award_text=str(item.get("award_text", "")),
+        amount_cents=int(item.get("amount_cents", 0)),
+        meter_id=str(item.get("meter_id", "")),
+        meter_before_cents=int(item.get("meter_before_cents", 0)),
+        meter_after_cents=int(item.get("meter_after_cents", 0)),
+        pending_validation=bool(item.get("pending_validation", False)),
+        jackpot_id=str(item.get("jackpot_id", "")),
+        journal_seq=int(item.get("journal_seq", 0)),
+    )
+
+
+def settle_result(raw: str | bytes) -> SettleResult:
+    """Decode the settle script's reply."""
+    reply = json.loads(raw)
+    return SettleResult(
+        table_id=reply["table_id"],
+        round_id=int(reply["round_id"]),
+        results=tuple(_seat_result(item) for item in _items(reply.get("results"))),
+        meters=_meters(reply),
+    )
+
+
+def jackpot(raw: str | bytes) -> Jackpot:
+    """Decode a stored jackpot record."""
+    item = json.loads(raw)
+    return Jackpot(
+        jackpot_id=item["jackpot_id"],
+        link_group_id=item["link_group_id"],
+        meter_id=item["meter_id"],
+        table_id=item["table_id"],
+        round_id=int(item["round_id"]),
+        seat=int(item["seat"]),
+        hand=item["hand"],
+        award_text=item["award_text"],
+        amount_cents=int(item["amount_cents"]),
+        meter_before_cents=int(item["meter_before_cents"]),
+        meter_after_cents=int(item["meter_after_cents"]),
+        status=item["status"],
+        journal_seq=int(item["journal_seq"]),
+        reviewed_by=str(item.get("reviewed_by", "")),
+        note=str(item.get("note", "")),
+    )
+
+
+def meter_state(fields: Mapping[str, str]) -> MeterState:
+    """Decode a meter hash."""
+    return MeterState(
+        meter_id=fields["meter_id"],
+        link_group_id=fields["link_group_id"],
+        game=fields["game"],
+        reset_cents=int(fields["reset_cents"]),
+        rate_ppm=int(fields["rate_ppm"]),
+        reserve_rate_ppm=int(fields["reserve_rate_ppm"]),
+        ceiling_cents=int(fields["ceiling_cents"]),
+        amount_microcents=int(fields["value_microcents"]),
+        reserve_microcents=int(fields["reserve_microcents"]),
+        pending_jackpots=int(fields["pending_jackpots"]),
+        wagers_total=int(fields["wagers_total"]),
+        hits_total=int(fields["hits_total"]),
+        awards_cents_total=int(fields["awards_cents_total"]),
+        operator_seed_microcents_total=int(fields["operator_seed_microcents_total"]),
+    )
+
+
+def table_json(table: TableConfig) -> str:
+    """A table's configuration as canonical JSON (compared byte for byte on re-registration)."""
+    return json.dumps(asdict(table), sort_keys=True, separators=(",", ":"))
+
+
+def table_config(raw: str | bytes) -> TableConfig:
+    """Decode a stored table configuration."""
+    return TableConfig(**json.loads(raw))

@@ -1,0 +1,82 @@
+"""Every Redis key name the controller uses, in one place.
+
+All state of one link group lives under the hash tag ``{lg:<link_group_id>}`` so that each
+transition is one script over keys of one slot: atomic, and unchanged on Redis Cluster.
+Only three small, configuration-only indexes are global (they say which link group a table
+or meter belongs to); they are written after the link group's own records and are never
+touched by a money transition.
+
+Identifiers are validated (``controller.domain.config.check_id``) before they reach here,
+so they contain no braces, colons or spaces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PREFIX = "jp"
+LINK_GROUPS = f"{PREFIX}:link-groups"  # set of link group ids
+TABLE_INDEX = f"{PREFIX}:index:tables"  # hash table_id -> link_group_id
+METER_INDEX = f"{PREFIX}:index:meters"  # hash meter_id -> link_group_id
+
+
+@dataclass(frozen=True, slots=True)
+class LinkGroupKeys:
+    """The keys of one link group; every one carries the group's hash tag."""
+
+    link_group_id: str
+
+    @property
+    def tag(self) -> str:
+        """The hash tag, e.g. ``{lg:casino-1}``."""
+        return f"{{lg:{self.link_group_id}}}"
+
+    def _key(self, *parts: str | int) -> str:
+        return ":".join((PREFIX, self.tag, *(str(part) for part in parts)))
+
+    @property
+    def info(self) -> str:
+        """Hash: the link group's description."""
+        return self._key("info")
+
+    @property
+    def meters(self) -> str:
+        """Set: the meter ids of the group."""
+        return self._key("meters")
+
+    @property
+    def tables(self) -> str:
+        """Set: the table ids of the group."""
+        return self._key("tables")
+
+    @property
+    def journal(self) -> str:
+        """Stream: the append-only journal of every money and configuration change."""
+        return self._key("journal")
+
+    @property
+    def seq(self) -> str:
+        """String counter: the last journal sequence number (1, 2, 3, ... without gaps)."""
+        return self._key("seq")
+
+    @property
+    def jackpots(self) -> str:
+        """Hash: jackpot id -> the jackpot record (JSON)."""
+        return self._key("jackpots")
+
+    @property
+    def pending(self) -> str:
+        """Set: ids of jackpots waiting for a supervisor's validation."""
+        return self._key("pending")
+
+    def meter(self, meter_id: str) -> str:
+        """Hash: one meter's parameters, values (microcents) and counters."""
+        return self._key("meter", meter_id)
+
+    def table(self, table_id: str) -> str:
+        """Hash: one table's configuration (JSON) and its last locked-out round id."""
+        return self._key("table", table_id)
+
+    def round(self, table_id: str, round_id: int) -> str:
+        """Hash: one round's state, accepted wagers and the stored answer of each phase."""
+        return self._key("round", table_id, round_id)

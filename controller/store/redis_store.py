@@ -1,0 +1,411 @@
+"""The state of record in Redis: one atomic script per transition, over one link group's keys.
+
+:class:`RedisStore` is the only code that talks to Redis. Each write method runs exactly one
+script from ``scripts/`` (validation, money arithmetic, journal entries and the stored
+answer, all in one atomic step); when ``wait_replicas`` is set it then waits for that many
+replicas to confirm the write before answering, so that what is acknowledged survives a
+failover. A refused script raises the matching :mod:`controller.errors` class and has
+changed nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from controller.domain.config import LinkGroupConfig, MeterConfig, TableConfig
+from controller.domain.records import (
+    Jackpot,
+    JournalEntry,
+    LinkGroupState,
+    LockoutResult,
+    MeterState,
+    SettleResult,
+    VoidResult,
+)
+from controller.domain.rounds import SeatPlan, Wager
+from controller.errors import (
+    AlreadyExists,
+    FailedPrecondition,
+    IdempotencyConflict,
+    InvalidConfiguration,
+    InvalidSeat,
+    JackpotError,
+    NotFound,
+    RoundStateError,
+    StoreUnavailable,
+)
+from controller.store import codec, keys
+from controller.store.scripts import Scripts
+
+DEFAULT_ROUND_RETENTION_SECONDS = 7 * 24 * 3600
+# Redis appends where in the script an error was raised; the caller needs only the message.
+_SCRIPT_LOCATION = re.compile(r"\s*script: \w+, on @user_script:\d+\.?$")
+
+# Error code at the start of a script's error reply -> the error class it means.
+_SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
+    "CONFLICT": IdempotencyConflict,
+    "STALE": RoundStateError,
+    "NOT_LOCKED": RoundStateError,
+    "VOIDED": RoundStateError,
+    "SETTLED": RoundStateError,
+    "DECIDED": FailedPrecondition,
+    "OVERFLOW": FailedPrecondition,
+    "NOT_FOUND": NotFound,
+    "EXISTS": AlreadyExists,
+    "INVALID": InvalidConfiguration,
+    "MISSING_SEAT": InvalidSeat,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Persistence:
+    """How durable an acknowledged write is on this Redis."""
+
+    redis_version: str
+    aof_enabled: bool
+    appendfsync: str
+    role: str
+    connected_replicas: int
+
+
+class RedisStore:
+    """Meters, rounds, jackpots and the journal in Redis.
+
+    ``round_retention_seconds`` is how long a round's record (and so its stored answers for
+    retries) is kept; a round id is accepted only above the table's last one, so a retry
+    that arrives after its record expired is refused, never applied twice.
+    """
+
+    def __init__(
+        self,
+        client: Redis,
+        *,
+        round_retention_seconds: int = DEFAULT_ROUND_RETENTION_SECONDS,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 1000,
+    ) -> None:
+        self._client = client
+        self._scripts = Scripts.register(client)
+        self._round_retention_seconds = round_retention_seconds
+        self._wait_replicas = wait_replicas
+        self._wait_timeout_ms = wait_timeout_ms
+        self._tables: dict[str, TableConfig] = {}
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> RedisStore:
+        """A store on a new client for ``url`` (``redis://host:port/db``)."""
+        client = Redis.from_url(url, decode_responses=True, socket_timeout=5.0)
+        return cls(client, **options)
+
+    @property
+    def client(self) -> Redis:
+        """The Redis client (for health checks and the audit)."""
+        return self._client
+
+    async def close(self) -> None:
+        """Close the connection pool."""
+        await self._client.aclose()
+
+    async def persistence(self) -> Persistence:
+        """Read the durability settings of the server (AOF, fsync policy, replication)."""
+        try:
+            config = await self._client.config_get("append*")
+            info = await self._client.info("server")
+            replication = await self._client.info("replication")
+        except (RedisConnectionError, RedisTimeoutError) as error:
+            raise StoreUnavailable(f"Redis is unreachable: {error}") from error
+        return Persistence(
+            redis_version=str(info.get("redis_version", "?")),
+            aof_enabled=config.get("appendonly") == "yes",
+            appendfsync=str(config.get("appendfsync", "?")),
+            role=str(replication.get("role", "?")),
+            connected_replicas=int(replication.get("connected_slaves", 0)),
+        )
+
+    # ---------------------------------------------------------------- running scripts
+
+    async def _run(self, script: AsyncScript, keys_: Sequence[str], args: Sequence[Any]) -> Any:
+        try:
+            reply = await script(keys=list(keys_), args=list(args))
+            if self._wait_replicas:
+                acked = await self._client.wait(self._wait_replicas, self._wait_timeout_ms)
+                if acked < self._wait_replicas:
+                    raise StoreUnavailable(
+                        f"the write was confirmed by {acked} of {self._wait_replicas} replicas "
+                        "in time; retry the same request (it is idempotent)"
+                    )
+        except ResponseError as error:
+            raise _script_error(error) from None
+        except (RedisConnectionError, RedisTimeoutError) as error:
+            raise StoreUnavailable(
+                f"Redis is unreachable ({error}); retry the same request (it is idempotent)"
+            ) from error
+        return reply
+
+    async def _read(self, coroutine: Any) -> Any:
+        try:
+            return await coroutine
+        except (RedisConnectionError, RedisTimeoutError) as error:
+            raise StoreUnavailable(f"Redis is unreachable ({error})") from error
+
+    # ---------------------------------------------------------------- configuration
+
+    async def create_link_group(self, config: LinkGroupConfig) -> LinkGroupState:
+        """Create a link group, or return it if it exists with the same description."""
+        group = keys.LinkGroupKeys(config.link_group_id)
+        await self._run(
+            self._scripts.create_link_group,
+            [group.info, group.journal, group.seq],
+            [config.link_group_id, config.description],
+        )
+        await self._read(self._client.sadd(keys.LINK_GROUPS, config.link_group_id))
+        return await self.get_link_group(config.link_group_id)
+
+    async def get_link_group(self, link_group_id: str) -> LinkGroupState:
+        """A link group with its meters and tables; :class:`NotFound` if it does not exist."""
+        group = keys.LinkGroupKeys(link_group_id)
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.hget(group.info, "description")
+            pipe.smembers(group.meters)
+            pipe.smembers(group.tables)
+            description, meters, tables = await self._read(pipe.execute())
+        if description is None:
+            raise NotFound(f"link group {link_group_id} does not exist")
+        return LinkGroupState(link_group_id, description, tuple(sorted(meters)),
+                              tuple(sorted(tables)))
+
+    async def list_link_groups(self) -> list[LinkGroupState]:
+        """Every link group, by id."""
+        ids = sorted(await self._read(self._client.smembers(keys.LINK_GROUPS)))
+        return [await self.get_link_group(link_group_id) for link_group_id in ids]
+
+    async def create_meter(self, config: MeterConfig) -> MeterState:
+        """Create a meter at its reset amount (journaled as operator seed); idempotent."""
+        owner = await self._read(self._client.hget(keys.METER_INDEX, config.meter_id))
+        if owner is not None and owner != config.link_group_id:
+            raise AlreadyExists(f"meter {config.meter_id} exists in link group {owner}")
+        group = keys.LinkGroupKeys(config.link_group_id)
+        await self._run(
+            self._scripts.create_meter,
+            [group.info, group.meter(config.meter_id), group.meters, group.journal, group.seq],
+            [config.meter_id, config.link_group_id, config.game, config.reset_cents,
+             config.rate_ppm, config.reserve_rate_ppm, config.ceiling_cents],
+        )
+        await self._read(self._client.hset(keys.METER_INDEX, config.meter_id,
+                                           config.link_group_id))
+        return await self.get_meter(config.meter_id)
+
+    async def _meter_link_group(self, meter_id: str) -> str:
+        link_group_id = await self._read(self._client.hget(keys.METER_INDEX, meter_id))
+        if link_group_id is None:
+            raise NotFound(f"meter {meter_id} does not exist")
+        return str(link_group_id)
+
+    async def get_meter(self, meter_id: str) -> MeterState:
+        """A meter's parameters, values and counters; :class:`NotFound` if unknown."""
+        group = keys.LinkGroupKeys(await self._meter_link_group(meter_id))
+        fields = await self._read(self._client.hgetall(group.meter(meter_id)))
+        if not fields:
+            raise NotFound(f"meter {meter_id} does not exist")
+        return codec.meter_state(fields)
+
+    async def list_meters(self, link_group_id: str = "") -> list[MeterState]:
+        """The meters of one link group, or of all of them, ordered by id."""
+        groups = [link_group_id] if link_group_id else sorted(
+            await self._read(self._client.smembers(keys.LINK_GROUPS)))
+        meters: list[MeterState] = []
+        for group_id in groups:
+            group = keys.LinkGroupKeys(group_id)
+            ids = sorted(await self._read(self._client.smembers(group.meters)))
+            async with self._client.pipeline(transaction=False) as pipe:
+                for meter_id in ids:
+                    pipe.hgetall(group.meter(meter_id))
+                meters.extend(codec.meter_state(f) for f in await self._read(pipe.execute()))
+        return meters
+
+    async def register_table(self, table: TableConfig) -> TableConfig:
+        """Register a table in its meter's link group; idempotent for the same definition."""
+        owner = await self._read(self._client.hget(keys.TABLE_INDEX, table.table_id))
+        if owner is not None and owner != table.link_group_id:
+            raise AlreadyExists(
+                f"table {table.table_id} is registered in link group {owner}; all of a "
+                "table's meters are in one link group"
+            )
+        meter_group = await self._meter_link_group(table.meter_id)
+        if meter_group != table.link_group_id:
+            raise InvalidConfiguration(
+                f"meter {table.meter_id} is in link group {meter_group}, not "
+                f"{table.link_group_id}"
+            )
+        group = keys.LinkGroupKeys(table.link_group_id)
+        await self._run(
+            self._scripts.register_table,
+            [group.table(table.table_id), group.tables, group.meter(table.meter_id),
+             group.journal, group.seq],
+            [table.table_id, codec.table_json(table), table.meter_id, table.game],
+        )
+        await self._read(self._client.hset(keys.TABLE_INDEX, table.table_id,
+                                           table.link_group_id))
+        self._tables[table.table_id] = table
+        return table
+
+    async def get_table(self, table_id: str) -> TableConfig:
+        """A registered table (cached: a registration never changes); :class:`NotFound`."""
+        cached = self._tables.get(table_id)
+        if cached is not None:
+            return cached
+        link_group_id = await self._read(self._client.hget(keys.TABLE_INDEX, table_id))
+        if link_group_id is None:
+            raise NotFound(f"table {table_id} is not registered")
+        group = keys.LinkGroupKeys(link_group_id)
+        raw = await self._read(self._client.hget(group.table(table_id), "config"))
+        if raw is None:
+            raise NotFound(f"table {table_id} is not registered")
+        table = codec.table_config(raw)
+        self._tables[table_id] = table
+        return table
+
+    async def list_tables(self, link_group_id: str = "") -> list[TableConfig]:
+        """The tables of one link group, or of all of them, ordered by id."""
+        index: dict[str, str] = await self._read(self._client.hgetall(keys.TABLE_INDEX))
+        ids = sorted(t for t, g in index.items() if not link_group_id or g == link_group_id)
+        return [await self.get_table(table_id) for table_id in ids]
+
+    # ---------------------------------------------------------------- rounds
+
+    def _round_keys(self, table: TableConfig, round_id: int) -> tuple[keys.LinkGroupKeys, str]:
+        group = keys.LinkGroupKeys(table.link_group_id)
+        return group, group.round(table.table_id, round_id)
+
+    async def lockout(
+        self, table: TableConfig, round_id: int, wagers: Sequence[Wager], fingerprint: str
+    ) -> LockoutResult:
+        """Record the wagers accepted at lockout and apply their contributions (atomic)."""
+        group, round_key = self._round_keys(table, round_id)
+        payload = json.dumps([
+            {"seat": w.seat, "kind": str(w.kind), "amount_cents": w.amount_cents} for w in wagers
+        ])
+        raw = await self._run(
+            self._scripts.lockout,
+            [round_key, group.table(table.table_id), group.meter(table.meter_id),
+             group.journal, group.seq],
+            [table.table_id, round_id, fingerprint, payload, table.meter_id,
+             self._round_retention_seconds],
+        )
+        return codec.lockout_result(raw)
+
+    async def settle(
+        self, table: TableConfig, round_id: int, plan: Sequence[SeatPlan], fingerprint: str
+    ) -> SettleResult:
+        """Pay the plan in its order from the live meter, journal it, answer it (atomic)."""
+        group, round_key = self._round_keys(table, round_id)
+        payload = json.dumps([_plan_item(item) for item in plan])
+        raw = await self._run(
+            self._scripts.settle,
+            [round_key, group.meter(table.meter_id), group.journal, group.seq,
+             group.jackpots, group.pending],
+            [table.table_id, round_id, fingerprint, payload, table.meter_id,
+             self._round_retention_seconds, table.link_group_id],
+        )
+        return codec.settle_result(raw)
+
+    async def void_round(
+        self, table: TableConfig, round_id: int, reason: str, fingerprint: str
+    ) -> VoidResult:
+        """Void a locked, unsettled round: its contributions leave the meter (atomic)."""
+        group, round_key = self._round_keys(table, round_id)
+        raw = await self._run(
+            self._scripts.void_round,
+            [round_key, group.meter(table.meter_id), group.journal, group.seq],
+            [table.table_id, round_id, fingerprint, reason, table.meter_id,
+             self._round_retention_seconds],
+        )
+        return codec.void_result(raw)
+
+    # ---------------------------------------------------------------- jackpots
+
+    async def list_pending_jackpots(self, link_group_id: str = "") -> list[Jackpot]:
+        """Jackpots waiting for validation, in journal order."""
+        groups = [link_group_id] if link_group_id else sorted(
+            await self._read(self._client.smembers(keys.LINK_GROUPS)))
+        found: list[Jackpot] = []
+        for group_id in groups:
+            group = keys.LinkGroupKeys(group_id)
+            ids = sorted(await self._read(self._client.smembers(group.pending)))
+            if ids:
+                raws = await self._read(self._client.hmget(group.jackpots, ids))
+                found.extend(codec.jackpot(raw) for raw in raws if raw is not None)
+        return sorted(found, key=lambda j: (j.link_group_id, j.journal_seq))
+
+    async def review_jackpot(
+        self, jackpot_id: str, *, approve: bool, supervisor: str, note: str
+    ) -> Jackpot:
+        """Approve or reject a pending jackpot; repeating the same decision changes nothing."""
+        link_group_id, _, seq = jackpot_id.rpartition(":")
+        if not link_group_id or not seq.isdigit():
+            raise NotFound(f"jackpot {jackpot_id} does not exist (ids look like 'group:17')")
+        group = keys.LinkGroupKeys(link_group_id)
+        raw = await self._read(self._client.hget(group.jackpots, jackpot_id))
+        if raw is None:
+            raise NotFound(f"jackpot {jackpot_id} does not exist")
+        meter_id = codec.jackpot(raw).meter_id
+        decided = await self._run(
+            self._scripts.review_jackpot,
+            [group.jackpots, group.pending, group.meter(meter_id), group.journal, group.seq],
+            [jackpot_id, "approved" if approve else "rejected", supervisor, note],
+        )
+        return codec.jackpot(decided)
+
+    # ---------------------------------------------------------------- reading
+
+    async def journal(self, link_group_id: str, batch: int = 1000) -> AsyncIterator[JournalEntry]:
+        """Every journal entry of a link group, oldest first."""
+        stream = keys.LinkGroupKeys(link_group_id).journal
+        start = "-"
+        while True:
+            rows = await self._read(self._client.xrange(stream, start, "+", count=batch))
+            for entry_id, fields in rows:
+                yield JournalEntry(
+                    entry_id=entry_id,
+                    seq=int(fields["seq"]),
+                    type=fields["type"],
+                    meter_id=fields.get("meter", ""),
+                    delta_meter_microcents=int(fields["d_meter"]),
+                    delta_reserve_microcents=int(fields["d_reserve"]),
+                    fields=dict(fields),
+                )
+            if len(rows) < batch:
+                return
+            start = "(" + rows[-1][0]
+
+
+def _plan_item(plan: SeatPlan) -> dict[str, Any]:
+    item: dict[str, Any] = {"seat": plan.seat, "hand": plan.hand, "folded": plan.folded}
+    if plan.award is not None:
+        item["award"] = {
+            "kind": str(plan.award.kind),
+            "multiplier": plan.award.multiplier,
+            "meter_ppm": plan.award.meter_ppm,
+            "text": plan.award.text,
+        }
+    return item
+
+
+def _script_error(error: ResponseError) -> JackpotError:
+    """Map a script's "CODE message" error reply to its error class."""
+    text = _SCRIPT_LOCATION.sub("", str(error))
+    code, _, message = text.partition(" ")
+    error_class = _SCRIPT_ERRORS.get(code)
+    if error_class is None:
+        return JackpotError(f"Redis refused a script: {text}")
+    return error_class(message)

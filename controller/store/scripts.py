@@ -1,0 +1,50 @@
+"""The Lua scripts of the store, loaded from the ``scripts/`` folder beside this module.
+
+Each script is ``_lib.lua`` (shared helpers) followed by the script's own file, registered
+once per client with ``register_script`` (EVALSHA, falling back to EVAL after a restart or
+failover emptied the server's script cache).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+
+from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
+
+SCRIPT_NAMES = (
+    "create_link_group",
+    "create_meter",
+    "register_table",
+    "lockout",
+    "settle",
+    "void_round",
+    "review_jackpot",
+)
+
+
+def script_source(name: str) -> str:
+    """The full source of script ``name``: the shared prelude, then the script."""
+    folder = resources.files("controller.store") / "scripts"
+    prelude = (folder / "_lib.lua").read_text(encoding="utf-8")
+    body = (folder / f"{name}.lua").read_text(encoding="utf-8")
+    return f"{prelude}\n{body}"
+
+
+@dataclass(frozen=True, slots=True)
+class Scripts:
+    """One registered script per transition."""
+
+    create_link_group: AsyncScript
+    create_meter: AsyncScript
+    register_table: AsyncScript
+    lockout: AsyncScript
+    settle: AsyncScript
+    void_round: AsyncScript
+    review_jackpot: AsyncScript
+
+    @classmethod
+    def register(cls, client: Redis) -> Scripts:
+        """Register every script with ``client`` (no round trip until first use)."""
+        return cls(**{name: client.register_script(script_source(name)) for name in SCRIPT_NAMES})

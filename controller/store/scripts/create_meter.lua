@@ -1,0 +1,29 @@
+-- Create a meter at its reset amount; the initial amount is journaled as operator seed.
+-- Idempotent: the same parameters again change nothing; other parameters are refused.
+-- KEYS: 1 link group info, 2 meter, 3 meters set, 4 journal, 5 seq
+-- ARGV: 1 meter_id, 2 link_group_id, 3 game, 4 reset_cents, 5 rate_ppm, 6 reserve_rate_ppm,
+--       7 ceiling_cents
+local meter_id, link_group_id = ARGV[1], ARGV[2]
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  refuse('NOT_FOUND', 'link group ' .. link_group_id .. ' does not exist; create it first')
+end
+local params = {'game', ARGV[3], 'reset_cents', ARGV[4], 'rate_ppm', ARGV[5],
+  'reserve_rate_ppm', ARGV[6], 'ceiling_cents', ARGV[7]}
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  for i = 1, #params, 2 do
+    if redis.call('HGET', KEYS[2], params[i]) ~= params[i + 1] then
+      refuse('EXISTS', 'meter ' .. meter_id .. ' exists with another ' .. params[i])
+    end
+  end
+  return 'exists'
+end
+local seed = tonumber(ARGV[4]) * MICRO
+check_exact('the reset amount of meter ' .. meter_id, seed)
+redis.call('HSET', KEYS[2], 'meter_id', meter_id, 'link_group_id', link_group_id,
+  'value_microcents', int(seed), 'reserve_microcents', '0', 'pending_jackpots', '0',
+  'wagers_total', '0', 'contributions_microcents_total', '0', 'hits_total', '0',
+  'awards_cents_total', '0', 'operator_seed_microcents_total', int(seed), unpack(params))
+redis.call('SADD', KEYS[3], meter_id)
+journal(KEYS[4], KEYS[5], 'meter_created', meter_id, seed, 0,
+  {'operator_seed_microcents', int(seed), unpack(params)})
+return 'created'

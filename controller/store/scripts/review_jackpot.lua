@@ -1,0 +1,37 @@
+-- A supervisor approves or rejects a pending jackpot (§ 639a.11(c)(5)(iii)).
+-- Approval records the validation; the amount was taken from the meter at the seat's turn.
+-- Rejection returns the amount to the meter it was taken from (journaled), so the money
+-- stays in the prize pool. Repeating the same decision returns the record unchanged.
+-- KEYS: 1 jackpots, 2 pending, 3 meter, 4 journal, 5 seq
+-- ARGV: 1 jackpot_id, 2 decision ('approved' or 'rejected'), 3 supervisor, 4 note
+local jackpot_id, decision, supervisor, note = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local raw = redis.call('HGET', KEYS[1], jackpot_id)
+if not raw then
+  refuse('NOT_FOUND', 'jackpot ' .. jackpot_id .. ' does not exist')
+end
+local jackpot = cjson.decode(raw)
+if jackpot.status ~= 'pending' then
+  if jackpot.status == decision then
+    return raw
+  end
+  refuse('DECIDED', 'jackpot ' .. jackpot_id .. ' was already ' .. jackpot.status .. ' by '
+    .. jackpot.reviewed_by)
+end
+local amount = tonumber(jackpot.amount_cents) * MICRO
+local d_meter = 0
+if decision == 'rejected' then
+  d_meter = amount
+  local value = num(redis.call('HGET', KEYS[3], 'value_microcents')) + amount
+  check_exact('meter ' .. jackpot.meter_id, value)
+  redis.call('HSET', KEYS[3], 'value_microcents', int(value))
+  redis.call('HINCRBY', KEYS[3], 'awards_cents_total', -tonumber(jackpot.amount_cents))
+end
+jackpot.status, jackpot.reviewed_by, jackpot.note = decision, supervisor, note
+raw = cjson.encode(jackpot)
+redis.call('HSET', KEYS[1], jackpot_id, raw)
+redis.call('SREM', KEYS[2], jackpot_id)
+redis.call('HINCRBY', KEYS[3], 'pending_jackpots', -1)
+journal(KEYS[4], KEYS[5], 'jackpot_' .. decision, jackpot.meter_id, d_meter, 0,
+  {'jackpot', jackpot_id, 'amount_cents', jackpot.amount_cents, 'supervisor', supervisor,
+   'note', note, 'table', jackpot.table_id, 'round', jackpot.round_id})
+return raw

@@ -1,0 +1,51 @@
+-- Void a locked, unsettled round: every contribution it made leaves the meter and reserve.
+-- If the reserve has since been spent (a reset drew on it), the part it cannot give back is
+-- taken from the meter, so the round's whole contribution leaves and the journal says where
+-- from. KEYS: 1 round, 2 meter, 3 journal, 4 seq
+-- ARGV: 1 table_id, 2 round_id, 3 fingerprint, 4 reason, 5 meter_id, 6 retention seconds
+local table_id, round_id, fp, reason, meter_id = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local where = 'round ' .. round_id .. ' of table ' .. table_id
+
+local round = redis.call('HMGET', KEYS[1], 'state', 'void_fp', 'void_reply', 'wagers')
+local state, seen_fp = round[1], round[2]
+if not state then
+  refuse('NOT_LOCKED', where .. ' was never locked out (or its record has expired); only a '
+    .. 'locked-out round can be voided')
+end
+if seen_fp then
+  if seen_fp == fp then
+    return round[3]
+  end
+  refuse('CONFLICT', where .. ' is already voided for another reason')
+end
+if state == 'settled' then
+  refuse('SETTLED', where .. ' is already settled; a settled round cannot be voided')
+end
+
+local m = redis.call('HMGET', KEYS[2], 'value_microcents', 'reserve_microcents')
+local value, reserve = num(m[1]), num(m[2])
+local reversed = {}
+local total = 0
+for i, w in ipairs(cjson.decode(round[4])) do
+  local from_meter, from_reserve = tonumber(w.to_meter_microcents), tonumber(w.to_reserve_microcents)
+  if from_reserve > reserve then
+    from_meter = from_meter + (from_reserve - reserve)
+    from_reserve = reserve
+  end
+  value, reserve = value - from_meter, reserve - from_reserve
+  total = total + from_meter + from_reserve
+  journal(KEYS[3], KEYS[4], 'void', meter_id, -from_meter, -from_reserve,
+    {'table', table_id, 'round', round_id, 'seat', w.seat, 'amount_cents', w.amount_cents,
+     'reason', reason})
+  reversed[i] = {seat = w.seat, kind = w.kind, amount_cents = w.amount_cents,
+    meter_id = meter_id, to_meter_microcents = int(from_meter),
+    to_reserve_microcents = int(from_reserve)}
+end
+redis.call('HSET', KEYS[2], 'value_microcents', int(value), 'reserve_microcents', int(reserve))
+redis.call('HINCRBY', KEYS[2], 'wagers_total', -#reversed)
+redis.call('HINCRBY', KEYS[2], 'contributions_microcents_total', int(-total))
+local reply = cjson.encode({table_id = table_id, round_id = round_id, reversed = reversed,
+  meters = {meter_value(meter_id, value)}})
+redis.call('HSET', KEYS[1], 'state', 'voided', 'void_fp', fp, 'void_reply', reply)
+redis.call('EXPIRE', KEYS[1], ARGV[6])
+return reply
