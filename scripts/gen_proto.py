@@ -28,11 +28,16 @@ def generate(out_dir: Path) -> list[Path]:
     protos = sorted((PROTO_ROOT / PACKAGE).glob("*.proto"))
     bin_dir = Path(sys.executable).parent  # mypy-protobuf's plugins sit beside this python
     command = [
-        sys.executable, "-m", "grpc_tools.protoc", f"-I{PROTO_ROOT}",
+        sys.executable,
+        "-m",
+        "grpc_tools.protoc",
+        f"-I{PROTO_ROOT}",
         f"--plugin=protoc-gen-mypy={bin_dir / 'protoc-gen-mypy'}",
         f"--plugin=protoc-gen-mypy_grpc={bin_dir / 'protoc-gen-mypy_grpc'}",
-        f"--python_out={out_dir}", f"--grpc_python_out={out_dir}",
-        f"--mypy_out={out_dir}", f"--mypy_grpc_out={out_dir}",
+        f"--python_out={out_dir}",
+        f"--grpc_python_out={out_dir}",
+        f"--mypy_out={out_dir}",
+        f"--mypy_grpc_out={out_dir}",
         *(str(proto.relative_to(PROTO_ROOT)) for proto in protos),
     ]
     subprocess.run(command, check=True, cwd=PROTO_ROOT)
@@ -48,12 +53,19 @@ def main() -> int:
         fresh = generate(Path(tmp))
         committed = sorted(p for p in target.glob("*") if p.name.endswith(GENERATED_SUFFIXES))
         if args.check:
-            stale = [p.name for p in fresh if not (target / p.name).exists()
-                     or not filecmp.cmp(p, target / p.name, shallow=False)]
+            stale = [
+                p.name
+                for p in fresh
+                if not (target / p.name).exists()
+                or not filecmp.cmp(p, target / p.name, shallow=False)
+            ]
             extra = sorted({p.name for p in committed} - {p.name for p in fresh})
             if stale or extra:
-                print(f"generated protobuf code is stale: {stale + extra}; "
-                      "run: python scripts/gen_proto.py", file=sys.stderr)
+                print(
+                    f"generated protobuf code is stale: {stale + extra}; "
+                    "run: python scripts/gen_proto.py",
+                    file=sys.stderr,
+                )
                 return 1
             print("generated protobuf code is up to date")
             return 0

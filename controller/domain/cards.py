@@ -26,8 +26,21 @@ _RANK_BY_TEXT = {
     "K": 13,
     "A": 14,
 }
-_TEXT_BY_RANK = {2: "2", 3: "3", 4: "4", 5: "5", 6: "6", 7: "7", 8: "8", 9: "9", 10: "T",
-                 11: "J", 12: "Q", 13: "K", 14: "A"}
+_TEXT_BY_RANK = {
+    2: "2",
+    3: "3",
+    4: "4",
+    5: "5",
+    6: "6",
+    7: "7",
+    8: "8",
+    9: "9",
+    10: "T",
+    11: "J",
+    12: "Q",
+    13: "K",
+    14: "A",
+}
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -61,9 +74,7 @@ def parse_card(text: str) -> Card:
     rank_text, suit = cleaned[:-1], cleaned[-1]
     rank = _RANK_BY_TEXT.get(rank_text)
     if rank is None or suit not in SUITS:
-        raise InvalidCards(
-            f"not a card: {text!r} (ranks 2-10, T, J, Q, K, A; suits S, H, D, C)"
-        )
+        raise InvalidCards(f"not a card: {text!r} (ranks 2-10, T, J, Q, K, A; suits S, H, D, C)")
     return Card(rank, suit)
 
 
@@ -80,9 +91,7 @@ def format_cards(cards: Iterable[Card]) -> str:
 def check_hand_size(cards: Sequence[Card], expected: int, whose: str) -> None:
     """Raise :class:`InvalidCards` unless ``whose`` hand holds exactly ``expected`` cards."""
     if len(cards) != expected:
-        raise InvalidCards(
-            f"{whose} has {len(cards)} cards; the game deals exactly {expected}"
-        )
+        raise InvalidCards(f"{whose} has {len(cards)} cards; the game deals exactly {expected}")
 
 
 def check_no_duplicates(hands: Iterable[tuple[str, Sequence[Card]]]) -> None:

@@ -36,12 +36,12 @@ class AwardRule:
 
     @classmethod
     def for_one(cls, multiplier: int) -> AwardRule:
-        """"N for 1": the award is N times the wager, the wager included."""
+        """ "N for 1": the award is N times the wager, the wager included."""
         return cls(AwardKind.FOR_ONE, multiplier=multiplier)
 
     @classmethod
     def percent_of_meter(cls, percent: int) -> AwardRule:
-        """"P% of meter", P a whole percent as the regulation prints it."""
+        """ "P% of meter", P a whole percent as the regulation prints it."""
         return cls(AwardKind.PERCENT_OF_METER, meter_ppm=percent * FULL_PPM // 100)
 
     @property

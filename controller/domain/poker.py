@@ -89,8 +89,9 @@ def _rank_value(ranks: tuple[int, ...], flush: bool) -> HandValue:
     counts = Counter(ranks)
     if len(counts) == 5:
         return _evaluate_distinct(list(ranks), flush)
-    groups = sorted(counts.items(), key=lambda rank_count: (rank_count[1], rank_count[0]),
-                    reverse=True)
+    groups = sorted(
+        counts.items(), key=lambda rank_count: (rank_count[1], rank_count[0]), reverse=True
+    )
     pattern = tuple(count for _, count in groups)
     return HandValue(_GROUPED[pattern], tuple(rank for rank, _ in groups))
 

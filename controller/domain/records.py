@@ -70,6 +70,7 @@ class LockoutResult:
     round_id: int
     accepted: tuple[AcceptedWager, ...]
     meters: tuple[MeterValue, ...]
+    replayed: bool = False  # True when this answers a retry of an applied request
 
 
 class SeatOutcome(StrEnum):
@@ -107,6 +108,7 @@ class SettleResult:
     round_id: int
     results: tuple[SeatResult, ...]
     meters: tuple[MeterValue, ...]
+    replayed: bool = False  # True when this answers a retry of an applied request
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +119,7 @@ class VoidResult:
     round_id: int
     reversed: tuple[AcceptedWager, ...]
     meters: tuple[MeterValue, ...]
+    replayed: bool = False  # True when this answers a retry of an applied request
 
 
 @dataclass(frozen=True, slots=True)

@@ -134,3 +134,29 @@ def fingerprint(phase: str, content: object) -> str:
         raise InvalidArgument("phase is required")
     canonical = json.dumps([phase, content], sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def lockout_fingerprint(wagers: Sequence[Wager]) -> str:
+    """The content digest of a lockout: its wagers, in seat order."""
+    ordered = sorted(wagers, key=lambda wager: wager.seat)
+    return fingerprint("lockout", [[w.seat, str(w.kind), w.amount_cents] for w in ordered])
+
+
+def settle_fingerprint(seats: Sequence[SeatCards], dealer_cards: Sequence[Card]) -> str:
+    """The content digest of a settlement: every seat's cards (as parsed) and the dealer's.
+
+    Cards are compared as cards, so "10H" and "TH" are the same report.
+    """
+    ordered = sorted(seats, key=lambda report: report.seat)
+    return fingerprint(
+        "settle",
+        {
+            "seats": [[r.seat, [str(card) for card in r.cards], r.folded] for r in ordered],
+            "dealer": [str(card) for card in dealer_cards],
+        },
+    )
+
+
+def void_fingerprint(reason: str) -> str:
+    """The content digest of a void: its reason."""
+    return fingerprint("void", reason)

@@ -8,7 +8,7 @@ exponent), so each amount is read back with ``int()``; ``cjson`` encodes an empt
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -48,25 +48,32 @@ def _accepted(item: Mapping[str, Any]) -> AcceptedWager:
     )
 
 
-def lockout_result(raw: str | bytes) -> LockoutResult:
+def _reply(raw: Sequence[str]) -> tuple[dict[str, Any], bool]:
+    """A phase script answers [stored JSON reply, "new" | "replay"]."""
+    return json.loads(raw[0]), raw[1] == "replay"
+
+
+def lockout_result(raw: Sequence[str]) -> LockoutResult:
     """Decode the lockout script's reply."""
-    reply = json.loads(raw)
+    reply, replayed = _reply(raw)
     return LockoutResult(
         table_id=reply["table_id"],
         round_id=int(reply["round_id"]),
         accepted=tuple(_accepted(item) for item in _items(reply.get("accepted"))),
         meters=_meters(reply),
+        replayed=replayed,
     )
 
 
-def void_result(raw: str | bytes) -> VoidResult:
+def void_result(raw: Sequence[str]) -> VoidResult:
     """Decode the void script's reply."""
-    reply = json.loads(raw)
+    reply, replayed = _reply(raw)
     return VoidResult(
         table_id=reply["table_id"],
         round_id=int(reply["round_id"]),
         reversed=tuple(_accepted(item) for item in _items(reply.get("reversed"))),
         meters=_meters(reply),
+        replayed=replayed,
     )
 
 
@@ -87,14 +94,15 @@ def _seat_result(item: Mapping[str, Any]) -> SeatResult:
     )
 
 
-def settle_result(raw: str | bytes) -> SettleResult:
+def settle_result(raw: Sequence[str]) -> SettleResult:
     """Decode the settle script's reply."""
-    reply = json.loads(raw)
+    reply, replayed = _reply(raw)
     return SettleResult(
         table_id=reply["table_id"],
         round_id=int(reply["round_id"]),
         results=tuple(_seat_result(item) for item in _items(reply.get("results"))),
         meters=_meters(reply),
+        replayed=replayed,
     )
 
 

@@ -29,6 +29,7 @@ from controller.domain.records import (
     LinkGroupState,
     LockoutResult,
     MeterState,
+    MeterValue,
     SettleResult,
     VoidResult,
 )
@@ -181,8 +182,9 @@ class RedisStore:
             description, meters, tables = await self._read(pipe.execute())
         if description is None:
             raise NotFound(f"link group {link_group_id} does not exist")
-        return LinkGroupState(link_group_id, description, tuple(sorted(meters)),
-                              tuple(sorted(tables)))
+        return LinkGroupState(
+            link_group_id, description, tuple(sorted(meters)), tuple(sorted(tables))
+        )
 
     async def list_link_groups(self) -> list[LinkGroupState]:
         """Every link group, by id."""
@@ -198,11 +200,17 @@ class RedisStore:
         await self._run(
             self._scripts.create_meter,
             [group.info, group.meter(config.meter_id), group.meters, group.journal, group.seq],
-            [config.meter_id, config.link_group_id, config.game, config.reset_cents,
-             config.rate_ppm, config.reserve_rate_ppm, config.ceiling_cents],
+            [
+                config.meter_id,
+                config.link_group_id,
+                config.game,
+                config.reset_cents,
+                config.rate_ppm,
+                config.reserve_rate_ppm,
+                config.ceiling_cents,
+            ],
         )
-        await self._read(self._client.hset(keys.METER_INDEX, config.meter_id,
-                                           config.link_group_id))
+        await self._read(self._client.hset(keys.METER_INDEX, config.meter_id, config.link_group_id))
         return await self.get_meter(config.meter_id)
 
     async def _meter_link_group(self, meter_id: str) -> str:
@@ -221,8 +229,11 @@ class RedisStore:
 
     async def list_meters(self, link_group_id: str = "") -> list[MeterState]:
         """The meters of one link group, or of all of them, ordered by id."""
-        groups = [link_group_id] if link_group_id else sorted(
-            await self._read(self._client.smembers(keys.LINK_GROUPS)))
+        groups = (
+            [link_group_id]
+            if link_group_id
+            else sorted(await self._read(self._client.smembers(keys.LINK_GROUPS)))
+        )
         meters: list[MeterState] = []
         for group_id in groups:
             group = keys.LinkGroupKeys(group_id)
@@ -232,6 +243,20 @@ class RedisStore:
                     pipe.hgetall(group.meter(meter_id))
                 meters.extend(codec.meter_state(f) for f in await self._read(pipe.execute()))
         return meters
+
+    async def meter_values(self, link_group_id: str) -> tuple[MeterValue, ...]:
+        """The current value of every meter of a link group, by meter id (two round trips)."""
+        group = keys.LinkGroupKeys(link_group_id)
+        ids = sorted(await self._read(self._client.smembers(group.meters)))
+        async with self._client.pipeline(transaction=False) as pipe:
+            for meter_id in ids:
+                pipe.hget(group.meter(meter_id), "value_microcents")
+            values = await self._read(pipe.execute())
+        return tuple(
+            MeterValue(meter_id, int(value))
+            for meter_id, value in zip(ids, values, strict=True)
+            if value is not None
+        )
 
     async def register_table(self, table: TableConfig) -> TableConfig:
         """Register a table in its meter's link group; idempotent for the same definition."""
@@ -244,18 +269,21 @@ class RedisStore:
         meter_group = await self._meter_link_group(table.meter_id)
         if meter_group != table.link_group_id:
             raise InvalidConfiguration(
-                f"meter {table.meter_id} is in link group {meter_group}, not "
-                f"{table.link_group_id}"
+                f"meter {table.meter_id} is in link group {meter_group}, not {table.link_group_id}"
             )
         group = keys.LinkGroupKeys(table.link_group_id)
         await self._run(
             self._scripts.register_table,
-            [group.table(table.table_id), group.tables, group.meter(table.meter_id),
-             group.journal, group.seq],
+            [
+                group.table(table.table_id),
+                group.tables,
+                group.meter(table.meter_id),
+                group.journal,
+                group.seq,
+            ],
             [table.table_id, codec.table_json(table), table.meter_id, table.game],
         )
-        await self._read(self._client.hset(keys.TABLE_INDEX, table.table_id,
-                                           table.link_group_id))
+        await self._read(self._client.hset(keys.TABLE_INDEX, table.table_id, table.link_group_id))
         self._tables[table.table_id] = table
         return table
 
@@ -292,15 +320,26 @@ class RedisStore:
     ) -> LockoutResult:
         """Record the wagers accepted at lockout and apply their contributions (atomic)."""
         group, round_key = self._round_keys(table, round_id)
-        payload = json.dumps([
-            {"seat": w.seat, "kind": str(w.kind), "amount_cents": w.amount_cents} for w in wagers
-        ])
+        payload = json.dumps(
+            [{"seat": w.seat, "kind": str(w.kind), "amount_cents": w.amount_cents} for w in wagers]
+        )
         raw = await self._run(
             self._scripts.lockout,
-            [round_key, group.table(table.table_id), group.meter(table.meter_id),
-             group.journal, group.seq],
-            [table.table_id, round_id, fingerprint, payload, table.meter_id,
-             self._round_retention_seconds],
+            [
+                round_key,
+                group.table(table.table_id),
+                group.meter(table.meter_id),
+                group.journal,
+                group.seq,
+            ],
+            [
+                table.table_id,
+                round_id,
+                fingerprint,
+                payload,
+                table.meter_id,
+                self._round_retention_seconds,
+            ],
         )
         return codec.lockout_result(raw)
 
@@ -312,10 +351,23 @@ class RedisStore:
         payload = json.dumps([_plan_item(item) for item in plan])
         raw = await self._run(
             self._scripts.settle,
-            [round_key, group.meter(table.meter_id), group.journal, group.seq,
-             group.jackpots, group.pending],
-            [table.table_id, round_id, fingerprint, payload, table.meter_id,
-             self._round_retention_seconds, table.link_group_id],
+            [
+                round_key,
+                group.meter(table.meter_id),
+                group.journal,
+                group.seq,
+                group.jackpots,
+                group.pending,
+            ],
+            [
+                table.table_id,
+                round_id,
+                fingerprint,
+                payload,
+                table.meter_id,
+                self._round_retention_seconds,
+                table.link_group_id,
+            ],
         )
         return codec.settle_result(raw)
 
@@ -327,8 +379,14 @@ class RedisStore:
         raw = await self._run(
             self._scripts.void_round,
             [round_key, group.meter(table.meter_id), group.journal, group.seq],
-            [table.table_id, round_id, fingerprint, reason, table.meter_id,
-             self._round_retention_seconds],
+            [
+                table.table_id,
+                round_id,
+                fingerprint,
+                reason,
+                table.meter_id,
+                self._round_retention_seconds,
+            ],
         )
         return codec.void_result(raw)
 
@@ -336,8 +394,11 @@ class RedisStore:
 
     async def list_pending_jackpots(self, link_group_id: str = "") -> list[Jackpot]:
         """Jackpots waiting for validation, in journal order."""
-        groups = [link_group_id] if link_group_id else sorted(
-            await self._read(self._client.smembers(keys.LINK_GROUPS)))
+        groups = (
+            [link_group_id]
+            if link_group_id
+            else sorted(await self._read(self._client.smembers(keys.LINK_GROUPS)))
+        )
         found: list[Jackpot] = []
         for group_id in groups:
             group = keys.LinkGroupKeys(group_id)

@@ -54,11 +54,24 @@ class RedisServer:
         """Start the server and wait until it answers PING."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         command = [
-            self.binary, "--port", str(self.port), "--bind", "127.0.0.1",
-            "--dir", str(self.data_dir), "--save", "",
-            "--appendonly", "yes" if self.appendonly else "no",
-            "--appendfsync", self.appendfsync, "--daemonize", "no",
-            "--logfile", str(self.data_dir / "redis.log"), *self.extra_args,
+            self.binary,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.data_dir),
+            "--save",
+            "",
+            "--appendonly",
+            "yes" if self.appendonly else "no",
+            "--appendfsync",
+            self.appendfsync,
+            "--daemonize",
+            "no",
+            "--logfile",
+            str(self.data_dir / "redis.log"),
+            *self.extra_args,
         ]
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout_s

@@ -8,7 +8,7 @@ local where = 'round ' .. round_id .. ' of table ' .. table_id
 local seen_fp = redis.call('HGET', KEYS[1], 'lockout_fp')
 if seen_fp then
   if seen_fp == fp then
-    return redis.call('HGET', KEYS[1], 'lockout_reply')
+    return {redis.call('HGET', KEYS[1], 'lockout_reply'), 'replay'}
   end
   refuse('CONFLICT', where .. ' is already locked out with other wagers; a round is locked '
     .. 'out once, and a retry must repeat the original wagers exactly')
@@ -70,4 +70,4 @@ redis.call('HSET', KEYS[1], 'state', 'locked', 'meter', meter_id, 'lockout_fp', 
   'wagers', cjson.encode(accepted), 'lockout_reply', reply)
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 redis.call('HSET', KEYS[2], 'last_round', round_id)
-return reply
+return {reply, 'new'}

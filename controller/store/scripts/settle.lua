@@ -18,7 +18,7 @@ if not state then
 end
 if seen_fp then
   if seen_fp == fp then
-    return round[3]
+    return {round[3], 'replay'}
   end
   refuse('CONFLICT', where .. ' is already settled with other cards; a retry must repeat the '
     .. 'original cards exactly')
@@ -115,4 +115,4 @@ local reply = cjson.encode({table_id = table_id, round_id = round_id, results = 
   meters = {meter_value(meter_id, value)}})
 redis.call('HSET', KEYS[1], 'state', 'settled', 'settle_fp', fp, 'settle_reply', reply)
 redis.call('EXPIRE', KEYS[1], ARGV[6])
-return reply
+return {reply, 'new'}

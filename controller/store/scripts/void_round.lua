@@ -14,7 +14,7 @@ if not state then
 end
 if seen_fp then
   if seen_fp == fp then
-    return round[3]
+    return {round[3], 'replay'}
   end
   refuse('CONFLICT', where .. ' is already voided for another reason')
 end
@@ -48,4 +48,4 @@ local reply = cjson.encode({table_id = table_id, round_id = round_id, reversed =
   meters = {meter_value(meter_id, value)}})
 redis.call('HSET', KEYS[1], 'state', 'voided', 'void_fp', fp, 'void_reply', reply)
 redis.call('EXPIRE', KEYS[1], ARGV[6])
-return reply
+return {reply, 'new'}

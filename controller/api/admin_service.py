@@ -1,0 +1,119 @@
+"""AdminService: link groups, meters, tables and the validation of jackpots.
+
+Operators and supervisors call it through ``jackpotctl``. Every definition is validated by
+the domain (citing the regulation where it refuses) before one atomic store step applies it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from grpc import aio
+
+from controller.api import convert
+from controller.domain.config import LinkGroupConfig, check_id
+from controller.errors import InvalidArgument
+from controller.metrics import Metrics
+from controller.store.redis_store import RedisStore
+from jackpot.v1 import jackpot_pb2 as pb
+from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+
+log = logging.getLogger("controller.admin")
+
+Context = aio.ServicerContext[object, object]
+
+
+class AdminService(pb_grpc.AdminServiceServicer):
+    """The operator-facing service."""
+
+    def __init__(self, store: RedisStore, metrics: Metrics) -> None:
+        self._store = store
+        self._metrics = metrics
+
+    async def CreateLinkGroup(
+        self, request: pb.CreateLinkGroupRequest, context: Context
+    ) -> pb.LinkGroup:
+        config = LinkGroupConfig(request.link_group_id, request.description)
+        state = await self._store.create_link_group(config)
+        log.info("link group %s ready", config.link_group_id)
+        return convert.link_group(state)
+
+    async def GetLinkGroup(self, request: pb.GetLinkGroupRequest, context: Context) -> pb.LinkGroup:
+        check_id(request.link_group_id, "link group id")
+        return convert.link_group(await self._store.get_link_group(request.link_group_id))
+
+    async def ListLinkGroups(
+        self, request: pb.ListLinkGroupsRequest, context: Context
+    ) -> pb.ListLinkGroupsResponse:
+        groups = await self._store.list_link_groups()
+        return pb.ListLinkGroupsResponse(link_groups=[convert.link_group(g) for g in groups])
+
+    async def CreateMeter(self, request: pb.CreateMeterRequest, context: Context) -> pb.Meter:
+        config = convert.meter_config(request)
+        state = await self._store.create_meter(config)
+        self._metrics.set_meter_states([state])
+        log.info("meter %s ready in link group %s", config.meter_id, config.link_group_id)
+        return convert.meter(state)
+
+    async def GetMeter(self, request: pb.GetMeterRequest, context: Context) -> pb.Meter:
+        check_id(request.meter_id, "meter id")
+        return convert.meter(await self._store.get_meter(request.meter_id))
+
+    async def ListMeters(
+        self, request: pb.ListMetersRequest, context: Context
+    ) -> pb.ListMetersResponse:
+        if request.link_group_id:
+            await self._store.get_link_group(request.link_group_id)
+        meters = await self._store.list_meters(request.link_group_id)
+        return pb.ListMetersResponse(meters=[convert.meter(m) for m in meters])
+
+    async def RegisterTable(self, request: pb.RegisterTableRequest, context: Context) -> pb.Table:
+        if not request.HasField("table"):
+            raise InvalidArgument("table is required")
+        config = convert.table_config(request.table)
+        await self._store.register_table(config)
+        log.info(
+            "table %s registered: %s paytable %s, %d seats, meter %s",
+            config.table_id,
+            config.game,
+            config.paytable,
+            config.seats,
+            config.meter_id,
+        )
+        return convert.table(config)
+
+    async def ListTables(
+        self, request: pb.ListTablesRequest, context: Context
+    ) -> pb.ListTablesResponse:
+        tables = await self._store.list_tables(request.link_group_id)
+        return pb.ListTablesResponse(tables=[convert.table(t) for t in tables])
+
+    async def ListPendingJackpots(
+        self, request: pb.ListPendingJackpotsRequest, context: Context
+    ) -> pb.ListPendingJackpotsResponse:
+        jackpots = await self._store.list_pending_jackpots(request.link_group_id)
+        return pb.ListPendingJackpotsResponse(jackpots=[convert.jackpot(j) for j in jackpots])
+
+    async def ApproveJackpot(
+        self, request: pb.ReviewJackpotRequest, context: Context
+    ) -> pb.Jackpot:
+        return await self._review(request, approve=True)
+
+    async def RejectJackpot(self, request: pb.ReviewJackpotRequest, context: Context) -> pb.Jackpot:
+        return await self._review(request, approve=False)
+
+    async def _review(self, request: pb.ReviewJackpotRequest, *, approve: bool) -> pb.Jackpot:
+        if not request.jackpot_id:
+            raise InvalidArgument("jackpot_id is required")
+        supervisor = request.supervisor.strip()
+        if not supervisor:
+            raise InvalidArgument(
+                "supervisor is required: a floorperson or above validates a progressive "
+                "payout (§ 639a.11(c)(5)(iii))"
+            )
+        record = await self._store.review_jackpot(
+            request.jackpot_id, approve=approve, supervisor=supervisor, note=request.note
+        )
+        log.info("jackpot %s %s by %s", record.jackpot_id, record.status, supervisor)
+        self._metrics.set_meter_states([await self._store.get_meter(record.meter_id)])
+        return convert.jackpot(record)

@@ -1,0 +1,24 @@
+"""The one table from controller errors to gRPC status codes."""
+
+from __future__ import annotations
+
+import grpc
+
+from controller import errors
+
+# Most specific first; the first class an error is an instance of decides its code.
+STATUS_BY_ERROR: tuple[tuple[type[errors.JackpotError], grpc.StatusCode], ...] = (
+    (errors.InvalidArgument, grpc.StatusCode.INVALID_ARGUMENT),
+    (errors.NotFound, grpc.StatusCode.NOT_FOUND),
+    (errors.AlreadyExists, grpc.StatusCode.ALREADY_EXISTS),
+    (errors.FailedPrecondition, grpc.StatusCode.FAILED_PRECONDITION),
+    (errors.StoreUnavailable, grpc.StatusCode.UNAVAILABLE),
+)
+
+
+def status_for(error: errors.JackpotError) -> grpc.StatusCode:
+    """The gRPC status code for ``error``; INTERNAL for anything not in the table."""
+    for error_class, code in STATUS_BY_ERROR:
+        if isinstance(error, error_class):
+            return code
+    return grpc.StatusCode.INTERNAL

@@ -1,0 +1,135 @@
+"""TableService: what a table agent calls at lockout, settlement and void, and meter displays.
+
+Each method checks its request, evaluates what the domain decides (hands, awards), runs one
+atomic store step and translates the answer; errors are mapped to status codes by the
+interceptor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+
+from grpc import aio
+
+from controller.api import convert
+from controller.domain.money import format_cents
+from controller.domain.records import SeatOutcome
+from controller.domain.rounds import (
+    check_lockout,
+    lockout_fingerprint,
+    plan_settlement,
+    settle_fingerprint,
+    void_fingerprint,
+)
+from controller.errors import InvalidArgument
+from controller.metrics import Metrics
+from controller.store.redis_store import RedisStore
+from jackpot.v1 import jackpot_pb2 as pb
+from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+
+log = logging.getLogger("controller.rounds")
+
+DEFAULT_WATCH_INTERVAL_MS = 250
+MIN_WATCH_INTERVAL_MS = 50
+
+Context = aio.ServicerContext[object, object]
+
+
+class TableService(pb_grpc.TableServiceServicer):
+    """The agent-facing service."""
+
+    def __init__(self, store: RedisStore, metrics: Metrics) -> None:
+        self._store = store
+        self._metrics = metrics
+
+    async def Lockout(self, request: pb.LockoutRequest, context: Context) -> pb.LockoutResponse:
+        table_id, round_id = convert.round_key(request.table_id, request.round_id)
+        table = await self._store.get_table(table_id)
+        wagers = check_lockout(table, convert.wagers(request.wagers))
+        result = await self._store.lockout(table, round_id, wagers, lockout_fingerprint(wagers))
+        self._metrics.record_lockout(result)
+        log.info(
+            "lockout table=%s round=%s wagers=%d replay=%s",
+            table_id,
+            round_id,
+            len(result.accepted),
+            result.replayed,
+        )
+        return pb.LockoutResponse(
+            table_id=result.table_id,
+            round_id=result.round_id,
+            accepted=[convert.accepted_wager(w) for w in result.accepted],
+            meters=[convert.meter_value(m) for m in result.meters],
+        )
+
+    async def Settle(self, request: pb.SettleRequest, context: Context) -> pb.SettleResponse:
+        table_id, round_id = convert.round_key(request.table_id, request.round_id)
+        table = await self._store.get_table(table_id)
+        seats = convert.seat_cards(request.seats)
+        dealer = convert.dealer_cards(request.dealer_cards)
+        plan = plan_settlement(table, seats, dealer)
+        result = await self._store.settle(table, round_id, plan, settle_fingerprint(seats, dealer))
+        self._metrics.record_settle(result)
+        for seat in result.results:
+            if seat.outcome is SeatOutcome.PAID and not result.replayed:
+                log.info(
+                    "award table=%s round=%s seat=%d hand=%s award=%r amount=%s pending=%s seq=%d",
+                    table_id,
+                    round_id,
+                    seat.seat,
+                    seat.hand,
+                    seat.award_text,
+                    format_cents(seat.amount_cents),
+                    seat.pending_validation,
+                    seat.journal_seq,
+                )
+        return pb.SettleResponse(
+            table_id=result.table_id,
+            round_id=result.round_id,
+            results=[convert.seat_result(seat) for seat in result.results],
+            meters=[convert.meter_value(m) for m in result.meters],
+        )
+
+    async def VoidRound(
+        self, request: pb.VoidRoundRequest, context: Context
+    ) -> pb.VoidRoundResponse:
+        table_id, round_id = convert.round_key(request.table_id, request.round_id)
+        reason = request.reason.strip()
+        if not reason:
+            raise InvalidArgument("reason is required: name the irregularity that voids the round")
+        table = await self._store.get_table(table_id)
+        result = await self._store.void_round(table, round_id, reason, void_fingerprint(reason))
+        self._metrics.record_void(result)
+        log.info(
+            "void table=%s round=%s reason=%r wagers=%d replay=%s",
+            table_id,
+            round_id,
+            reason,
+            len(result.reversed),
+            result.replayed,
+        )
+        return pb.VoidRoundResponse(
+            table_id=result.table_id,
+            round_id=result.round_id,
+            reversed=[convert.accepted_wager(w) for w in result.reversed],
+            meters=[convert.meter_value(m) for m in result.meters],
+        )
+
+    async def WatchMeters(
+        self, request: pb.WatchMetersRequest, context: Context
+    ) -> AsyncIterator[pb.MeterSnapshot]:
+        if not request.table_id:
+            raise InvalidArgument("table_id is required")
+        table = await self._store.get_table(request.table_id)
+        interval_ms = max(
+            request.min_interval_ms or DEFAULT_WATCH_INTERVAL_MS, MIN_WATCH_INTERVAL_MS
+        )
+        last: tuple[object, ...] | None = None
+        while True:
+            values = await self._store.meter_values(table.link_group_id)
+            if values != last:
+                yield pb.MeterSnapshot(meters=[convert.meter_value(m) for m in values])
+                last = values
+            await asyncio.sleep(interval_ms / 1000)
