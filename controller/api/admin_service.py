@@ -7,6 +7,7 @@ the domain (citing the regulation where it refuses) before one atomic store step
 from __future__ import annotations
 
 import logging
+from typing import TypeAlias
 
 from grpc import aio
 
@@ -20,7 +21,7 @@ from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 
 log = logging.getLogger("controller.admin")
 
-Context = aio.ServicerContext[object, object]
+Context: TypeAlias = "aio.ServicerContext[object, object]"
 
 
 class AdminService(pb_grpc.AdminServiceServicer):

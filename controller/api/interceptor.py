@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import grpc
 from grpc import aio
@@ -24,11 +24,17 @@ from controller.metrics import Metrics
 
 log = logging.getLogger("controller.api")
 
-Handler = grpc.RpcMethodHandler[Any, Any]
-Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[Handler]]
+Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+Continuation: TypeAlias = Callable[[grpc.HandlerCallDetails], Awaitable[Handler]]
 
 
-class ServerInterceptor(aio.ServerInterceptor[Any, Any]):
+if TYPE_CHECKING:  # the type stubs make these generic; the runtime classes are not
+    _Interceptor = aio.ServerInterceptor[Any, Any]
+else:
+    _Interceptor = aio.ServerInterceptor
+
+
+class ServerInterceptor(_Interceptor):
     """Maps errors to status codes and records ``grpc_server_*`` metrics for each call."""
 
     def __init__(self, metrics: Metrics) -> None:

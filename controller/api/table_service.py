@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
+from typing import TypeAlias
 
 from grpc import aio
 
@@ -34,7 +35,7 @@ log = logging.getLogger("controller.rounds")
 DEFAULT_WATCH_INTERVAL_MS = 250
 MIN_WATCH_INTERVAL_MS = 50
 
-Context = aio.ServicerContext[object, object]
+Context: TypeAlias = "aio.ServicerContext[object, object]"
 
 
 class TableService(pb_grpc.TableServiceServicer):

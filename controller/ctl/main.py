@@ -1,0 +1,283 @@
+"""``jackpotctl``: the operator's command line.
+
+    jackpotctl audit verify --redis redis://127.0.0.1:6379/0
+    jackpotctl --controller 127.0.0.1:50051 link-groups create casino-floor
+    jackpotctl --controller ... meters create cs-main --link-group casino-floor \\
+        --game caribbean-stud --reset 10000 --rate 15 --reserve-rate 5
+    jackpotctl --controller ... tables register cs-1 --game caribbean-stud --paytable B \\
+        --seats 7 --link-group casino-floor --meter cs-main
+    jackpotctl --controller ... jackpots list
+    jackpotctl --controller ... jackpots approve casino-floor:42 --supervisor "J. Smith"
+
+Amounts are given in dollars ("10000", "12.50") and printed in dollars; rates in percent.
+Every refusal prints the controller's reason and exits 1; a usage error exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import grpc
+from google.protobuf.json_format import MessageToDict
+from google.protobuf.message import Message
+
+from controller.audit import verify
+from controller.domain.money import format_cents, parse_dollars_cents
+from controller.errors import JackpotError
+from controller.store.redis_store import RedisStore
+from jackpot.v1 import jackpot_pb2 as pb
+from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="jackpotctl", description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--controller",
+        default="127.0.0.1:50051",
+        metavar="HOST:PORT",
+        help="controller address for admin commands (default %(default)s)",
+    )
+    parser.add_argument("--json", action="store_true", help="print results as JSON")
+    top = parser.add_subparsers(dest="area", required=True)
+
+    audit = top.add_parser("audit", help="check the meters against the journal")
+    audit_cmds = audit.add_subparsers(dest="action", required=True)
+    audit_verify = audit_cmds.add_parser("verify", help="recompute meters from the journal")
+    audit_verify.add_argument("--redis", required=True, metavar="URL")
+    audit_verify.set_defaults(handler=_audit_verify)
+
+    groups = top.add_parser("link-groups", help="link groups").add_subparsers(
+        dest="action", required=True
+    )
+    create_group = groups.add_parser("create")
+    create_group.add_argument("link_group_id")
+    create_group.add_argument("--description", default="")
+    create_group.set_defaults(handler=_create_link_group)
+    groups.add_parser("list").set_defaults(handler=_list_link_groups)
+
+    meters = top.add_parser("meters", help="progressive meters").add_subparsers(
+        dest="action", required=True
+    )
+    create_meter = meters.add_parser("create")
+    create_meter.add_argument("meter_id")
+    create_meter.add_argument("--link-group", required=True)
+    create_meter.add_argument("--game", required=True)
+    create_meter.add_argument(
+        "--reset", required=True, metavar="DOLLARS", help="initial and reset amount"
+    )
+    create_meter.add_argument(
+        "--rate",
+        required=True,
+        metavar="PERCENT",
+        help="rate of progression, percent of each wager",
+    )
+    create_meter.add_argument("--reserve-rate", default="0", metavar="PERCENT")
+    create_meter.add_argument("--ceiling", default="0", metavar="DOLLARS", help="0: none")
+    create_meter.set_defaults(handler=_create_meter)
+    list_meters = meters.add_parser("list")
+    list_meters.add_argument("--link-group", default="")
+    list_meters.set_defaults(handler=_list_meters)
+
+    tables = top.add_parser("tables", help="tables").add_subparsers(dest="action", required=True)
+    register = tables.add_parser("register")
+    register.add_argument("table_id")
+    register.add_argument("--game", required=True)
+    register.add_argument("--paytable", required=True)
+    register.add_argument("--seats", type=int, required=True)
+    register.add_argument("--link-group", required=True)
+    register.add_argument("--meter", required=True)
+    register.add_argument("--wager-cents", type=int, default=100)
+    register.set_defaults(handler=_register_table)
+    list_tables = tables.add_parser("list")
+    list_tables.add_argument("--link-group", default="")
+    list_tables.set_defaults(handler=_list_tables)
+
+    jackpots = top.add_parser("jackpots", help="jackpots awaiting validation").add_subparsers(
+        dest="action", required=True
+    )
+    list_jackpots = jackpots.add_parser("list", help="pending jackpots")
+    list_jackpots.add_argument("--link-group", default="")
+    list_jackpots.set_defaults(handler=_list_jackpots)
+    for decision in ("approve", "reject"):
+        review = jackpots.add_parser(decision)
+        review.add_argument("jackpot_id")
+        review.add_argument("--supervisor", required=True)
+        review.add_argument("--note", default="")
+        review.set_defaults(handler=_review_jackpot, decision=decision)
+    return parser
+
+
+# ----------------------------------------------------------------------------- audit
+
+
+def _audit_verify(args: argparse.Namespace) -> int:
+    async def run() -> int:
+        store = RedisStore.from_url(args.redis)
+        try:
+            report = await verify(store)
+        finally:
+            await store.close()
+        for difference in report.differences:
+            print(f"audit: DIFFERENCE {difference}")
+        if report.ok:
+            print(
+                f"audit: OK ({report.link_groups} link groups, {report.meters} meters, "
+                f"{report.entries} journal entries)"
+            )
+            return 0
+        print(f"audit: FAILED with {len(report.differences)} differences", file=sys.stderr)
+        return 1
+
+    return asyncio.run(run())
+
+
+# ----------------------------------------------------------------------------- admin
+
+
+def _call(args: argparse.Namespace, method: str, request: Message) -> Any:
+    with grpc.insecure_channel(args.controller) as channel:
+        stub = pb_grpc.AdminServiceStub(channel)
+        return getattr(stub, method)(request, timeout=10)
+
+
+def _show(args: argparse.Namespace, message: Message, text: str) -> int:
+    if args.json:
+        print(json.dumps(MessageToDict(message, preserving_proto_field_name=True), indent=2))
+    else:
+        print(text)
+    return 0
+
+
+def _create_link_group(args: argparse.Namespace) -> int:
+    group = _call(
+        args,
+        "CreateLinkGroup",
+        pb.CreateLinkGroupRequest(link_group_id=args.link_group_id, description=args.description),
+    )
+    return _show(args, group, f"link group {group.link_group_id} ready")
+
+
+def _list_link_groups(args: argparse.Namespace) -> int:
+    reply = _call(args, "ListLinkGroups", pb.ListLinkGroupsRequest())
+    lines = [
+        f"{g.link_group_id}: meters {', '.join(g.meter_ids) or '-'}; "
+        f"tables {', '.join(g.table_ids) or '-'}"
+        for g in reply.link_groups
+    ]
+    return _show(args, reply, "\n".join(lines) or "no link groups")
+
+
+def _meter_line(meter: pb.Meter) -> str:
+    return (
+        f"{meter.meter_id} ({meter.link_group_id}, {meter.game}): "
+        f"{format_cents(meter.amount_cents)}, reserve {format_cents(meter.reserve_cents)}, "
+        f"reset {format_cents(meter.reset_cents)}, rate {meter.rate_of_progression_percent}%"
+        f", reserve rate {meter.reserve_rate_percent}%, {meter.wagers_total} wagers, "
+        f"{meter.hits_total} hits, {meter.pending_jackpots} pending"
+    )
+
+
+def _create_meter(args: argparse.Namespace) -> int:
+    request = pb.CreateMeterRequest(
+        meter_id=args.meter_id,
+        link_group_id=args.link_group,
+        game=args.game,
+        reset_cents=parse_dollars_cents(args.reset),
+        rate_of_progression_percent=args.rate,
+        reserve_rate_percent=args.reserve_rate,
+        ceiling_cents=parse_dollars_cents(args.ceiling),
+    )
+    meter = _call(args, "CreateMeter", request)
+    return _show(args, meter, _meter_line(meter))
+
+
+def _list_meters(args: argparse.Namespace) -> int:
+    reply = _call(args, "ListMeters", pb.ListMetersRequest(link_group_id=args.link_group))
+    return _show(args, reply, "\n".join(_meter_line(m) for m in reply.meters) or "no meters")
+
+
+def _register_table(args: argparse.Namespace) -> int:
+    table = pb.Table(
+        table_id=args.table_id,
+        game=args.game,
+        paytable=args.paytable,
+        seats=args.seats,
+        link_group_id=args.link_group,
+        meter_id=args.meter,
+        wager_cents=args.wager_cents,
+    )
+    reply = _call(args, "RegisterTable", pb.RegisterTableRequest(table=table))
+    return _show(
+        args,
+        reply,
+        f"table {reply.table_id} registered: {reply.game} paytable "
+        f"{reply.paytable}, {reply.seats} seats, meter {reply.meter_id}",
+    )
+
+
+def _list_tables(args: argparse.Namespace) -> int:
+    reply = _call(args, "ListTables", pb.ListTablesRequest(link_group_id=args.link_group))
+    lines = [
+        f"{t.table_id}: {t.game} paytable {t.paytable}, {t.seats} seats, meter "
+        f"{t.meter_id} ({t.link_group_id})"
+        for t in reply.tables
+    ]
+    return _show(args, reply, "\n".join(lines) or "no tables")
+
+
+def _jackpot_line(jackpot: pb.Jackpot) -> str:
+    return (
+        f"{jackpot.jackpot_id}: {jackpot.status} - table {jackpot.table_id} round "
+        f"{jackpot.round_id} seat {jackpot.seat} {jackpot.hand}, {jackpot.award_text} = "
+        f"{format_cents(jackpot.amount_cents)} (meter "
+        f"{format_cents(jackpot.meter_before_cents)} -> "
+        f"{format_cents(jackpot.meter_after_cents)})"
+        + (f", reviewed by {jackpot.reviewed_by}" if jackpot.reviewed_by else "")
+    )
+
+
+def _list_jackpots(args: argparse.Namespace) -> int:
+    reply = _call(
+        args, "ListPendingJackpots", pb.ListPendingJackpotsRequest(link_group_id=args.link_group)
+    )
+    lines = [_jackpot_line(j) for j in reply.jackpots]
+    return _show(args, reply, "\n".join(lines) or "no pending jackpots")
+
+
+def _review_jackpot(args: argparse.Namespace) -> int:
+    method = "ApproveJackpot" if args.decision == "approve" else "RejectJackpot"
+    reply = _call(
+        args,
+        method,
+        pb.ReviewJackpotRequest(
+            jackpot_id=args.jackpot_id, supervisor=args.supervisor, note=args.note
+        ),
+    )
+    return _show(args, reply, _jackpot_line(reply))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``jackpotctl`` console script."""
+    args = _parser().parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except grpc.RpcError as error:
+        code = error.code() if isinstance(error, grpc.Call) else None
+        details = error.details() if isinstance(error, grpc.Call) else str(error)
+        print(f"jackpotctl: {code.name if code else 'error'}: {details}", file=sys.stderr)
+        return 1
+    except JackpotError as error:
+        print(f"jackpotctl: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,89 @@
+"""A durable outbox: every report is on disk before it is sent, and marked when acknowledged.
+
+One JSON object a line, appended and fsynced: ``{"report": ...}`` before a report is sent,
+``{"ack": id}`` once the controller acknowledged it. At start, :meth:`Outbox.pending` gives
+the reports that were never acknowledged, in order, to be sent again with the same key; the
+controller answers a repeat with its original answer, so nothing is applied twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+class Outbox:
+    """The outbox file of one table (``<dir>/<table_id>.outbox.jsonl``)."""
+
+    def __init__(self, directory: Path, table_id: str) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / f"{table_id}.outbox.jsonl"
+
+    def _append(self, record: dict[str, Any]) -> None:
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, sort_keys=True) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def put(self, report_id: str, phase: str, round_id: int, payload: dict[str, Any]) -> None:
+        """Persist a report before it is sent."""
+        self._append(
+            {"report": {"id": report_id, "phase": phase, "round_id": round_id, "payload": payload}}
+        )
+
+    def ack(self, report_id: str, refused: str = "") -> None:
+        """Mark a report answered: acknowledged, or ``refused`` with the controller's reason."""
+        self._append({"ack": report_id, "refused": refused} if refused else {"ack": report_id})
+
+    def _records(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        records = []
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                break  # a torn last line from a crash mid-write: that report was never sent
+        return records
+
+    def pending(self) -> list[dict[str, Any]]:
+        """Reports never acknowledged, oldest first."""
+        reports: dict[str, dict[str, Any]] = {}
+        for record in self._records():
+            if "report" in record:
+                reports[record["report"]["id"]] = record["report"]
+            elif "ack" in record:
+                reports.pop(record["ack"], None)
+        return list(reports.values())
+
+    def unfinished_rounds(self) -> list[int]:
+        """Rounds with a lockout report but neither a settle nor a void report."""
+        phases: dict[int, set[str]] = {}
+        for record in self._records():
+            if "report" in record:
+                report = record["report"]
+                phases.setdefault(report["round_id"], set()).add(report["phase"])
+            elif record.get("refused"):
+                round_id, _, phase = record["ack"].partition(":")
+                phases.setdefault(int(round_id), set()).add(f"refused {phase}")
+        return sorted(r for r, seen in phases.items() if seen == {"lockout"})
+
+    def last_round_id(self) -> int:
+        """The highest round id this table ever reported (0 if none)."""
+        ids = [r["report"]["round_id"] for r in self._records() if "report" in r]
+        ids += [r["last_round_id"] for r in self._records() if "last_round_id" in r]
+        return max(ids, default=0)
+
+    def compact(self) -> None:
+        """Rewrite the file as just the last round id; only call with nothing pending."""
+        if self.pending() or self.unfinished_rounds():
+            raise RuntimeError("the outbox still holds reports to deliver")
+        temporary = self.path.with_suffix(".tmp")
+        temporary.write_text(
+            json.dumps({"last_round_id": self.last_round_id()}) + "\n", encoding="utf-8"
+        )
+        with temporary.open("rb") as handle:
+            os.fsync(handle.fileno())
+        temporary.replace(self.path)

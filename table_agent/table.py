@@ -1,0 +1,157 @@
+"""The table's round state machine, with every report going through the outbox.
+
+A round is OPEN while wagers are placed, LOCKED after "no more bets", then SETTLED or VOIDED.
+Each report (lockout, settle, void) is written to the outbox before it is sent and marked
+when the controller acknowledged or refused it; :meth:`TableAgent.recover` re-sends what a
+crash left unacknowledged, and voids a round left locked by a crash (the cards of that round
+are gone with the process, so its wagers are returned, as for any irregularity).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from controller.domain.cards import Card, parse_cards
+from table_agent.client import ControllerClient, ControllerRefused, Lockout, Settlement
+from table_agent.outbox import Outbox
+
+log = logging.getLogger("table_agent.table")
+
+T = TypeVar("T")
+
+RESTART_VOID_REASON = "agent restarted before the round was settled"
+
+
+class RoundState(StrEnum):
+    """Where a round is."""
+
+    OPEN = "open"
+    LOCKED = "locked"
+    SETTLED = "settled"
+    VOIDED = "voided"
+
+
+class RoundStateError(Exception):
+    """A report that the round's state does not allow (a bug in the caller, never sent)."""
+
+
+class TableAgent:
+    """One table's agent: round ids, states, the outbox and the controller client."""
+
+    def __init__(self, table_id: str, client: ControllerClient, outbox: Outbox | None = None):
+        self.table_id = table_id
+        self.client = client
+        self.outbox = outbox
+        self.states: dict[int, RoundState] = {}
+        self._last_round_id = outbox.last_round_id() if outbox else 0
+
+    def new_round(self) -> int:
+        """Open a new round; its id is above every earlier one (milliseconds since the epoch,
+        or the last id + 1 if that is larger), so ids increase across restarts."""
+        round_id = max(self._last_round_id + 1, time.time_ns() // 1_000_000)
+        self._last_round_id = round_id
+        self.states[round_id] = RoundState.OPEN
+        return round_id
+
+    def _move(self, round_id: int, expected: RoundState, new: RoundState) -> None:
+        state = self.states.get(round_id)
+        if state is not expected:
+            raise RoundStateError(
+                f"round {round_id} of table {self.table_id} is {state or 'unknown'}; "
+                f"this report needs it {expected}"
+            )
+        self.states[round_id] = new
+
+    async def _report(
+        self, phase: str, round_id: int, payload: dict[str, Any], send: Callable[[], Awaitable[T]]
+    ) -> T:
+        report_id = f"{round_id}:{phase}"
+        if self.outbox:
+            self.outbox.put(report_id, phase, round_id, payload)
+        try:
+            answer = await send()
+        except ControllerRefused as refusal:
+            if self.outbox:
+                self.outbox.ack(report_id, refused=refusal.message)  # final: never re-sent
+            raise
+        if self.outbox:
+            self.outbox.ack(report_id)
+        return answer
+
+    async def lockout(self, round_id: int, wagers: Sequence[tuple[int, int]]) -> Lockout:
+        """ "No more bets" with the accepted wagers as (seat, amount_cents)."""
+        self._move(round_id, RoundState.OPEN, RoundState.LOCKED)
+        return await self._report(
+            "lockout",
+            round_id,
+            {"wagers": [list(w) for w in wagers]},
+            lambda: self.client.lockout(self.table_id, round_id, wagers),
+        )
+
+    async def settle(
+        self,
+        round_id: int,
+        hands: Mapping[int, Sequence[Card]],
+        folded: Sequence[int],
+        dealer: Sequence[Card],
+    ) -> Settlement:
+        """Report the cards of a locked round."""
+        self._move(round_id, RoundState.LOCKED, RoundState.SETTLED)
+        payload = {
+            "hands": {str(s): [str(c) for c in cards] for s, cards in hands.items()},
+            "folded": list(folded),
+            "dealer": [str(c) for c in dealer],
+        }
+        return await self._report(
+            "settle",
+            round_id,
+            payload,
+            lambda: self.client.settle(self.table_id, round_id, hands, folded, dealer),
+        )
+
+    async def void(self, round_id: int, reason: str) -> dict[str, int]:
+        """Void a locked round for an irregularity; its wagers are returned."""
+        self._move(round_id, RoundState.LOCKED, RoundState.VOIDED)
+        return await self._report(
+            "void",
+            round_id,
+            {"reason": reason},
+            lambda: self.client.void_round(self.table_id, round_id, reason),
+        )
+
+    async def recover(self) -> int:
+        """Re-send every unacknowledged report, void any round a crash left locked, then
+        compact the outbox. Returns how many reports were sent."""
+        if self.outbox is None:
+            return 0
+        sent = 0
+        for report in self.outbox.pending():
+            round_id, phase, payload = report["round_id"], report["phase"], report["payload"]
+            log.warning("re-sending the %s of round %s, never acknowledged", phase, round_id)
+            if phase == "lockout":
+                self.states[round_id] = RoundState.OPEN
+                await self.lockout(round_id, [(s, a) for s, a in payload["wagers"]])
+            elif phase == "settle":
+                self.states[round_id] = RoundState.LOCKED
+                hands = {int(s): parse_cards(c) for s, c in payload["hands"].items()}
+                await self.settle(
+                    round_id, hands, payload["folded"], parse_cards(payload["dealer"])
+                )
+            else:
+                self.states[round_id] = RoundState.LOCKED
+                await self.void(round_id, payload["reason"])
+            sent += 1
+        for round_id in self.outbox.unfinished_rounds():
+            log.warning("voiding round %s: %s", round_id, RESTART_VOID_REASON)
+            self.states[round_id] = RoundState.LOCKED
+            try:
+                await self.void(round_id, RESTART_VOID_REASON)
+            except ControllerRefused as refusal:
+                log.error("round %s could not be voided: %s", round_id, refusal)
+            sent += 1
+        self.outbox.compact()
+        return sent
