@@ -41,7 +41,7 @@ from controller.domain.records import (
 from controller.store.redis_store import Persistence
 
 # No *_created series: they double the series count and no dashboard here reads them.
-disable_created_metrics()
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 # Seconds; around the latency objective of a settlement (tens of milliseconds).
 LATENCY_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
