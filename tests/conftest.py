@@ -8,7 +8,6 @@ grpc.aio server on a free port, reached over a real channel.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
 from grpc import aio
@@ -16,7 +15,6 @@ from redis.asyncio import Redis
 
 from controller.server import ControllerServer, ServerConfig
 from controller.testing import RedisServer
-from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import Floor
 
@@ -43,9 +41,15 @@ async def redis_client(redis_url: str) -> AsyncIterator[Redis]:
 
 
 @pytest.fixture
-async def controller(redis_url: str) -> AsyncIterator[ControllerServer]:
+def metrics_port() -> int | None:
+    """The controller's metrics port: none, unless a test overrides this fixture."""
+    return None
+
+
+@pytest.fixture
+async def controller(redis_url: str, metrics_port: int | None) -> AsyncIterator[ControllerServer]:
     server = ControllerServer(ServerConfig(listen="127.0.0.1:0", redis_url=redis_url,
-                                           metrics_port=0, refresh_interval_s=0.2))
+                                           metrics_port=metrics_port, refresh_interval_s=0.2))
     await server.start()
     yield server
     await server.stop(grace_s=1)
@@ -75,10 +79,3 @@ async def floor(admin: pb_grpc.AdminServiceStub) -> Floor:
     await floor.create()
     return floor
 
-
-@pytest.fixture
-def data_dir(tmp_path: Path) -> Path:
-    return tmp_path
-
-
-__all__ = ["pb"]

@@ -1,0 +1,50 @@
+"""Many tables on one linked meter at once: the meter stays exact and the journal agrees."""
+
+from __future__ import annotations
+
+import asyncio
+
+from controller.audit import verify
+from controller.server import ControllerServer
+from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from table_agent.client import ControllerClient
+from table_agent.simulator import SimulationConfig, TableSimulator
+from table_agent.table import TableAgent
+from tests.helpers import RESET_CENTS, Floor
+
+TABLES = 20
+ROUNDS = 50
+
+
+async def test_twenty_tables_by_fifty_rounds_in_parallel_on_one_meter(
+    controller: ControllerServer, admin: pb_grpc.AdminServiceStub
+) -> None:
+    table_ids = [f"t{n}" for n in range(1, TABLES + 1)]
+    floor = Floor(admin)
+    await floor.create(tables=table_ids)
+    target = f"127.0.0.1:{controller.port}"
+    clients = [ControllerClient(target, retry_for_s=30) for _ in table_ids]
+    simulators = [
+        TableSimulator(TableAgent(table_id, client),
+                       SimulationConfig(occupancy_percent=100, wager_percent=70),
+                       say=lambda line: None)
+        for table_id, client in zip(table_ids, clients, strict=True)
+    ]
+    tallies = await asyncio.wait_for(
+        asyncio.gather(*(simulator.run(ROUNDS) for simulator in simulators)), timeout=240)
+    for client in clients:
+        await client.close()
+
+    assert sum(t.rounds for t in tallies) == TABLES * ROUNDS
+    wagers = sum(t.wagers for t in tallies)
+    hits = [award for t in tallies for _, award in t.awards if award.pending_validation]
+    resets = sum(1 for award in hits if award.award_text == "100% of meter")
+    meter = await floor.meter()
+    # 15% of each $1 wager is exactly 15 cents, so the meter is a whole number of cents:
+    # reset + contributions - percentage awards + one reset amount per 100% award.
+    expected = RESET_CENTS + 15 * wagers - sum(a.amount_cents for a in hits) + RESET_CENTS * resets
+    assert meter.amount_microcents == expected * 1_000_000
+    assert meter.wagers_total == wagers
+    report = await verify(controller.store)
+    assert report.ok, report.differences
+    assert report.entries >= wagers

@@ -1,0 +1,83 @@
+"""Pending jackpots: a supervisor approves or rejects each one (§ 639a.11(c)(5)(iii))."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from grpc import aio
+from redis.asyncio import Redis
+
+from controller.audit import verify
+from controller.server import ControllerServer
+from jackpot.v1 import jackpot_pb2 as pb
+from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from tests.helpers import (
+    RESET_CENTS,
+    ROYAL_SPADES,
+    STRAIGHT_FLUSH_HEARTS,
+    Floor,
+    lockout,
+    settle,
+    snapshot,
+)
+
+
+async def two_hits(tables: pb_grpc.TableServiceStub) -> pb.SettleResponse:
+    await tables.Lockout(lockout("t1", 1, [2, 6]))
+    return await tables.Settle(settle("t1", 1, {2: ROYAL_SPADES, 6: STRAIGHT_FLUSH_HEARTS}))
+
+
+async def test_approve_and_reject(
+    tables: pb_grpc.TableServiceStub, admin: pb_grpc.AdminServiceStub, floor: Floor,
+    controller: ControllerServer, redis_client: Redis,
+) -> None:
+    settled = await two_hits(tables)
+    pending = await admin.ListPendingJackpots(pb.ListPendingJackpotsRequest())
+    assert [(j.seat, j.hand, j.status) for j in pending.jackpots] == [
+        (6, "straight_flush", "pending"), (2, "royal_flush", "pending")]
+    assert (await floor.meter()).pending_jackpots == 2
+
+    sf_id, royal_id = (r.jackpot_id for r in settled.results)
+    approved = await admin.ApproveJackpot(pb.ReviewJackpotRequest(
+        jackpot_id=royal_id, supervisor="floor supervisor 7", note="hand verified"))
+    assert approved.status == "approved" and approved.reviewed_by == "floor supervisor 7"
+    before = await snapshot(redis_client)
+    again = await admin.ApproveJackpot(pb.ReviewJackpotRequest(
+        jackpot_id=royal_id, supervisor="floor supervisor 7", note="hand verified"))
+    assert again == approved and await snapshot(redis_client) == before
+
+    rejected = await admin.RejectJackpot(pb.ReviewJackpotRequest(
+        jackpot_id=sf_id, supervisor="shift manager", note="cards misread"))
+    assert rejected.status == "rejected"
+    meter = await floor.meter()
+    assert meter.amount_cents == RESET_CENTS + rejected.amount_cents  # returned to the meter
+    assert meter.pending_jackpots == 0
+    assert not (await admin.ListPendingJackpots(pb.ListPendingJackpotsRequest())).jackpots
+    assert (await verify(controller.store)).ok
+
+    with pytest.raises(aio.AioRpcError) as caught:
+        await admin.ApproveJackpot(pb.ReviewJackpotRequest(jackpot_id=sf_id, supervisor="x"))
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "already rejected by shift manager" in (caught.value.details() or "")
+
+
+@pytest.mark.parametrize(
+    ("jackpot_id", "supervisor", "code", "text"),
+    [
+        ("floor:999", "sup", grpc.StatusCode.NOT_FOUND, "jackpot floor:999 does not exist"),
+        ("garbage", "sup", grpc.StatusCode.NOT_FOUND, "does not exist"),
+        ("", "sup", grpc.StatusCode.INVALID_ARGUMENT, "jackpot_id is required"),
+        ("floor:5", " ", grpc.StatusCode.INVALID_ARGUMENT, "supervisor is required"),
+    ],
+)
+async def test_bad_reviews(
+    tables: pb_grpc.TableServiceStub, admin: pb_grpc.AdminServiceStub, floor: Floor,
+    redis_client: Redis, jackpot_id: str, supervisor: str, code: grpc.StatusCode, text: str,
+) -> None:
+    await two_hits(tables)
+    before = await snapshot(redis_client)
+    with pytest.raises(aio.AioRpcError) as caught:
+        await admin.ApproveJackpot(pb.ReviewJackpotRequest(jackpot_id=jackpot_id,
+                                                           supervisor=supervisor))
+    assert caught.value.code() == code and text in (caught.value.details() or "")
+    assert await snapshot(redis_client) == before

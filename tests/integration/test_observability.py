@@ -1,0 +1,106 @@
+"""Metrics endpoint, health, reflection, and the meter stream for displays."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.request
+
+import grpc
+import pytest
+from grpc import aio
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from prometheus_client.parser import text_string_to_metric_families
+
+from controller.server import ControllerServer
+from controller.testing import free_port
+from jackpot.v1 import jackpot_pb2 as pb
+from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from tests.helpers import RESET_CENTS, ROYAL_SPADES, STRAIGHT_FLUSH_HEARTS, Floor, lockout, settle
+
+
+@pytest.fixture
+def metrics_port() -> int | None:
+    return free_port()
+
+
+def scrape(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        return str(response.read().decode())
+
+
+def samples(text: str) -> dict[str, float]:
+    """Every sample as 'name{label="value",...}' (labels sorted) -> value."""
+    found = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels = ",".join(f'{k}="{v}"' for k, v in sorted(sample.labels.items()))
+            found[f"{sample.name}{{{labels}}}" if labels else sample.name] = sample.value
+    return found
+
+
+async def test_metrics_show_meters_hits_and_status_codes(
+    controller: ControllerServer, tables: pb_grpc.TableServiceStub, floor: Floor
+) -> None:
+    await tables.Lockout(lockout("t1", 1, [2, 6]))
+    await tables.Settle(settle("t1", 1, {2: ROYAL_SPADES, 6: STRAIGHT_FLUSH_HEARTS}))
+    with pytest.raises(aio.AioRpcError):
+        await tables.Lockout(lockout("t1", 2, [9]))
+    await asyncio.sleep(0.3)  # one refresh of the meter gauges from Redis
+    text = await asyncio.to_thread(scrape, controller.metrics_port)
+    found = samples(text)
+    assert found['jackpot_meter_cents{meter="cs-main"}'] == RESET_CENTS
+    assert found['jackpot_wagers_total{meter="cs-main"}'] == 2
+    assert found['jackpot_contributions_cents_total{meter="cs-main"}'] == 30
+    assert found['jackpot_hits_total{hand="royal_flush",meter="cs-main"}'] == 1
+    assert found['jackpot_hits_total{hand="straight_flush",meter="cs-main"}'] == 1
+    assert found['jackpot_pending_jackpots{meter="cs-main"}'] == 2
+    assert found["jackpot_redis_aof_enabled"] == 1
+    assert found['grpc_server_handled_total{grpc_code="INVALID_ARGUMENT",grpc_method="Lockout",'
+                 'grpc_service="jackpot.v1.TableService",grpc_type="unary"}'] == 1
+    buckets = [name for name in found if name.startswith("grpc_server_handling_seconds_bucket")]
+    assert buckets and not any("table" in name for name in buckets)
+
+
+async def test_replayed_requests_are_not_counted_twice(
+    controller: ControllerServer, tables: pb_grpc.TableServiceStub, floor: Floor
+) -> None:
+    for _ in range(3):
+        await tables.Lockout(lockout("t1", 1, [1]))
+    assert controller.metrics.contributions_cents.value_microcents("cs-main") == 15_000_000
+    found = samples(await asyncio.to_thread(scrape, controller.metrics_port))
+    assert found['jackpot_replayed_requests_total{phase="lockout"}'] == 2
+
+
+async def test_health_and_reflection(channel: aio.Channel) -> None:
+    health = health_pb2_grpc.HealthStub(channel)
+    for service in ("", "jackpot.v1.TableService", "jackpot.v1.AdminService"):
+        reply = await health.Check(health_pb2.HealthCheckRequest(service=service))
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+    stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+    responses = stub.ServerReflectionInfo(
+        iter([reflection_pb2.ServerReflectionRequest(list_services="")]))
+    names = set()
+    async for response in responses:
+        names = {s.name for s in response.list_services_response.service}
+    assert {"jackpot.v1.TableService", "jackpot.v1.AdminService",
+            "grpc.health.v1.Health"} <= names
+
+
+async def test_watch_meters_streams_a_snapshot_then_changes(
+    tables: pb_grpc.TableServiceStub, floor: Floor
+) -> None:
+    stream = tables.WatchMeters(pb.WatchMetersRequest(table_id="t1", min_interval_ms=50))
+    first = await asyncio.wait_for(stream.read(), timeout=5)
+    assert first.meters[0].amount_cents == RESET_CENTS
+    await tables.Lockout(lockout("t1", 1, [1, 2]))
+    second = await asyncio.wait_for(stream.read(), timeout=5)
+    assert second.meters[0].amount_cents == RESET_CENTS + 30
+    stream.cancel()
+
+
+async def test_watch_meters_of_an_unknown_table(tables: pb_grpc.TableServiceStub) -> None:
+    stream = tables.WatchMeters(pb.WatchMetersRequest(table_id="ghost"))
+    with pytest.raises(aio.AioRpcError) as caught:
+        await stream.read()
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
