@@ -48,8 +48,14 @@ def metrics_port() -> int | None:
 
 @pytest.fixture
 async def controller(redis_url: str, metrics_port: int | None) -> AsyncIterator[ControllerServer]:
-    server = ControllerServer(ServerConfig(listen="127.0.0.1:0", redis_url=redis_url,
-                                           metrics_port=metrics_port, refresh_interval_s=0.2))
+    server = ControllerServer(
+        ServerConfig(
+            listen="127.0.0.1:0",
+            redis_url=redis_url,
+            metrics_port=metrics_port,
+            refresh_interval_s=0.2,
+        )
+    )
     await server.start()
     yield server
     await server.stop(grace_s=1)
@@ -62,20 +68,19 @@ async def channel(controller: ControllerServer) -> AsyncIterator[aio.Channel]:
 
 
 @pytest.fixture
-def tables(channel: aio.Channel) -> pb_grpc.TableServiceStub:
+def tables(channel: aio.Channel) -> pb_grpc.TableServiceAsyncStub:
     return pb_grpc.TableServiceStub(channel)
 
 
 @pytest.fixture
-def admin(channel: aio.Channel) -> pb_grpc.AdminServiceStub:
+def admin(channel: aio.Channel) -> pb_grpc.AdminServiceAsyncStub:
     return pb_grpc.AdminServiceStub(channel)
 
 
 @pytest.fixture
-async def floor(admin: pb_grpc.AdminServiceStub) -> Floor:
+async def floor(admin: pb_grpc.AdminServiceAsyncStub) -> Floor:
     """One link group 'floor' with meter 'cs-main' ($10,000 reset, 15% rate, no reserve) and
     table 't1' (Caribbean Stud, paytable B, 7 seats, $1 wager)."""
     floor = Floor(admin)
     await floor.create()
     return floor
-

@@ -8,6 +8,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from controller.store import keys
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 
@@ -19,49 +20,85 @@ RATE_PERCENT = "15"  # 15 cents of a $1 wager: the meter stays in whole cents
 class Floor:
     """The standard test configuration, created through AdminService."""
 
-    admin: pb_grpc.AdminServiceStub
+    admin: pb_grpc.AdminServiceAsyncStub
     link_group_id: str = "floor"
     meter_id: str = "cs-main"
 
-    async def create(self, *, reserve_rate: str = "0", ceiling_cents: int = 0,
-                     paytable: str = "B", tables: Sequence[str] = ("t1",)) -> None:
-        await self.admin.CreateLinkGroup(pb.CreateLinkGroupRequest(
-            link_group_id=self.link_group_id, description="test floor"))
-        await self.admin.CreateMeter(pb.CreateMeterRequest(
-            meter_id=self.meter_id, link_group_id=self.link_group_id, game="caribbean-stud",
-            reset_cents=RESET_CENTS, rate_of_progression_percent=RATE_PERCENT,
-            reserve_rate_percent=reserve_rate, ceiling_cents=ceiling_cents))
+    async def create(
+        self,
+        *,
+        reserve_rate: str = "0",
+        ceiling_cents: int = 0,
+        paytable: str = "B",
+        tables: Sequence[str] = ("t1",),
+    ) -> None:
+        await self.admin.CreateLinkGroup(
+            pb.CreateLinkGroupRequest(link_group_id=self.link_group_id, description="test floor")
+        )
+        await self.admin.CreateMeter(
+            pb.CreateMeterRequest(
+                meter_id=self.meter_id,
+                link_group_id=self.link_group_id,
+                game="caribbean-stud",
+                reset_cents=RESET_CENTS,
+                rate_of_progression_percent=RATE_PERCENT,
+                reserve_rate_percent=reserve_rate,
+                ceiling_cents=ceiling_cents,
+            )
+        )
         for table_id in tables:
             await self.register(table_id, paytable)
 
     async def register(self, table_id: str, paytable: str = "B") -> None:
-        await self.admin.RegisterTable(pb.RegisterTableRequest(table=pb.Table(
-            table_id=table_id, game="caribbean-stud", paytable=paytable, seats=7,
-            link_group_id=self.link_group_id, meter_id=self.meter_id, wager_cents=100)))
+        await self.admin.RegisterTable(
+            pb.RegisterTableRequest(
+                table=pb.Table(
+                    table_id=table_id,
+                    game="caribbean-stud",
+                    paytable=paytable,
+                    seats=7,
+                    link_group_id=self.link_group_id,
+                    meter_id=self.meter_id,
+                    wager_cents=100,
+                )
+            )
+        )
 
     async def meter(self) -> pb.Meter:
         return await self.admin.GetMeter(pb.GetMeterRequest(meter_id=self.meter_id))
 
 
-def lockout(table_id: str, round_id: int, seats: Sequence[int], amount_cents: int = 100
-            ) -> pb.LockoutRequest:
-    return pb.LockoutRequest(table_id=table_id, round_id=round_id, wagers=[
-        pb.Wager(seat=seat, kind=pb.WAGER_KIND_PROGRESSIVE, amount_cents=amount_cents)
-        for seat in seats])
+def lockout(
+    table_id: str, round_id: int, seats: Sequence[int], amount_cents: int = 100
+) -> pb.LockoutRequest:
+    return pb.LockoutRequest(
+        table_id=table_id,
+        round_id=round_id,
+        wagers=[
+            pb.Wager(seat=seat, kind=pb.WAGER_KIND_PROGRESSIVE, amount_cents=amount_cents)
+            for seat in seats
+        ],
+    )
 
 
-def settle(table_id: str, round_id: int, hands: dict[int, str], folded: Sequence[int] = (),
-           dealer: str = "") -> pb.SettleRequest:
+def settle(
+    table_id: str,
+    round_id: int,
+    hands: dict[int, str],
+    folded: Sequence[int] = (),
+    dealer: str = "",
+) -> pb.SettleRequest:
     seats = [pb.SeatCards(seat=seat, cards=cards.split()) for seat, cards in hands.items()]
     seats += [pb.SeatCards(seat=seat, folded=True) for seat in folded]
-    return pb.SettleRequest(table_id=table_id, round_id=round_id, seats=seats,
-                            dealer_cards=dealer.split())
+    return pb.SettleRequest(
+        table_id=table_id, round_id=round_id, seats=seats, dealer_cards=dealer.split()
+    )
 
 
 async def snapshot(client: Redis) -> dict[str, Any]:
     """Every key's type and content: two equal snapshots mean nothing changed."""
     state: dict[str, Any] = {}
-    for key in sorted(await client.keys("*")):
+    for key in sorted(str(key) for key in await client.keys("*")):
         kind = await client.type(key)
         if kind == "hash":
             state[key] = await client.hgetall(key)
@@ -72,6 +109,15 @@ async def snapshot(client: Redis) -> dict[str, Any]:
         else:
             state[key] = await client.get(key)
     return state
+
+
+async def journal(client: Redis, link_group_id: str = "floor") -> list[tuple[str, dict[str, str]]]:
+    """The journal of a link group as (entry id, fields) pairs, oldest first."""
+    rows = await client.xrange(keys.LinkGroupKeys(link_group_id).journal) or []
+    return [
+        (str(entry_id), {str(k): str(v) for k, v in (fields or {}).items()})
+        for entry_id, fields in rows
+    ]
 
 
 # Hands used across tests (five cards each, no card shared between different names).

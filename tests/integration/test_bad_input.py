@@ -36,8 +36,13 @@ async def expect(call: object, code: grpc.StatusCode, text: str) -> None:
 
 @pytest.mark.parametrize(("hands", "dealer", "code", "text"), SETTLE_CASES)
 async def test_bad_cards_and_seats_at_settlement(
-    tables: pb_grpc.TableServiceStub, floor: Floor, redis_client: Redis,
-    hands: dict[int, str], dealer: str, code: grpc.StatusCode, text: str,
+    tables: pb_grpc.TableServiceAsyncStub,
+    floor: Floor,
+    redis_client: Redis,
+    hands: dict[int, str],
+    dealer: str,
+    code: grpc.StatusCode,
+    text: str,
 ) -> None:
     await tables.Lockout(lockout("t1", 1, [1]))
     before = await snapshot(redis_client)
@@ -57,13 +62,22 @@ async def test_bad_cards_and_seats_at_settlement(
         (lockout("t1", 0, [1]), INVALID, "round_id must be 1 to"),
         (lockout("", 1, [1]), INVALID, "table_id is required"),
         (lockout("nope", 1, [1]), NOT_FOUND, "table nope is not registered"),
-        (pb.LockoutRequest(table_id="t1", round_id=1, wagers=[pb.Wager(seat=1, amount_cents=100)]),
-         INVALID, "seat 1: wager kind is missing"),
+        (
+            pb.LockoutRequest(
+                table_id="t1", round_id=1, wagers=[pb.Wager(seat=1, amount_cents=100)]
+            ),
+            INVALID,
+            "seat 1: wager kind is missing",
+        ),
     ],
 )
 async def test_bad_lockouts(
-    tables: pb_grpc.TableServiceStub, floor: Floor, redis_client: Redis,
-    request_: pb.LockoutRequest, code: grpc.StatusCode, text: str,
+    tables: pb_grpc.TableServiceAsyncStub,
+    floor: Floor,
+    redis_client: Redis,
+    request_: pb.LockoutRequest,
+    code: grpc.StatusCode,
+    text: str,
 ) -> None:
     before = await snapshot(redis_client)
     await expect(tables.Lockout(request_), code, text)
@@ -71,40 +85,65 @@ async def test_bad_lockouts(
 
 
 async def test_unknown_table_at_settle_and_void_and_missing_reason(
-    tables: pb_grpc.TableServiceStub, floor: Floor, redis_client: Redis
+    tables: pb_grpc.TableServiceAsyncStub, floor: Floor, redis_client: Redis
 ) -> None:
     before = await snapshot(redis_client)
-    await expect(tables.Settle(settle("ghost", 1, {1: ROYAL_SPADES})), NOT_FOUND,
-                 "table ghost is not registered")
-    await expect(tables.VoidRound(pb.VoidRoundRequest(table_id="ghost", round_id=1,
-                                                      reason="misdeal")),
-                 NOT_FOUND, "table ghost is not registered")
-    await expect(tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1)), INVALID,
-                 "reason is required")
+    await expect(
+        tables.Settle(settle("ghost", 1, {1: ROYAL_SPADES})),
+        NOT_FOUND,
+        "table ghost is not registered",
+    )
+    await expect(
+        tables.VoidRound(pb.VoidRoundRequest(table_id="ghost", round_id=1, reason="misdeal")),
+        NOT_FOUND,
+        "table ghost is not registered",
+    )
+    await expect(
+        tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1)),
+        INVALID,
+        "reason is required",
+    )
     assert await snapshot(redis_client) == before
 
 
 @pytest.mark.parametrize(
     ("meter", "code", "text"),
     [
-        ({"reset_cents": 999_999}, INVALID, "below the $10,000.00 minimum for Caribbean Stud "
-                                            "Poker (§ 639a.12(d)(3))"),
+        (
+            {"reset_cents": 999_999},
+            INVALID,
+            "below the $10,000.00 minimum for Caribbean Stud Poker (§ 639a.12(d)(3))",
+        ),
         ({"rate_of_progression_percent": "1.23456"}, INVALID, "at most 4 decimal places"),
         ({"rate_of_progression_percent": "0"}, INVALID, "must be above 0%"),
-        ({"meter_id": "cs-other", "link_group_id": "nowhere"}, NOT_FOUND,
-         "link group nowhere does not exist"),
+        (
+            {"meter_id": "cs-other", "link_group_id": "nowhere"},
+            NOT_FOUND,
+            "link group nowhere does not exist",
+        ),
         ({"game": "roulette"}, INVALID, "unknown game 'roulette'"),
-        ({"reset_cents": 1_000_001}, grpc.StatusCode.ALREADY_EXISTS,
-         "meter cs-main exists with another reset_cents"),
+        (
+            {"reset_cents": 1_000_001},
+            grpc.StatusCode.ALREADY_EXISTS,
+            "meter cs-main exists with another reset_cents",
+        ),
     ],
 )
 async def test_bad_meters(
-    admin: pb_grpc.AdminServiceStub, floor: Floor, redis_client: Redis,
-    meter: dict[str, object], code: grpc.StatusCode, text: str,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    redis_client: Redis,
+    meter: dict[str, object],
+    code: grpc.StatusCode,
+    text: str,
 ) -> None:
-    fields: dict[str, object] = dict(meter_id="cs-main", link_group_id="floor",
-                                     game="caribbean-stud", reset_cents=1_000_000,
-                                     rate_of_progression_percent="15")
+    fields: dict[str, object] = dict(
+        meter_id="cs-main",
+        link_group_id="floor",
+        game="caribbean-stud",
+        reset_cents=1_000_000,
+        rate_of_progression_percent="15",
+    )
     fields.update(meter)
     before = await snapshot(redis_client)
     await expect(admin.CreateMeter(pb.CreateMeterRequest(**fields)), code, text)  # type: ignore[arg-type]
@@ -117,26 +156,42 @@ async def test_bad_meters(
         ({"seats": 8}, INVALID, "8 seats; Caribbean Stud Poker allows 1 to 7 (§ 639a.2(a))"),
         ({"paytable": "D"}, INVALID, "no progressive paytable 'D'"),
         ({"meter_id": "ghost"}, NOT_FOUND, "meter ghost does not exist"),
-        ({"paytable": "A"}, grpc.StatusCode.ALREADY_EXISTS,
-         "table t1 is registered with another definition"),
+        (
+            {"paytable": "A"},
+            grpc.StatusCode.ALREADY_EXISTS,
+            "table t1 is registered with another definition",
+        ),
     ],
 )
 async def test_bad_tables(
-    admin: pb_grpc.AdminServiceStub, floor: Floor, redis_client: Redis,
-    table: dict[str, object], code: grpc.StatusCode, text: str,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    redis_client: Redis,
+    table: dict[str, object],
+    code: grpc.StatusCode,
+    text: str,
 ) -> None:
-    fields: dict[str, object] = dict(table_id="t1", game="caribbean-stud", paytable="B",
-                                     seats=7, link_group_id="floor", meter_id="cs-main",
-                                     wager_cents=100)
+    fields: dict[str, object] = dict(
+        table_id="t1",
+        game="caribbean-stud",
+        paytable="B",
+        seats=7,
+        link_group_id="floor",
+        meter_id="cs-main",
+        wager_cents=100,
+    )
     fields.update(table)
     before = await snapshot(redis_client)
-    await expect(admin.RegisterTable(pb.RegisterTableRequest(table=pb.Table(**fields))),  # type: ignore[arg-type]
-                 code, text)
+    await expect(
+        admin.RegisterTable(pb.RegisterTableRequest(table=pb.Table(**fields))),  # type: ignore[arg-type]
+        code,
+        text,
+    )
     assert await snapshot(redis_client) == before
 
 
 async def test_creating_the_same_configuration_twice_is_idempotent(
-    admin: pb_grpc.AdminServiceStub, floor: Floor, redis_client: Redis
+    admin: pb_grpc.AdminServiceAsyncStub, floor: Floor, redis_client: Redis
 ) -> None:
     before = await snapshot(redis_client)
     await floor.create()

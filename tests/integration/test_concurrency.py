@@ -17,7 +17,7 @@ ROUNDS = 50
 
 
 async def test_twenty_tables_by_fifty_rounds_in_parallel_on_one_meter(
-    controller: ControllerServer, admin: pb_grpc.AdminServiceStub
+    controller: ControllerServer, admin: pb_grpc.AdminServiceAsyncStub
 ) -> None:
     table_ids = [f"t{n}" for n in range(1, TABLES + 1)]
     floor = Floor(admin)
@@ -25,13 +25,16 @@ async def test_twenty_tables_by_fifty_rounds_in_parallel_on_one_meter(
     target = f"127.0.0.1:{controller.port}"
     clients = [ControllerClient(target, retry_for_s=30) for _ in table_ids]
     simulators = [
-        TableSimulator(TableAgent(table_id, client),
-                       SimulationConfig(occupancy_percent=100, wager_percent=70),
-                       say=lambda line: None)
+        TableSimulator(
+            TableAgent(table_id, client),
+            SimulationConfig(occupancy_percent=100, wager_percent=70),
+            say=lambda line: None,
+        )
         for table_id, client in zip(table_ids, clients, strict=True)
     ]
     tallies = await asyncio.wait_for(
-        asyncio.gather(*(simulator.run(ROUNDS) for simulator in simulators)), timeout=240)
+        asyncio.gather(*(simulator.run(ROUNDS) for simulator in simulators)), timeout=240
+    )
     for client in clients:
         await client.close()
 

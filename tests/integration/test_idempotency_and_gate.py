@@ -29,7 +29,7 @@ async def refused(call: object, code: grpc.StatusCode, text: str) -> None:
 
 
 async def test_lockout_and_settle_twice_answer_the_same_and_change_nothing(
-    tables: pb_grpc.TableServiceStub, floor: Floor, redis_client: Redis
+    tables: pb_grpc.TableServiceAsyncStub, floor: Floor, redis_client: Redis
 ) -> None:
     first = await tables.Lockout(lockout("t1", 1, [2, 6]))
     before = await snapshot(redis_client)
@@ -45,82 +45,105 @@ async def test_lockout_and_settle_twice_answer_the_same_and_change_nothing(
 
 
 async def test_the_same_key_with_other_content_is_refused(
-    tables: pb_grpc.TableServiceStub, floor: Floor, redis_client: Redis
+    tables: pb_grpc.TableServiceAsyncStub, floor: Floor, redis_client: Redis
 ) -> None:
     await tables.Lockout(lockout("t1", 1, [2, 6]))
     before = await snapshot(redis_client)
-    await refused(tables.Lockout(lockout("t1", 1, [2])), grpc.StatusCode.FAILED_PRECONDITION,
-                  "round 1 of table t1 is already locked out with other wagers")
+    await refused(
+        tables.Lockout(lockout("t1", 1, [2])),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "round 1 of table t1 is already locked out with other wagers",
+    )
     await tables.Settle(settle("t1", 1, {2: PAIR, 6: FLUSH_CLUBS}))
     before = await snapshot(redis_client)
-    await refused(tables.Settle(settle("t1", 1, {2: ROYAL_SPADES, 6: FLUSH_CLUBS})),
-                  grpc.StatusCode.FAILED_PRECONDITION, "already settled with other cards")
+    await refused(
+        tables.Settle(settle("t1", 1, {2: ROYAL_SPADES, 6: FLUSH_CLUBS})),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "already settled with other cards",
+    )
     assert await snapshot(redis_client) == before
 
 
 async def test_settle_before_lockout_is_refused(
-    tables: pb_grpc.TableServiceStub, floor: Floor, redis_client: Redis
+    tables: pb_grpc.TableServiceAsyncStub, floor: Floor, redis_client: Redis
 ) -> None:
     before = await snapshot(redis_client)
-    await refused(tables.Settle(settle("t1", 7, {2: ROYAL_SPADES})),
-                  grpc.StatusCode.FAILED_PRECONDITION, "round 7 of table t1 was never locked out")
+    await refused(
+        tables.Settle(settle("t1", 7, {2: ROYAL_SPADES})),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "round 7 of table t1 was never locked out",
+    )
     assert await snapshot(redis_client) == before
 
 
 async def test_round_ids_must_increase(
-    tables: pb_grpc.TableServiceStub, floor: Floor, redis_client: Redis
+    tables: pb_grpc.TableServiceAsyncStub, floor: Floor, redis_client: Redis
 ) -> None:
     await tables.Lockout(lockout("t1", 5, [1]))
     before = await snapshot(redis_client)
-    await refused(tables.Lockout(lockout("t1", 4, [1])), grpc.StatusCode.FAILED_PRECONDITION,
-                  "round ids must increase")
+    await refused(
+        tables.Lockout(lockout("t1", 4, [1])),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "round ids must increase",
+    )
     assert await snapshot(redis_client) == before
 
 
 async def test_void_returns_the_contributions_and_closes_the_round(
-    tables: pb_grpc.TableServiceStub, floor: Floor, redis_client: Redis
+    tables: pb_grpc.TableServiceAsyncStub, floor: Floor, redis_client: Redis
 ) -> None:
     await tables.Lockout(lockout("t1", 1, [1, 2, 3]))
     assert (await floor.meter()).amount_cents == RESET_CENTS + 45
-    reply = await tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1,
-                                                       reason="misdeal § 639a.13(c)"))
+    reply = await tables.VoidRound(
+        pb.VoidRoundRequest(table_id="t1", round_id=1, reason="misdeal § 639a.13(c)")
+    )
     assert [w.seat for w in reply.reversed] == [1, 2, 3]
     assert reply.meters[0].amount_cents == RESET_CENTS
     meter = await floor.meter()
     assert meter.amount_microcents == RESET_CENTS * 1_000_000 and meter.wagers_total == 0
     before = await snapshot(redis_client)
-    again = await tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1,
-                                                       reason="misdeal § 639a.13(c)"))
+    again = await tables.VoidRound(
+        pb.VoidRoundRequest(table_id="t1", round_id=1, reason="misdeal § 639a.13(c)")
+    )
     assert again == reply and await snapshot(redis_client) == before
-    await refused(tables.Settle(settle("t1", 1, {1: ROYAL_SPADES, 2: PAIR, 3: FLUSH_CLUBS})),
-                  grpc.StatusCode.FAILED_PRECONDITION, "was voided")
-    await refused(tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1,
-                                                       reason="shoe jam")),
-                  grpc.StatusCode.FAILED_PRECONDITION, "already voided")
+    await refused(
+        tables.Settle(settle("t1", 1, {1: ROYAL_SPADES, 2: PAIR, 3: FLUSH_CLUBS})),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "was voided",
+    )
+    await refused(
+        tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1, reason="shoe jam")),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "already voided",
+    )
 
 
 async def test_a_settled_round_cannot_be_voided(
-    tables: pb_grpc.TableServiceStub, floor: Floor
+    tables: pb_grpc.TableServiceAsyncStub, floor: Floor
 ) -> None:
     await tables.Lockout(lockout("t1", 1, [1]))
     await tables.Settle(settle("t1", 1, {1: PAIR}))
-    await refused(tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1,
-                                                       reason="late irregularity")),
-                  grpc.StatusCode.FAILED_PRECONDITION, "already settled")
+    await refused(
+        tables.VoidRound(
+            pb.VoidRoundRequest(table_id="t1", round_id=1, reason="late irregularity")
+        ),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "already settled",
+    )
 
 
 async def test_void_after_the_reserve_was_spent_takes_the_rest_from_the_meter(
-    tables: pb_grpc.TableServiceStub, admin: pb_grpc.AdminServiceStub
+    tables: pb_grpc.TableServiceAsyncStub, admin: pb_grpc.AdminServiceAsyncStub
 ) -> None:
     floor = Floor(admin)
     await floor.create(reserve_rate="5", tables=("t1", "t2"))
     await tables.Lockout(lockout("t1", 1, [1]))  # meter +15c, reserve +5c
     await tables.Lockout(lockout("t2", 1, [1]))  # meter +15c, reserve +5c
     await tables.Settle(settle("t2", 1, {1: ROYAL_SPADES}))  # reset drains the reserve
-    reply = await tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1,
-                                                       reason="misdeal"))
+    reply = await tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1, reason="misdeal"))
     assert [(w.to_meter_microcents, w.to_reserve_microcents) for w in reply.reversed] == [
-        (20_000_000, 0)]
+        (20_000_000, 0)
+    ]
     meter = await floor.meter()
     assert meter.reserve_microcents == 0
     assert meter.amount_microcents == (RESET_CENTS - 20) * 1_000_000

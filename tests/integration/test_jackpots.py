@@ -22,32 +22,44 @@ from tests.helpers import (
 )
 
 
-async def two_hits(tables: pb_grpc.TableServiceStub) -> pb.SettleResponse:
+async def two_hits(tables: pb_grpc.TableServiceAsyncStub) -> pb.SettleResponse:
     await tables.Lockout(lockout("t1", 1, [2, 6]))
     return await tables.Settle(settle("t1", 1, {2: ROYAL_SPADES, 6: STRAIGHT_FLUSH_HEARTS}))
 
 
 async def test_approve_and_reject(
-    tables: pb_grpc.TableServiceStub, admin: pb_grpc.AdminServiceStub, floor: Floor,
-    controller: ControllerServer, redis_client: Redis,
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    controller: ControllerServer,
+    redis_client: Redis,
 ) -> None:
     settled = await two_hits(tables)
     pending = await admin.ListPendingJackpots(pb.ListPendingJackpotsRequest())
     assert [(j.seat, j.hand, j.status) for j in pending.jackpots] == [
-        (6, "straight_flush", "pending"), (2, "royal_flush", "pending")]
+        (6, "straight_flush", "pending"),
+        (2, "royal_flush", "pending"),
+    ]
     assert (await floor.meter()).pending_jackpots == 2
 
     sf_id, royal_id = (r.jackpot_id for r in settled.results)
-    approved = await admin.ApproveJackpot(pb.ReviewJackpotRequest(
-        jackpot_id=royal_id, supervisor="floor supervisor 7", note="hand verified"))
+    approved = await admin.ApproveJackpot(
+        pb.ReviewJackpotRequest(
+            jackpot_id=royal_id, supervisor="floor supervisor 7", note="hand verified"
+        )
+    )
     assert approved.status == "approved" and approved.reviewed_by == "floor supervisor 7"
     before = await snapshot(redis_client)
-    again = await admin.ApproveJackpot(pb.ReviewJackpotRequest(
-        jackpot_id=royal_id, supervisor="floor supervisor 7", note="hand verified"))
+    again = await admin.ApproveJackpot(
+        pb.ReviewJackpotRequest(
+            jackpot_id=royal_id, supervisor="floor supervisor 7", note="hand verified"
+        )
+    )
     assert again == approved and await snapshot(redis_client) == before
 
-    rejected = await admin.RejectJackpot(pb.ReviewJackpotRequest(
-        jackpot_id=sf_id, supervisor="shift manager", note="cards misread"))
+    rejected = await admin.RejectJackpot(
+        pb.ReviewJackpotRequest(jackpot_id=sf_id, supervisor="shift manager", note="cards misread")
+    )
     assert rejected.status == "rejected"
     meter = await floor.meter()
     assert meter.amount_cents == RESET_CENTS + rejected.amount_cents  # returned to the meter
@@ -71,13 +83,20 @@ async def test_approve_and_reject(
     ],
 )
 async def test_bad_reviews(
-    tables: pb_grpc.TableServiceStub, admin: pb_grpc.AdminServiceStub, floor: Floor,
-    redis_client: Redis, jackpot_id: str, supervisor: str, code: grpc.StatusCode, text: str,
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    redis_client: Redis,
+    jackpot_id: str,
+    supervisor: str,
+    code: grpc.StatusCode,
+    text: str,
 ) -> None:
     await two_hits(tables)
     before = await snapshot(redis_client)
     with pytest.raises(aio.AioRpcError) as caught:
-        await admin.ApproveJackpot(pb.ReviewJackpotRequest(jackpot_id=jackpot_id,
-                                                           supervisor=supervisor))
+        await admin.ApproveJackpot(
+            pb.ReviewJackpotRequest(jackpot_id=jackpot_id, supervisor=supervisor)
+        )
     assert caught.value.code() == code and text in (caught.value.details() or "")
     assert await snapshot(redis_client) == before

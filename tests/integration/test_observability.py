@@ -40,7 +40,7 @@ def samples(text: str) -> dict[str, float]:
 
 
 async def test_metrics_show_meters_hits_and_status_codes(
-    controller: ControllerServer, tables: pb_grpc.TableServiceStub, floor: Floor
+    controller: ControllerServer, tables: pb_grpc.TableServiceAsyncStub, floor: Floor
 ) -> None:
     await tables.Lockout(lockout("t1", 1, [2, 6]))
     await tables.Settle(settle("t1", 1, {2: ROYAL_SPADES, 6: STRAIGHT_FLUSH_HEARTS}))
@@ -56,14 +56,19 @@ async def test_metrics_show_meters_hits_and_status_codes(
     assert found['jackpot_hits_total{hand="straight_flush",meter="cs-main"}'] == 1
     assert found['jackpot_pending_jackpots{meter="cs-main"}'] == 2
     assert found["jackpot_redis_aof_enabled"] == 1
-    assert found['grpc_server_handled_total{grpc_code="INVALID_ARGUMENT",grpc_method="Lockout",'
-                 'grpc_service="jackpot.v1.TableService",grpc_type="unary"}'] == 1
+    assert (
+        found[
+            'grpc_server_handled_total{grpc_code="INVALID_ARGUMENT",grpc_method="Lockout",'
+            'grpc_service="jackpot.v1.TableService",grpc_type="unary"}'
+        ]
+        == 1
+    )
     buckets = [name for name in found if name.startswith("grpc_server_handling_seconds_bucket")]
     assert buckets and not any("table" in name for name in buckets)
 
 
 async def test_replayed_requests_are_not_counted_twice(
-    controller: ControllerServer, tables: pb_grpc.TableServiceStub, floor: Floor
+    controller: ControllerServer, tables: pb_grpc.TableServiceAsyncStub, floor: Floor
 ) -> None:
     for _ in range(3):
         await tables.Lockout(lockout("t1", 1, [1]))
@@ -79,27 +84,29 @@ async def test_health_and_reflection(channel: aio.Channel) -> None:
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
     stub = reflection_pb2_grpc.ServerReflectionStub(channel)
     responses = stub.ServerReflectionInfo(
-        iter([reflection_pb2.ServerReflectionRequest(list_services="")]))
+        iter([reflection_pb2.ServerReflectionRequest(list_services="")])
+    )
     names = set()
     async for response in responses:
         names = {s.name for s in response.list_services_response.service}
-    assert {"jackpot.v1.TableService", "jackpot.v1.AdminService",
-            "grpc.health.v1.Health"} <= names
+    assert {"jackpot.v1.TableService", "jackpot.v1.AdminService", "grpc.health.v1.Health"} <= names
 
 
 async def test_watch_meters_streams_a_snapshot_then_changes(
-    tables: pb_grpc.TableServiceStub, floor: Floor
+    tables: pb_grpc.TableServiceAsyncStub, floor: Floor
 ) -> None:
     stream = tables.WatchMeters(pb.WatchMetersRequest(table_id="t1", min_interval_ms=50))
     first = await asyncio.wait_for(stream.read(), timeout=5)
+    assert isinstance(first, pb.MeterSnapshot)
     assert first.meters[0].amount_cents == RESET_CENTS
     await tables.Lockout(lockout("t1", 1, [1, 2]))
     second = await asyncio.wait_for(stream.read(), timeout=5)
+    assert isinstance(second, pb.MeterSnapshot)
     assert second.meters[0].amount_cents == RESET_CENTS + 30
     stream.cancel()
 
 
-async def test_watch_meters_of_an_unknown_table(tables: pb_grpc.TableServiceStub) -> None:
+async def test_watch_meters_of_an_unknown_table(tables: pb_grpc.TableServiceAsyncStub) -> None:
     stream = tables.WatchMeters(pb.WatchMetersRequest(table_id="ghost"))
     with pytest.raises(aio.AioRpcError) as caught:
         await stream.read()

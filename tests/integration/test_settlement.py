@@ -5,7 +5,6 @@ from __future__ import annotations
 import grpc
 from redis.asyncio import Redis
 
-from controller.store import keys
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import (
@@ -16,21 +15,23 @@ from tests.helpers import (
     STRAIGHT_FLUSH_HEARTS,
     THREE_SEVENS,
     Floor,
+    journal,
     lockout,
     settle,
 )
 
 
 async def test_straight_flush_then_royal_flush_in_settlement_order(
-    tables: pb_grpc.TableServiceStub, floor: Floor, redis_client: Redis
+    tables: pb_grpc.TableServiceAsyncStub, floor: Floor, redis_client: Redis
 ) -> None:
     # Paytable B, meter M: seat 6 (a straight flush) is paid first, 10% of M; seat 2 (a royal
     # flush) then gets 100% of what is left; the meter resets (§ 639a.12(d)(4)).
     locked = await tables.Lockout(lockout("t1", 1, [2, 4, 6]))
     meter_m = locked.meters[0].amount_cents
     assert meter_m == RESET_CENTS + 3 * 15
-    reply = await tables.Settle(settle("t1", 1, {2: ROYAL_SPADES, 4: PAIR,
-                                                 6: STRAIGHT_FLUSH_HEARTS}))
+    reply = await tables.Settle(
+        settle("t1", 1, {2: ROYAL_SPADES, 4: PAIR, 6: STRAIGHT_FLUSH_HEARTS})
+    )
     by_seat = {r.seat: r for r in reply.results}
     assert [r.seat for r in reply.results] == [6, 4, 2]
     sf, royal = by_seat[6], by_seat[2]
@@ -43,15 +44,17 @@ async def test_straight_flush_then_royal_flush_in_settlement_order(
     assert sf.journal_seq < royal.journal_seq
     assert by_seat[4].outcome == pb.SEAT_OUTCOME_NO_AWARD
 
-    journal = await redis_client.xrange(keys.LinkGroupKeys("floor").journal)
-    awards = [fields for _, fields in journal if fields["type"] == "award"]
+    entries = await journal(redis_client)
+    awards = [fields for _, fields in entries if fields["type"] == "award"]
     assert [(a["seat"], a["hand"], int(a["amount_cents"])) for a in awards] == [
-        ("6", "straight_flush", sf.amount_cents), ("2", "royal_flush", royal.amount_cents)]
-    assert journal[-1][1]["type"] == "reset"  # the reset follows the royal flush's award
+        ("6", "straight_flush", sf.amount_cents),
+        ("2", "royal_flush", royal.amount_cents),
+    ]
+    assert entries[-1][1]["type"] == "reset"  # the reset follows the royal flush's award
 
 
 async def test_fixed_awards_are_n_for_1_and_need_no_validation(
-    tables: pb_grpc.TableServiceStub, floor: Floor
+    tables: pb_grpc.TableServiceAsyncStub, floor: Floor
 ) -> None:
     await tables.Lockout(lockout("t1", 1, [1, 3]))
     reply = await tables.Settle(settle("t1", 1, {1: FLUSH_CLUBS, 3: THREE_SEVENS}))
@@ -62,7 +65,7 @@ async def test_fixed_awards_are_n_for_1_and_need_no_validation(
 
 
 async def test_ten_percent_rounds_down_and_the_remainder_stays_on_the_meter(
-    tables: pb_grpc.TableServiceStub, admin: pb_grpc.AdminServiceStub
+    tables: pb_grpc.TableServiceAsyncStub, admin: pb_grpc.AdminServiceAsyncStub
 ) -> None:
     floor = Floor(admin)
     await floor.create()
@@ -77,18 +80,21 @@ async def test_ten_percent_rounds_down_and_the_remainder_stays_on_the_meter(
 
 
 async def test_folded_seat_forfeits_and_seat_without_wager_is_paid_nothing(
-    tables: pb_grpc.TableServiceStub, floor: Floor
+    tables: pb_grpc.TableServiceAsyncStub, floor: Floor
 ) -> None:
     await tables.Lockout(lockout("t1", 1, [1, 2]))
     reply = await tables.Settle(settle("t1", 1, {2: FLUSH_CLUBS, 3: ROYAL_SPADES}, folded=[1]))
     outcomes = {r.seat: (r.outcome, r.amount_cents) for r in reply.results}
-    assert outcomes == {3: (pb.SEAT_OUTCOME_NO_WAGER, 0), 2: (pb.SEAT_OUTCOME_PAID, 5_000),
-                        1: (pb.SEAT_OUTCOME_FORFEITED, 0)}
+    assert outcomes == {
+        3: (pb.SEAT_OUTCOME_NO_WAGER, 0),
+        2: (pb.SEAT_OUTCOME_PAID, 5_000),
+        1: (pb.SEAT_OUTCOME_FORFEITED, 0),
+    }
     assert (await floor.meter()).amount_cents == RESET_CENTS + 30
 
 
 async def test_a_seat_with_a_wager_must_be_reported(
-    tables: pb_grpc.TableServiceStub, floor: Floor
+    tables: pb_grpc.TableServiceAsyncStub, floor: Floor
 ) -> None:
     await tables.Lockout(lockout("t1", 1, [1, 2]))
     try:
@@ -101,13 +107,14 @@ async def test_a_seat_with_a_wager_must_be_reported(
 
 
 async def test_reserve_funds_the_reset_first_and_the_shortfall_is_operator_seed(
-    tables: pb_grpc.TableServiceStub, admin: pb_grpc.AdminServiceStub
+    tables: pb_grpc.TableServiceAsyncStub, admin: pb_grpc.AdminServiceAsyncStub
 ) -> None:
     floor = Floor(admin)
     await floor.create(reserve_rate="5")  # 15c to the meter and 5c to the reserve per $1
     await tables.Lockout(lockout("t1", 1, [1, 2, 3, 4]))
-    reply = await tables.Settle(settle("t1", 1, {4: ROYAL_SPADES, 1: PAIR, 2: THREE_SEVENS,
-                                                 3: FLUSH_CLUBS}))
+    reply = await tables.Settle(
+        settle("t1", 1, {4: ROYAL_SPADES, 1: PAIR, 2: THREE_SEVENS, 3: FLUSH_CLUBS})
+    )
     assert reply.results[0].amount_cents == RESET_CENTS + 60
     meter = await floor.meter()
     assert meter.amount_cents == RESET_CENTS
@@ -117,12 +124,14 @@ async def test_reserve_funds_the_reset_first_and_the_shortfall_is_operator_seed(
 
 
 async def test_ceiling_sends_contributions_to_the_reserve(
-    tables: pb_grpc.TableServiceStub, admin: pb_grpc.AdminServiceStub
+    tables: pb_grpc.TableServiceAsyncStub, admin: pb_grpc.AdminServiceAsyncStub
 ) -> None:
     floor = Floor(admin)
     await floor.create(ceiling_cents=RESET_CENTS + 20)
     reply = await tables.Lockout(lockout("t1", 1, [1, 2]))
     assert [(w.to_meter_microcents, w.to_reserve_microcents) for w in reply.accepted] == [
-        (15_000_000, 0), (5_000_000, 10_000_000)]
+        (15_000_000, 0),
+        (5_000_000, 10_000_000),
+    ]
     meter = await floor.meter()
     assert meter.amount_cents == RESET_CENTS + 20 and meter.reserve_cents == 10

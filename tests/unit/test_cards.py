@@ -18,8 +18,13 @@ from controller.errors import InvalidCards
 
 @pytest.mark.parametrize(
     ("text", "card"),
-    [("AS", Card(14, "S")), ("10h", Card(10, "H")), ("Td", Card(10, "D")),
-     ("2c", Card(2, "C")), (" kd ", Card(13, "D"))],
+    [
+        ("AS", Card(14, "S")),
+        ("10h", Card(10, "H")),
+        ("Td", Card(10, "D")),
+        ("2c", Card(2, "C")),
+        (" kd ", Card(13, "D")),
+    ],
 )
 def test_parse(text: str, card: Card) -> None:
     assert parse_card(text) == card

@@ -16,23 +16,32 @@ from controller.errors import InvalidAmount, InvalidConfiguration
 
 
 def meter(**changes: object) -> MeterConfig:
-    fields: dict[str, object] = dict(meter_id="m", link_group_id="g", game="caribbean-stud",
-                                     reset_cents=1_000_000, rate_ppm=150_000)
+    fields: dict[str, object] = dict(
+        meter_id="m",
+        link_group_id="g",
+        game="caribbean-stud",
+        reset_cents=1_000_000,
+        rate_ppm=150_000,
+    )
     fields.update(changes)
     return MeterConfig(**fields)  # type: ignore[arg-type]
 
 
 def table(**changes: object) -> TableConfig:
-    fields: dict[str, object] = dict(table_id="t", game="caribbean-stud", paytable="A",
-                                     seats=7, link_group_id="g", meter_id="m")
+    fields: dict[str, object] = dict(
+        table_id="t", game="caribbean-stud", paytable="A", seats=7, link_group_id="g", meter_id="m"
+    )
     fields.update(changes)
     return TableConfig(**fields)  # type: ignore[arg-type]
 
 
 def test_caribbean_stud_reset_of_10000_is_accepted_and_below_is_refused() -> None:
     assert meter(reset_cents=1_000_000).reset_cents == 1_000_000
-    with pytest.raises(InvalidConfiguration, match=r"below the \$10,000.00 minimum .*"
-                                                   r"§ 639a\.12\(d\)\(3\)"):
+    with pytest.raises(
+        InvalidConfiguration,
+        match=r"below the \$10,000.00 minimum .*"
+        r"§ 639a\.12\(d\)\(3\)",
+    ):
         meter(reset_cents=999_999)
 
 
@@ -61,8 +70,11 @@ def test_more_than_seven_seats_is_refused_citing_the_table_rule() -> None:
 
 
 def test_unlisted_paytable_is_refused() -> None:
-    with pytest.raises(InvalidConfiguration, match=r"no progressive paytable 'D'; "
-                                                   r"§ 639a\.12\(d\)\(1\) lists A, B, C"):
+    with pytest.raises(
+        InvalidConfiguration,
+        match=r"no progressive paytable 'D'; "
+        r"§ 639a\.12\(d\)\(1\) lists A, B, C",
+    ):
         table(paytable="D")
 
 

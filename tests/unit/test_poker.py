@@ -8,11 +8,11 @@ from collections import Counter
 import pytest
 
 from controller.domain.cards import FULL_DECK, parse_cards
-from controller.domain.poker import HandCategory, evaluate
+from controller.domain.poker import HandCategory, HandValue, evaluate
 from controller.errors import InvalidCards
 
 
-def value(text: str):  # type: ignore[no-untyped-def]
+def value(text: str) -> HandValue:
     return evaluate(parse_cards(text.split()))
 
 
@@ -79,9 +79,18 @@ def test_identical_ranks_in_other_suits_tie() -> None:
 
 
 def test_every_category_outranks_the_one_below() -> None:
-    ladder = ["AS 2H 4D 7C 9S", "2S 2H 4D 7C 9S", "2S 2H 4D 4C 9S", "2S 2H 2D 7C 9S",
-              "2S 3H 4D 5C 6S", "2S 4S 6S 8S TS", "2S 2H 2D 3C 3S", "2S 2H 2D 2C 3S",
-              "2S 3S 4S 5S 6S", "TS JS QS KS AS"]
+    ladder = [
+        "AS 2H 4D 7C 9S",
+        "2S 2H 4D 7C 9S",
+        "2S 2H 4D 4C 9S",
+        "2S 2H 2D 7C 9S",
+        "2S 3H 4D 5C 6S",
+        "2S 4S 6S 8S TS",
+        "2S 2H 2D 3C 3S",
+        "2S 2H 2D 2C 3S",
+        "2S 3S 4S 5S 6S",
+        "TS JS QS KS AS",
+    ]
     values = [value(hand) for hand in ladder]
     assert values == sorted(values)
     assert [v.category for v in values] == sorted(HandCategory)

@@ -52,8 +52,16 @@ def test_lockout_refuses_two_wagers_on_one_seat() -> None:
 
 
 def test_plan_is_in_settlement_order_and_evaluated_by_the_controller() -> None:
-    plan = plan_settlement(TABLE, [seat(2, ROYAL_SPADES), seat(6, STRAIGHT_FLUSH_HEARTS),
-                                   seat(4, PAIR), seat(5, folded=True)], ())
+    plan = plan_settlement(
+        TABLE,
+        [
+            seat(2, ROYAL_SPADES),
+            seat(6, STRAIGHT_FLUSH_HEARTS),
+            seat(4, PAIR),
+            seat(5, folded=True),
+        ],
+        (),
+    )
     assert [p.seat for p in plan] == [6, 5, 4, 2]
     assert [p.hand for p in plan] == ["straight_flush", "", "pair", "royal_flush"]
     assert plan[0].award is not None and plan[0].award.text == "10% of meter"
@@ -67,8 +75,12 @@ def test_plan_is_in_settlement_order_and_evaluated_by_the_controller() -> None:
     [
         ([seat(1, "AS KS QS JS")], "", InvalidCards, "seat 1 has 4 cards"),
         ([seat(1, "AS KS QS JS TS 9S")], "", InvalidCards, "seat 1 has 6 cards"),
-        ([seat(1, ROYAL_SPADES), seat(2, "AS 2H 3H 4H 6D")], "", InvalidCards,
-         "card AS is reported twice"),
+        (
+            [seat(1, ROYAL_SPADES), seat(2, "AS 2H 3H 4H 6D")],
+            "",
+            InvalidCards,
+            "card AS is reported twice",
+        ),
         ([seat(1, ROYAL_SPADES)], "AS 2H 3H 4H 6D", InvalidCards, "card AS is reported twice"),
         ([seat(1, ROYAL_SPADES)], "2H 3H 4H", InvalidCards, "the dealer has 3 cards"),
         ([seat(0, ROYAL_SPADES)], "", InvalidSeat, "seat 0 does not exist"),
@@ -76,8 +88,9 @@ def test_plan_is_in_settlement_order_and_evaluated_by_the_controller() -> None:
         ([seat(1, ROYAL_SPADES), seat(1, THREE_SEVENS)], "", InvalidSeat, "reported twice"),
     ],
 )
-def test_settlement_refusals(seats: list[SeatCards], dealer: str, error: type[Exception],
-                             message: str) -> None:
+def test_settlement_refusals(
+    seats: list[SeatCards], dealer: str, error: type[Exception], message: str
+) -> None:
     with pytest.raises(error, match=message):
         plan_settlement(TABLE, seats, parse_cards(dealer.split()))
 

@@ -1,0 +1,66 @@
+"""The table agent against a real controller: retries, recovery from its outbox, scripts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller.domain.cards import parse_cards
+from controller.server import ControllerServer
+from table_agent.client import ControllerClient, ControllerRefused, ControllerUnreachable
+from table_agent.outbox import Outbox
+from table_agent.simulator import ScriptedRound, SimulationConfig, TableSimulator
+from table_agent.table import RoundStateError, TableAgent
+from tests.helpers import RESET_CENTS, ROYAL_SPADES, STRAIGHT_FLUSH_HEARTS, Floor
+
+
+async def test_scripted_round_pays_both_hits(controller: ControllerServer, floor: Floor) -> None:
+    client = ControllerClient(f"127.0.0.1:{controller.port}")
+    lines: list[str] = []
+    simulator = TableSimulator(TableAgent("t1", client), SimulationConfig(), say=lines.append)
+    hands = {6: parse_cards(STRAIGHT_FLUSH_HEARTS.split()), 2: parse_cards(ROYAL_SPADES.split())}
+    await simulator.play_round(ScriptedRound(hands))
+    await client.close()
+    assert [award.hand for _, award in simulator.tally.awards] == ["straight_flush", "royal_flush"]
+    assert "seat 6 straight_flush wins 10% of meter" in lines[0]
+    assert "awaits a supervisor's validation" in lines[1]
+    assert (await floor.meter()).amount_cents == RESET_CENTS
+
+
+async def test_recovery_resends_and_voids_a_round_a_crash_left_locked(
+    controller: ControllerServer, floor: Floor, tmp_path: Path
+) -> None:
+    target = f"127.0.0.1:{controller.port}"
+    # A crash right after the lockout was written to the outbox, before it was sent.
+    outbox = Outbox(tmp_path, "t1")
+    outbox.put("100:lockout", "lockout", 100, {"wagers": [[1, 100], [4, 100]]})
+    client = ControllerClient(target)
+    agent = TableAgent("t1", client, Outbox(tmp_path, "t1"))
+    assert await agent.recover() == 2  # the lockout, then the void of its round
+    assert (await floor.meter()).amount_cents == RESET_CENTS
+    assert Outbox(tmp_path, "t1").pending() == []
+    assert agent.new_round() > 100
+    await client.close()
+
+
+async def test_refusals_are_final_and_states_are_enforced(
+    controller: ControllerServer, floor: Floor
+) -> None:
+    client = ControllerClient(f"127.0.0.1:{controller.port}")
+    agent = TableAgent("t1", client)
+    round_id = agent.new_round()
+    with pytest.raises(RoundStateError):
+        await agent.settle(round_id, {}, [], ())
+    with pytest.raises(ControllerRefused) as refused:
+        await agent.lockout(round_id, [(9, 100)])
+    assert "seat 9 does not exist" in refused.value.message
+    await client.close()
+
+
+async def test_unreachable_controller_gives_up_after_the_retry_window() -> None:
+    client = ControllerClient("127.0.0.1:1", retry_for_s=0.3)
+    agent = TableAgent("t1", client)
+    with pytest.raises(ControllerUnreachable, match="controller unreachable"):
+        await agent.lockout(agent.new_round(), [(1, 100)])
+    await client.close()

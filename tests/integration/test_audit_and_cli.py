@@ -1,0 +1,143 @@
+"""``jackpotctl``: audit verify against a real Redis, and admin commands against a controller."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from redis.asyncio import Redis
+
+from controller.ctl.main import main as jackpotctl
+from controller.server import ControllerServer
+from controller.store import keys
+from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from tests.helpers import (
+    ROYAL_SPADES,
+    STRAIGHT_FLUSH_HEARTS,
+    Floor,
+    journal,
+    lockout,
+    settle,
+)
+
+
+async def play(tables: pb_grpc.TableServiceAsyncStub) -> None:
+    await tables.Lockout(lockout("t1", 1, [2, 6]))
+    await tables.Settle(settle("t1", 1, {2: ROYAL_SPADES, 6: STRAIGHT_FLUSH_HEARTS}))
+
+
+async def ctl(*argv: str) -> int:
+    return await asyncio.to_thread(jackpotctl, list(argv))
+
+
+async def test_audit_ok_then_tampering_is_found(
+    tables: pb_grpc.TableServiceAsyncStub,
+    floor: Floor,
+    redis_url: str,
+    redis_client: Redis,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    await play(tables)
+    assert await ctl("audit", "verify", "--redis", redis_url) == 0
+    assert "audit: OK (1 link groups, 1 meters," in capsys.readouterr().out
+
+    group = keys.LinkGroupKeys("floor")
+    await redis_client.hincrby(group.meter("cs-main"), "value_microcents", 1_000_000)
+    await redis_client.hincrby(group.meter("cs-main"), "reserve_microcents", -7)
+    assert await ctl("audit", "verify", "--redis", redis_url) == 1
+    out = capsys.readouterr().out
+    assert "floor/cs-main: meter is $10,000.01 but the journal sums to $10,000.00" in out
+    assert "floor/cs-main: reserve is -$0.01 + 999993 microcents" in out
+
+
+async def test_audit_finds_a_gap_in_the_journal(
+    tables: pb_grpc.TableServiceAsyncStub,
+    floor: Floor,
+    redis_url: str,
+    redis_client: Redis,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    await play(tables)
+    entry_id = (await journal(redis_client))[3][0]
+    await redis_client.xdel(keys.LinkGroupKeys("floor").journal, entry_id)
+    assert await ctl("audit", "verify", "--redis", redis_url) == 1
+    assert "expected 4 (an entry is missing or out of order)" in capsys.readouterr().out
+
+
+async def test_admin_commands(
+    controller: ControllerServer, redis_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = ["--controller", f"127.0.0.1:{controller.port}"]
+    assert await ctl(*target, "link-groups", "create", "floor") == 0
+    assert (
+        await ctl(
+            *target,
+            "meters",
+            "create",
+            "cs-main",
+            "--link-group",
+            "floor",
+            "--game",
+            "caribbean-stud",
+            "--reset",
+            "9999.99",
+            "--rate",
+            "15",
+        )
+        == 1
+    )
+    assert "below the $10,000.00 minimum" in capsys.readouterr().err
+    assert (
+        await ctl(
+            *target,
+            "meters",
+            "create",
+            "cs-main",
+            "--link-group",
+            "floor",
+            "--game",
+            "caribbean-stud",
+            "--reset",
+            "$10,000",
+            "--rate",
+            "15",
+            "--reserve-rate",
+            "2.5",
+        )
+        == 0
+    )
+    assert (
+        await ctl(
+            *target,
+            "tables",
+            "register",
+            "t1",
+            "--game",
+            "caribbean-stud",
+            "--paytable",
+            "B",
+            "--seats",
+            "7",
+            "--link-group",
+            "floor",
+            "--meter",
+            "cs-main",
+        )
+        == 0
+    )
+    assert await ctl(*target, "meters", "list") == 0
+    out = capsys.readouterr().out
+    assert "cs-main (floor, caribbean-stud): $10,000.00, reserve $0.00" in out
+    assert "reserve rate 2.5%" in out
+    assert await ctl(*target, "jackpots", "list") == 0
+    assert "no pending jackpots" in capsys.readouterr().out
+    assert await ctl(*target, "jackpots", "approve", "floor:1", "--supervisor", "s") == 1
+    assert "NOT_FOUND: jackpot floor:1 does not exist" in capsys.readouterr().err
+    assert await ctl(*target, "--json", "tables", "list") == 0
+    assert '"paytable": "B"' in capsys.readouterr().out
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        jackpotctl(["meters", "create"])
+    assert exited.value.code == 2

@@ -1,0 +1,179 @@
+"""The whole system as processes: Redis, the controller, three table agents, jackpotctl."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from controller.testing import RedisServer, free_port
+
+ROUNDS_PER_TABLE = 100
+TABLES = ("cs-1", "cs-2", "cs-3")
+
+
+def run(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", *argv], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+@pytest.fixture
+def system(tmp_path: Path) -> Iterator[tuple[str, str, int]]:
+    with RedisServer(tmp_path / "redis") as redis:
+        grpc_port, metrics_port = free_port(), free_port()
+        log = (tmp_path / "controller.log").open("w")
+        controller = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "controller.cli",
+                "serve",
+                "--insecure",
+                "--listen",
+                f"127.0.0.1:{grpc_port}",
+                "--redis",
+                redis.url,
+                "--metrics-port",
+                str(metrics_port),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            target = f"127.0.0.1:{grpc_port}"
+            deadline = time.monotonic() + 20
+            while (
+                run("controller.ctl.main", "--controller", target, "link-groups", "list").returncode
+                != 0
+            ):
+                assert controller.poll() is None, (tmp_path / "controller.log").read_text()
+                assert time.monotonic() < deadline, "controller did not start"
+                time.sleep(0.2)
+            yield redis.url, target, metrics_port
+        finally:
+            controller.terminate()
+            controller.wait(timeout=10)
+            log.close()
+
+
+@pytest.mark.slow
+def test_three_agents_play_hundreds_of_rounds_then_the_audit_is_ok(
+    system: tuple[str, str, int], tmp_path: Path
+) -> None:
+    redis_url, target, metrics_port = system
+    ctl = ("controller.ctl.main", "--controller", target)
+    assert run(*ctl, "link-groups", "create", "floor").returncode == 0
+    assert (
+        run(
+            *ctl,
+            "meters",
+            "create",
+            "cs-main",
+            "--link-group",
+            "floor",
+            "--game",
+            "caribbean-stud",
+            "--reset",
+            "10000",
+            "--rate",
+            "15",
+            "--reserve-rate",
+            "5",
+        ).returncode
+        == 0
+    )
+    for table_id in TABLES:
+        assert (
+            run(
+                *ctl,
+                "tables",
+                "register",
+                table_id,
+                "--game",
+                "caribbean-stud",
+                "--paytable",
+                "B",
+                "--seats",
+                "7",
+                "--link-group",
+                "floor",
+                "--meter",
+                "cs-main",
+            ).returncode
+            == 0
+        )
+    agents = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "table_agent.cli",
+                "--table-id",
+                table_id,
+                "--controller",
+                target,
+                "--sim",
+                "--rounds",
+                str(ROUNDS_PER_TABLE),
+                "--void-percent",
+                "3",
+                "--quiet",
+                "--state-dir",
+                str(tmp_path / "agents"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for table_id in TABLES
+    ]
+    outputs = [agent.communicate(timeout=240)[0] for agent in agents]
+    for agent, output in zip(agents, outputs, strict=True):
+        assert agent.returncode == 0, output
+        assert f"{ROUNDS_PER_TABLE} rounds" in output
+
+    audit = run("controller.ctl.main", "audit", "verify", "--redis", redis_url)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    assert audit.stdout.startswith("audit: OK (1 link groups, 1 meters")
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as reply:
+        metrics = reply.read().decode()
+    assert 'jackpot_meter_cents{meter="cs-main"}' in metrics
+    assert 'grpc_server_handled_total{grpc_code="OK",grpc_method="Settle"' in metrics
+
+
+def test_controller_refuses_to_serve_without_insecure_or_tls() -> None:
+    result = run("controller.cli", "serve")
+    assert result.returncode == 2
+    assert "pass --insecure" in result.stderr
+
+
+def test_controller_reports_an_unreachable_redis(tmp_path: Path) -> None:
+    result = run(
+        "controller.cli",
+        "serve",
+        "--insecure",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics-port",
+        "-1",
+        "--redis",
+        f"redis://127.0.0.1:{free_port()}/0",
+    )
+    assert result.returncode == 1
+    assert "Redis is unreachable" in result.stderr
+
+
+def test_agent_usage_errors() -> None:
+    result = run("table_agent.cli", "--table-id", "t", "--controller", "127.0.0.1:1")
+    assert result.returncode == 2 and "pass --sim" in result.stderr
+    result = run(
+        "table_agent.cli", "--table-id", "t", "--controller", "127.0.0.1:1", "--sim", "--seats", "8"
+    )
+    assert result.returncode == 2 and "§ 639a.2(a)" in result.stderr
