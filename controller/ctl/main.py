@@ -149,7 +149,16 @@ def _call(args: argparse.Namespace, method: str, request: Message) -> Any:
 
 def _show(args: argparse.Namespace, message: Message, text: str) -> int:
     if args.json:
-        print(json.dumps(MessageToDict(message, preserving_proto_field_name=True), indent=2))
+        print(
+            json.dumps(
+                MessageToDict(
+                    message,
+                    preserving_proto_field_name=True,
+                    always_print_fields_with_no_presence=True,
+                ),
+                indent=2,
+            )
+        )
     else:
         print(text)
     return 0

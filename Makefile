@@ -1,0 +1,34 @@
+# The two commands of the README, and the checks they run. See scripts/ for each step.
+VENV := .venv
+BIN := $(VENV)/bin
+DEMO_ARGS ?=
+
+.PHONY: demo test check lint typecheck proto bootstrap bench clean
+
+bootstrap:
+	@scripts/bootstrap.sh
+
+## make demo: Redis, the controller and three simulated tables, end to end (KEEP=1 keeps serving)
+demo: bootstrap
+	$(BIN)/python scripts/demo.py $(if $(KEEP),--keep-serving) $(DEMO_ARGS)
+
+## make test: generated code fresh, lint, types, then the whole test suite
+test: bootstrap check
+	$(BIN)/python -m pytest
+
+check: bootstrap
+	$(BIN)/python scripts/gen_proto.py --check
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+## make proto: regenerate jackpot/v1 from proto/ after editing the .proto
+proto: bootstrap
+	$(BIN)/python scripts/gen_proto.py
+
+## make bench: the benchmarks in bench/ (loopback only, bounded in count and time)
+bench: bootstrap
+	$(BIN)/python -m bench.run
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

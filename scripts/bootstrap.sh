@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Make a fresh Debian machine ready: Python venv support, redis-server, the project's venv.
+# Used by `make demo`, `make test` and CI. Installs Debian packages only when missing, with
+# sudo when not root. Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+VENV=${VENV:-.venv}
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    echo "bootstrap: need root to run: $*" >&2; exit 1; fi
+}
+
+apt_install() {
+  echo "bootstrap: installing Debian packages: $*"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "bootstrap: Python 3.11 or newer is needed ($PYTHON is $("$PYTHON" --version 2>&1))" >&2
+  exit 1
+fi
+
+missing=()
+command -v redis-server >/dev/null || missing+=(redis-server)
+if [ ! -x "$VENV/bin/python" ] && ! "$PYTHON" -c 'import ensurepip' 2>/dev/null; then
+  missing+=("python3-venv")
+fi
+if [ "${#missing[@]}" -gt 0 ]; then apt_install "${missing[@]}"; fi
+
+# Debian's redis-server package starts a system service on port 6379; nothing here uses it
+# (demo and tests start their own servers on free ports).
+
+stamp="$VENV/.installed"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ]; then
+  [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q -c constraints.txt -e '.[dev]'
+  touch "$stamp"
+fi

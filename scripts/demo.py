@@ -1,0 +1,309 @@
+"""``make demo``: Redis, the controller and three simulated Caribbean Stud tables, end to end.
+
+Starts a real redis-server (append-only file, fsync always) and the controller on free
+loopback ports, configures one linked progressive meter and three tables with ``jackpotctl``
+(printing each command), lets the tables play, plays one scripted round in which seat 6 holds
+a straight flush and seat 2 a royal flush, has a supervisor validate the jackpots, prints a
+summary, runs ``jackpotctl audit verify``, and stops everything it started.
+
+    python scripts/demo.py [--rounds 200] [--keep-serving]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from controller.domain.money import format_cents
+from controller.testing import RedisServer, free_port
+
+BIN = Path(sys.executable).parent
+TABLES = ("cs-1", "cs-2", "cs-3")
+LINK_GROUP = "demo-floor"
+METER = "cs-progressive"
+LARGE_AWARDS = ("100", "500", "5,000")  # "N for 1" lines the demo shows as they happen
+SCRIPT = {
+    "label": "seat 6 holds a straight flush, seat 2 a royal flush",
+    "hands": {"6": "9H TH JH QH KH", "2": "AS KS QS JS TS"},
+}
+
+
+def banner(text: str) -> None:
+    print(f"\n=== {text} " + "=" * max(0, 74 - len(text)), flush=True)
+
+
+def command(argv: Sequence[str], *, show: bool = True) -> str:
+    """Run one of the product's commands; print it (as a user would type it) and its output."""
+    if show:
+        print("$ " + " ".join(shlex.quote(a) for a in [Path(argv[0]).name, *argv[1:]]))
+    result = subprocess.run(list(argv), capture_output=True, text=True, timeout=300, check=False)
+    if show and result.stdout.strip():
+        print(result.stdout.rstrip())
+    if result.returncode != 0:
+        raise SystemExit(
+            f"demo: {Path(argv[0]).name} failed ({result.returncode}):\n"
+            f"{result.stdout}{result.stderr}"
+        )
+    return result.stdout
+
+
+def wait_until_serving(ctl: list[str], controller: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if controller.poll() is not None:
+            raise SystemExit(f"demo: the controller exited:\n{log.read_text()}")
+        probe = subprocess.run([*ctl, "link-groups", "list"], capture_output=True, check=False)
+        if probe.returncode == 0:
+            return
+        time.sleep(0.2)
+    raise SystemExit("demo: the controller did not start in 30 s")
+
+
+def configure(ctl: list[str]) -> None:
+    banner("Configure: one link group, one linked meter, three tables (jackpotctl)")
+    command(
+        [
+            *ctl,
+            "link-groups",
+            "create",
+            LINK_GROUP,
+            "--description",
+            "Caribbean Stud progressive, main floor",
+        ]
+    )
+    command(
+        [
+            *ctl,
+            "meters",
+            "create",
+            METER,
+            "--link-group",
+            LINK_GROUP,
+            "--game",
+            "caribbean-stud",
+            "--reset",
+            "10000",
+            "--rate",
+            "15",
+            "--reserve-rate",
+            "5",
+        ]
+    )
+    for table_id in TABLES:
+        command(
+            [
+                *ctl,
+                "tables",
+                "register",
+                table_id,
+                "--game",
+                "caribbean-stud",
+                "--paytable",
+                "B",
+                "--seats",
+                "7",
+                "--link-group",
+                LINK_GROUP,
+                "--meter",
+                METER,
+            ]
+        )
+    print(
+        "(Paytable B, § 639a.12(d)(1): royal flush 100% of meter, straight flush 10% of "
+        "meter,\n four of a kind 500 for 1, ... two pair 2 for 1.)"
+    )
+
+
+def play(target: str, rounds: int, work: Path) -> list[dict[str, Any]]:
+    banner(f"Play: three simulated tables, {rounds} rounds each, one shuffled deck a round")
+    agents = [
+        subprocess.Popen(
+            [
+                str(BIN / "table-agent"),
+                "--table-id",
+                table_id,
+                "--controller",
+                target,
+                "--sim",
+                "--rounds",
+                str(rounds),
+                "--void-percent",
+                "2",
+                "--quiet",
+                "--state-dir",
+                str(work / "agents"),
+                "--summary-json",
+                str(work / f"{table_id}.json"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for table_id in TABLES
+    ]
+    for agent in agents:
+        output, _ = agent.communicate(timeout=600)
+        if agent.returncode != 0:
+            raise SystemExit(f"demo: a table agent failed:\n{output}")
+        for line in output.splitlines():  # the tables' tallies and their larger awards
+            if " rounds, " in line or any(f" {n} for 1 " in line for n in LARGE_AWARDS):
+                print(line)
+    script = work / "scripted-round.json"
+    script.write_text(json.dumps(SCRIPT), encoding="utf-8")
+    banner("Scripted round at table cs-1: " + SCRIPT_LABEL)
+    print(
+        command(
+            [
+                str(BIN / "table-agent"),
+                "--table-id",
+                "cs-1",
+                "--controller",
+                target,
+                "--sim",
+                "--rounds",
+                "0",
+                "--quiet",
+                "--script",
+                str(script),
+                "--state-dir",
+                str(work / "agents"),
+                "--summary-json",
+                str(work / "cs-1-scripted.json"),
+            ],
+            show=False,
+        ).rstrip()
+    )
+    return [json.loads(path.read_text()) for path in sorted(work.glob("cs-*.json"))]
+
+
+def summarise(ctl: list[str], tallies: list[dict[str, Any]]) -> None:
+    banner("Summary")
+    rounds = sum(t["rounds"] for t in tallies)
+    voids = sum(t["voids"] for t in tallies)
+    wagers = sum(t["wagers"] for t in tallies)
+    awards = [a for t in tallies for a in t["awards"]]
+    print(f"rounds played: {rounds} ({voids} voided for a misdeal, wagers returned)")
+    print(f"progressive wagers: {wagers} x $1")
+    print(f"awards: {len(awards)} totalling {format_cents(sum(a['amount_cents'] for a in awards))}")
+    meter = json.loads(command([*ctl, "--json", "meters", "list"], show=False))["meters"][0]
+    print(
+        f"meter {METER}: {format_cents(int(meter['amount_cents']))}, reserve "
+        f"{format_cents(int(meter['reserve_cents']))} (reset "
+        f"{format_cents(int(meter['reset_cents']))})"
+    )
+    pending = json.loads(command([*ctl, "--json", "jackpots", "list"], show=False))
+    hits = pending.get("jackpots", [])
+    print("hits, in journal order:")
+    for hit in hits:
+        print(
+            f"  #{hit['journal_seq']} table {hit['table_id']} seat {hit['seat']} "
+            f"{hit['hand']}: {hit['award_text']} = {format_cents(int(hit['amount_cents']))} "
+            f"(meter {format_cents(int(hit['meter_before_cents']))} -> "
+            f"{format_cents(int(hit['meter_after_cents']))})"
+        )
+    banner("A floor supervisor validates each jackpot (§ 639a.11(c)(5)(iii))")
+    for hit in hits:
+        command(
+            [
+                *ctl,
+                "jackpots",
+                "approve",
+                hit["jackpot_id"],
+                "--supervisor",
+                "Floor Supervisor A. Rivera",
+                "--note",
+                "hand verified on the layout",
+            ]
+        )
+
+
+def show_metrics(metrics_port: int) -> None:
+    banner(f"Prometheus metrics (http://127.0.0.1:{metrics_port}/metrics), a few lines")
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as reply:
+        lines = reply.read().decode().splitlines()
+    wanted = (
+        "jackpot_meter_cents{",
+        "jackpot_reserve_cents{",
+        "jackpot_wagers_total{",
+        "jackpot_hits_total{",
+        "jackpot_pending_jackpots{",
+        'grpc_server_handled_total{grpc_code="OK",grpc_method="Settle"',
+    )
+    for line in lines:
+        if line.startswith(wanted):
+            print("  " + line)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Run the end-to-end demonstration.")
+    parser.add_argument("--rounds", type=int, default=200, help="rounds per table")
+    parser.add_argument(
+        "--keep-serving",
+        action="store_true",
+        help="leave Redis and the controller running until Ctrl-C",
+    )
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="jackpot-demo-"))
+    grpc_port, metrics_port = free_port(), free_port()
+    target = f"127.0.0.1:{grpc_port}"
+    ctl = [str(BIN / "jackpotctl"), "--controller", target]
+    banner("Start: redis-server (append-only file, fsync always) and the controller")
+    redis = RedisServer(work / "redis").start()
+    print(f"redis-server on {redis.url}, data in {redis.data_dir}")
+    log = work / "controller.log"
+    controller = subprocess.Popen(
+        [
+            str(BIN / "jackpot-controller"),
+            "serve",
+            "--insecure",
+            "--listen",
+            target,
+            "--redis",
+            redis.url,
+            "--metrics-port",
+            str(metrics_port),
+        ],
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        wait_until_serving(ctl, controller, log)
+        print(f"controller on {target}; its log: {log}")
+        configure(ctl)
+        tallies = play(target, args.rounds, work)
+        summarise(ctl, tallies)
+        banner("Audit: recompute every meter from the journal")
+        command([str(BIN / "jackpotctl"), "audit", "verify", "--redis", redis.url])
+        show_metrics(metrics_port)
+        if args.keep_serving:
+            banner("Serving; press Ctrl-C to stop")
+            print(
+                f"  controller {target}   metrics http://127.0.0.1:{metrics_port}/metrics   "
+                f"redis {redis.url}"
+            )
+            print(f"  try: {BIN / 'jackpotctl'} --controller {target} meters list")
+            try:
+                controller.wait()
+            except KeyboardInterrupt:
+                pass
+    finally:
+        controller.terminate()
+        controller.wait(timeout=10)
+        redis.stop()
+    shutil.rmtree(work, ignore_errors=True)
+    banner("Demo finished: everything it started is stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
