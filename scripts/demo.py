@@ -32,8 +32,9 @@ TABLES = ("cs-1", "cs-2", "cs-3")
 LINK_GROUP = "demo-floor"
 METER = "cs-progressive"
 LARGE_AWARDS = ("100", "500", "5,000")  # "N for 1" lines the demo shows as they happen
+SCRIPT_LABEL = "seat 6 holds a straight flush, seat 2 a royal flush"
 SCRIPT = {
-    "label": "seat 6 holds a straight flush, seat 2 a royal flush",
+    "label": SCRIPT_LABEL,
     "hands": {"6": "9H TH JH QH KH", "2": "AS KS QS JS TS"},
 }
 
