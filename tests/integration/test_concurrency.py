@@ -1,11 +1,12 @@
-"""Many tables on one linked meter at once: the meter stays exact and the journal agrees."""
+"""Many tables on one linked meter at once, through two controller replicas: the meter stays
+exact and the journal agrees."""
 
 from __future__ import annotations
 
 import asyncio
 
 from controller.audit import verify
-from controller.server import ControllerServer
+from controller.server import ControllerServer, ServerConfig
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.client import ControllerClient
 from table_agent.simulator import SimulationConfig, TableSimulator
@@ -17,13 +18,18 @@ ROUNDS = 50
 
 
 async def test_twenty_tables_by_fifty_rounds_in_parallel_on_one_meter(
-    controller: ControllerServer, admin: pb_grpc.AdminServiceAsyncStub
+    controller: ControllerServer, admin: pb_grpc.AdminServiceAsyncStub, redis_url: str
 ) -> None:
     table_ids = [f"t{n}" for n in range(1, TABLES + 1)]
     floor = Floor(admin)
     await floor.create(tables=table_ids)
-    target = f"127.0.0.1:{controller.port}"
-    clients = [ControllerClient(target, retry_for_s=30) for _ in table_ids]
+    # Two controller replicas on the same Redis: half of the tables talk to each.
+    replica = ControllerServer(
+        ServerConfig(listen="127.0.0.1:0", redis_url=redis_url, metrics_port=None)
+    )
+    await replica.start()
+    targets = [f"127.0.0.1:{controller.port}", f"127.0.0.1:{replica.port}"]
+    clients = [ControllerClient(targets[n % 2], retry_for_s=30) for n in range(TABLES)]
     simulators = [
         TableSimulator(
             TableAgent(table_id, client),
@@ -37,6 +43,7 @@ async def test_twenty_tables_by_fifty_rounds_in_parallel_on_one_meter(
     )
     for client in clients:
         await client.close()
+    await replica.stop(grace_s=1)
 
     assert sum(t.rounds for t in tallies) == TABLES * ROUNDS
     wagers = sum(t.wagers for t in tallies)

@@ -1,0 +1,197 @@
+"""What the benchmark sends: the floor's configuration, health checks and Caribbean Stud rounds.
+
+A round is a Lockout of ``WAGERS`` progressive wagers of ``WAGER_CENTS`` cents (seats 1..4),
+then a Settle with those seats' cards and the dealer's, dealt by § 639a.8(d) from a deck
+shuffled with a seeded PRNG (reproducible, and cheaper for the client than the CSPRNG).
+Latencies are recorded in seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from grpc import aio
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from bench.loadgen import Recorder
+from controller.domain.cards import FULL_DECK
+from controller.store import keys
+from jackpot.v1 import jackpot_pb2 as pb
+from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from table_agent.dealing import deal
+
+LINK_GROUP = "bench"
+METER = "cs-bench"
+GAME = "caribbean-stud"
+PAYTABLE = "B"
+SEATS = (1, 2, 3, 4)
+WAGER_CENTS = 100
+RESET_CENTS = 1_000_000
+RATE_PERCENT = "15"
+CALL_TIMEOUT_S = 10.0
+JOURNAL_KEY = keys.LinkGroupKeys(LINK_GROUP).journal
+
+
+class Health:
+    """The standard ``grpc.health.v1.Health/Check`` RPC: the baseline, an echo-like call."""
+
+    def __init__(self, channel: aio.Channel) -> None:
+        self._stub: Any = health_pb2_grpc.HealthStub(channel)
+        self._request: Any = health_pb2.HealthCheckRequest()
+
+    async def check(self, timeout_s: float = CALL_TIMEOUT_S) -> bool:
+        """One Check of the whole server; whether it answered SERVING."""
+        reply = await self._stub.Check(self._request, timeout=timeout_s)
+        return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+
+    async def timed(self, recorder: Recorder, kind: str = "Check") -> None:
+        """One Check, its latency recorded as ``kind``; raises if not SERVING."""
+        begin = time.perf_counter()
+        serving = await self.check()
+        recorder.add(kind, time.perf_counter() - begin)
+        if not serving:
+            raise RuntimeError("the controller is not SERVING")
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """The two requests of one round."""
+
+    table_id: str
+    round_id: int
+    lockout: pb.LockoutRequest
+    settle: pb.SettleRequest
+
+
+class Floor:
+    """``tables`` Caribbean Stud tables t1..tN on one meter, and their rounds.
+
+    Each table plays one round at a time (a lock per table) with increasing round ids.
+    ``rounds_locked`` counts the rounds whose Lockout was applied (the round records in Redis).
+    """
+
+    def __init__(self, channel: aio.Channel, tables: int, seed: int) -> None:
+        self.admin: pb_grpc.AdminServiceAsyncStub = pb_grpc.AdminServiceStub(channel)
+        self.stub: pb_grpc.TableServiceAsyncStub = pb_grpc.TableServiceStub(channel)
+        self.table_ids = tuple(f"t{n}" for n in range(1, tables + 1))
+        self._last_round = dict.fromkeys(self.table_ids, 0)
+        self._locks = {table_id: asyncio.Lock() for table_id in self.table_ids}
+        self._rng = random.Random(seed)
+        self.rounds_locked = 0
+
+    async def configure(self) -> None:
+        """Create the link group, the meter and the tables through AdminService."""
+        await self.admin.CreateLinkGroup(
+            pb.CreateLinkGroupRequest(link_group_id=LINK_GROUP, description="benchmark floor"),
+            timeout=CALL_TIMEOUT_S,
+        )
+        await self.admin.CreateMeter(
+            pb.CreateMeterRequest(
+                meter_id=METER,
+                link_group_id=LINK_GROUP,
+                game=GAME,
+                reset_cents=RESET_CENTS,
+                rate_of_progression_percent=RATE_PERCENT,
+                reserve_rate_percent="0",
+                ceiling_cents=0,
+            ),
+            timeout=CALL_TIMEOUT_S,
+        )
+        for table_id in self.table_ids:
+            await self.admin.RegisterTable(
+                pb.RegisterTableRequest(
+                    table=pb.Table(
+                        table_id=table_id,
+                        game=GAME,
+                        paytable=PAYTABLE,
+                        seats=7,
+                        link_group_id=LINK_GROUP,
+                        meter_id=METER,
+                        wager_cents=WAGER_CENTS,
+                    )
+                ),
+                timeout=CALL_TIMEOUT_S,
+            )
+
+    def new_round(self, table_id: str) -> Round:
+        """The next round of ``table_id``: its round id and both requests."""
+        round_id = self._last_round[table_id] + 1
+        self._last_round[table_id] = round_id
+        deck = list(FULL_DECK)
+        self._rng.shuffle(deck)
+        cards = deal(deck, SEATS)
+        lockout = pb.LockoutRequest(
+            table_id=table_id,
+            round_id=round_id,
+            wagers=[
+                pb.Wager(seat=seat, kind=pb.WAGER_KIND_PROGRESSIVE, amount_cents=WAGER_CENTS)
+                for seat in SEATS
+            ],
+        )
+        settle = pb.SettleRequest(
+            table_id=table_id,
+            round_id=round_id,
+            seats=[
+                pb.SeatCards(seat=seat, cards=[str(card) for card in hand])
+                for seat, hand in sorted(cards.hands.items())
+            ],
+            dealer_cards=[str(card) for card in cards.dealer],
+        )
+        return Round(table_id, round_id, lockout, settle)
+
+    async def lockout(self, request: pb.LockoutRequest) -> pb.LockoutResponse:
+        """Send one Lockout."""
+        return await self.stub.Lockout(request, timeout=CALL_TIMEOUT_S)
+
+    async def settle(self, request: pb.SettleRequest) -> pb.SettleResponse:
+        """Send one Settle."""
+        return await self.stub.Settle(request, timeout=CALL_TIMEOUT_S)
+
+    async def play(self, table_id: str, recorder: Recorder) -> None:
+        """Play one round at ``table_id`` once its previous round is over.
+
+        Records the latency of each RPC ("Lockout", "Settle") and of the round ("Round").
+        """
+        async with self._locks[table_id]:
+            game = self.new_round(table_id)
+            begin = time.perf_counter()
+            await self.lockout(game.lockout)
+            locked = time.perf_counter()
+            self.rounds_locked += 1
+            await self.settle(game.settle)
+            end = time.perf_counter()
+        recorder.add("Lockout", locked - begin)
+        recorder.add("Settle", end - locked)
+        recorder.add("Round", end - begin)
+
+    async def play_with_replays(self, table_id: str, recorder: Recorder) -> None:
+        """One round, each RPC sent twice with the same key and content, one call at a time.
+
+        Records "Lockout first", "Lockout replay", "Settle first" and "Settle replay"; raises
+        if a replay's answer differs from the original.
+        """
+        async with self._locks[table_id]:
+            game = self.new_round(table_id)
+            begin = time.perf_counter()
+            first_lockout = await self.lockout(game.lockout)
+            middle = time.perf_counter()
+            self.rounds_locked += 1
+            replay_lockout = await self.lockout(game.lockout)
+            end = time.perf_counter()
+            recorder.add("Lockout first", middle - begin)
+            recorder.add("Lockout replay", end - middle)
+            begin = time.perf_counter()
+            first_settle = await self.settle(game.settle)
+            middle = time.perf_counter()
+            replay_settle = await self.settle(game.settle)
+            end = time.perf_counter()
+            recorder.add("Settle first", middle - begin)
+            recorder.add("Settle replay", end - middle)
+        if replay_lockout != first_lockout or replay_settle != first_settle:
+            raise RuntimeError(
+                f"round {game.round_id} of {table_id}: a replay answered differently"
+            )

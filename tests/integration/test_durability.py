@@ -1,0 +1,95 @@
+"""Acknowledged means durable: writes wait for Redis replicas when asked to."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc import aio
+from redis.asyncio import Redis
+
+from controller.server import ControllerServer, ServerConfig
+from controller.testing import RedisServer
+from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from tests.helpers import RESET_CENTS, Floor, lockout
+
+
+@pytest.fixture
+async def replicated(tmp_path: Path) -> AsyncIterator[tuple[RedisServer, RedisServer]]:
+    # No delay before the first full sync (Redis waits 5 s by default for more replicas).
+    with RedisServer(
+        tmp_path / "primary", extra_args=("--repl-diskless-sync-delay", "0")
+    ) as primary:
+        with RedisServer(
+            tmp_path / "replica", extra_args=("--replicaof", "127.0.0.1", str(primary.port))
+        ) as replica:
+            client = Redis.from_url(primary.url)
+            for _ in range(100):
+                info = await client.info("replication")
+                if info.get("connected_slaves") == 1 and "state=online" in str(
+                    info.get("slave0", "")
+                ):
+                    break
+                await client.wait(1, 100)
+            await client.aclose()
+            yield primary, replica
+
+
+async def start(url: str, wait_replicas: int) -> ControllerServer:
+    server = ControllerServer(
+        ServerConfig(
+            listen="127.0.0.1:0",
+            redis_url=url,
+            metrics_port=None,
+            wait_replicas=wait_replicas,
+            wait_timeout_ms=200,
+        )
+    )
+    await server.start()
+    return server
+
+
+async def test_acknowledged_writes_are_on_the_replica(
+    replicated: tuple[RedisServer, RedisServer],
+) -> None:
+    primary, replica = replicated
+    server = await start(primary.url, wait_replicas=1)
+    try:
+        async with aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+            floor = Floor(pb_grpc.AdminServiceStub(channel))
+            await floor.create()
+            reply = await pb_grpc.TableServiceStub(channel).Lockout(lockout("t1", 1, [1, 2]))
+        assert reply.meters[0].amount_cents == RESET_CENTS + 30
+        copy = Redis.from_url(replica.url, decode_responses=True)
+        meter = await copy.hget("jp:{lg:floor}:meter:cs-main", "value_microcents")
+        await copy.aclose()
+        assert meter == str((RESET_CENTS + 30) * 1_000_000)
+    finally:
+        await server.stop(grace_s=1)
+
+
+async def test_a_write_not_confirmed_by_enough_replicas_is_unavailable_and_safe_to_retry(
+    replicated: tuple[RedisServer, RedisServer],
+) -> None:
+    primary, _ = replicated
+    setup = await start(primary.url, wait_replicas=1)
+    strict = await start(primary.url, wait_replicas=2)  # only one replica exists
+    try:
+        async with aio.insecure_channel(f"127.0.0.1:{setup.port}") as channel:
+            await Floor(pb_grpc.AdminServiceStub(channel)).create()
+        async with aio.insecure_channel(f"127.0.0.1:{strict.port}") as channel:
+            tables = pb_grpc.TableServiceStub(channel)
+            with pytest.raises(aio.AioRpcError) as caught:
+                await tables.Lockout(lockout("t1", 1, [1]))
+            assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert "confirmed by 1 of 2 replicas" in (caught.value.details() or "")
+        async with aio.insecure_channel(f"127.0.0.1:{setup.port}") as channel:
+            retry = await pb_grpc.TableServiceStub(channel).Lockout(lockout("t1", 1, [1]))
+            meter = await Floor(pb_grpc.AdminServiceStub(channel)).meter()
+        assert retry.meters[0].amount_cents == RESET_CENTS + 15
+        assert meter.wagers_total == 1  # the retry was answered, not applied again
+    finally:
+        await strict.stop(grace_s=1)
+        await setup.stop(grace_s=1)
