@@ -146,6 +146,7 @@ async def _redis_state(redis: Redis) -> dict[str, int]:
         "journal_entries": int(await redis.xlen(JOURNAL_KEY)),
         "keys": int(await redis.dbsize()),
         "aof_bytes": int(persistence.get("aof_current_size", 0)),
+        "aof_rewrites": int(persistence.get("aof_rewrites", 0)),
     }
 
 
@@ -292,10 +293,49 @@ async def _replay(floor: Floor, health: Health, params: Params) -> Results:
     }
 
 
+def _memory(states: Sequence[dict[str, int]], locked: Sequence[int], rss: Results) -> Results:
+    """Redis growth per round over phases 2-4 (AOF: over phase 4 only, unless it was rewritten).
+
+    ``states`` and ``locked`` are Redis readings and rounds-locked counts before phase 2 and
+    after phases 2, 3 and 4; ``rss`` the controller's memory readings (bytes).
+    """
+    first, last = states[0], states[-1]
+    played = locked[-1] - locked[0]
+    memory: Results = {
+        "rounds": played,
+        "redis_before": first,
+        "redis_after": last,
+        **{
+            f"{name}_per_round": _ratio(last[name] - first[name], played)
+            for name in ("used_memory", "journal_entries", "keys")
+        },
+        "aof_rewrites": last["aof_rewrites"] - first["aof_rewrites"],
+        "aof_bytes_per_round": None,
+        **rss,
+        "controller_rss_after_vs_before": _ratio(
+            rss["controller_rss_after"], rss["controller_rss_before"]
+        ),
+    }
+    if states[-1]["aof_rewrites"] == states[-2]["aof_rewrites"]:
+        memory["aof_bytes_per_round"] = _ratio(
+            states[-1]["aof_bytes"] - states[-2]["aof_bytes"], locked[-1] - locked[-2]
+        )
+    return memory
+
+
 async def measure(system: System, params: Params) -> Results:
     """Run every phase against ``system``; the results as plain data (see the module doc)."""
     began = time.perf_counter()
     redis = Redis.from_url(system.redis.url, decode_responses=True)
+    states: list[dict[str, int]] = []
+    locked: list[int] = []
+
+    async def checkpoint(phase: Results | None = None) -> None:
+        states.append(await _redis_state(redis))
+        locked.append(floor.rounds_locked)
+        if phase is not None:
+            phase["aof_rewrites"] = states[-1]["aof_rewrites"] - states[-2]["aof_rewrites"]
+
     try:
         async with aio.insecure_channel(system.target) as channel:
             health = Health(channel)
@@ -304,32 +344,18 @@ async def measure(system: System, params: Params) -> Results:
             await floor.configure()
             machine = await _machine(redis)
             pid = system.controller_pid
-            rss_before = memory_bytes(pid)
+            rss = {"controller_rss_before": memory_bytes(pid)}
             baseline = await _baseline(health, system, params)
-            rss_after_baseline = memory_bytes(pid)
-            redis_before = await _redis_state(redis)
-            locked_before = floor.rounds_locked
+            rss["controller_rss_after_baseline"] = memory_bytes(pid)
+            await checkpoint()
             rounds = await _rounds(floor, system, params, baseline)
+            await checkpoint(rounds)
             opened = await _open_loop(floor, params, rounds["per_s"])
+            await checkpoint(opened)
             replay = await _replay(floor, health, params)
-            redis_after = await _redis_state(redis)
-            played = floor.rounds_locked - locked_before
-            memory: Results = {
-                "rounds": played,
-                "redis_before": redis_before,
-                "redis_after": redis_after,
-                **{
-                    f"{name}_per_round": _ratio(redis_after[name] - redis_before[name], played)
-                    for name in ("used_memory", "journal_entries", "keys", "aof_bytes")
-                },
-                "controller_rss_before": rss_before,
-                "controller_rss_after_baseline": rss_after_baseline,
-                "controller_rss_after": memory_bytes(pid),
-                "controller_rss_peak": memory_bytes(pid, "VmHWM"),
-            }
-            memory["controller_rss_after_vs_before"] = _ratio(
-                memory["controller_rss_after"], rss_before
-            )
+            await checkpoint(replay)
+            rss["controller_rss_after"] = memory_bytes(pid)
+            rss["controller_rss_peak"] = memory_bytes(pid, "VmHWM")
     finally:
         await redis.aclose()
     return {
@@ -344,7 +370,7 @@ async def measure(system: System, params: Params) -> Results:
         "rounds": rounds,
         "open_loop": opened,
         "replay": replay,
-        "memory": memory,
+        "memory": _memory(states, locked, rss),
         "elapsed_s": time.perf_counter() - began,
     }
 
@@ -372,6 +398,12 @@ def report(results: Results) -> str:
     def section(title: str) -> None:
         rows.append(("", "", ""))
         rows.append((title, "", ""))
+
+    def rewrites(phase: Results) -> None:
+        if phase["aof_rewrites"]:
+            rows.append(
+                ("AOF rewrites in the phase", f"{phase['aof_rewrites']} (fork: outliers)", "")
+            )
 
     def cpu(cpu: Results, unit: str, ratio: str = "") -> None:
         per_call = " / ".join(_n(cpu[f"{name}_us_per_call"]) for name in _PROCESSES)
@@ -413,6 +445,7 @@ def report(results: Results) -> str:
         "RPC",
         f"controller {rounds['controller_cpu_per_rpc_vs_baseline']:.2f} x baseline",
     )
+    rewrites(rounds)
 
     section(
         f"3. Open loop: rounds offered at {opened['fraction_of_saturation']:.0%} of saturation "
@@ -435,6 +468,7 @@ def report(results: Results) -> str:
     )
     rows.append(("round p50 / p99 / p99.9 / max", _lat(opened["latency"], *_ALL), ""))
     rows.append(("max send lag", f"{opened['max_send_lag_ms']:.2f} ms", ""))
+    rewrites(opened)
 
     section("4. Idempotent replay: the same request again, 1 call in flight")
     lat = replay["latency"]
@@ -462,12 +496,21 @@ def report(results: Results) -> str:
             f"p50 {replay['settle_replay_vs_first_p50']:.2f} x first",
         )
     )
+    rewrites(replay)
 
     section(f"5. Memory after {_n(memory['rounds'])} rounds (phases 2-4)")
     rows.append(("Redis used_memory per round", f"{_n(memory['used_memory_per_round'])} B", ""))
     rows.append(("journal entries per round", f"{memory['journal_entries_per_round']:.2f}", ""))
     rows.append(("Redis keys per round", f"{memory['keys_per_round']:.2f}", ""))
-    rows.append(("AOF bytes per round", f"{_n(memory['aof_bytes_per_round'])} B", ""))
+    aof = memory["aof_bytes_per_round"]
+    rows.append(
+        (
+            "AOF bytes per round (phase 4)",
+            "n/a (the AOF was rewritten)" if aof is None else f"{_n(aof)} B",
+            "",
+        )
+    )
+    rows.append(("AOF rewrites (phases 2-4)", str(memory["aof_rewrites"]), ""))
     mib = 1024 * 1024
     rows.append(
         (
