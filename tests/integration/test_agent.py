@@ -2,17 +2,35 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from controller.domain.cards import parse_cards
-from controller.server import ControllerServer
+from controller.domain.config import LinkGroupConfig, MeterConfig, TableConfig
+from controller.server import ControllerServer, ServerConfig
+from controller.store.redis_store import RedisStore
+from controller.testing import free_port
 from table_agent.client import ControllerClient, ControllerRefused, ControllerUnreachable
 from table_agent.outbox import Outbox
 from table_agent.simulator import ScriptedRound, SimulationConfig, TableSimulator
 from table_agent.table import RoundStateError, TableAgent
 from tests.helpers import RESET_CENTS, ROYAL_SPADES, STRAIGHT_FLUSH_HEARTS, Floor
+
+
+@pytest.fixture
+async def admin_floor_port(redis_url: str) -> AsyncIterator[int]:
+    """The standard floor, written straight to the store; a free port for a controller."""
+    store = RedisStore.from_url(redis_url)
+    await store.create_link_group(LinkGroupConfig("floor"))
+    await store.create_meter(
+        MeterConfig("cs-main", "floor", "caribbean-stud", RESET_CENTS, 150_000)
+    )
+    await store.register_table(TableConfig("t1", "caribbean-stud", "B", 7, "floor", "cs-main"))
+    await store.close()
+    yield free_port()
 
 
 async def test_scripted_round_pays_both_hits(controller: ControllerServer, floor: Floor) -> None:
@@ -64,3 +82,26 @@ async def test_unreachable_controller_gives_up_after_the_retry_window() -> None:
     with pytest.raises(ControllerUnreachable, match="controller unreachable"):
         await agent.lockout(agent.new_round(), [(1, 100)])
     await client.close()
+
+
+async def test_a_report_is_retried_with_the_same_key_until_the_controller_answers(
+    redis_url: str, admin_floor_port: int
+) -> None:
+    client = ControllerClient(f"127.0.0.1:{admin_floor_port}", retry_for_s=20)
+    agent = TableAgent("t1", client)
+    round_id = agent.new_round()
+    # The controller is not listening yet: the agent keeps sending the same lockout.
+    pending = asyncio.create_task(agent.lockout(round_id, [(1, 100), (2, 100)]))
+    await asyncio.sleep(0.5)
+    assert not pending.done()
+    server = ControllerServer(
+        ServerConfig(listen=f"127.0.0.1:{admin_floor_port}", redis_url=redis_url, metrics_port=None)
+    )
+    await server.start()
+    try:
+        answer = await asyncio.wait_for(pending, timeout=15)
+        assert answer.accepted_seats == (1, 2)
+        assert answer.meter_cents == {"cs-main": RESET_CENTS + 30}
+    finally:
+        await client.close()
+        await server.stop(grace_s=1)

@@ -196,3 +196,26 @@ async def test_creating_the_same_configuration_twice_is_idempotent(
     before = await snapshot(redis_client)
     await floor.create()
     assert await snapshot(redis_client) == before
+
+
+async def test_unknown_meter_and_link_group(admin: pb_grpc.AdminServiceAsyncStub) -> None:
+    await expect(
+        admin.GetMeter(pb.GetMeterRequest(meter_id="ghost")),
+        NOT_FOUND,
+        "meter ghost does not exist",
+    )
+    await expect(
+        admin.GetLinkGroup(pb.GetLinkGroupRequest(link_group_id="ghost")),
+        NOT_FOUND,
+        "link group ghost does not exist",
+    )
+    await expect(
+        admin.ListMeters(pb.ListMetersRequest(link_group_id="ghost")),
+        NOT_FOUND,
+        "link group ghost does not exist",
+    )
+    await expect(
+        admin.GetMeter(pb.GetMeterRequest(meter_id="a b")),
+        INVALID,
+        "meter id 'a b' must be 1-64 characters",
+    )

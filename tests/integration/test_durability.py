@@ -93,3 +93,13 @@ async def test_a_write_not_confirmed_by_enough_replicas_is_unavailable_and_safe_
     finally:
         await strict.stop(grace_s=1)
         await setup.stop(grace_s=1)
+
+
+async def test_start_warns_loudly_when_the_append_only_file_is_off(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with RedisServer(tmp_path / "volatile", appendonly=False) as redis:
+        server = await start(redis.url, wait_replicas=0)
+        await server.stop(grace_s=1)
+    assert "REDIS APPEND-ONLY FILE IS OFF" in caplog.text
+    assert server.metrics.aof_enabled._value.get() == 0
