@@ -124,20 +124,6 @@ def _loop(result: ClosedLoopResult) -> Results:
     }
 
 
-async def _wait_serving(system: System, health: Health, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if system.controller_exited():
-            raise RuntimeError(f"the controller exited at start:\n{system.log_tail()}")
-        try:
-            if await health.check(timeout_s=1.0):
-                return
-        except aio.AioRpcError:
-            pass
-        await asyncio.sleep(0.1)
-    raise RuntimeError(f"the controller was not SERVING within {timeout_s:.0f} s")
-
-
 async def _redis_state(redis: Redis) -> dict[str, int]:
     memory = await redis.info("memory")
     persistence = await redis.info("persistence")
@@ -339,7 +325,6 @@ async def measure(system: System, params: Params) -> Results:
     try:
         async with aio.insecure_channel(system.target) as channel:
             health = Health(channel)
-            await _wait_serving(system, health)
             floor = Floor(channel, params.tables, params.seed)
             await floor.configure()
             machine = await _machine(redis)

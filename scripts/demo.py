@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.domain.money import format_cents
-from controller.testing import RedisServer, free_port
+from controller.testing import ControllerProcess, RedisServer
 
 BIN = Path(sys.executable).parent
 TABLES = ("cs-1", "cs-2", "cs-3")
@@ -56,18 +56,6 @@ def command(argv: Sequence[str], *, show: bool = True) -> str:
             f"{result.stdout}{result.stderr}"
         )
     return result.stdout
-
-
-def wait_until_serving(ctl: list[str], controller: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if controller.poll() is not None:
-            raise SystemExit(f"demo: the controller exited:\n{log.read_text()}")
-        probe = subprocess.run([*ctl, "link-groups", "list"], capture_output=True, check=False)
-        if probe.returncode == 0:
-            return
-        time.sleep(0.2)
-    raise SystemExit("demo: the controller did not start in 30 s")
 
 
 def configure(ctl: list[str]) -> None:
@@ -255,51 +243,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="jackpot-demo-"))
-    grpc_port, metrics_port = free_port(), free_port()
-    target = f"127.0.0.1:{grpc_port}"
-    ctl = [str(BIN / "jackpotctl"), "--controller", target]
     banner("Start: redis-server (append-only file, fsync always) and the controller")
     redis = RedisServer(work / "redis").start()
     print(f"redis-server on {redis.url}, data in {redis.data_dir}")
-    log = work / "controller.log"
-    controller = subprocess.Popen(
-        [
-            str(BIN / "jackpot-controller"),
-            "serve",
-            "--insecure",
-            "--listen",
-            target,
-            "--redis",
-            redis.url,
-            "--metrics-port",
-            str(metrics_port),
-        ],
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-    )
+    controller = ControllerProcess(redis.url, work / "controller.log")
     try:
-        wait_until_serving(ctl, controller, log)
-        print(f"controller on {target}; its log: {log}")
+        controller.start()
+        target = controller.target
+        ctl = [str(BIN / "jackpotctl"), "--controller", target]
+        print(f"controller on {target}; its log: {controller.log_path}")
         configure(ctl)
         tallies = play(target, args.rounds, work)
         summarise(ctl, tallies)
         banner("Audit: recompute every meter from the journal")
         command([str(BIN / "jackpotctl"), "audit", "verify", "--redis", redis.url])
-        show_metrics(metrics_port)
+        show_metrics(controller.metrics_port)
         if args.keep_serving:
             banner("Serving; press Ctrl-C to stop")
             print(
-                f"  controller {target}   metrics http://127.0.0.1:{metrics_port}/metrics   "
-                f"redis {redis.url}"
+                f"  controller {target}   metrics "
+                f"http://127.0.0.1:{controller.metrics_port}/metrics   redis {redis.url}"
             )
             print(f"  try: {BIN / 'jackpotctl'} --controller {target} meters list")
             try:
-                controller.wait()
+                while controller.process is not None and controller.process.poll() is None:
+                    time.sleep(1)
             except KeyboardInterrupt:
                 pass
     finally:
-        controller.terminate()
-        controller.wait(timeout=10)
+        controller.stop()
         redis.stop()
     shutil.rmtree(work, ignore_errors=True)
     banner("Demo finished: everything it started is stopped")

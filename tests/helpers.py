@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import grpc
+import pytest
+from grpc import aio
 from redis.asyncio import Redis
 
 from controller.store import keys
@@ -93,6 +96,14 @@ def settle(
     return pb.SettleRequest(
         table_id=table_id, round_id=round_id, seats=seats, dealer_cards=dealer.split()
     )
+
+
+async def expect_refusal(call: Awaitable[object], code: grpc.StatusCode, text: str) -> None:
+    """Await ``call`` and check it fails with ``code`` and a message containing ``text``."""
+    with pytest.raises(aio.AioRpcError) as caught:
+        await call
+    assert caught.value.code() == code, caught.value.details()
+    assert text in (caught.value.details() or ""), caught.value.details()
 
 
 async def snapshot(client: Redis) -> dict[str, Any]:

@@ -186,10 +186,15 @@ class RedisStore:
             link_group_id, description, tuple(sorted(meters)), tuple(sorted(tables))
         )
 
+    async def _group_ids(self, link_group_id: str = "") -> list[str]:
+        """``[link_group_id]``, or every link group's id (sorted) when it is empty."""
+        if link_group_id:
+            return [link_group_id]
+        return sorted(await self._read(self._client.smembers(keys.LINK_GROUPS)))
+
     async def list_link_groups(self) -> list[LinkGroupState]:
         """Every link group, by id."""
-        ids = sorted(await self._read(self._client.smembers(keys.LINK_GROUPS)))
-        return [await self.get_link_group(link_group_id) for link_group_id in ids]
+        return [await self.get_link_group(group_id) for group_id in await self._group_ids()]
 
     async def create_meter(self, config: MeterConfig) -> MeterState:
         """Create a meter at its reset amount (journaled as operator seed); idempotent."""
@@ -229,11 +234,7 @@ class RedisStore:
 
     async def list_meters(self, link_group_id: str = "") -> list[MeterState]:
         """The meters of one link group, or of all of them, ordered by id."""
-        groups = (
-            [link_group_id]
-            if link_group_id
-            else sorted(await self._read(self._client.smembers(keys.LINK_GROUPS)))
-        )
+        groups = await self._group_ids(link_group_id)
         meters: list[MeterState] = []
         for group_id in groups:
             group = keys.LinkGroupKeys(group_id)
@@ -394,11 +395,7 @@ class RedisStore:
 
     async def list_pending_jackpots(self, link_group_id: str = "") -> list[Jackpot]:
         """Jackpots waiting for validation, in journal order."""
-        groups = (
-            [link_group_id]
-            if link_group_id
-            else sorted(await self._read(self._client.smembers(keys.LINK_GROUPS)))
-        )
+        groups = await self._group_ids(link_group_id)
         found: list[Jackpot] = []
         for group_id in groups:
             group = keys.LinkGroupKeys(group_id)

@@ -4,6 +4,8 @@ Used by this project's tests, benchmarks and ``make demo``, and by anyone who em
 controller in their own tests (the way temporal ships ``WorkflowEnvironment``).
 """
 
-from controller.testing.redis_server import RedisServer, free_port
+from controller.testing.children import free_port, stop_process
+from controller.testing.processes import ControllerProcess
+from controller.testing.redis_server import RedisServer
 
-__all__ = ["RedisServer", "free_port"]
+__all__ = ["ControllerProcess", "RedisServer", "free_port", "stop_process"]

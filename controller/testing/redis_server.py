@@ -9,12 +9,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from controller.testing.children import free_port, stop_process
 
 
 class RedisServer:
@@ -92,15 +87,7 @@ class RedisServer:
 
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL after 5 s)."""
-        if self.process is None:
-            return
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, timeout_s=5)
         self.process = None
 
     def __enter__(self) -> RedisServer:

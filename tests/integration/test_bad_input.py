@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from grpc import aio
 from redis.asyncio import Redis
 
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from tests.helpers import ROYAL_SPADES, Floor, lockout, settle, snapshot
+from tests.helpers import ROYAL_SPADES, Floor, expect_refusal, lockout, settle, snapshot
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 NOT_FOUND = grpc.StatusCode.NOT_FOUND
@@ -27,13 +26,6 @@ SETTLE_CASES = [
 ]
 
 
-async def expect(call: object, code: grpc.StatusCode, text: str) -> None:
-    with pytest.raises(aio.AioRpcError) as caught:
-        await call  # type: ignore[misc]
-    assert caught.value.code() == code, caught.value.details()
-    assert text in (caught.value.details() or ""), caught.value.details()
-
-
 @pytest.mark.parametrize(("hands", "dealer", "code", "text"), SETTLE_CASES)
 async def test_bad_cards_and_seats_at_settlement(
     tables: pb_grpc.TableServiceAsyncStub,
@@ -46,7 +38,7 @@ async def test_bad_cards_and_seats_at_settlement(
 ) -> None:
     await tables.Lockout(lockout("t1", 1, [1]))
     before = await snapshot(redis_client)
-    await expect(tables.Settle(settle("t1", 1, hands, dealer=dealer)), code, text)
+    await expect_refusal(tables.Settle(settle("t1", 1, hands, dealer=dealer)), code, text)
     assert await snapshot(redis_client) == before
 
 
@@ -80,7 +72,7 @@ async def test_bad_lockouts(
     text: str,
 ) -> None:
     before = await snapshot(redis_client)
-    await expect(tables.Lockout(request_), code, text)
+    await expect_refusal(tables.Lockout(request_), code, text)
     assert await snapshot(redis_client) == before
 
 
@@ -88,17 +80,17 @@ async def test_unknown_table_at_settle_and_void_and_missing_reason(
     tables: pb_grpc.TableServiceAsyncStub, floor: Floor, redis_client: Redis
 ) -> None:
     before = await snapshot(redis_client)
-    await expect(
+    await expect_refusal(
         tables.Settle(settle("ghost", 1, {1: ROYAL_SPADES})),
         NOT_FOUND,
         "table ghost is not registered",
     )
-    await expect(
+    await expect_refusal(
         tables.VoidRound(pb.VoidRoundRequest(table_id="ghost", round_id=1, reason="misdeal")),
         NOT_FOUND,
         "table ghost is not registered",
     )
-    await expect(
+    await expect_refusal(
         tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1)),
         INVALID,
         "reason is required",
@@ -146,7 +138,7 @@ async def test_bad_meters(
     )
     fields.update(meter)
     before = await snapshot(redis_client)
-    await expect(admin.CreateMeter(pb.CreateMeterRequest(**fields)), code, text)  # type: ignore[arg-type]
+    await expect_refusal(admin.CreateMeter(pb.CreateMeterRequest(**fields)), code, text)  # type: ignore[arg-type]
     assert await snapshot(redis_client) == before
 
 
@@ -182,7 +174,7 @@ async def test_bad_tables(
     )
     fields.update(table)
     before = await snapshot(redis_client)
-    await expect(
+    await expect_refusal(
         admin.RegisterTable(pb.RegisterTableRequest(table=pb.Table(**fields))),  # type: ignore[arg-type]
         code,
         text,
@@ -199,22 +191,22 @@ async def test_creating_the_same_configuration_twice_is_idempotent(
 
 
 async def test_unknown_meter_and_link_group(admin: pb_grpc.AdminServiceAsyncStub) -> None:
-    await expect(
+    await expect_refusal(
         admin.GetMeter(pb.GetMeterRequest(meter_id="ghost")),
         NOT_FOUND,
         "meter ghost does not exist",
     )
-    await expect(
+    await expect_refusal(
         admin.GetLinkGroup(pb.GetLinkGroupRequest(link_group_id="ghost")),
         NOT_FOUND,
         "link group ghost does not exist",
     )
-    await expect(
+    await expect_refusal(
         admin.ListMeters(pb.ListMetersRequest(link_group_id="ghost")),
         NOT_FOUND,
         "link group ghost does not exist",
     )
-    await expect(
+    await expect_refusal(
         admin.GetMeter(pb.GetMeterRequest(meter_id="a b")),
         INVALID,
         "meter id 'a b' must be 1-64 characters",

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import grpc
-import pytest
-from grpc import aio
 from redis.asyncio import Redis
 
 from jackpot.v1 import jackpot_pb2 as pb
@@ -15,17 +13,11 @@ from tests.helpers import (
     RESET_CENTS,
     ROYAL_SPADES,
     Floor,
+    expect_refusal,
     lockout,
     settle,
     snapshot,
 )
-
-
-async def refused(call: object, code: grpc.StatusCode, text: str) -> None:
-    with pytest.raises(aio.AioRpcError) as caught:
-        await call  # type: ignore[misc]
-    assert caught.value.code() == code, caught.value.details()
-    assert text in (caught.value.details() or "")
 
 
 async def test_lockout_and_settle_twice_answer_the_same_and_change_nothing(
@@ -49,14 +41,14 @@ async def test_the_same_key_with_other_content_is_refused(
 ) -> None:
     await tables.Lockout(lockout("t1", 1, [2, 6]))
     before = await snapshot(redis_client)
-    await refused(
+    await expect_refusal(
         tables.Lockout(lockout("t1", 1, [2])),
         grpc.StatusCode.FAILED_PRECONDITION,
         "round 1 of table t1 is already locked out with other wagers",
     )
     await tables.Settle(settle("t1", 1, {2: PAIR, 6: FLUSH_CLUBS}))
     before = await snapshot(redis_client)
-    await refused(
+    await expect_refusal(
         tables.Settle(settle("t1", 1, {2: ROYAL_SPADES, 6: FLUSH_CLUBS})),
         grpc.StatusCode.FAILED_PRECONDITION,
         "already settled with other cards",
@@ -68,7 +60,7 @@ async def test_settle_before_lockout_is_refused(
     tables: pb_grpc.TableServiceAsyncStub, floor: Floor, redis_client: Redis
 ) -> None:
     before = await snapshot(redis_client)
-    await refused(
+    await expect_refusal(
         tables.Settle(settle("t1", 7, {2: ROYAL_SPADES})),
         grpc.StatusCode.FAILED_PRECONDITION,
         "round 7 of table t1 was never locked out",
@@ -81,7 +73,7 @@ async def test_round_ids_must_increase(
 ) -> None:
     await tables.Lockout(lockout("t1", 5, [1]))
     before = await snapshot(redis_client)
-    await refused(
+    await expect_refusal(
         tables.Lockout(lockout("t1", 4, [1])),
         grpc.StatusCode.FAILED_PRECONDITION,
         "round ids must increase",
@@ -106,12 +98,12 @@ async def test_void_returns_the_contributions_and_closes_the_round(
         pb.VoidRoundRequest(table_id="t1", round_id=1, reason="misdeal § 639a.13(c)")
     )
     assert again == reply and await snapshot(redis_client) == before
-    await refused(
+    await expect_refusal(
         tables.Settle(settle("t1", 1, {1: ROYAL_SPADES, 2: PAIR, 3: FLUSH_CLUBS})),
         grpc.StatusCode.FAILED_PRECONDITION,
         "was voided",
     )
-    await refused(
+    await expect_refusal(
         tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1, reason="shoe jam")),
         grpc.StatusCode.FAILED_PRECONDITION,
         "already voided",
@@ -123,7 +115,7 @@ async def test_a_settled_round_cannot_be_voided(
 ) -> None:
     await tables.Lockout(lockout("t1", 1, [1]))
     await tables.Settle(settle("t1", 1, {1: PAIR}))
-    await refused(
+    await expect_refusal(
         tables.VoidRound(
             pb.VoidRoundRequest(table_id="t1", round_id=1, reason="late irregularity")
         ),

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from controller.testing import RedisServer, free_port
+from controller.testing import ControllerProcess, RedisServer, free_port
 
 ROUNDS_PER_TABLE = 100
 TABLES = ("cs-1", "cs-2", "cs-3")
@@ -26,40 +25,8 @@ def run(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def system(tmp_path: Path) -> Iterator[tuple[str, str, int]]:
     with RedisServer(tmp_path / "redis") as redis:
-        grpc_port, metrics_port = free_port(), free_port()
-        log = (tmp_path / "controller.log").open("w")
-        controller = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "controller.cli",
-                "serve",
-                "--insecure",
-                "--listen",
-                f"127.0.0.1:{grpc_port}",
-                "--redis",
-                redis.url,
-                "--metrics-port",
-                str(metrics_port),
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            target = f"127.0.0.1:{grpc_port}"
-            deadline = time.monotonic() + 20
-            while (
-                run("controller.ctl.main", "--controller", target, "link-groups", "list").returncode
-                != 0
-            ):
-                assert controller.poll() is None, (tmp_path / "controller.log").read_text()
-                assert time.monotonic() < deadline, "controller did not start"
-                time.sleep(0.2)
-            yield redis.url, target, metrics_port
-        finally:
-            controller.terminate()
-            controller.wait(timeout=10)
-            log.close()
+        with ControllerProcess(redis.url, tmp_path / "controller.log") as controller:
+            yield redis.url, controller.target, controller.metrics_port
 
 
 @pytest.mark.slow

@@ -1,0 +1,100 @@
+"""Run the controller as a child process on a free loopback port."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import TracebackType
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from controller.testing.children import free_port, stop_process
+
+
+class ControllerProcess:
+    """``jackpot-controller serve --insecure`` on a free loopback port, logging to a file.
+
+    :meth:`start` returns once the gRPC health service answers SERVING.
+    """
+
+    def __init__(self, redis_url: str, log_path: Path, *, metrics: bool = True) -> None:
+        self.redis_url = redis_url
+        self.log_path = log_path
+        self.port = free_port()
+        self.metrics_port = free_port() if metrics else -1
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def target(self) -> str:
+        """The gRPC address, ``127.0.0.1:PORT``."""
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        """The process id (the controller must be running)."""
+        if self.process is None:
+            raise RuntimeError("the controller is not running")
+        return self.process.pid
+
+    def start(self, timeout_s: float = 30.0) -> ControllerProcess:
+        """Start the process and wait until it reports SERVING."""
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "controller.cli",
+                    "serve",
+                    "--insecure",
+                    "--listen",
+                    self.target,
+                    "--redis",
+                    self.redis_url,
+                    "--metrics-port",
+                    str(self.metrics_port),
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + timeout_s
+        with grpc.insecure_channel(self.target) as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"the controller exited:\n{self.log_tail()}")
+                try:
+                    reply = health.Check(health_pb2.HealthCheckRequest(), timeout=1)
+                    if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                        return self
+                except grpc.RpcError:
+                    pass
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"the controller did not serve within {timeout_s}s")
+
+    def stop(self) -> None:
+        """Stop the controller (SIGTERM, SIGKILL after 10 s)."""
+        stop_process(self.process)
+        self.process = None
+
+    def log_tail(self, chars: int = 3000) -> str:
+        """The end of the controller's log."""
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+    def __enter__(self) -> ControllerProcess:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
