@@ -99,9 +99,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.wait_replicas < 0 or args.round_retention_hours <= 0:
+    if args.wait_replicas < 0 or args.round_retention_hours < 1:
         print(
-            "jackpot-controller: --wait-replicas must be >= 0 and --round-retention-hours > 0",
+            "jackpot-controller: --wait-replicas must be >= 0 and --round-retention-hours >= 1",
             file=sys.stderr,
         )
         return 2

@@ -14,6 +14,7 @@
     │   ├── RoundStateError        lockout twice, settle before lockout, void after settle
     │   └── IdempotencyConflict    the same (table, round, phase) key with other content
     └── StoreUnavailable           Redis is unreachable or not durable -> UNAVAILABLE
+        └── NotConfirmed           applied, but too few replicas confirmed it in time
 
 Each class maps to exactly one gRPC status code in ``controller.api.status``; the message
 is written for the person who has to act on it (a dealer, a supervisor or an engineer) and
@@ -73,3 +74,14 @@ class IdempotencyConflict(FailedPrecondition):
 
 class StoreUnavailable(JackpotError):
     """Redis could not be reached, or did not confirm durability; the caller may retry."""
+
+
+class NotConfirmed(StoreUnavailable):
+    """The write was applied on the primary but not confirmed by enough replicas in time.
+
+    ``reply`` is what the store answered; a retry of the same request replays it.
+    """
+
+    def __init__(self, message: str, reply: object) -> None:
+        super().__init__(message)
+        self.reply = reply

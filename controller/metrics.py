@@ -57,7 +57,9 @@ class _ExactMoneyCounter(Collector):
         self._lock = Lock()
 
     def add(self, meter_id: str, microcents: int) -> None:
-        """Add ``microcents`` (may be negative only for a correction such as a void)."""
+        """Add ``microcents``; a counter only goes up."""
+        if microcents < 0:
+            raise ValueError(f"a counter cannot go down ({microcents} microcents)")
         with self._lock:
             self._totals_microcents[meter_id] = (
                 self._totals_microcents.get(meter_id, 0) + microcents
@@ -123,12 +125,17 @@ class Metrics:
         )
         self.contributions_cents = _ExactMoneyCounter(
             "jackpot_contributions_cents_total",
-            "Contributions of accepted wagers in cents (meter and reserve parts), net of voids.",
+            "Contributions of accepted wagers in cents (meter and reserve parts).",
+        )
+        self.void_contributions_cents = _ExactMoneyCounter(
+            "jackpot_void_contributions_cents_total",
+            "Contributions taken back out of the meter and reserve by voided rounds, in cents.",
         )
         self.awards_cents = _ExactMoneyCounter(
             "jackpot_awards_cents_total", "Awards won on progressive wagers, in cents."
         )
         r.register(self.contributions_cents)
+        r.register(self.void_contributions_cents)
         r.register(self.awards_cents)
         self.aof_enabled = Gauge(
             "jackpot_redis_aof_enabled", "1 when Redis has the append-only file on.", registry=r
@@ -174,7 +181,9 @@ class Metrics:
             self.pending_jackpots.labels(state.meter_id).set(state.pending_jackpots)
 
     def set_persistence(self, persistence: Persistence) -> None:
-        """Show the durability settings found at start."""
+        """Show the durability settings found at start (nothing when they cannot be read)."""
+        if persistence.aof_enabled is None:
+            return
         self.aof_enabled.set(1 if persistence.aof_enabled else 0)
         self.fsync_always.set(1 if persistence.appendfsync == "always" else 0)
 
@@ -212,8 +221,8 @@ class Metrics:
             return
         for wager in result.reversed:
             self.voids.labels(wager.meter_id).inc()
-            self.contributions_cents.add(
-                wager.meter_id, -(wager.to_meter_microcents + wager.to_reserve_microcents)
+            self.void_contributions_cents.add(
+                wager.meter_id, wager.to_meter_microcents + wager.to_reserve_microcents
             )
         self.set_meters(result.meters)
 

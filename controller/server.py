@@ -108,7 +108,12 @@ class ControllerServer:
             persistence.appendfsync,
             persistence.connected_replicas,
         )
-        if not persistence.aof_enabled:
+        if persistence.aof_enabled is None:
+            log.warning(
+                "cannot read Redis's persistence settings (CONFIG is disabled); make "
+                "sure the append-only file is on with appendfsync always"
+            )
+        elif not persistence.aof_enabled:
             log.warning(
                 "\n"
                 + "!" * 78
@@ -152,7 +157,10 @@ class ControllerServer:
     async def _refresh_forever(self) -> None:
         while True:
             await asyncio.sleep(self.config.refresh_interval_s)
-            await self._refresh_meters()
+            try:
+                await self._refresh_meters()
+            except Exception:  # keep refreshing; the next round may succeed
+                log.exception("meter metrics refresh failed")
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Report NOT_SERVING, finish calls in flight (up to ``grace_s``), close everything."""

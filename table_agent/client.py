@@ -25,12 +25,16 @@ from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 
 log = logging.getLogger("table_agent.client")
 
+# Every report is idempotent, so anything that is not a refusal of its content is retried:
+# transient states, and errors the controller did not expect (INTERNAL, UNKNOWN).
 RETRYABLE = frozenset(
     {
         grpc.StatusCode.UNAVAILABLE,
         grpc.StatusCode.DEADLINE_EXCEEDED,
         grpc.StatusCode.RESOURCE_EXHAUSTED,
         grpc.StatusCode.ABORTED,
+        grpc.StatusCode.INTERNAL,
+        grpc.StatusCode.UNKNOWN,
     }
 )
 

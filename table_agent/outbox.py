@@ -45,7 +45,7 @@ class Outbox:
             try:
                 records.append(json.loads(line))
             except json.JSONDecodeError:
-                break  # a torn last line from a crash mid-write: that report was never sent
+                continue  # torn by a crash mid-write: that record was never acted on
         return records
 
     def pending(self) -> list[dict[str, Any]]:

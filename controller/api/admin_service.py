@@ -86,12 +86,16 @@ class AdminService(pb_grpc.AdminServiceServicer):
     async def ListTables(
         self, request: pb.ListTablesRequest, context: Context
     ) -> pb.ListTablesResponse:
+        if request.link_group_id:
+            await self._store.get_link_group(request.link_group_id)
         tables = await self._store.list_tables(request.link_group_id)
         return pb.ListTablesResponse(tables=[convert.table(t) for t in tables])
 
     async def ListPendingJackpots(
         self, request: pb.ListPendingJackpotsRequest, context: Context
     ) -> pb.ListPendingJackpotsResponse:
+        if request.link_group_id:
+            await self._store.get_link_group(request.link_group_id)
         jackpots = await self._store.list_pending_jackpots(request.link_group_id)
         return pb.ListPendingJackpotsResponse(jackpots=[convert.jackpot(j) for j in jackpots])
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
-from typing import TypeAlias
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TypeAlias, TypeVar, cast
 
 from grpc import aio
 
@@ -24,7 +24,7 @@ from controller.domain.rounds import (
     settle_fingerprint,
     void_fingerprint,
 )
-from controller.errors import InvalidArgument
+from controller.errors import InvalidArgument, NotConfirmed
 from controller.metrics import Metrics
 from controller.store.redis_store import RedisStore
 from jackpot.v1 import jackpot_pb2 as pb
@@ -35,6 +35,7 @@ log = logging.getLogger("controller.rounds")
 DEFAULT_WATCH_INTERVAL_MS = 250
 MIN_WATCH_INTERVAL_MS = 50
 
+Result = TypeVar("Result")
 Context: TypeAlias = "aio.ServicerContext[object, object]"
 
 
@@ -49,8 +50,10 @@ class TableService(pb_grpc.TableServiceServicer):
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
         table = await self._store.get_table(table_id)
         wagers = check_lockout(table, convert.wagers(request.wagers))
-        result = await self._store.lockout(table, round_id, wagers, lockout_fingerprint(wagers))
-        self._metrics.record_lockout(result)
+        result = await _recorded(
+            self._store.lockout(table, round_id, wagers, lockout_fingerprint(wagers)),
+            self._metrics.record_lockout,
+        )
         log.info(
             "lockout table=%s round=%s wagers=%d replay=%s",
             table_id,
@@ -71,8 +74,10 @@ class TableService(pb_grpc.TableServiceServicer):
         seats = convert.seat_cards(request.seats)
         dealer = convert.dealer_cards(request.dealer_cards)
         plan = plan_settlement(table, seats, dealer)
-        result = await self._store.settle(table, round_id, plan, settle_fingerprint(seats, dealer))
-        self._metrics.record_settle(result)
+        result = await _recorded(
+            self._store.settle(table, round_id, plan, settle_fingerprint(seats, dealer)),
+            self._metrics.record_settle,
+        )
         for seat in result.results:
             if seat.outcome is SeatOutcome.PAID and not result.replayed:
                 log.info(
@@ -101,8 +106,10 @@ class TableService(pb_grpc.TableServiceServicer):
         if not reason:
             raise InvalidArgument("reason is required: name the irregularity that voids the round")
         table = await self._store.get_table(table_id)
-        result = await self._store.void_round(table, round_id, reason, void_fingerprint(reason))
-        self._metrics.record_void(result)
+        result = await _recorded(
+            self._store.void_round(table, round_id, reason, void_fingerprint(reason)),
+            self._metrics.record_void,
+        )
         log.info(
             "void table=%s round=%s reason=%r wagers=%d replay=%s",
             table_id,
@@ -134,3 +141,15 @@ class TableService(pb_grpc.TableServiceServicer):
                 yield pb.MeterSnapshot(meters=[convert.meter_value(m) for m in values])
                 last = values
             await asyncio.sleep(interval_ms / 1000)
+
+
+async def _recorded(step: Awaitable[Result], record: Callable[[Result], None]) -> Result:
+    """Await a store step and count it in the metrics, also when it was applied but too few
+    Redis replicas confirmed it (the caller gets UNAVAILABLE and its retry is a replay)."""
+    try:
+        result = await step
+    except NotConfirmed as error:
+        record(cast(Result, error.reply))
+        raise
+    record(result)
+    return result

@@ -17,6 +17,8 @@ from controller.errors import InvalidAmount, InvalidConfiguration
 
 _ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 DEFAULT_WAGER_CENTS = 100  # the $1 chip on the progressive sensor
+# Keeps wager x rate (microcents) and wager x the largest "N for 1" exact in Redis's Lua.
+MAX_WAGER_CENTS = 100_000_000  # $1,000,000
 
 
 def check_id(value: str, what: str) -> str:
@@ -113,9 +115,9 @@ class TableConfig:
                 f"table {self.table_id}: {self.seats} seats; {game.title} allows 1 to "
                 f"{game.max_seats} ({game.max_seats_citation})"
             )
-        if self.wager_cents <= 0:
+        if not 0 < self.wager_cents <= MAX_WAGER_CENTS:
             raise InvalidAmount(
-                f"table {self.table_id}: the progressive wager must be a positive amount of "
+                f"table {self.table_id}: the progressive wager must be 1 to {MAX_WAGER_CENTS} "
                 f"cents, got {self.wager_cents}"
             )
 

@@ -164,3 +164,24 @@ class JournalEntry:
     delta_meter_microcents: int
     delta_reserve_microcents: int
     fields: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class MeterBalance:
+    """A meter's value, reserve (microcents) and pending-jackpot count at one instant."""
+
+    meter_id: str
+    value_microcents: int
+    reserve_microcents: int
+    pending_jackpots: int
+
+
+@dataclass(frozen=True, slots=True)
+class LinkGroupSnapshot:
+    """A link group at one instant: the journal's last sequence number, the meters, and the
+    meter of every pending jackpot."""
+
+    seq: int
+    meter_count: int
+    meters: tuple[MeterBalance, ...]
+    pending_jackpot_meters: tuple[str, ...]

@@ -16,7 +16,9 @@ from controller.domain.config import TableConfig
 from controller.domain.records import (
     AcceptedWager,
     Jackpot,
+    LinkGroupSnapshot,
     LockoutResult,
+    MeterBalance,
     MeterState,
     MeterValue,
     SeatOutcome,
@@ -156,3 +158,17 @@ def table_json(table: TableConfig) -> str:
 def table_config(raw: str | bytes) -> TableConfig:
     """Decode a stored table configuration."""
     return TableConfig(**json.loads(raw))
+
+
+def link_group_snapshot(raw: str | bytes) -> LinkGroupSnapshot:
+    """Decode the audit snapshot script's reply."""
+    reply = json.loads(raw)
+    return LinkGroupSnapshot(
+        seq=int(reply["seq"]),
+        meter_count=int(reply["meter_count"]),
+        meters=tuple(
+            MeterBalance(m["meter_id"], int(m["value"]), int(m["reserve"]), int(m["pending"]))
+            for m in _items(reply.get("meters"))
+        ),
+        pending_jackpot_meters=tuple(str(m) for m in _items(reply.get("pending_meters"))),
+    )

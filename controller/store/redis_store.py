@@ -10,22 +10,29 @@ changed nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
+from redis.exceptions import (
+    BusyLoadingError,
+    OutOfMemoryError,
+    ReadOnlyError,
+    ResponseError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from controller.domain.config import LinkGroupConfig, MeterConfig, TableConfig
 from controller.domain.records import (
     Jackpot,
     JournalEntry,
+    LinkGroupSnapshot,
     LinkGroupState,
     LockoutResult,
     MeterState,
@@ -41,6 +48,7 @@ from controller.errors import (
     InvalidConfiguration,
     InvalidSeat,
     JackpotError,
+    NotConfirmed,
     NotFound,
     RoundStateError,
     StoreUnavailable,
@@ -48,9 +56,17 @@ from controller.errors import (
 from controller.store import codec, keys
 from controller.store.scripts import Scripts
 
+Result = TypeVar("Result")
+
 DEFAULT_ROUND_RETENTION_SECONDS = 7 * 24 * 3600
 # Redis appends where in the script an error was raised; the caller needs only the message.
 _SCRIPT_LOCATION = re.compile(r"\s*script: \w+, on @user_script:\d+\.?$")
+
+# Replies that mean "not now" rather than "no": a retry of the same request can succeed.
+_TRANSIENT_ERRORS = (ReadOnlyError, OutOfMemoryError, BusyLoadingError)
+_TRANSIENT_CODES = frozenset(
+    {"READONLY", "OOM", "BUSY", "LOADING", "MASTERDOWN", "NOREPLICAS", "TRYAGAIN", "CLUSTERDOWN"}
+)
 
 # Error code at the start of a script's error reply -> the error class it means.
 _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
@@ -60,6 +76,7 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "VOIDED": RoundStateError,
     "SETTLED": RoundStateError,
     "DECIDED": FailedPrecondition,
+    "LATER_HIT": FailedPrecondition,
     "OVERFLOW": FailedPrecondition,
     "NOT_FOUND": NotFound,
     "EXISTS": AlreadyExists,
@@ -73,7 +90,7 @@ class Persistence:
     """How durable an acknowledged write is on this Redis."""
 
     redis_version: str
-    aof_enabled: bool
+    aof_enabled: bool | None  # None: the server does not let us read its configuration
     appendfsync: str
     role: str
     connected_replicas: int
@@ -120,14 +137,17 @@ class RedisStore:
     async def persistence(self) -> Persistence:
         """Read the durability settings of the server (AOF, fsync policy, replication)."""
         try:
-            config = await self._client.config_get("append*")
             info = await self._client.info("server")
             replication = await self._client.info("replication")
+            try:
+                config = await self._client.config_get("append*")
+            except ResponseError:  # managed services often disable CONFIG
+                config = {"appendonly": "unknown", "appendfsync": "unknown"}
         except (RedisConnectionError, RedisTimeoutError) as error:
             raise StoreUnavailable(f"Redis is unreachable: {error}") from error
         return Persistence(
             redis_version=str(info.get("redis_version", "?")),
-            aof_enabled=config.get("appendonly") == "yes",
+            aof_enabled={"yes": True, "no": False}.get(str(config.get("appendonly"))),
             appendfsync=str(config.get("appendfsync", "?")),
             role=str(replication.get("role", "?")),
             connected_replicas=int(replication.get("connected_slaves", 0)),
@@ -136,15 +156,27 @@ class RedisStore:
     # ---------------------------------------------------------------- running scripts
 
     async def _run(self, script: AsyncScript, keys_: Sequence[str], args: Sequence[Any]) -> Any:
+        """Run one script; with ``wait_replicas``, WAIT on the same connection afterwards.
+
+        WAIT only covers the writes of its own connection, so the script and the WAIT go in
+        one pipeline. A write the replicas did not confirm raises :class:`NotConfirmed`
+        carrying the script's reply: it is applied on the primary, and a retry replays it.
+        """
         try:
-            reply = await script(keys=list(keys_), args=list(args))
-            if self._wait_replicas:
-                acked = await self._client.wait(self._wait_replicas, self._wait_timeout_ms)
-                if acked < self._wait_replicas:
-                    raise StoreUnavailable(
-                        f"the write was confirmed by {acked} of {self._wait_replicas} replicas "
-                        "in time; retry the same request (it is idempotent)"
-                    )
+            if not self._wait_replicas:
+                return await script(keys=list(keys_), args=list(args))
+            async with self._client.pipeline(transaction=False) as pipe:
+                await script(keys=list(keys_), args=list(args), client=pipe)
+                pipe.wait(self._wait_replicas, self._wait_timeout_ms)
+                reply, acked = await pipe.execute(raise_on_error=False)
+            if isinstance(reply, Exception):
+                raise reply
+            if isinstance(acked, Exception) or acked < self._wait_replicas:
+                raise NotConfirmed(
+                    f"the write was confirmed by {acked} of {self._wait_replicas} replicas in "
+                    "time; retry the same request (it is idempotent)",
+                    reply,
+                )
         except ResponseError as error:
             raise _script_error(error) from None
         except (RedisConnectionError, RedisTimeoutError) as error:
@@ -152,6 +184,20 @@ class RedisStore:
                 f"Redis is unreachable ({error}); retry the same request (it is idempotent)"
             ) from error
         return reply
+
+    async def _apply(
+        self,
+        script: AsyncScript,
+        keys_: Sequence[str],
+        args: Sequence[Any],
+        decode: Callable[[Any], Result],
+    ) -> Result:
+        """Run a phase script and decode its answer (also the one a NotConfirmed carries)."""
+        try:
+            return decode(await self._run(script, keys_, args))
+        except NotConfirmed as error:
+            error.reply = decode(error.reply)
+            raise
 
     async def _read(self, coroutine: Any) -> Any:
         try:
@@ -198,25 +244,43 @@ class RedisStore:
 
     async def create_meter(self, config: MeterConfig) -> MeterState:
         """Create a meter at its reset amount (journaled as operator seed); idempotent."""
-        owner = await self._read(self._client.hget(keys.METER_INDEX, config.meter_id))
-        if owner is not None and owner != config.link_group_id:
-            raise AlreadyExists(f"meter {config.meter_id} exists in link group {owner}")
         group = keys.LinkGroupKeys(config.link_group_id)
-        await self._run(
-            self._scripts.create_meter,
-            [group.info, group.meter(config.meter_id), group.meters, group.journal, group.seq],
-            [
-                config.meter_id,
-                config.link_group_id,
-                config.game,
-                config.reset_cents,
-                config.rate_ppm,
-                config.reserve_rate_ppm,
-                config.ceiling_cents,
-            ],
-        )
-        await self._read(self._client.hset(keys.METER_INDEX, config.meter_id, config.link_group_id))
+        async with self._claim(keys.METER_INDEX, config.meter_id, config.link_group_id, "meter"):
+            await self._run(
+                self._scripts.create_meter,
+                [group.info, group.meter(config.meter_id), group.meters, group.journal, group.seq],
+                [
+                    config.meter_id,
+                    config.link_group_id,
+                    config.game,
+                    config.reset_cents,
+                    config.rate_ppm,
+                    config.reserve_rate_ppm,
+                    config.ceiling_cents,
+                ],
+            )
         return await self.get_meter(config.meter_id)
+
+    @contextlib.asynccontextmanager
+    async def _claim(
+        self, index: str, item_id: str, link_group_id: str, what: str
+    ) -> AsyncIterator[None]:
+        """Claim ``item_id`` for ``link_group_id`` in a global index, before creating it.
+
+        HSETNX makes the claim atomic, so two concurrent creates in two link groups cannot
+        both succeed; a claim made here is released if the creation is refused.
+        """
+        claimed = await self._read(self._client.hsetnx(index, item_id, link_group_id))
+        if not claimed:
+            owner = await self._read(self._client.hget(index, item_id))
+            if owner != link_group_id:
+                raise AlreadyExists(f"{what} {item_id} exists in link group {owner}")
+        try:
+            yield
+        except BaseException:
+            if claimed:
+                await self._client.hdel(index, item_id)
+            raise
 
     async def _meter_link_group(self, meter_id: str) -> str:
         link_group_id = await self._read(self._client.hget(keys.METER_INDEX, meter_id))
@@ -261,30 +325,24 @@ class RedisStore:
 
     async def register_table(self, table: TableConfig) -> TableConfig:
         """Register a table in its meter's link group; idempotent for the same definition."""
-        owner = await self._read(self._client.hget(keys.TABLE_INDEX, table.table_id))
-        if owner is not None and owner != table.link_group_id:
-            raise AlreadyExists(
-                f"table {table.table_id} is registered in link group {owner}; all of a "
-                "table's meters are in one link group"
-            )
         meter_group = await self._meter_link_group(table.meter_id)
         if meter_group != table.link_group_id:
             raise InvalidConfiguration(
                 f"meter {table.meter_id} is in link group {meter_group}, not {table.link_group_id}"
             )
         group = keys.LinkGroupKeys(table.link_group_id)
-        await self._run(
-            self._scripts.register_table,
-            [
-                group.table(table.table_id),
-                group.tables,
-                group.meter(table.meter_id),
-                group.journal,
-                group.seq,
-            ],
-            [table.table_id, codec.table_json(table), table.meter_id, table.game],
-        )
-        await self._read(self._client.hset(keys.TABLE_INDEX, table.table_id, table.link_group_id))
+        async with self._claim(keys.TABLE_INDEX, table.table_id, table.link_group_id, "table"):
+            await self._run(
+                self._scripts.register_table,
+                [
+                    group.table(table.table_id),
+                    group.tables,
+                    group.meter(table.meter_id),
+                    group.journal,
+                    group.seq,
+                ],
+                [table.table_id, codec.table_json(table), table.meter_id, table.game],
+            )
         self._tables[table.table_id] = table
         return table
 
@@ -324,7 +382,7 @@ class RedisStore:
         payload = json.dumps(
             [{"seat": w.seat, "kind": str(w.kind), "amount_cents": w.amount_cents} for w in wagers]
         )
-        raw = await self._run(
+        return await self._apply(
             self._scripts.lockout,
             [
                 round_key,
@@ -341,8 +399,8 @@ class RedisStore:
                 table.meter_id,
                 self._round_retention_seconds,
             ],
+            codec.lockout_result,
         )
-        return codec.lockout_result(raw)
 
     async def settle(
         self, table: TableConfig, round_id: int, plan: Sequence[SeatPlan], fingerprint: str
@@ -350,7 +408,7 @@ class RedisStore:
         """Pay the plan in its order from the live meter, journal it, answer it (atomic)."""
         group, round_key = self._round_keys(table, round_id)
         payload = json.dumps([_plan_item(item) for item in plan])
-        raw = await self._run(
+        return await self._apply(
             self._scripts.settle,
             [
                 round_key,
@@ -369,15 +427,15 @@ class RedisStore:
                 self._round_retention_seconds,
                 table.link_group_id,
             ],
+            codec.settle_result,
         )
-        return codec.settle_result(raw)
 
     async def void_round(
         self, table: TableConfig, round_id: int, reason: str, fingerprint: str
     ) -> VoidResult:
         """Void a locked, unsettled round: its contributions leave the meter (atomic)."""
         group, round_key = self._round_keys(table, round_id)
-        raw = await self._run(
+        return await self._apply(
             self._scripts.void_round,
             [round_key, group.meter(table.meter_id), group.journal, group.seq],
             [
@@ -388,8 +446,8 @@ class RedisStore:
                 table.meter_id,
                 self._round_retention_seconds,
             ],
+            codec.void_result,
         )
-        return codec.void_result(raw)
 
     # ---------------------------------------------------------------- jackpots
 
@@ -426,6 +484,31 @@ class RedisStore:
 
     # ---------------------------------------------------------------- reading
 
+    async def audit_snapshot(self, link_group_id: str, attempts: int = 5) -> LinkGroupSnapshot:
+        """One consistent instant of a link group: journal position, meters, pending jackpots.
+
+        Read by one read-only script; retried if a meter was created between listing the
+        meters and reading them.
+        """
+        group = keys.LinkGroupKeys(link_group_id)
+        for _ in range(attempts):
+            ids = sorted(await self._read(self._client.smembers(group.meters)))
+            raw = await self._run(
+                self._scripts.audit_snapshot,
+                [
+                    group.seq,
+                    group.meters,
+                    group.pending,
+                    group.jackpots,
+                    *(group.meter(meter_id) for meter_id in ids),
+                ],
+                ids,
+            )
+            snapshot = codec.link_group_snapshot(raw)
+            if snapshot.meter_count == len(ids):
+                return snapshot
+        raise StoreUnavailable(f"link group {link_group_id} kept changing; audit it again")
+
     async def journal(self, link_group_id: str, batch: int = 1000) -> AsyncIterator[JournalEntry]:
         """Every journal entry of a link group, oldest first."""
         stream = keys.LinkGroupKeys(link_group_id).journal
@@ -460,9 +543,16 @@ def _plan_item(plan: SeatPlan) -> dict[str, Any]:
 
 
 def _script_error(error: ResponseError) -> JackpotError:
-    """Map a script's "CODE message" error reply to its error class."""
+    """Map a script's "CODE message" error reply to its error class.
+
+    Server states that pass (a replica after a failover, out of memory, busy, loading, too
+    few replicas) are :class:`StoreUnavailable`, so the caller retries; anything else
+    unexpected is a plain :class:`JackpotError` (INTERNAL).
+    """
     text = _SCRIPT_LOCATION.sub("", str(error))
     code, _, message = text.partition(" ")
+    if isinstance(error, _TRANSIENT_ERRORS) or code in _TRANSIENT_CODES:
+        return StoreUnavailable(f"Redis cannot take writes now ({text}); retry the same request")
     error_class = _SCRIPT_ERRORS.get(code)
     if error_class is None:
         return JackpotError(f"Redis refused a script: {text}")

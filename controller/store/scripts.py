@@ -21,6 +21,7 @@ SCRIPT_NAMES = (
     "settle",
     "void_round",
     "review_jackpot",
+    "audit_snapshot",
 )
 
 
@@ -43,6 +44,7 @@ class Scripts:
     settle: AsyncScript
     void_round: AsyncScript
     review_jackpot: AsyncScript
+    audit_snapshot: AsyncScript
 
     @classmethod
     def register(cls, client: Redis) -> Scripts:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import grpc
 from redis.asyncio import Redis
 
+from controller.audit import verify
+from controller.server import ControllerServer
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import (
@@ -124,18 +126,23 @@ async def test_a_settled_round_cannot_be_voided(
     )
 
 
-async def test_void_after_the_reserve_was_spent_takes_the_rest_from_the_meter(
-    tables: pb_grpc.TableServiceAsyncStub, admin: pb_grpc.AdminServiceAsyncStub
+async def test_void_after_a_hit_paid_the_contribution_out_keeps_the_meter_at_its_reset(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    controller: ControllerServer,
 ) -> None:
     floor = Floor(admin)
     await floor.create(reserve_rate="5", tables=("t1", "t2"))
     await tables.Lockout(lockout("t1", 1, [1]))  # meter +15c, reserve +5c
     await tables.Lockout(lockout("t2", 1, [1]))  # meter +15c, reserve +5c
-    await tables.Settle(settle("t2", 1, {1: ROYAL_SPADES}))  # reset drains the reserve
+    await tables.Settle(settle("t2", 1, {1: ROYAL_SPADES}))  # pays 30c out, drains the reserve
+    seeded_before = (await floor.meter()).operator_seed_microcents_total
     reply = await tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1, reason="misdeal"))
-    assert [(w.to_meter_microcents, w.to_reserve_microcents) for w in reply.reversed] == [
-        (20_000_000, 0)
-    ]
+    # The 20c this wager contributed were paid to the winner: the meter stays at its reset
+    # amount (§ 639a.12(d)(3)) and the operator funds the returned contribution.
+    assert [(w.to_meter_microcents, w.to_reserve_microcents) for w in reply.reversed] == [(0, 0)]
     meter = await floor.meter()
+    assert meter.amount_microcents == RESET_CENTS * 1_000_000
     assert meter.reserve_microcents == 0
-    assert meter.amount_microcents == (RESET_CENTS - 20) * 1_000_000
+    assert meter.operator_seed_microcents_total == seeded_before + 20_000_000
+    assert (await verify(controller.store)).ok

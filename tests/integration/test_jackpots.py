@@ -12,10 +12,10 @@ from controller.server import ControllerServer
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import (
-    RESET_CENTS,
     ROYAL_SPADES,
     STRAIGHT_FLUSH_HEARTS,
     Floor,
+    expect_refusal,
     lockout,
     settle,
     snapshot,
@@ -57,20 +57,43 @@ async def test_approve_and_reject(
     )
     assert again == approved and await snapshot(redis_client) == before
 
-    rejected = await admin.RejectJackpot(
-        pb.ReviewJackpotRequest(jackpot_id=sf_id, supervisor="shift manager", note="cards misread")
+    # The straight flush was paid before the royal flush, whose amount came from the meter
+    # the straight flush had reduced: rejecting it now would misstate the royal flush.
+    await expect_refusal(
+        admin.RejectJackpot(pb.ReviewJackpotRequest(jackpot_id=sf_id, supervisor="manager")),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "a later hit on meter cs-main",
     )
-    assert rejected.status == "rejected"
-    meter = await floor.meter()
-    assert meter.amount_cents == RESET_CENTS + rejected.amount_cents  # returned to the meter
-    assert meter.pending_jackpots == 0
+    await admin.ApproveJackpot(pb.ReviewJackpotRequest(jackpot_id=sf_id, supervisor="manager"))
+    assert (await floor.meter()).pending_jackpots == 0
     assert not (await admin.ListPendingJackpots(pb.ListPendingJackpotsRequest())).jackpots
     assert (await verify(controller.store)).ok
 
-    with pytest.raises(aio.AioRpcError) as caught:
-        await admin.ApproveJackpot(pb.ReviewJackpotRequest(jackpot_id=sf_id, supervisor="x"))
-    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-    assert "already rejected by shift manager" in (caught.value.details() or "")
+
+async def test_rejecting_the_latest_hit_returns_its_amount_to_the_meter(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    controller: ControllerServer,
+) -> None:
+    await tables.Lockout(lockout("t1", 1, [6]))
+    settled = await tables.Settle(settle("t1", 1, {6: STRAIGHT_FLUSH_HEARTS}))
+    hit = settled.results[0]
+    rejected = await admin.RejectJackpot(
+        pb.ReviewJackpotRequest(
+            jackpot_id=hit.jackpot_id, supervisor="shift manager", note="cards misread"
+        )
+    )
+    assert rejected.status == "rejected"
+    meter = await floor.meter()
+    assert meter.amount_cents == hit.meter_before_cents  # the amount is back on the meter
+    assert meter.pending_jackpots == 0 and meter.hits_total == 0
+    assert (await verify(controller.store)).ok
+    await expect_refusal(
+        admin.ApproveJackpot(pb.ReviewJackpotRequest(jackpot_id=hit.jackpot_id, supervisor="x")),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "already rejected by shift manager",
+    )
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,9 @@
 -- A supervisor approves or rejects a pending jackpot (§ 639a.11(c)(5)(iii)).
 -- Approval records the validation; the amount was taken from the meter at the seat's turn.
 -- Rejection returns the amount to the meter it was taken from (journaled), so the money
--- stays in the prize pool. Repeating the same decision returns the record unchanged.
+-- stays in the prize pool. A rejection is refused once a later hit on the same meter was
+-- computed from the meter this award had reduced: that winner's amount would be misstated.
+-- Repeating the same decision returns the record unchanged.
 -- KEYS: 1 jackpots, 2 pending, 3 meter, 4 journal, 5 seq
 -- ARGV: 1 jackpot_id, 2 decision ('approved' or 'rejected'), 3 supervisor, 4 note
 local jackpot_id, decision, supervisor, note = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -20,11 +22,18 @@ end
 local amount = tonumber(jackpot.amount_cents) * MICRO
 local d_meter = 0
 if decision == 'rejected' then
+  local m = redis.call('HMGET', KEYS[3], 'value_microcents', 'last_hit_seq')
+  if num(m[2]) > tonumber(jackpot.journal_seq) then
+    refuse('LATER_HIT', 'jackpot ' .. jackpot_id .. ' cannot be rejected: a later hit on meter '
+      .. jackpot.meter_id .. ' (journal #' .. m[2] .. ') was paid from the meter this award had '
+      .. 'reduced; approve it and correct the meter by an audited adjustment')
+  end
   d_meter = amount
-  local value = num(redis.call('HGET', KEYS[3], 'value_microcents')) + amount
+  local value = num(m[1]) + amount
   check_exact('meter ' .. jackpot.meter_id, value)
   redis.call('HSET', KEYS[3], 'value_microcents', int(value))
-  redis.call('HINCRBY', KEYS[3], 'awards_cents_total', -tonumber(jackpot.amount_cents))
+  redis.call('HINCRBY', KEYS[3], 'awards_cents_total', int(-tonumber(jackpot.amount_cents)))
+  redis.call('HINCRBY', KEYS[3], 'hits_total', -1)
 end
 jackpot.status, jackpot.reviewed_by, jackpot.note = decision, supervisor, note
 raw = cjson.encode(jackpot)

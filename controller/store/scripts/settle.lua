@@ -45,7 +45,7 @@ end
 
 local m = redis.call('HMGET', KEYS[2], 'value_microcents', 'reserve_microcents', 'reset_cents')
 local value, reserve, reset = num(m[1]), num(m[2]), num(m[3]) * MICRO
-local hits, awarded_cents, seeded, pending = 0, 0, 0, 0
+local hits, awarded_cents, seeded, pending, last_hit_seq = 0, 0, 0, 0, 0
 local results = {}
 
 for i, p in ipairs(plan) do
@@ -91,6 +91,7 @@ for i, p in ipairs(plan) do
         meter_after_cents = r.meter_after_cents, status = 'pending', journal_seq = seq}))
       redis.call('SADD', KEYS[6], jackpot_id)
       hits, awarded_cents, pending = hits + 1, awarded_cents + amount, pending + 1
+      last_hit_seq = seq
     else
       local amount = award.multiplier * wager_cents
       if award.kind == 'to_one' then
@@ -110,6 +111,7 @@ if hits > 0 then
   redis.call('HINCRBY', KEYS[2], 'awards_cents_total', int(awarded_cents))
   redis.call('HINCRBY', KEYS[2], 'pending_jackpots', pending)
   redis.call('HINCRBY', KEYS[2], 'operator_seed_microcents_total', int(seeded))
+  redis.call('HSET', KEYS[2], 'last_hit_seq', last_hit_seq)
 end
 local reply = cjson.encode({table_id = table_id, round_id = round_id, results = results,
   meters = {meter_value(meter_id, value)}})
