@@ -8,6 +8,8 @@
         --seats 7 --link-group casino-floor --meter cs-main
     jackpotctl --controller ... jackpots list
     jackpotctl --controller ... jackpots approve casino-floor:42 --supervisor "J. Smith"
+    echo "AS KS QS JS TS" | jackpotctl hands classify --game caribbean-stud
+    jackpotctl odds --game caribbean-stud --wager progressive --paytable B --meter 25000
 
 Amounts are given in dollars ("10000", "12.50") and printed in dollars; rates in percent.
 Every refusal prints the controller's reason and exits 1; a usage error exits 2.
@@ -27,8 +29,11 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 
 from controller.audit import verify
-from controller.domain.money import format_cents, parse_dollars_cents
-from controller.errors import JackpotError
+from controller.ctl import odds
+from controller.ctl.hands import classify_stream
+from controller.domain.games import get_game
+from controller.domain.money import format_cents, parse_dollars_cents, parse_percent_ppm
+from controller.errors import InvalidAmount, JackpotError
 from controller.store.redis_store import RedisStore
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
@@ -98,6 +103,25 @@ def _parser() -> argparse.ArgumentParser:
     list_tables = tables.add_parser("list")
     list_tables.add_argument("--link-group", default="")
     list_tables.set_defaults(handler=_list_tables)
+
+    hands = top.add_parser("hands", help="classify hands").add_subparsers(
+        dest="action", required=True
+    )
+    classify = hands.add_parser("classify", help="one hand a line on stdin -> JSON lines")
+    classify.add_argument("--game", required=True)
+    classify.set_defaults(handler=_classify)
+
+    odds = top.add_parser("odds", help="exact odds and return of a paytable")
+    odds.add_argument("--game", required=True)
+    odds.add_argument("--wager", required=True, help="progressive or bonus")
+    odds.add_argument("--paytable", required=True)
+    odds.add_argument("--meter", required=True, metavar="DOLLARS")
+    odds.add_argument("--wager-cents", type=int, default=100)
+    odds.add_argument(
+        "--rate", metavar="PERCENT", help="rate of progression, to show its contribution per wager"
+    )
+    odds.add_argument("--format", choices=["table", "json"], default="table")
+    odds.set_defaults(handler=_odds)
 
     jackpots = top.add_parser("jackpots", help="jackpots awaiting validation").add_subparsers(
         dest="action", required=True
@@ -270,6 +294,29 @@ def _review_jackpot(args: argparse.Namespace) -> int:
         ),
     )
     return _show(args, reply, _jackpot_line(reply))
+
+
+# ----------------------------------------------------------------------------- offline
+
+
+def _classify(args: argparse.Namespace) -> int:
+    bad = classify_stream(get_game(args.game), sys.stdin)
+    if bad:
+        print(f"jackpotctl: {bad} lines could not be classified", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def _odds(args: argparse.Namespace) -> int:
+    game = get_game(args.game)
+    if args.wager_cents <= 0:
+        raise InvalidAmount(f"--wager-cents must be positive, got {args.wager_cents}")
+    rate_ppm = parse_percent_ppm(args.rate, "rate of progression") if args.rate else None
+    result = odds.compute(
+        game, args.wager, args.paytable, parse_dollars_cents(args.meter), args.wager_cents
+    )
+    title = f"{game.title}, {game.wager(args.wager).title}"
+    print(odds.render(result, title, rate_ppm, args.format))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

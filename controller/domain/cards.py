@@ -104,8 +104,8 @@ def check_no_duplicates(hands: Iterable[tuple[str, Sequence[Card]]]) -> None:
     for whose, cards in hands:
         for card in cards:
             if card in seen:
+                where = whose if seen[card] == whose else f"{seen[card]} and {whose}"
                 raise InvalidCards(
-                    f"card {card} is reported twice ({seen[card]} and {whose}); one deck holds "
-                    "each card once"
+                    f"card {card} is reported twice ({where}); one deck holds each card once"
                 )
             seen[card] = whose

@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from controller.domain.cards import Card
-from controller.domain.paytables import CARIBBEAN_STUD_PROGRESSIVE, Paytable
-from controller.domain.poker import HandCategory, evaluate
+from controller.domain.paytables import CARIBBEAN_STUD_WAGERS, Paytable, WagerTable
+from controller.domain.poker import HandValue, evaluate
 from controller.errors import InvalidConfiguration
 
 
@@ -28,24 +28,22 @@ class Game:
     dealer_hand_size: int
     min_reset_cents: int
     min_reset_citation: str
-    progressive_paytables: dict[str, Paytable]
-    paytable_citation: str
-    classify: Callable[[Sequence[Card]], HandCategory]
+    wagers: dict[str, WagerTable]
+    evaluate: Callable[[Sequence[Card]], HandValue]
 
     def paytable(self, name: str) -> Paytable:
         """The progressive paytable called ``name``; refuse a name the regulation does not list."""
+        return self.wager("progressive").paytable(name)
+
+    def wager(self, name: str) -> WagerTable:
+        """The wager called ``name`` (``progressive``, ``bonus``); refuse an unknown one."""
         try:
-            return self.progressive_paytables[name]
+            return self.wagers[name]
         except KeyError:
-            listed = ", ".join(sorted(self.progressive_paytables))
+            listed = ", ".join(sorted(self.wagers))
             raise InvalidConfiguration(
-                f"{self.title} has no progressive paytable {name!r}; {self.paytable_citation} "
-                f"lists {listed}"
+                f"{self.title} has no wager {name!r}; its wagers are {listed}"
             ) from None
-
-
-def _five_card_category(cards: Sequence[Card]) -> HandCategory:
-    return evaluate(cards).category
 
 
 CARIBBEAN_STUD = Game(
@@ -57,9 +55,8 @@ CARIBBEAN_STUD = Game(
     dealer_hand_size=5,
     min_reset_cents=1_000_000,  # $10,000
     min_reset_citation="§ 639a.12(d)(3)",
-    progressive_paytables=CARIBBEAN_STUD_PROGRESSIVE,
-    paytable_citation="§ 639a.12(d)(1)",
-    classify=_five_card_category,
+    wagers=CARIBBEAN_STUD_WAGERS,
+    evaluate=evaluate,
 )
 
 GAMES: dict[str, Game] = {game.name: game for game in (CARIBBEAN_STUD,)}

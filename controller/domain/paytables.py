@@ -1,17 +1,20 @@
 """Paytables as data: which hand pays what, on which wager, as the regulation prints it.
 
-An :class:`AwardRule` is one line's payout; a :class:`Paytable` maps hand categories to
-rules. The controller pays only the highest-ranking hand a seat holds (§ 639a.12(d)(2)), which
-is what :meth:`Paytable.award_for` gives, since a hand has exactly one category.
+An :class:`AwardRule` is one line's payout; a :class:`Paytable` maps paytable lines (hand
+names such as ``royal_flush`` or ``pair_of_tens_or_better``) to rules; a :class:`WagerTable`
+is one wager of a game: its paytables and how a hand is named on them. The controller pays
+only the highest-ranking line a hand makes (§ 639a.12(d)(2)): each hand has exactly one line.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
 from controller.domain.money import FULL_PPM, format_percent
-from controller.domain.poker import HandCategory
+from controller.domain.poker import HandCategory, HandValue
+from controller.errors import InvalidConfiguration
 
 
 class AwardKind(StrEnum):
@@ -40,6 +43,11 @@ class AwardRule:
         return cls(AwardKind.FOR_ONE, multiplier=multiplier)
 
     @classmethod
+    def to_one(cls, multiplier: int) -> AwardRule:
+        """ "N to 1": the award is N times the wager plus the wager back."""
+        return cls(AwardKind.TO_ONE, multiplier=multiplier)
+
+    @classmethod
     def percent_of_meter(cls, percent: int) -> AwardRule:
         """ "P% of meter", P a whole percent as the regulation prints it."""
         return cls(AwardKind.PERCENT_OF_METER, meter_ppm=percent * FULL_PPM // 100)
@@ -63,18 +71,52 @@ class AwardRule:
 
 @dataclass(frozen=True, slots=True)
 class Paytable:
-    """A regulation paytable: its name ("A"), where it is printed, and its lines."""
+    """A regulation paytable: its name ("A"), where it is printed, and its lines, highest first."""
 
     name: str
     citation: str
-    lines: tuple[tuple[HandCategory, AwardRule], ...]
+    lines: tuple[tuple[str, AwardRule], ...]
 
-    def award_for(self, category: HandCategory) -> AwardRule | None:
-        """The award for a hand of ``category``, or ``None`` when the hand does not pay."""
-        for line_category, rule in self.lines:
-            if line_category is category:
+    def award_for(self, line: str) -> AwardRule | None:
+        """The award for a hand on ``line`` (e.g. ``royal_flush``), or ``None``: no payout."""
+        for name, rule in self.lines:
+            if name == line:
                 return rule
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class WagerTable:
+    """One wager of a game: the paytables a Rules Submission may choose, and how a hand is
+    named on them (``line_of`` maps a five-card hand value to its line name)."""
+
+    name: str
+    title: str
+    citation: str
+    paytables: dict[str, Paytable]
+    line_of: Callable[[HandValue], str]
+
+    def paytable(self, name: str) -> Paytable:
+        """The paytable called ``name``; refuse a name the regulation does not list."""
+        try:
+            return self.paytables[name]
+        except KeyError:
+            listed = ", ".join(sorted(self.paytables))
+            raise InvalidConfiguration(
+                f"{self.title} has no paytable {name!r}; {self.citation} lists {listed}"
+            ) from None
+
+
+def category_line(value: HandValue) -> str:
+    """The hand's category as its line: ``royal_flush`` ... ``high_card``."""
+    return value.category.label
+
+
+def pair_of_tens_line(value: HandValue) -> str:
+    """As :func:`category_line`, but a pair of 10s or better is its own line (§ 639a.12(c))."""
+    if value.category is HandCategory.PAIR and value.tiebreak[0] >= 10:
+        return "pair_of_tens_or_better"
+    return value.category.label
 
 
 def _caribbean_progressive(
@@ -88,16 +130,16 @@ def _caribbean_progressive(
     two_pair: int | None,
 ) -> Paytable:
     lines = [
-        (HandCategory.ROYAL_FLUSH, AwardRule.percent_of_meter(100)),
-        (HandCategory.STRAIGHT_FLUSH, straight_flush),
-        (HandCategory.FOUR_OF_A_KIND, AwardRule.for_one(four)),
-        (HandCategory.FULL_HOUSE, AwardRule.for_one(full_house)),
-        (HandCategory.FLUSH, AwardRule.for_one(flush)),
-        (HandCategory.STRAIGHT, AwardRule.for_one(straight)),
-        (HandCategory.THREE_OF_A_KIND, AwardRule.for_one(three)),
+        ("royal_flush", AwardRule.percent_of_meter(100)),
+        ("straight_flush", straight_flush),
+        ("four_of_a_kind", AwardRule.for_one(four)),
+        ("full_house", AwardRule.for_one(full_house)),
+        ("flush", AwardRule.for_one(flush)),
+        ("straight", AwardRule.for_one(straight)),
+        ("three_of_a_kind", AwardRule.for_one(three)),
     ]
     if two_pair is not None:
-        lines.append((HandCategory.TWO_PAIR, AwardRule.for_one(two_pair)))
+        lines.append(("two_pair", AwardRule.for_one(two_pair)))
     return Paytable(name, "§ 639a.12(d)(1)", tuple(lines))
 
 
@@ -107,4 +149,48 @@ CARIBBEAN_STUD_PROGRESSIVE: dict[str, Paytable] = {
     "A": _caribbean_progressive("A", AwardRule.for_one(5000), 500, 100, 50, 10, 3, 2),
     "B": _caribbean_progressive("B", AwardRule.percent_of_meter(10), 500, 100, 50, 10, 3, 2),
     "C": _caribbean_progressive("C", AwardRule.percent_of_meter(10), 200, 50, 40, 30, 9, None),
+}
+
+
+def _caribbean_bonus(name: str, straight: int, three: int) -> Paytable:
+    to_one = AwardRule.to_one
+    return Paytable(
+        name,
+        "§ 639a.12(c)",
+        (
+            ("royal_flush", to_one(1000)),
+            ("straight_flush", to_one(200)),
+            ("four_of_a_kind", to_one(100)),
+            ("full_house", to_one(50)),
+            ("flush", to_one(40)),
+            ("straight", to_one(straight)),
+            ("three_of_a_kind", to_one(three)),
+            ("two_pair", to_one(3)),
+            ("pair_of_tens_or_better", to_one(1)),
+        ),
+    )
+
+
+# Caribbean Stud Bonus Wager, § 639a.12(c), exactly as printed: "to 1", a pair of 10s or better.
+CARIBBEAN_STUD_BONUS: dict[str, Paytable] = {
+    "A": _caribbean_bonus("A", 25, 7),
+    "B": _caribbean_bonus("B", 25, 6),
+    "C": _caribbean_bonus("C", 20, 6),
+}
+
+CARIBBEAN_STUD_WAGERS: dict[str, WagerTable] = {
+    "progressive": WagerTable(
+        "progressive",
+        "Progressive Payout Wager",
+        "§ 639a.12(d)(1)",
+        CARIBBEAN_STUD_PROGRESSIVE,
+        category_line,
+    ),
+    "bonus": WagerTable(
+        "bonus",
+        "Caribbean Stud Bonus Wager",
+        "§ 639a.12(c)",
+        CARIBBEAN_STUD_BONUS,
+        pair_of_tens_line,
+    ),
 }

@@ -84,8 +84,8 @@ def evaluate(cards: Sequence[Card]) -> HandValue:
     return _PLAIN_VALUES[ranks]
 
 
-def _rank_value(ranks: tuple[int, ...], flush: bool) -> HandValue:
-    """The value of five ranks (sorted high to low), suited or not. Used to build the tables."""
+def five_rank_value(ranks: tuple[int, ...], flush: bool) -> HandValue:
+    """The value of five ranks (sorted high to low), all of one suit or not."""
     counts = Counter(ranks)
     if len(counts) == 5:
         return _evaluate_distinct(list(ranks), flush)
@@ -118,7 +118,7 @@ def _evaluate_distinct(ranks: list[int], flush: bool) -> HandValue:
 def _build_tables() -> tuple[dict[tuple[int, ...], HandValue], dict[tuple[int, ...], HandValue]]:
     """Every multiset of five ranks (at most four of one rank) -> its value, unsuited and suited.
 
-    6,175 unsuited and 1,287 suited entries, built once at import from :func:`_rank_value`,
+    6,175 unsuited and 1,287 suited entries, built once at import from :func:`five_rank_value`,
     so that :func:`evaluate` is one sort and one dictionary look-up.
     """
     plain: dict[tuple[int, ...], HandValue] = {}
@@ -126,9 +126,9 @@ def _build_tables() -> tuple[dict[tuple[int, ...], HandValue], dict[tuple[int, .
     for combo in combinations_with_replacement(sorted(RANKS, reverse=True), 5):
         if max(Counter(combo).values()) > 4:
             continue
-        plain[combo] = _rank_value(combo, flush=False)
+        plain[combo] = five_rank_value(combo, flush=False)
         if len(set(combo)) == 5:
-            suited[combo] = _rank_value(combo, flush=True)
+            suited[combo] = five_rank_value(combo, flush=True)
     return plain, suited
 
 

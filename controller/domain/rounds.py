@@ -100,7 +100,8 @@ def plan_settlement(
     A folded seat may report no cards (they were collected) or its full hand.
     """
     game = table.game_rules
-    paytable = table.progressive_paytable
+    progressive = game.wager("progressive")
+    paytable = progressive.paytable(table.paytable)
     named: set[int] = set()
     for report in seats:
         _check_seat(table, report.seat)
@@ -120,8 +121,9 @@ def plan_settlement(
         if report.folded:
             plans.append(SeatPlan(report.seat, "", True, None))
             continue
-        category = game.classify(report.cards)
-        plans.append(SeatPlan(report.seat, category.label, False, paytable.award_for(category)))
+        value = game.evaluate(report.cards)
+        line = progressive.line_of(value)
+        plans.append(SeatPlan(report.seat, value.category.label, False, paytable.award_for(line)))
     return tuple(plans)
 
 

@@ -146,7 +146,7 @@ async def test_bad_meters(
     ("table", "code", "text"),
     [
         ({"seats": 8}, INVALID, "8 seats; Caribbean Stud Poker allows 1 to 7 (§ 639a.2(a))"),
-        ({"paytable": "D"}, INVALID, "no progressive paytable 'D'"),
+        ({"paytable": "D"}, INVALID, "has no paytable 'D'"),
         ({"meter_id": "ghost"}, NOT_FOUND, "meter ghost does not exist"),
         (
             {"paytable": "A"},

@@ -72,7 +72,7 @@ def test_more_than_seven_seats_is_refused_citing_the_table_rule() -> None:
 def test_unlisted_paytable_is_refused() -> None:
     with pytest.raises(
         InvalidConfiguration,
-        match=r"no progressive paytable 'D'; "
+        match=r"Progressive Payout Wager has no paytable 'D'; "
         r"§ 639a\.12\(d\)\(1\) lists A, B, C",
     ):
         table(paytable="D")

@@ -26,7 +26,7 @@ PRINTED = {
 @pytest.mark.parametrize("category", list(PRINTED))
 def test_every_line(category: H, column: int) -> None:
     table = CARIBBEAN_STUD_PROGRESSIVE["ABC"[column]]
-    rule = table.award_for(category)
+    rule = table.award_for(category.label)
     expected = PRINTED[category][column]
     assert (rule.text if rule else None) == expected
 

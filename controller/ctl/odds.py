@@ -1,0 +1,101 @@
+"""``jackpotctl odds``: the exact odds and return of a paytable at a given meter."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from controller.domain.games import Game
+from controller.domain.money import format_cents, format_percent
+from controller.domain.odds import (
+    FIVE_CARD_HANDS,
+    PaytableOdds,
+    five_card_line_counts,
+    paytable_odds,
+)
+
+
+def compute(
+    game: Game, wager: str, paytable: str, meter_cents: int, wager_cents: int
+) -> PaytableOdds:
+    """The odds of one wager's paytable of ``game``."""
+    table = game.wager(wager)
+    counts = five_card_line_counts(table.line_of)
+    return paytable_odds(
+        table.paytable(paytable),
+        counts,
+        FIVE_CARD_HANDS,
+        meter_cents=meter_cents,
+        wager_cents=wager_cents,
+    )
+
+
+def as_json(odds: PaytableOdds, rate_ppm: int | None) -> dict[str, Any]:
+    """The JSON document: hands, hit frequency, return (a fraction of the wager), break-even.
+
+    Probabilities and returns are ratios, not amounts, so they are given as decimals (and
+    exactly, as "numerator/denominator" strings); amounts are integer cents.
+    """
+    document: dict[str, Any] = {
+        "paytable": odds.paytable,
+        "meter_cents": odds.meter_cents,
+        "wager_cents": odds.wager_cents,
+        "hands": [
+            {
+                "hand": line.hand,
+                "combinations": line.combinations,
+                "probability": float(line.probability),
+                "probability_exact": str(line.probability),
+                "award": line.award.text,
+            }
+            for line in odds.lines
+        ],
+        "hit_frequency": float(odds.hit_frequency),
+        "return": float(odds.expected_return),
+        "return_exact": str(odds.expected_return),
+        "breakeven_meter_cents": odds.breakeven_meter_cents,
+    }
+    if rate_ppm is not None:
+        document["contribution_microcents_per_wager"] = odds.wager_cents * rate_ppm
+    return document
+
+
+def as_table(odds: PaytableOdds, title: str, rate_ppm: int | None) -> str:
+    """A table for people."""
+    rows = [
+        f"{title}, paytable {odds.paytable}, meter {format_cents(odds.meter_cents)}, "
+        f"wager {format_cents(odds.wager_cents)}",
+        f"{'hand':<24}{'award':>16}{'combinations':>14}{'probability':>16}{'1 in':>14}",
+    ]
+    for line in odds.lines:
+        one_in = f"{float(1 / line.probability):,.1f}" if line.probability else "-"
+        rows.append(
+            f"{line.hand:<24}{line.award.text:>16}{line.combinations:>14,}"
+            f"{float(line.probability):>16.10f}{one_in:>14}"
+        )
+    rows.append(
+        f"hit frequency {float(odds.hit_frequency):.6%}; return at this meter "
+        f"{float(odds.expected_return):.4%}"
+    )
+    breakeven = odds.breakeven_meter_cents
+    rows.append(
+        "break-even meter: "
+        + (
+            format_cents(breakeven)
+            if breakeven is not None
+            else "none (no line pays a share of the meter)"
+        )
+    )
+    if rate_ppm is not None:
+        rows.append(
+            f"rate of progression {format_percent(rate_ppm)}%: each wager adds "
+            f"{odds.wager_cents * rate_ppm:,} microcents to the meter"
+        )
+    return "\n".join(rows)
+
+
+def render(odds: PaytableOdds, title: str, rate_ppm: int | None, output: str) -> str:
+    """The report in ``output`` format (``table`` or ``json``)."""
+    if output == "json":
+        return json.dumps(as_json(odds, rate_ppm), indent=2)
+    return as_table(odds, title, rate_ppm)
