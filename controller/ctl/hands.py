@@ -1,9 +1,10 @@
 """``jackpotctl hands classify``: name each hand, and what every wager of the game pays on it.
 
 One hand a line on standard input: cards as rank and suit (``AS KD TH 9C 2S``; ``10H`` also
-accepted), optionally ``|`` and further cards (for Caribbean Stud: the dealer's hand). One JSON
-object a line on standard output: ``hand`` (``royal_flush`` ... ``high_card``) and ``pays``
-(per wager, per paytable, the line's award as printed), or ``error`` naming the problem. The
+accepted), optionally ``|`` and the dealer's cards (five for Caribbean Stud; the first two for
+Texas Hold 'Em Bonus, whose "ace-ace (dealer and player)" needs them). One JSON object a line
+on standard output: ``hand`` (e.g. ``royal_flush``, ``ace_king_suited``) and ``pays`` (per
+wager, per paytable, the award as printed, or null), or ``error`` naming the problem. The
 command exits 1 at the end if any line was bad.
 """
 
@@ -11,11 +12,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
-from controller.domain.cards import check_hand_size, check_no_duplicates, parse_cards
+from controller.domain.cards import Card, check_hand_size, check_no_duplicates, parse_cards
 from controller.domain.games import Game
+from controller.domain.wagers import WagerTable
 from controller.errors import JackpotError
 
 
@@ -28,22 +30,25 @@ def classify_line(game: Game, line: str) -> dict[str, Any]:
     if extra:
         check_hand_size(extra, game.dealer_hand_size, "the dealer")
     check_no_duplicates([("the hand", cards), ("the dealer", extra)])
-    value = game.evaluate(cards)
     result: dict[str, Any] = {
         "cards": [str(card) for card in cards],
-        "hand": value.category.label,
-        "pays": {
-            wager.name: {
-                name: (award.text if (award := table.award_for(wager.line_of(value))) else None)
-                for name, table in sorted(wager.paytables.items())
-            }
-            for wager in game.wagers.values()
-        },
+        "hand": game.name_hand(cards),
+        "pays": {wager.name: _pays(wager, cards, extra) for wager in game.wagers.values()},
     }
     if extra:
         result["dealer_cards"] = [str(card) for card in extra]
-        result["dealer_hand"] = game.evaluate(extra).category.label
+        result["dealer_hand"] = game.name_hand(extra)
     return result
+
+
+def _pays(wager: WagerTable, cards: Sequence[Card], extra: Sequence[Card]) -> dict[str, Any]:
+    """Per paytable of ``wager``: the award the hand is paid, as printed, or None."""
+    lines = wager.lines_of(cards, extra)
+    pays: dict[str, Any] = {}
+    for name, table in sorted(wager.paytables.items()):
+        paid = table.highest_award(lines)
+        pays[name] = paid[1].text if paid else None
+    return pays
 
 
 def classify_stream(game: Game, lines: Iterable[str], out: TextIO = sys.stdout) -> int:

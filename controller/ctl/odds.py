@@ -7,12 +7,7 @@ from typing import Any
 
 from controller.domain.games import Game
 from controller.domain.money import format_cents, format_percent
-from controller.domain.odds import (
-    FIVE_CARD_HANDS,
-    PaytableOdds,
-    five_card_line_counts,
-    paytable_odds,
-)
+from controller.domain.odds import PaytableOdds, paytable_odds
 
 
 def compute(
@@ -20,11 +15,9 @@ def compute(
 ) -> PaytableOdds:
     """The odds of one wager's paytable of ``game``."""
     table = game.wager(wager)
-    counts = five_card_line_counts(table.line_of)
     return paytable_odds(
         table.paytable(paytable),
-        counts,
-        FIVE_CARD_HANDS,
+        table.line_counts(),
         meter_cents=meter_cents,
         wager_cents=wager_cents,
     )

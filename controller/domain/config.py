@@ -62,6 +62,7 @@ class MeterConfig:
         check_id(self.meter_id, "meter id")
         check_id(self.link_group_id, "link group id")
         game = get_game(self.game)
+        game.wager("progressive")  # a meter funds a progressive wager the game must have
         if self.reset_cents < game.min_reset_cents:
             raise InvalidConfiguration(
                 f"reset amount {format_cents(self.reset_cents)} of meter {self.meter_id} is "

@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from controller.domain import two_card
 from controller.domain.cards import Card
-from controller.domain.paytables import CARIBBEAN_STUD_WAGERS, Paytable, WagerTable
-from controller.domain.poker import HandValue, evaluate
+from controller.domain.paytables import Paytable
+from controller.domain.poker import evaluate
+from controller.domain.wagers import CARIBBEAN_STUD_WAGERS, TEXAS_HOLDEM_BONUS_WAGERS, WagerTable
 from controller.errors import InvalidConfiguration
 
 
@@ -26,10 +28,10 @@ class Game:
     max_seats_citation: str
     hand_size: int
     dealer_hand_size: int
-    min_reset_cents: int
+    min_reset_cents: int  # the progressive meter's lowest reset amount (0: no progressive)
     min_reset_citation: str
     wagers: dict[str, WagerTable]
-    evaluate: Callable[[Sequence[Card]], HandValue]
+    name_hand: Callable[[Sequence[Card]], str]  # the hand's rank, e.g. "royal_flush"
 
     def paytable(self, name: str) -> Paytable:
         """The progressive paytable called ``name``; refuse a name the regulation does not list."""
@@ -56,10 +58,23 @@ CARIBBEAN_STUD = Game(
     min_reset_cents=1_000_000,  # $10,000
     min_reset_citation="§ 639a.12(d)(3)",
     wagers=CARIBBEAN_STUD_WAGERS,
-    evaluate=evaluate,
+    name_hand=lambda cards: evaluate(cards).category.label,
 )
 
-GAMES: dict[str, Game] = {game.name: game for game in (CARIBBEAN_STUD,)}
+TEXAS_HOLDEM_BONUS = Game(
+    name="texas-holdem-bonus",
+    title="Texas Hold 'Em Bonus Poker",
+    max_seats=6,
+    max_seats_citation="§ 647a.2(a)",
+    hand_size=2,
+    dealer_hand_size=2,
+    min_reset_cents=0,
+    min_reset_citation="",
+    wagers=TEXAS_HOLDEM_BONUS_WAGERS,
+    name_hand=lambda cards: two_card.classify(cards).value,
+)
+
+GAMES: dict[str, Game] = {game.name: game for game in (CARIBBEAN_STUD, TEXAS_HOLDEM_BONUS)}
 
 
 def get_game(name: str) -> Game:

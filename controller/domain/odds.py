@@ -1,10 +1,7 @@
 """Exact odds of a paytable: probability of each paying line, hit frequency, return, break-even.
 
-Probabilities are exact fractions from combinatorics (never sampling): five-card hands are
-counted over every multiset of ranks, each weighted by the number of suit assignments that
-make it (a hand of five different ranks has 4 suited and 1,020 unsuited assignments; a hand
-with a repeated rank is never suited). The counts equal a full enumeration of all 2,598,960
-hands, which the tests check.
+Probabilities are exact fractions from the wager's combinatorial line counts (never
+sampling; see ``wagers.py``), which the tests check against full enumerations.
 
 The return is the expected amount paid back per unit wagered, the wager included, at a given
 meter: "N for 1" returns N, "N to 1" returns N + 1, "P% of meter" returns P% x meter / wager.
@@ -14,46 +11,12 @@ The break-even meter is the smallest meter, in whole cents, at which the return 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cache
-from itertools import combinations_with_replacement
-from math import comb
 
-from controller.domain.cards import RANKS
 from controller.domain.money import FULL_PPM
 from controller.domain.paytables import AwardKind, AwardRule, Paytable
-from controller.domain.poker import HandValue, five_rank_value
-
-FIVE_CARD_HANDS = comb(52, 5)
-
-
-@cache
-def _five_card_classes() -> tuple[tuple[HandValue, int], ...]:
-    """Every distinct five-card hand value with its number of hands (sums to 2,598,960)."""
-    classes: list[tuple[HandValue, int]] = []
-    for ranks in combinations_with_replacement(sorted(RANKS, reverse=True), 5):
-        counts = Counter(ranks)
-        if max(counts.values()) > 4:
-            continue
-        if len(counts) == 5:
-            classes.append((five_rank_value(ranks, flush=True), 4))
-            classes.append((five_rank_value(ranks, flush=False), 4**5 - 4))
-        else:
-            ways = 1
-            for count in counts.values():
-                ways *= comb(4, count)
-            classes.append((five_rank_value(ranks, flush=False), ways))
-    return tuple(classes)
-
-
-def five_card_line_counts(line_of: Callable[[HandValue], str]) -> dict[str, int]:
-    """How many of the 2,598,960 five-card hands fall on each line named by ``line_of``."""
-    counts: Counter[str] = Counter()
-    for value, ways in _five_card_classes():
-        counts[line_of(value)] += ways
-    return dict(counts)
+from controller.domain.wagers import LineCounts
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,17 +87,19 @@ def _fixed_return(award: AwardRule) -> Fraction:
 
 
 def paytable_odds(
-    paytable: Paytable,
-    line_counts: dict[str, int],
-    total_combinations: int,
-    *,
-    meter_cents: int,
-    wager_cents: int,
+    paytable: Paytable, line_counts: LineCounts, *, meter_cents: int, wager_cents: int
 ) -> PaytableOdds:
-    """The exact odds of ``paytable`` given how many hands fall on each line."""
+    """The exact odds of ``paytable`` given how many deals qualify for which lines; each
+    deal is counted on the highest line the paytable lists."""
+    paid: Counter[str] = Counter()
+    for qualifying, count in line_counts.counts.items():
+        highest = paytable.highest_award(qualifying)
+        if highest is not None:
+            paid[highest[0]] += count
+    total_combinations = line_counts.total
     lines = []
     for hand, award in paytable.lines:
-        combinations = line_counts.get(hand, 0)
+        combinations = paid[hand]
         if award.kind is AwardKind.PERCENT_OF_METER:
             returns = Fraction(meter_cents * award.meter_ppm, FULL_PPM * wager_cents)
         else:

@@ -1,20 +1,18 @@
-"""Paytables as data: which hand pays what, on which wager, as the regulation prints it.
+"""Paytables as data: which hand pays what, as the regulation prints it.
 
 An :class:`AwardRule` is one line's payout; a :class:`Paytable` maps paytable lines (hand
-names such as ``royal_flush`` or ``pair_of_tens_or_better``) to rules; a :class:`WagerTable`
-is one wager of a game: its paytables and how a hand is named on them. The controller pays
-only the highest-ranking line a hand makes (§ 639a.12(d)(2)): each hand has exactly one line.
+names such as ``royal_flush``, ``pair_of_tens_or_better`` or ``ace_king_suited``) to rules,
+highest first. Which lines a hand qualifies for is the wager's business (``wagers.py``); a
+paytable pays the highest of them that it lists.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from controller.domain.money import FULL_PPM, format_percent
-from controller.domain.poker import HandCategory, HandValue
-from controller.errors import InvalidConfiguration
 
 
 class AwardKind(StrEnum):
@@ -84,39 +82,14 @@ class Paytable:
                 return rule
         return None
 
-
-@dataclass(frozen=True, slots=True)
-class WagerTable:
-    """One wager of a game: the paytables a Rules Submission may choose, and how a hand is
-    named on them (``line_of`` maps a five-card hand value to its line name)."""
-
-    name: str
-    title: str
-    citation: str
-    paytables: dict[str, Paytable]
-    line_of: Callable[[HandValue], str]
-
-    def paytable(self, name: str) -> Paytable:
-        """The paytable called ``name``; refuse a name the regulation does not list."""
-        try:
-            return self.paytables[name]
-        except KeyError:
-            listed = ", ".join(sorted(self.paytables))
-            raise InvalidConfiguration(
-                f"{self.title} has no paytable {name!r}; {self.citation} lists {listed}"
-            ) from None
-
-
-def category_line(value: HandValue) -> str:
-    """The hand's category as its line: ``royal_flush`` ... ``high_card``."""
-    return value.category.label
-
-
-def pair_of_tens_line(value: HandValue) -> str:
-    """As :func:`category_line`, but a pair of 10s or better is its own line (§ 639a.12(c))."""
-    if value.category is HandCategory.PAIR and value.tiebreak[0] >= 10:
-        return "pair_of_tens_or_better"
-    return value.category.label
+    def highest_award(self, lines: Sequence[str]) -> tuple[str, AwardRule] | None:
+        """Of the ``lines`` a hand qualifies for (highest first), the first this paytable
+        lists, with its award: a wager is paid only its highest line (§ 639a.12(d)(2))."""
+        for line in lines:
+            rule = self.award_for(line)
+            if rule is not None:
+                return line, rule
+        return None
 
 
 def _caribbean_progressive(
@@ -178,19 +151,25 @@ CARIBBEAN_STUD_BONUS: dict[str, Paytable] = {
     "C": _caribbean_bonus("C", 20, 6),
 }
 
-CARIBBEAN_STUD_WAGERS: dict[str, WagerTable] = {
-    "progressive": WagerTable(
-        "progressive",
-        "Progressive Payout Wager",
-        "§ 639a.12(d)(1)",
-        CARIBBEAN_STUD_PROGRESSIVE,
-        category_line,
-    ),
-    "bonus": WagerTable(
-        "bonus",
-        "Caribbean Stud Bonus Wager",
-        "§ 639a.12(c)",
-        CARIBBEAN_STUD_BONUS,
-        pair_of_tens_line,
-    ),
+
+def _texas_holdem_bonus(name: str, dealer_and_player: bool) -> Paytable:
+    to_one = AwardRule.to_one
+    lines = [("ace_ace_dealer_and_player", to_one(1000))] if dealer_and_player else []
+    lines += [
+        ("ace_ace", to_one(30)),
+        ("ace_king_suited", to_one(25)),
+        ("ace_queen_or_ace_jack_suited", to_one(20)),
+        ("ace_king_offsuit", to_one(15)),
+        ("king_king_queen_queen_or_jack_jack", to_one(10)),
+        ("ace_queen_or_ace_jack_offsuit", to_one(5)),
+        ("pair_2_through_10", to_one(3)),
+    ]
+    return Paytable(name, "§ 647a.12(b)", tuple(lines))
+
+
+# Texas Hold 'Em Bonus Wager, § 647a.12(b), as printed; "ace-ace (dealer and player)" is N/A
+# on paytable B, where such a hand pays as ace-ace.
+TEXAS_HOLDEM_BONUS: dict[str, Paytable] = {
+    "A": _texas_holdem_bonus("A", dealer_and_player=True),
+    "B": _texas_holdem_bonus("B", dealer_and_player=False),
 }

@@ -121,9 +121,10 @@ def plan_settlement(
         if report.folded:
             plans.append(SeatPlan(report.seat, "", True, None))
             continue
-        value = game.evaluate(report.cards)
-        line = progressive.line_of(value)
-        plans.append(SeatPlan(report.seat, value.category.label, False, paytable.award_for(line)))
+        paid = paytable.highest_award(progressive.lines_of(report.cards, ()))
+        plans.append(
+            SeatPlan(report.seat, game.name_hand(report.cards), False, paid[1] if paid else None)
+        )
     return tuple(plans)
 
 

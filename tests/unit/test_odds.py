@@ -1,19 +1,21 @@
-"""Exact odds: combinatorial counts, returns and break-even meters (§ 639a.12(c) and (d))."""
+"""Exact odds: combinatorial line counts, returns and break-even meters, and the commands."""
 
 from __future__ import annotations
 
 import io
 import json
+from collections import Counter
 from fractions import Fraction
 
 import pytest
 
 from controller.ctl.hands import classify_stream
 from controller.ctl.main import main as jackpotctl
-from controller.domain.games import CARIBBEAN_STUD
-from controller.domain.odds import FIVE_CARD_HANDS, five_card_line_counts, paytable_odds
-from controller.domain.paytables import CARIBBEAN_STUD_WAGERS, category_line, pair_of_tens_line
+from controller.domain.games import CARIBBEAN_STUD, TEXAS_HOLDEM_BONUS
+from controller.domain.odds import PaytableOdds, paytable_odds
+from controller.domain.wagers import CARIBBEAN_STUD_WAGERS, TEXAS_HOLDEM_BONUS_WAGERS
 
+FIVE_CARD_HANDS = 2_598_960
 # All 2,598,960 five-card hands (enumerated exhaustively in test_poker.py).
 CATEGORY_COUNTS = {
     "royal_flush": 4,
@@ -29,25 +31,35 @@ CATEGORY_COUNTS = {
 }
 
 
+def single_lines(wager: str) -> dict[str, int]:
+    counts = CARIBBEAN_STUD_WAGERS[wager].line_counts()
+    assert counts.total == FIVE_CARD_HANDS
+    assert all(len(lines) == 1 for lines in counts.counts)
+    return {lines[0]: count for lines, count in counts.counts.items()}
+
+
 def test_combinatorial_counts_equal_the_enumeration() -> None:
-    assert five_card_line_counts(category_line) == CATEGORY_COUNTS
-    split = five_card_line_counts(pair_of_tens_line)
+    assert single_lines("progressive") == CATEGORY_COUNTS
+    split = single_lines("bonus")
     # five ranks (10, J, Q, K, A) of the thirteen make a pair of 10s or better
     assert split["pair_of_tens_or_better"] == 1_098_240 * 5 // 13
     assert split["pair"] + split["pair_of_tens_or_better"] == 1_098_240
 
 
-def test_progressive_paytable_b_at_a_meter() -> None:
-    wager = CARIBBEAN_STUD_WAGERS["progressive"]
-    odds = paytable_odds(
-        wager.paytable("B"),
-        five_card_line_counts(wager.line_of),
-        FIVE_CARD_HANDS,
-        meter_cents=2_500_000,
-        wager_cents=100,
+def odds_of(wager: str, paytable: str, meter_cents: int, wager_cents: int = 100) -> PaytableOdds:
+    table = CARIBBEAN_STUD_WAGERS[wager]
+    return paytable_odds(
+        table.paytable(paytable),
+        table.line_counts(),
+        meter_cents=meter_cents,
+        wager_cents=wager_cents,
     )
+
+
+def test_progressive_paytable_b_at_a_meter() -> None:
+    odds = odds_of("progressive", "B", 2_500_000)
     royal = odds.lines[0]
-    assert (royal.hand, royal.probability) == ("royal_flush", Fraction(4, 2_598_960))
+    assert (royal.hand, royal.probability) == ("royal_flush", Fraction(4, FIVE_CARD_HANDS))
     assert royal.returns == 25_000  # 100% of $25,000 for a $1 wager
     fixed = Fraction(
         624 * 500 + 3_744 * 100 + 5_108 * 50 + 10_200 * 10 + 54_912 * 3 + 123_552 * 2,
@@ -55,45 +67,51 @@ def test_progressive_paytable_b_at_a_meter() -> None:
     )
     meter_part = Fraction(4 * 25_000 + 36 * 2_500, FIVE_CARD_HANDS)
     assert odds.expected_return == fixed + meter_part
-    assert odds.hit_frequency == Fraction(
-        sum(c for h, c in CATEGORY_COUNTS.items() if h not in ("pair", "high_card")),
-        FIVE_CARD_HANDS,
-    )
+    paying = sum(c for h, c in CATEGORY_COUNTS.items() if h not in ("pair", "high_card"))
+    assert odds.hit_frequency == Fraction(paying, FIVE_CARD_HANDS)
 
 
 @pytest.mark.parametrize("name", ["A", "B", "C"])
 def test_breakeven_meter_is_the_first_cent_at_which_the_return_reaches_one(name: str) -> None:
-    wager = CARIBBEAN_STUD_WAGERS["progressive"]
-    counts = five_card_line_counts(wager.line_of)
-
-    def at(meter_cents: int) -> Fraction:
-        return paytable_odds(
-            wager.paytable(name), counts, FIVE_CARD_HANDS, meter_cents=meter_cents, wager_cents=100
-        ).expected_return
-
-    breakeven = paytable_odds(
-        wager.paytable(name), counts, FIVE_CARD_HANDS, meter_cents=1_000_000, wager_cents=100
-    ).breakeven_meter_cents
+    breakeven = odds_of("progressive", name, 1_000_000).breakeven_meter_cents
     assert breakeven is not None
-    assert at(breakeven) >= 1 > at(breakeven - 1)
+    assert odds_of("progressive", name, breakeven).expected_return >= 1
+    assert odds_of("progressive", name, breakeven - 1).expected_return < 1
 
 
 def test_bonus_wager_has_no_breakeven_meter_and_pays_to_one() -> None:
-    wager = CARIBBEAN_STUD_WAGERS["bonus"]
-    odds = paytable_odds(
-        wager.paytable("A"),
-        five_card_line_counts(wager.line_of),
-        FIVE_CARD_HANDS,
-        meter_cents=0,
-        wager_cents=500,
-    )
+    odds = odds_of("bonus", "A", 0, wager_cents=500)
     assert odds.breakeven_meter_cents is None
     pair_line = odds.lines[-1]
-    assert (pair_line.hand, pair_line.award.text, pair_line.returns) == (
-        "pair_of_tens_or_better",
-        "1 to 1",
-        Fraction(2),
-    )
+    assert pair_line.hand == "pair_of_tens_or_better" and pair_line.award.text == "1 to 1"
+    assert pair_line.returns == Fraction(2)
+
+
+def test_texas_holdem_bonus_counts_and_paytables() -> None:
+    bonus = TEXAS_HOLDEM_BONUS_WAGERS["bonus"]
+    counts = bonus.line_counts()
+    deals = 1_326 * 1_225
+    assert counts.total == deals
+    player_only: Counter[str] = Counter()
+    for lines, count in counts.counts.items():
+        player_only[lines[-1]] += count
+    assert {line: count // 1_225 for line, count in player_only.items()} == {
+        "ace_ace": 6,
+        "ace_king_suited": 4,
+        "ace_queen_or_ace_jack_suited": 8,
+        "ace_king_offsuit": 12,
+        "king_king_queen_queen_or_jack_jack": 18,
+        "ace_queen_or_ace_jack_offsuit": 24,
+        "pair_2_through_10": 54,
+        "none": 1_200,
+    }
+    a = paytable_odds(bonus.paytable("A"), counts, meter_cents=0, wager_cents=100)
+    b = paytable_odds(bonus.paytable("B"), counts, meter_cents=0, wager_cents=100)
+    assert a.lines[0].hand == "ace_ace_dealer_and_player"
+    assert a.lines[0].combinations == 6  # the player's and the dealer's aces: all four
+    assert a.lines[1].combinations == 6 * 1_225 - 6
+    assert b.lines[0].hand == "ace_ace" and b.lines[0].combinations == 6 * 1_225
+    assert a.expected_return - b.expected_return == Fraction(6 * (1_001 - 31), deals)
 
 
 def test_classify_names_hands_and_what_each_paytable_pays() -> None:
@@ -124,6 +142,19 @@ def test_classify_names_hands_and_what_each_paytable_pays() -> None:
     assert lines[3]["line"] == 5 and "not a card: 'JK'" in lines[3]["error"]
 
 
+def test_classify_texas_holdem_bonus_with_the_dealers_cards() -> None:
+    out = io.StringIO()
+    assert (
+        classify_stream(TEXAS_HOLDEM_BONUS, ["AS AH | AD AC", "AS AH", "AS KS", "AS KS QS"], out)
+        == 1
+    )
+    first, second, third, bad = (json.loads(line) for line in out.getvalue().splitlines())
+    assert first["pays"]["bonus"] == {"A": "1,000 to 1", "B": "30 to 1"}
+    assert second["hand"] == "ace_ace" and second["pays"]["bonus"]["A"] == "30 to 1"
+    assert third["pays"]["bonus"] == {"A": "25 to 1", "B": "25 to 1"}
+    assert "the hand has 3 cards; the game deals exactly 2" in bad["error"]
+
+
 def test_odds_command_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert (
         jackpotctl(
@@ -150,11 +181,28 @@ def test_odds_command_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert document["hands"][0] == {
         "hand": "royal_flush",
         "combinations": 4,
-        "probability": 4 / 2_598_960,
+        "probability": 4 / FIVE_CARD_HANDS,
         "probability_exact": "1/649740",
         "award": "100% of meter",
     }
     assert document["contribution_microcents_per_wager"] == 15_000_000
+    assert (
+        jackpotctl(
+            [
+                "odds",
+                "--game",
+                "texas-holdem-bonus",
+                "--wager",
+                "bonus",
+                "--paytable",
+                "B",
+                "--meter",
+                "0",
+            ]
+        )
+        == 0
+    )
+    assert "ace_ace" in capsys.readouterr().out
     assert (
         jackpotctl(
             [

@@ -1,0 +1,178 @@
+"""The wagers of each game: their paytables, which lines a hand qualifies for, and how many
+hands make each line (for the odds calculator).
+
+A :class:`WagerTable` names, for a hand (the seat's cards, plus the dealer's or community
+cards where the wager needs them), the paytable lines it qualifies for, highest first: a
+straight flush is only ``straight_flush``; a player's ace-ace against the dealer's ace-ace is
+``ace_ace_dealer_and_player`` and also ``ace_ace`` (paid as such on a paytable without the
+first line). A paytable pays the highest of them that it lists, and nothing else.
+
+Line counts are exact combinatorics over every possible deal, grouped by the tuple of lines.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from itertools import combinations, combinations_with_replacement
+from math import comb
+
+from controller.domain import two_card
+from controller.domain.cards import FULL_DECK, RANKS, Card
+from controller.domain.paytables import (
+    CARIBBEAN_STUD_BONUS,
+    CARIBBEAN_STUD_PROGRESSIVE,
+    TEXAS_HOLDEM_BONUS,
+    Paytable,
+)
+from controller.domain.poker import HandCategory, HandValue, evaluate, five_rank_value
+from controller.errors import InvalidConfiguration
+
+Lines = tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LineCounts:
+    """How many deals qualify for each tuple of lines, out of ``total`` equally likely."""
+
+    counts: dict[Lines, int]
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class WagerTable:
+    """One wager of a game: its regulation paytables and how hands are placed on them."""
+
+    name: str
+    title: str
+    citation: str
+    paytables: dict[str, Paytable]
+    lines_of: Callable[[Sequence[Card], Sequence[Card]], Lines]
+    line_counts: Callable[[], LineCounts]
+
+    def paytable(self, name: str) -> Paytable:
+        """The paytable called ``name``; refuse a name the regulation does not list."""
+        try:
+            return self.paytables[name]
+        except KeyError:
+            listed = ", ".join(sorted(self.paytables))
+            raise InvalidConfiguration(
+                f"{self.title} has no paytable {name!r}; {self.citation} lists {listed}"
+            ) from None
+
+
+# ------------------------------------------------------------------ five-card hands
+
+
+def category_line(value: HandValue) -> str:
+    """The hand's category as its line: ``royal_flush`` ... ``high_card``."""
+    return value.category.label
+
+
+def pair_of_tens_line(value: HandValue) -> str:
+    """As :func:`category_line`, but a pair of 10s or better is its own line (§ 639a.12(c))."""
+    if value.category is HandCategory.PAIR and value.tiebreak[0] >= 10:
+        return "pair_of_tens_or_better"
+    return value.category.label
+
+
+@cache
+def five_card_classes() -> tuple[tuple[HandValue, int], ...]:
+    """Every distinct five-card hand value with its number of hands (sums to 2,598,960).
+
+    Each multiset of ranks is weighted by its suit assignments: five different ranks have 4
+    suited and 4**5 - 4 unsuited ones; a repeated rank is never suited.
+    """
+    classes: list[tuple[HandValue, int]] = []
+    for ranks in combinations_with_replacement(sorted(RANKS, reverse=True), 5):
+        counts = Counter(ranks)
+        if max(counts.values()) > 4:
+            continue
+        if len(counts) == 5:
+            classes.append((five_rank_value(ranks, flush=True), 4))
+            classes.append((five_rank_value(ranks, flush=False), 4**5 - 4))
+        else:
+            ways = 1
+            for count in counts.values():
+                ways *= comb(4, count)
+            classes.append((five_rank_value(ranks, flush=False), ways))
+    return tuple(classes)
+
+
+def _five_card_wager(
+    name: str,
+    title: str,
+    citation: str,
+    paytables: dict[str, Paytable],
+    line_of: Callable[[HandValue], str],
+) -> WagerTable:
+    def lines_of(cards: Sequence[Card], extra: Sequence[Card]) -> Lines:
+        return (line_of(evaluate(cards)),)
+
+    def line_counts() -> LineCounts:
+        counts: Counter[Lines] = Counter()
+        for value, ways in five_card_classes():
+            counts[(line_of(value),)] += ways
+        return LineCounts(dict(counts), comb(52, 5))
+
+    return WagerTable(name, title, citation, paytables, lines_of, line_counts)
+
+
+CARIBBEAN_STUD_WAGERS: dict[str, WagerTable] = {
+    "progressive": _five_card_wager(
+        "progressive",
+        "Progressive Payout Wager",
+        "§ 639a.12(d)(1)",
+        CARIBBEAN_STUD_PROGRESSIVE,
+        category_line,
+    ),
+    "bonus": _five_card_wager(
+        "bonus",
+        "Caribbean Stud Bonus Wager",
+        "§ 639a.12(c)",
+        CARIBBEAN_STUD_BONUS,
+        pair_of_tens_line,
+    ),
+}
+
+
+# ------------------------------------------------------------------ two-card hands
+
+
+def _two_card_lines(player: Sequence[Card], dealer: Sequence[Card]) -> Lines:
+    hand = two_card.classify(player, dealer)
+    if hand is two_card.StartingHand.ACE_ACE_DEALER_AND_PLAYER:
+        return (hand.value, two_card.StartingHand.ACE_ACE.value)
+    return (hand.value,)
+
+
+@cache
+def _two_card_counts() -> LineCounts:
+    """Every (player's two cards, dealer's two cards) deal: 1,326 x 1,225 = 1,624,350.
+
+    The line depends on the dealer's cards only for a player's ace-ace, and then only when
+    the dealer holds the two other aces (one deal of the 1,225).
+    """
+    counts: Counter[Lines] = Counter()
+    for player in combinations(FULL_DECK, 2):
+        lines = _two_card_lines(player, ())
+        if lines == (two_card.StartingHand.ACE_ACE.value,):
+            counts[(two_card.StartingHand.ACE_ACE_DEALER_AND_PLAYER.value, *lines)] += 1
+            counts[lines] += comb(50, 2) - 1
+        else:
+            counts[lines] += comb(50, 2)
+    return LineCounts(dict(counts), comb(52, 2) * comb(50, 2))
+
+
+TEXAS_HOLDEM_BONUS_WAGERS: dict[str, WagerTable] = {
+    "bonus": WagerTable(
+        "bonus",
+        "Texas Hold 'Em Bonus Wager",
+        "§ 647a.12(b)",
+        TEXAS_HOLDEM_BONUS,
+        _two_card_lines,
+        _two_card_counts,
+    ),
+}
