@@ -12,8 +12,10 @@ import logging
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from controller.errors import StoreUnavailable
+from controller.errors import JackpotError
+from controller.rules_file import load_submission
 from controller.server import ControllerServer, ServerConfig
 
 log = logging.getLogger("controller")
@@ -41,6 +43,12 @@ def _parser() -> argparse.ArgumentParser:
         default=9102,
         metavar="PORT",
         help="Prometheus /metrics port on the listen host; -1 disables (default %(default)s)",
+    )
+    serve.add_argument(
+        "--rules",
+        type=Path,
+        metavar="FILE",
+        help="apply this Rules Submission at start (link groups, meters, tables)",
     )
     serve.add_argument(
         "--insecure",
@@ -105,7 +113,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    try:
+        rules = load_submission(args.rules) if args.rules else None
+    except JackpotError as error:
+        print(f"jackpot-controller: {error}", file=sys.stderr)
+        return 2
     config = ServerConfig(
+        rules=rules,
         listen=args.listen,
         redis_url=args.redis,
         metrics_port=None if args.metrics_port < 0 else args.metrics_port,
@@ -115,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         asyncio.run(_serve(config))
-    except (OSError, StoreUnavailable) as error:
+    except (OSError, JackpotError) as error:
         print(f"jackpot-controller: {error}", file=sys.stderr)
         return 1
     return 0

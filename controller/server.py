@@ -24,8 +24,10 @@ from prometheus_client import start_http_server
 from controller.api.admin_service import AdminService
 from controller.api.interceptor import ServerInterceptor
 from controller.api.table_service import TableService
+from controller.domain.submission import RulesSubmission
 from controller.errors import StoreUnavailable
 from controller.metrics import Metrics
+from controller.rules_file import apply as apply_rules
 from controller.store.redis_store import DEFAULT_ROUND_RETENTION_SECONDS, RedisStore
 from jackpot.v1 import jackpot_pb2, jackpot_pb2_grpc
 
@@ -53,6 +55,7 @@ class ServerConfig:
     wait_replicas: int = 0
     wait_timeout_ms: int = 1000
     refresh_interval_s: float = 5.0
+    rules: RulesSubmission | None = None  # applied at start when given
 
 
 def _version() -> str:
@@ -126,6 +129,14 @@ class ControllerServer:
                 "redis appendfsync=%s: an acknowledged write can be lost in the last "
                 "second before a crash; use appendfsync always (or --wait-replicas)",
                 persistence.appendfsync,
+            )
+        if self.config.rules is not None:
+            await apply_rules(self.store, self.config.rules)
+            log.info(
+                "rules submission applied: %d link groups, %d meters, %d tables",
+                len(self.config.rules.link_groups),
+                len(self.config.rules.meters),
+                len(self.config.rules.table_configs()),
             )
         host, _, port = self.config.listen.rpartition(":")
         self.port = self.server.add_insecure_port(f"{host}:{port}")

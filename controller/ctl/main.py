@@ -10,6 +10,7 @@
     jackpotctl --controller ... jackpots approve casino-floor:42 --supervisor "J. Smith"
     echo "AS KS QS JS TS" | jackpotctl hands classify --game caribbean-stud
     jackpotctl odds --game caribbean-stud --wager progressive --paytable B --meter 25000
+    jackpotctl rules check deploy/rules/caribbean-stud.toml
 
 Amounts are given in dollars ("10000", "12.50") and printed in dollars; rates in percent.
 Every refusal prints the controller's reason and exits 1; a usage error exits 2.
@@ -22,6 +23,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -34,6 +36,7 @@ from controller.ctl.hands import classify_stream
 from controller.domain.games import get_game
 from controller.domain.money import format_cents, parse_dollars_cents, parse_percent_ppm
 from controller.errors import InvalidAmount, JackpotError
+from controller.rules_file import describe, load_submission
 from controller.store.redis_store import RedisStore
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
@@ -103,6 +106,13 @@ def _parser() -> argparse.ArgumentParser:
     list_tables = tables.add_parser("list")
     list_tables.add_argument("--link-group", default="")
     list_tables.set_defaults(handler=_list_tables)
+
+    rules = top.add_parser("rules", help="Rules Submissions").add_subparsers(
+        dest="action", required=True
+    )
+    rules_check = rules.add_parser("check", help="validate a Rules Submission file")
+    rules_check.add_argument("file", type=Path)
+    rules_check.set_defaults(handler=_rules_check)
 
     hands = top.add_parser("hands", help="classify hands").add_subparsers(
         dest="action", required=True
@@ -297,6 +307,14 @@ def _review_jackpot(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------- offline
+
+
+def _rules_check(args: argparse.Namespace) -> int:
+    submission = load_submission(args.file)
+    for line in describe(submission):
+        print(line)
+    print(f"rules: OK ({args.file})")
+    return 0
 
 
 def _classify(args: argparse.Namespace) -> int:

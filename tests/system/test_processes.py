@@ -144,3 +144,16 @@ def test_agent_usage_errors() -> None:
         "table_agent.cli", "--table-id", "t", "--controller", "127.0.0.1:1", "--sim", "--seats", "8"
     )
     assert result.returncode == 2 and "§ 639a.2(a)" in result.stderr
+
+
+def test_controller_refuses_an_invalid_rules_submission(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text(
+        '[[meters]]\nid = "m"\nlink_group = "g"\ngame = "caribbean-stud"\n'
+        'reset = "5000"\nrate_percent = "10"\n'
+    )
+    result = run("controller.cli", "serve", "--insecure", "--rules", str(rules))
+    assert result.returncode == 2
+    assert "below the $10,000.00 minimum for Caribbean Stud Poker (§ 639a.12(d)(3))" in (
+        result.stderr
+    )

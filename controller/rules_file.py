@@ -1,0 +1,68 @@
+"""Reading a Rules Submission file and applying it to the store.
+
+``jackpotctl rules check FILE`` validates a file; ``jackpot-controller serve --rules FILE``
+applies it at start (link groups, meters and tables are created idempotently: a definition
+that already exists unchanged is kept, a changed one is refused).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from controller.domain.money import format_cents, format_percent
+from controller.domain.submission import RulesSubmission, parse_submission
+from controller.errors import InvalidConfiguration, JackpotError
+from controller.store.redis_store import RedisStore
+
+
+def load_submission(path: Path) -> RulesSubmission:
+    """Read and validate a submission file; every error names the file."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise InvalidConfiguration(f"{path}: cannot read: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise InvalidConfiguration(f"{path}: not valid TOML: {error}") from None
+    try:
+        return parse_submission(data)
+    except JackpotError as error:
+        raise InvalidConfiguration(f"{path}: {error}") from None
+
+
+def describe(submission: RulesSubmission) -> list[str]:
+    """The submission in lines for people."""
+    lines = [f"operator: {submission.operator or '-'}"]
+    for meter in submission.meters:
+        lines.append(
+            f"meter {meter.meter_id} ({meter.link_group_id}, {meter.game}): reset "
+            f"{format_cents(meter.reset_cents)}, rate {format_percent(meter.rate_ppm)}%, "
+            f"reserve {format_percent(meter.reserve_rate_ppm)}%"
+        )
+    for game, offers in submission.games.items():
+        for offer in offers.values():
+            amount = (
+                format_cents(offer.amount_cents)
+                if offer.amount_cents
+                else f"{format_cents(offer.min_cents)} to {format_cents(offer.max_cents)}"
+            )
+            lines.append(
+                f"{game} {offer.wager}: paytable {offer.paytable.name} "
+                f"({offer.paytable.citation}), {amount}"
+            )
+    for table in submission.tables:
+        lines.append(
+            f"table {table.table_id}: {table.game}, {table.seats} seats, "
+            f"link group {table.link_group_id}"
+        )
+    return lines
+
+
+async def apply(store: RedisStore, submission: RulesSubmission) -> None:
+    """Create the submission's link groups, meters and progressive tables (idempotent)."""
+    for group in submission.link_groups:
+        await store.create_link_group(group)
+    for meter in submission.meters:
+        await store.create_meter(meter)
+    for table in submission.table_configs():
+        await store.register_table(table)

@@ -1,0 +1,48 @@
+"""``serve --rules``: a Rules Submission applied at start, idempotently."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from controller.errors import AlreadyExists
+from controller.rules_file import load_submission
+from controller.server import ControllerServer, ServerConfig
+from controller.store.redis_store import RedisStore
+
+EXAMPLE = Path(__file__).parents[2] / "deploy" / "rules" / "caribbean-stud.toml"
+
+
+async def test_the_example_is_applied_and_applying_it_again_changes_nothing(
+    redis_url: str,
+) -> None:
+    rules = load_submission(EXAMPLE)
+    for _ in range(2):
+        server = ControllerServer(
+            ServerConfig(listen="127.0.0.1:0", redis_url=redis_url, metrics_port=None, rules=rules)
+        )
+        await server.start()
+        tables = await server.store.list_tables()
+        meters = await server.store.list_meters()
+        await server.stop(grace_s=1)
+        assert [t.table_id for t in tables] == ["cs-1", "cs-2", "cs-3"]
+        assert [(m.meter_id, m.reset_cents, m.rate_ppm, m.reserve_rate_ppm) for m in meters] == [
+            ("cs-main", 1_000_000, 150_000, 50_000)
+        ]
+
+
+async def test_a_submission_that_contradicts_the_store_is_refused(redis_url: str) -> None:
+    store = RedisStore.from_url(redis_url)
+    rules = load_submission(EXAMPLE)
+    await store.create_link_group(rules.link_groups[0])
+    changed = dataclasses.replace(rules.meters[0], reset_cents=2_000_000)
+    await store.create_meter(changed)
+    await store.close()
+    server = ControllerServer(
+        ServerConfig(listen="127.0.0.1:0", redis_url=redis_url, metrics_port=None, rules=rules)
+    )
+    with pytest.raises(AlreadyExists, match="meter cs-main exists with another"):
+        await server.start()
+    await server.store.close()
