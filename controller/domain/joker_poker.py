@@ -26,12 +26,12 @@ five of its six cards make. The rules implemented here:
   five-card flush compare by ranks like any two flushes.
 
 :func:`evaluate_best_five` returns a :class:`JokerHandValue` whose natural ordering is the
-ranking. It is built for exhaustive use (all 22,957,480 six-card hands of the 53-card deck
-take about 40 s of one core): one pass over the cards packs the rank multiset and the joker
-into one integer, the cards held into one bit mask per suit and the suit counts into a
-third integer. The rank key looks up the best hand on ranks alone, the suit counts tell
-whether (and in which suit) a flush is possible, and that suit's mask looks up the best
-flush-family hand. Both value tables are memos filled on first use by the plain rules
+ranking. It is built for exhaustive use (all 22,957,480 six-card hands of the 53-card
+deck take under a minute of one core): one pass over the cards packs the rank multiset and
+the joker into one integer, the cards held into one bit mask per suit and the suit counts
+into a third integer. The rank key looks up the best hand on ranks alone, the suit counts
+tell whether (and in which suit) a flush is possible, and that suit's mask looks up the
+best flush-family hand. Both value tables are memos filled on first use by the plain rules
 below, so importing stays cheap; they only ever grow to the finite set of rank patterns
 and never change an answer.
 """

@@ -8,11 +8,25 @@ paytable pays the highest of them that it lists.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from controller.domain.money import FULL_PPM, format_percent
+from controller.domain.money import (
+    FULL_PPM,
+    format_cents,
+    format_percent,
+    parse_dollars_cents,
+    parse_percent_ppm,
+)
+from controller.errors import InvalidConfiguration
+
+_AWARD = re.compile(
+    r"^(?:(?P<odds>\d[\d,]*) (?P<word>for|to) 1"
+    r"|(?P<percent>\d{1,3}(?:\.\d{1,4})?)% of (?:the )?meter"
+    r"|(?P<dollars>\$[\d,]+(?:\.\d{1,2})?))$"
+)
 
 
 class AwardKind(StrEnum):
@@ -21,6 +35,7 @@ class AwardKind(StrEnum):
     FOR_ONE = "for_one"  # N x wager, the wager included
     TO_ONE = "to_one"  # N x wager plus the wager back
     PERCENT_OF_METER = "percent_of_meter"  # P% of the meter at the seat's turn, floor to cent
+    FIXED_AMOUNT = "fixed_amount"  # a fixed amount in cents, whatever the wager
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +49,7 @@ class AwardRule:
     kind: AwardKind
     multiplier: int = 0
     meter_ppm: int = 0
+    amount_cents: int = 0
 
     @classmethod
     def for_one(cls, multiplier: int) -> AwardRule:
@@ -50,11 +66,39 @@ class AwardRule:
         """ "P% of meter", P a whole percent as the regulation prints it."""
         return cls(AwardKind.PERCENT_OF_METER, meter_ppm=percent * FULL_PPM // 100)
 
+    @classmethod
+    def parse(cls, text: str) -> AwardRule:
+        """Read an award as a paytable prints it: "500 for 1", "25 to 1", "10% of meter",
+        "$500"; raise :class:`InvalidConfiguration` otherwise."""
+        cleaned = " ".join(text.split()).lower()
+        match = _AWARD.match(cleaned)
+        if match is None:
+            raise InvalidConfiguration(
+                f"award {text!r} is not one of 'N for 1', 'N to 1', 'P% of meter', '$A'"
+            )
+        if match["odds"]:
+            multiplier = int(match["odds"].replace(",", ""))
+            kind = AwardKind.FOR_ONE if match["word"] == "for" else AwardKind.TO_ONE
+            if multiplier <= 0:
+                raise InvalidConfiguration(f"award {text!r} must pay more than nothing")
+            return cls(kind, multiplier=multiplier)
+        if match["percent"]:
+            ppm = parse_percent_ppm(match["percent"], "percentage of the meter")
+            if ppm == 0:
+                raise InvalidConfiguration(f"award {text!r} must pay more than 0% of the meter")
+            return cls(AwardKind.PERCENT_OF_METER, meter_ppm=ppm)
+        amount = parse_dollars_cents(match["dollars"])
+        if amount <= 0:
+            raise InvalidConfiguration(f"award {text!r} must pay more than $0")
+        return cls(AwardKind.FIXED_AMOUNT, amount_cents=amount)
+
     @property
     def text(self) -> str:
-        """The line as the regulation prints it: "5,000 for 1", "10% of meter"."""
+        """The line as the regulation prints it: "5,000 for 1", "10% of meter", "$500.00"."""
         if self.kind is AwardKind.PERCENT_OF_METER:
             return f"{format_percent(self.meter_ppm)}% of meter"
+        if self.kind is AwardKind.FIXED_AMOUNT:
+            return format_cents(self.amount_cents)
         word = "for" if self.kind is AwardKind.FOR_ONE else "to"
         return f"{self.multiplier:,} {word} 1"
 
@@ -64,6 +108,8 @@ class AwardRule:
             return self.multiplier * wager_cents
         if self.kind is AwardKind.TO_ONE:
             return (self.multiplier + 1) * wager_cents
+        if self.kind is AwardKind.FIXED_AMOUNT:
+            return self.amount_cents
         raise ValueError("a percentage-of-meter award is computed from the meter, not the wager")
 
 

@@ -29,6 +29,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from controller.domain.config import LinkGroupConfig, MeterConfig, TableConfig
+from controller.domain.paytables import AwardKind
 from controller.domain.records import (
     Jackpot,
     JournalEntry,
@@ -407,7 +408,7 @@ class RedisStore:
     ) -> SettleResult:
         """Pay the plan in its order from the live meter, journal it, answer it (atomic)."""
         group, round_key = self._round_keys(table, round_id)
-        payload = json.dumps([_plan_item(item) for item in plan])
+        payload = json.dumps([_plan_item(item, table.wager_cents) for item in plan])
         return await self._apply(
             self._scripts.settle,
             [
@@ -530,13 +531,15 @@ class RedisStore:
             start = "(" + rows[-1][0]
 
 
-def _plan_item(plan: SeatPlan) -> dict[str, Any]:
+def _plan_item(plan: SeatPlan, wager_cents: int) -> dict[str, Any]:
     item: dict[str, Any] = {"seat": plan.seat, "hand": plan.hand, "folded": plan.folded}
     if plan.award is not None:
+        percent = plan.award.kind is AwardKind.PERCENT_OF_METER
         item["award"] = {
             "kind": str(plan.award.kind),
-            "multiplier": plan.award.multiplier,
             "meter_ppm": plan.award.meter_ppm,
+            # a fixed award is final here; a percentage is computed from the live meter
+            "amount_cents": "0" if percent else str(plan.award.fixed_award_cents(wager_cents)),
             "text": plan.award.text,
         }
     return item

@@ -5,7 +5,8 @@
 -- recorded as operator seed. Percentage awards become pending jackpots.
 -- KEYS: 1 round, 2 meter, 3 journal, 4 seq, 5 jackpots, 6 pending
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint, 4 plan JSON (settlement order)
---       [{seat, hand, folded, award = {kind, multiplier, meter_ppm, text} or absent}],
+--       [{seat, hand, folded, award = {kind, meter_ppm, amount_cents, text} or absent}];
+--       a fixed award's amount_cents (a decimal string) is final, a percentage is of the meter
 --       5 meter_id, 6 round retention seconds, 7 link_group_id
 local table_id, round_id, fp, meter_id, link_group_id = ARGV[1], ARGV[2], ARGV[3], ARGV[5], ARGV[7]
 local where = 'round ' .. round_id .. ' of table ' .. table_id
@@ -57,7 +58,6 @@ for i, p in ipairs(plan) do
   elseif p.folded then
     r.outcome = 'forfeited'
   elseif award then
-    local wager_cents = tonumber(w.amount_cents)
     r.outcome, r.award_kind, r.award_text, r.meter_id = 'paid', award.kind, award.text, meter_id
     local common = {'table', table_id, 'round', round_id, 'seat', p.seat, 'hand', p.hand,
       'award', award.text}
@@ -93,10 +93,7 @@ for i, p in ipairs(plan) do
       hits, awarded_cents, pending = hits + 1, awarded_cents + amount, pending + 1
       last_hit_seq = seq
     else
-      local amount = award.multiplier * wager_cents
-      if award.kind == 'to_one' then
-        amount = amount + wager_cents
-      end
+      local amount = tonumber(award.amount_cents)  -- fixed odds: computed by the controller
       r.amount_cents = int(amount)
       r.journal_seq = journal(KEYS[3], KEYS[4], 'fixed_award', meter_id, 0, 0,
         {'amount_cents', int(amount), unpack(common)})
