@@ -38,16 +38,19 @@ and never change an answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from itertools import combinations, product
+from itertools import combinations, combinations_with_replacement, product
+from math import comb, prod
 from typing import NoReturn
 
-from controller.domain.cards import ACE, FULL_DECK, Card, parse_card
+from controller.domain.cards import ACE, FULL_DECK, SUITS, Card, parse_card
 from controller.errors import InvalidCards
 
 JOKER_TEXT = "JK"
+_SUITS = SUITS  # spades first: the suit of every suited representative
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,3 +296,63 @@ def _suited_value(key: int) -> JokerHandValue:
 
 
 _FLUSH_SHIFT = _flush_shifts()
+
+
+def pattern_classes(hand_size: int) -> Iterator[tuple[list[Card | Joker], int, bool]]:
+    """Every ``hand_size``-card hand of the 53-card deck, grouped into classes that rank alike.
+
+    Yields ``(representative, hands, suited)``: a hand is a rank multiset, a suit for each
+    card and maybe the joker. A flush needs five cards of one suit (four with the joker), and
+    in at most seven cards only one suit can hold that many, so the suit assignments of one
+    multiset split into those where one suit holds exactly the ranks of a set ``S`` (big
+    enough for a flush; ``suited``: the representative holds ``S`` in spades and ``hands``
+    counts all four suits alike) and the rest, which rank on their ranks alone. The counts
+    add up to C(53, hand_size).
+    """
+    for joker in (False, True):
+        extra: list[Card | Joker] = [JOKER] if joker else []
+        for ranks in combinations_with_replacement(
+            sorted({c.rank for c in FULL_DECK}), hand_size - joker
+        ):
+            multiset = Counter(ranks)
+            if max(multiset.values()) > 4:
+                continue
+            total = prod(comb(4, n) for n in multiset.values())
+            flush_ways = 0
+            distinct = sorted(multiset)
+            for size in range(5 - joker, len(distinct) + 1):
+                for suited in combinations(distinct, size):
+                    ways = 4 * prod(
+                        comb(3, n - 1) if rank in suited else comb(3, n)
+                        for rank, n in multiset.items()
+                    )
+                    if ways:
+                        flush_ways += ways
+                        yield [*_suited_representative(multiset, set(suited)), *extra], ways, True
+            if total > flush_ways:
+                yield [*_unsuited_representative(multiset), *extra], total - flush_ways, False
+
+
+def _suited_representative(multiset: Counter[int], suited: set[int]) -> list[Card]:
+    """One spade for each rank of ``suited``; every other card a heart, diamond or club."""
+    cards: list[Card] = []
+    for rank, n in multiset.items():
+        suits = _SUITS[:n] if rank in suited else _SUITS[1 : n + 1]
+        cards.extend(Card(rank, suit) for suit in suits)
+    return cards
+
+
+def _unsuited_representative(multiset: Counter[int]) -> list[Card]:
+    """Suits dealt round-robin: at most two of a suit in up to eight cards, so no flush."""
+    ranks = sorted(multiset.elements())
+    return [Card(rank, _SUITS[i % 4]) for i, rank in enumerate(ranks)]
+
+
+def flush_suit(cards: Sequence[Card | Joker]) -> str | None:
+    """The suit in which ``cards`` hold a flush (five of it, or four and the joker), if any."""
+    joker = any(isinstance(card, Joker) for card in cards)
+    suits = Counter(card.suit for card in cards if isinstance(card, Card))
+    for suit, count in suits.items():
+        if count + joker >= 5:
+            return suit
+    return None

@@ -15,15 +15,15 @@ import itertools
 import multiprocessing
 import random
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from math import comb, prod
+from math import comb
 from operator import attrgetter
 
 import pytest
 
 from controller.domain import poker
-from controller.domain.cards import ACE, FULL_DECK, RANKS, SUITS, Card
+from controller.domain.cards import ACE, FULL_DECK, SUITS, Card
 from controller.domain.joker_poker import (
     JOKER,
     JOKER_DECK,
@@ -33,6 +33,7 @@ from controller.domain.joker_poker import (
     evaluate_best_five,
     parse_joker_card,
     parse_joker_cards,
+    pattern_classes,
 )
 from controller.errors import InvalidCards
 
@@ -111,59 +112,18 @@ def reference_best(hand: Sequence[Card | Joker]) -> JokerHandValue:
     return max(reference_five(five) for five in itertools.combinations(hand, 5))
 
 
-def rank_multisets(size: int) -> Iterator[Counter[int]]:
-    for ranks in itertools.combinations_with_replacement(RANKS, size):
-        counts = Counter(ranks)
-        if max(counts.values()) <= 4:
-            yield counts
-
-
 def independent_counts(hand_size: int) -> Counter[JokerCategory]:
     """Category counts over all ``hand_size``-card hands of the 53-card deck, by patterns.
 
-    A hand is a rank multiset, a suit for each card and maybe the joker. A flush needs five
-    cards of one suit (four with the joker), and at most one suit can have that many in
-    five or six cards. So the suit assignments of one multiset split into: those where suit
-    ``s`` holds exactly the ranks ``S`` (``|S|`` big enough), whose category depends only on
-    ``S``, and the rest, which rank on their ranks alone. Each class is counted exactly and
-    ranked by one representative hand.
+    :func:`pattern_classes` groups the hands into classes that rank alike; each class is
+    ranked here by brute force on one representative (:func:`reference_best`), a code path
+    that shares nothing with the evaluator's tables. The exhaustive tests check both the
+    grouping and the evaluator against every hand.
     """
     counts: Counter[JokerCategory] = Counter()
-    for joker in (False, True):
-        extra: list[Card | Joker] = [JOKER] if joker else []
-        for multiset in rank_multisets(hand_size - joker):
-            total = prod(comb(4, n) for n in multiset.values())
-            flush_ways = 0
-            distinct = sorted(multiset)
-            for size in range(5 - joker, len(distinct) + 1):
-                for suited in itertools.combinations(distinct, size):
-                    ways = 4 * prod(
-                        comb(3, n - 1) if rank in suited else comb(3, n)
-                        for rank, n in multiset.items()
-                    )
-                    if ways:
-                        hand = [*suited_representative(multiset, set(suited)), *extra]
-                        counts[reference_best(hand).category] += ways
-                        flush_ways += ways
-            if total > flush_ways:
-                hand = [*unsuited_representative(multiset), *extra]
-                counts[reference_best(hand).category] += total - flush_ways
+    for hand, ways, _ in pattern_classes(hand_size):
+        counts[reference_best(hand).category] += ways
     return counts
-
-
-def suited_representative(multiset: Counter[int], suited: set[int]) -> list[Card]:
-    """One spade for each rank of ``suited``; every other card a heart, diamond or club."""
-    cards: list[Card] = []
-    for rank, n in multiset.items():
-        suits = SUITS[:n] if rank in suited else SUITS[1 : n + 1]
-        cards.extend(Card(rank, suit) for suit in suits)
-    return cards
-
-
-def unsuited_representative(multiset: Counter[int]) -> list[Card]:
-    """Suits dealt round-robin: at most two of a suit in six cards, so no flush."""
-    ranks = sorted(multiset.elements())
-    return [Card(rank, SUITS[i % 4]) for i, rank in enumerate(ranks)]
 
 
 def _count_from(first: int) -> Counter[JokerCategory]:
