@@ -29,6 +29,7 @@ proto: bootstrap
 ## make bench: the benchmarks in bench/ (loopback only, bounded in count and time)
 bench: bootstrap
 	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.odds
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Sequence
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from controller.domain.cards import Card, check_hand_size, check_no_duplicates, parse_cards
 from controller.domain.games import Game
+from controller.domain.joker_poker import parse_joker_cards
 from controller.domain.wagers import WagerTable
 from controller.errors import JackpotError
 
@@ -24,8 +25,7 @@ from controller.errors import JackpotError
 def classify_line(game: Game, line: str) -> dict[str, Any]:
     """Classify one input line; raise a :class:`JackpotError` naming what is wrong."""
     own_text, _, extra_text = line.partition("|")
-    cards = parse_cards(own_text.split())
-    extra = parse_cards(extra_text.split())
+    cards, extra = _parse(game, own_text), _parse(game, extra_text)
     check_hand_size(cards, game.hand_size, "the hand")
     if extra:
         check_hand_size(extra, game.dealer_hand_size, "the dealer")
@@ -39,6 +39,14 @@ def classify_line(game: Game, line: str) -> dict[str, Any]:
         result["dealer_cards"] = [str(card) for card in extra]
         result["dealer_hand"] = game.name_hand(extra)
     return result
+
+
+def _parse(game: Game, text: str) -> tuple[Card, ...]:
+    """Cards of ``game``; a joker game also reads ``JK``, which only its own hand
+    functions ever see (they take the joker), hence the cast."""
+    if game.joker:
+        return cast(tuple[Card, ...], parse_joker_cards(text.split()))
+    return parse_cards(text.split())
 
 
 def _pays(wager: WagerTable, cards: Sequence[Card], extra: Sequence[Card]) -> dict[str, Any]:

@@ -130,6 +130,13 @@ def _parser() -> argparse.ArgumentParser:
     odds.add_argument(
         "--rate", metavar="PERCENT", help="rate of progression, to show its contribution per wager"
     )
+    odds.add_argument(
+        "--rules",
+        type=Path,
+        metavar="FILE",
+        help="take the paytable from this Rules Submission (for wagers whose "
+        "paytables the regulation does not print)",
+    )
     odds.add_argument("--format", choices=["table", "json"], default="table")
     odds.set_defaults(handler=_odds)
 
@@ -329,8 +336,14 @@ def _odds(args: argparse.Namespace) -> int:
     if args.wager_cents <= 0:
         raise InvalidAmount(f"--wager-cents must be positive, got {args.wager_cents}")
     rate_ppm = parse_percent_ppm(args.rate, "rate of progression") if args.rate else None
+    submitted = load_submission(args.rules) if args.rules else None
     result = odds.compute(
-        game, args.wager, args.paytable, parse_dollars_cents(args.meter), args.wager_cents
+        game,
+        args.wager,
+        args.paytable,
+        parse_dollars_cents(args.meter),
+        args.wager_cents,
+        submitted,
     )
     title = f"{game.title}, {game.wager(args.wager).title}"
     print(odds.render(result, title, rate_ppm, args.format))

@@ -8,18 +8,35 @@ from typing import Any
 from controller.domain.games import Game
 from controller.domain.money import format_cents, format_percent
 from controller.domain.odds import PaytableOdds, paytable_odds
+from controller.domain.submission import RulesSubmission
+from controller.errors import InvalidConfiguration
 
 
 def compute(
-    game: Game, wager: str, paytable: str, meter_cents: int, wager_cents: int
+    game: Game,
+    wager: str,
+    paytable: str,
+    meter_cents: int,
+    wager_cents: int,
+    submission: RulesSubmission | None = None,
 ) -> PaytableOdds:
-    """The odds of one wager's paytable of ``game``."""
+    """The odds of one wager's paytable of ``game``: a regulation paytable by name, or the
+    one the ``submission`` chose or wrote out for that wager."""
     table = game.wager(wager)
+    if submission is None:
+        chosen = table.paytable(paytable)
+    else:
+        offer = submission.games.get(game.name, {}).get(wager)
+        if offer is None:
+            raise InvalidConfiguration(f"the submission does not offer the {table.title}")
+        if offer.paytable.name != paytable:
+            raise InvalidConfiguration(
+                f"the submission's {table.title} uses paytable {offer.paytable.name!r}, not "
+                f"{paytable!r}"
+            )
+        chosen = offer.paytable
     return paytable_odds(
-        table.paytable(paytable),
-        table.line_counts(),
-        meter_cents=meter_cents,
-        wager_cents=wager_cents,
+        chosen, table.line_counts(), meter_cents=meter_cents, wager_cents=wager_cents
     )
 
 

@@ -111,11 +111,9 @@ class TableConfig:
         check_id(self.meter_id, "meter id")
         game = self.game_rules
         game.paytable(self.paytable)
-        if not 1 <= self.seats <= game.max_seats:
-            raise InvalidConfiguration(
-                f"table {self.table_id}: {self.seats} seats; {game.title} allows 1 to "
-                f"{game.max_seats} ({game.max_seats_citation})"
-            )
+        refusal = game.seats_refusal(f"table {self.table_id}", self.seats)
+        if refusal:
+            raise InvalidConfiguration(refusal)
         if not 0 < self.wager_cents <= MAX_WAGER_CENTS:
             raise InvalidAmount(
                 f"table {self.table_id}: the progressive wager must be 1 to {MAX_WAGER_CENTS} "

@@ -10,11 +10,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from controller.domain import two_card
+from controller.domain import three_card, two_card
 from controller.domain.cards import Card
+from controller.domain.joker_poker import evaluate_best_five
 from controller.domain.paytables import Paytable
 from controller.domain.poker import evaluate
-from controller.domain.wagers import CARIBBEAN_STUD_WAGERS, TEXAS_HOLDEM_BONUS_WAGERS, WagerTable
+from controller.domain.wagers import (
+    CARIBBEAN_STUD_WAGERS,
+    SIX_CARD_FORTUNE_WAGERS,
+    TEXAS_HOLDEM_BONUS_WAGERS,
+    THREE_CARD_POKER_WAGERS,
+    WagerTable,
+)
 from controller.errors import InvalidConfiguration
 
 
@@ -32,6 +39,15 @@ class Game:
     min_reset_citation: str
     wagers: dict[str, WagerTable]
     name_hand: Callable[[Sequence[Card]], str]  # the hand's rank, e.g. "royal_flush"
+    joker: bool = False  # dealt from 52 cards plus one joker ("JK")
+    settled: bool = False  # whether the controller settles its tables' rounds yet
+
+    def seats_refusal(self, what: str, seats: int) -> str | None:
+        """Why ``seats`` seats are refused for ``what`` (a table), or None if they are fine."""
+        if 1 <= seats <= self.max_seats:
+            return None
+        cite = f" ({self.max_seats_citation})" if self.max_seats_citation else ""
+        return f"{what}: {seats} seats; {self.title} allows 1 to {self.max_seats}{cite}"
 
     def paytable(self, name: str) -> Paytable:
         """The progressive paytable called ``name``; refuse a name the regulation does not list."""
@@ -59,6 +75,7 @@ CARIBBEAN_STUD = Game(
     min_reset_citation="§ 639a.12(d)(3)",
     wagers=CARIBBEAN_STUD_WAGERS,
     name_hand=lambda cards: evaluate(cards).category.label,
+    settled=True,
 )
 
 TEXAS_HOLDEM_BONUS = Game(
@@ -74,7 +91,40 @@ TEXAS_HOLDEM_BONUS = Game(
     name_hand=lambda cards: two_card.classify(cards).value,
 )
 
-GAMES: dict[str, Game] = {game.name: game for game in (CARIBBEAN_STUD, TEXAS_HOLDEM_BONUS)}
+# The seeds do not give the seat limits of these two games' tables (their § x.2 is not among
+# them); 7 is the largest the layouts of this family take, and the Rules Submission states
+# the seats of each table.
+THREE_CARD_POKER = Game(
+    name="three-card-poker",
+    title="Three Card Poker",
+    max_seats=7,
+    max_seats_citation="",
+    hand_size=3,
+    dealer_hand_size=3,
+    min_reset_cents=0,
+    min_reset_citation="",
+    wagers=THREE_CARD_POKER_WAGERS,
+    name_hand=lambda cards: three_card.evaluate(cards).category.label,
+)
+
+SIX_CARD_FORTUNE_PAI_GOW = Game(
+    name="six-card-fortune-pai-gow",
+    title="Six-Card Fortune Pai Gow Poker",
+    max_seats=7,
+    max_seats_citation="",
+    hand_size=6,
+    dealer_hand_size=6,
+    min_reset_cents=0,
+    min_reset_citation="",
+    wagers=SIX_CARD_FORTUNE_WAGERS,
+    name_hand=lambda cards: evaluate_best_five(cards).category.label,
+    joker=True,
+)
+
+GAMES: dict[str, Game] = {
+    game.name: game
+    for game in (CARIBBEAN_STUD, TEXAS_HOLDEM_BONUS, THREE_CARD_POKER, SIX_CARD_FORTUNE_PAI_GOW)
+}
 
 
 def get_game(name: str) -> Game:

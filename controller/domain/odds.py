@@ -56,7 +56,7 @@ class PaytableOdds:
         pays, or 0 if the fixed lines alone return 100% or more."""
         fixed = sum(
             (
-                line.probability * _fixed_return(line.award)
+                line.probability * line.returns
                 for line in self.lines
                 if line.award.kind is not AwardKind.PERCENT_OF_METER
             ),
@@ -78,14 +78,6 @@ class PaytableOdds:
         return -(-needed.numerator // needed.denominator)  # ceiling
 
 
-def _fixed_return(award: AwardRule) -> Fraction:
-    if award.kind is AwardKind.FOR_ONE:
-        return Fraction(award.multiplier)
-    if award.kind is AwardKind.TO_ONE:
-        return Fraction(award.multiplier + 1)
-    raise ValueError(f"{award.kind} is not a fixed award")
-
-
 def paytable_odds(
     paytable: Paytable, line_counts: LineCounts, *, meter_cents: int, wager_cents: int
 ) -> PaytableOdds:
@@ -103,7 +95,7 @@ def paytable_odds(
         if award.kind is AwardKind.PERCENT_OF_METER:
             returns = Fraction(meter_cents * award.meter_ppm, FULL_PPM * wager_cents)
         else:
-            returns = _fixed_return(award)
+            returns = Fraction(award.fixed_award_cents(wager_cents), wager_cents)
         lines.append(
             LineOdds(hand, combinations, Fraction(combinations, total_combinations), award, returns)
         )

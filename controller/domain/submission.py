@@ -50,7 +50,8 @@ from controller.domain.config import (
 )
 from controller.domain.games import Game, get_game
 from controller.domain.money import format_cents, parse_dollars_cents, parse_percent_ppm
-from controller.domain.paytables import Paytable
+from controller.domain.paytables import AwardKind, AwardRule, Paytable
+from controller.domain.wagers import SUIT_NAMES, WagerTable
 from controller.errors import InvalidAmount, InvalidConfiguration
 
 
@@ -91,11 +92,12 @@ class RulesSubmission:
     tables: tuple[TableOffer, ...]
 
     def table_configs(self) -> list[TableConfig]:
-        """The tables whose game has a progressive wager, as the controller registers them."""
+        """The tables the controller settles (a progressive wager, a game it settles), as it
+        registers them."""
         configs = []
         for table in self.tables:
             progressive = self.games[table.game].get("progressive")
-            if progressive is not None:
+            if progressive is not None and get_game(table.game).settled:
                 configs.append(
                     TableConfig(
                         table.table_id,
@@ -139,7 +141,15 @@ def _table_of(data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
 def _wager_offer(game: Game, wager_name: str, data: Mapping[str, Any]) -> WagerOffer:
     where = f"games.{game.name}.wagers.{wager_name}"
     wager = game.wager(wager_name)
-    paytable = wager.paytable(_entry(where, data, "paytable"))
+    if wager.paytables:
+        if "lines" in data:
+            raise InvalidConfiguration(
+                f"{where}: {wager.citation} prints this wager's paytables; choose one by name "
+                "instead of writing lines"
+            )
+        paytable = wager.paytable(_entry(where, data, "paytable"))
+    else:
+        paytable = _written_paytable(where, wager, data)
     if wager_name == "progressive":
         amount = _dollars(where, data, "amount")
         if amount <= 0:
@@ -150,6 +160,8 @@ def _wager_offer(game: Game, wager_name: str, data: Mapping[str, Any]) -> WagerO
             amount_cents=amount,
             meter_id=check_id(_entry(where, data, "meter"), "meter id"),
         )
+    if any(rule.kind is AwardKind.PERCENT_OF_METER for _, rule in paytable.lines):
+        raise InvalidConfiguration(f"{where}: only a progressive wager pays a share of a meter")
     low, high = _dollars(where, data, "min"), _dollars(where, data, "max")
     if not 0 < low <= high:
         raise InvalidConfiguration(
@@ -157,6 +169,46 @@ def _wager_offer(game: Game, wager_name: str, data: Mapping[str, Any]) -> WagerO
             f"{format_cents(high)}"
         )
     return WagerOffer(wager_name, paytable, min_cents=low, max_cents=high)
+
+
+def _written_paytable(where: str, wager: WagerTable, data: Mapping[str, Any]) -> Paytable:
+    """A paytable the seeds do not print, written out line by line in the submission.
+
+    Each line names a hand the game can make (``mini_royal``), optionally in a suit
+    (``suit = "spades"``, or ``"declared"`` with the wager's ``declared_suit``), and its
+    award as a paytable prints it. A hand the game cannot produce is refused.
+    """
+    known = wager.known_lines()
+    declared = data.get("declared_suit")
+    lines: list[tuple[str, AwardRule]] = []
+    for number, raw in enumerate(_table_of(data, "lines"), start=1):
+        at = f"{where}.lines[{number}]"
+        line = str(_entry(at, raw, "hand"))
+        suit = raw.get("suit")
+        if suit == "declared":
+            suit = declared
+            if suit is None:
+                raise InvalidConfiguration(f"{at}: suit 'declared' needs the wager's declared_suit")
+        if suit is not None:
+            if suit not in SUIT_NAMES.values():
+                raise InvalidConfiguration(
+                    f"{at}: suit {suit!r} is not one of {', '.join(SUIT_NAMES.values())}"
+                )
+            line = f"{line}_in_{suit}"
+        if line not in known:
+            raise InvalidConfiguration(
+                f"{at}: {wager.title} ({wager.citation}) cannot produce a hand {line!r}; its "
+                f"hands are {', '.join(sorted(h for h in known if '_in_' not in h))}"
+            )
+        if any(line == existing for existing, _ in lines):
+            raise InvalidConfiguration(f"{at}: hand {line!r} is listed twice")
+        lines.append((line, AwardRule.parse(str(_entry(at, raw, "award")))))
+    if not lines:
+        raise InvalidConfiguration(
+            f"{where}: the seeds print no paytable for the {wager.title}; write it out as "
+            "[[...lines]] with hand and award"
+        )
+    return Paytable(str(data.get("paytable", "submitted")), "Rules Submission", tuple(lines))
 
 
 def parse_submission(data: Mapping[str, Any]) -> RulesSubmission:
@@ -244,11 +296,9 @@ def _check_table(
     game = get_game(table.game)
     if table.game not in games:
         raise InvalidConfiguration(f"{where}: game {table.game} is not offered in [games]")
-    if not 1 <= table.seats <= game.max_seats:
-        raise InvalidConfiguration(
-            f"{where}: {table.seats} seats; {game.title} allows 1 to {game.max_seats} "
-            f"({game.max_seats_citation})"
-        )
+    refusal = game.seats_refusal(where, table.seats)
+    if refusal:
+        raise InvalidConfiguration(refusal)
     if table.link_group_id not in group_ids:
         raise InvalidConfiguration(
             f"{where}: link group {table.link_group_id} is not declared in [[link_groups]]"

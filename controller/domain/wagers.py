@@ -19,8 +19,9 @@ from functools import cache
 from itertools import combinations, combinations_with_replacement
 from math import comb
 
-from controller.domain import two_card
+from controller.domain import three_card, two_card
 from controller.domain.cards import FULL_DECK, RANKS, Card
+from controller.domain.joker_poker import Joker, evaluate_best_five, flush_suit, pattern_classes
 from controller.domain.paytables import (
     CARIBBEAN_STUD_BONUS,
     CARIBBEAN_STUD_PROGRESSIVE,
@@ -54,6 +55,11 @@ class WagerTable:
 
     def paytable(self, name: str) -> Paytable:
         """The paytable called ``name``; refuse a name the regulation does not list."""
+        if not self.paytables:
+            raise InvalidConfiguration(
+                f"the seeds print no paytable for the {self.title}; write its lines out in the "
+                "Rules Submission"
+            )
         try:
             return self.paytables[name]
         except KeyError:
@@ -61,6 +67,10 @@ class WagerTable:
             raise InvalidConfiguration(
                 f"{self.title} has no paytable {name!r}; {self.citation} lists {listed}"
             ) from None
+
+    def known_lines(self) -> frozenset[str]:
+        """Every line a hand can make on this wager (what a written-out paytable may list)."""
+        return frozenset(line for lines in self.line_counts().counts for line in lines)
 
 
 # ------------------------------------------------------------------ five-card hands
@@ -175,4 +185,86 @@ TEXAS_HOLDEM_BONUS_WAGERS: dict[str, WagerTable] = {
         _two_card_lines,
         _two_card_counts,
     ),
+}
+
+
+# ------------------------------------------------------------------ suit-specific lines
+
+SUIT_NAMES = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
+_SINGLE_SUITED = frozenset({"mini_royal", "royal_flush", "straight_flush", "flush"})
+
+
+def suited_lines(label: str, suit: str | None) -> Lines:
+    """A one-suit hand also makes its suit-specific line: ``mini_royal_in_spades`` then
+    ``mini_royal`` ("mini royal in spades" pays the top award, any other the next line)."""
+    if suit is not None and label in _SINGLE_SUITED:
+        return (f"{label}_in_{SUIT_NAMES[suit]}", label)
+    return (label,)
+
+
+# ------------------------------------------------------------------ three-card hands
+
+
+def _three_card_lines(cards: Sequence[Card], extra: Sequence[Card]) -> Lines:
+    value = three_card.evaluate(cards)
+    suit = cards[0].suit if len({card.suit for card in cards}) == 1 else None
+    return suited_lines(value.category.label, suit)
+
+
+@cache
+def _three_card_counts() -> LineCounts:
+    """Every one of the 22,100 three-card hands."""
+    counts = Counter(_three_card_lines(hand, ()) for hand in combinations(FULL_DECK, 3))
+    return LineCounts(dict(counts), comb(52, 3))
+
+
+THREE_CARD_POKER_WAGERS: dict[str, WagerTable] = {
+    "progressive": WagerTable(
+        "progressive",
+        "Three Card Poker Progressive Payout Wager",
+        "§ 649a.9",
+        {},
+        _three_card_lines,
+        _three_card_counts,
+    ),
+}
+
+
+# ------------------------------------------------------------------ six cards and a joker
+
+
+def _six_card_lines(cards: Sequence[Card | Joker], extra: Sequence[Card]) -> Lines:
+    value = evaluate_best_five(cards)
+    return suited_lines(value.category.label, flush_suit(cards))
+
+
+@cache
+def _six_card_counts() -> LineCounts:
+    """All 22,957,480 six-card hands of the 53-card deck, by pattern classes; a one-suit
+    class counts a quarter of its hands in each suit's line."""
+    counts: Counter[Lines] = Counter()
+    for hand, ways, suited in pattern_classes(6):
+        label = evaluate_best_five(hand).category.label
+        if suited and label in _SINGLE_SUITED:
+            for suit in SUIT_NAMES:
+                counts[suited_lines(label, suit)] += ways // 4
+        else:
+            counts[(label,)] += ways
+    return LineCounts(dict(counts), comb(53, 6))
+
+
+def _six_card_wager(name: str, title: str) -> WagerTable:
+    return WagerTable(
+        name,
+        title,
+        "§ 670a.12",
+        {},
+        _six_card_lines,
+        _six_card_counts,
+    )
+
+
+SIX_CARD_FORTUNE_WAGERS: dict[str, WagerTable] = {
+    "progressive": _six_card_wager("progressive", "Six-Card Fortune Progressive Payout Wager"),
+    "fortune_bonus": _six_card_wager("fortune_bonus", "Fortune Bonus Wager"),
 }

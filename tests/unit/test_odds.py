@@ -6,12 +6,18 @@ import io
 import json
 from collections import Counter
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
 from controller.ctl.hands import classify_stream
 from controller.ctl.main import main as jackpotctl
-from controller.domain.games import CARIBBEAN_STUD, TEXAS_HOLDEM_BONUS
+from controller.domain.games import (
+    CARIBBEAN_STUD,
+    SIX_CARD_FORTUNE_PAI_GOW,
+    TEXAS_HOLDEM_BONUS,
+    THREE_CARD_POKER,
+)
 from controller.domain.odds import PaytableOdds, paytable_odds
 from controller.domain.wagers import CARIBBEAN_STUD_WAGERS, TEXAS_HOLDEM_BONUS_WAGERS
 
@@ -220,3 +226,113 @@ def test_odds_command_json(capsys: pytest.CaptureFixture[str]) -> None:
         == 1
     )
     assert "has no wager 'side'" in capsys.readouterr().err
+
+
+def test_three_card_line_counts_with_suits() -> None:
+    counts = THREE_CARD_POKER.wager("progressive").line_counts()
+    assert counts.total == 22_100
+    by_line = {lines: count for lines, count in counts.counts.items()}
+    for suit in ("spades", "hearts", "diamonds", "clubs"):
+        assert by_line[(f"mini_royal_in_{suit}", "mini_royal")] == 1
+        assert by_line[(f"straight_flush_in_{suit}", "straight_flush")] == 11
+        assert by_line[(f"flush_in_{suit}", "flush")] == 1_096 // 4
+    assert by_line[("three_of_a_kind",)] == 52 and by_line[("straight",)] == 720
+
+
+@pytest.mark.slow
+def test_six_card_line_counts_agree_with_the_brute_force_reference() -> None:
+    from tests.unit.test_joker_poker import independent_counts
+
+    counts = SIX_CARD_FORTUNE_PAI_GOW.wager("progressive").line_counts()
+    assert counts.total == 22_957_480
+    categories: Counter[str] = Counter()
+    for lines, count in counts.counts.items():
+        categories[lines[-1]] += count
+    reference = independent_counts(6)
+    assert categories == {category.label: n for category, n in reference.items()}
+    royal_in_spades = counts.counts[("royal_flush_in_spades", "royal_flush")]
+    assert royal_in_spades * 4 == categories["royal_flush"]
+
+
+def test_odds_of_a_written_paytable_from_a_submission(capsys: pytest.CaptureFixture[str]) -> None:
+    rules = str(Path(__file__).parents[2] / "deploy" / "rules" / "three-card-poker.toml")
+    assert (
+        jackpotctl(
+            [
+                "odds",
+                "--game",
+                "three-card-poker",
+                "--wager",
+                "progressive",
+                "--paytable",
+                "TCP-1",
+                "--meter",
+                "10000",
+                "--rules",
+                rules,
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
+    document = json.loads(capsys.readouterr().out)
+    assert document["hands"][0] == {
+        "hand": "mini_royal_in_spades",
+        "combinations": 1,
+        "probability": 1 / 22_100,
+        "probability_exact": "1/22100",
+        "award": "100% of meter",
+    }
+    assert document["hands"][1]["combinations"] == 3  # the other suits' mini royals
+    assert (
+        jackpotctl(
+            [
+                "odds",
+                "--game",
+                "three-card-poker",
+                "--wager",
+                "progressive",
+                "--paytable",
+                "X",
+                "--meter",
+                "10000",
+                "--rules",
+                rules,
+            ]
+        )
+        == 1
+    )
+    assert "uses paytable 'TCP-1', not 'X'" in capsys.readouterr().err
+    assert (
+        jackpotctl(
+            [
+                "odds",
+                "--game",
+                "three-card-poker",
+                "--wager",
+                "progressive",
+                "--paytable",
+                "TCP-1",
+                "--meter",
+                "10000",
+            ]
+        )
+        == 1
+    )
+    assert "the seeds print no paytable" in capsys.readouterr().err
+
+
+def test_classify_three_card_and_six_card_hands() -> None:
+    out = io.StringIO()
+    assert classify_stream(THREE_CARD_POKER, ["AS KS QS", "AS 2D 3H"], out) == 0
+    assert (
+        classify_stream(
+            SIX_CARD_FORTUNE_PAI_GOW,
+            ["JK AS AH AD AC 2S", "JK 2C 3C 4C 9H 9D", "JK JK 2C 3C 4C 5C"],
+            out,
+        )
+        == 1
+    )
+    hands = [json.loads(line).get("hand") for line in out.getvalue().splitlines()]
+    assert hands == ["mini_royal", "straight", "five_aces", "pair", None]

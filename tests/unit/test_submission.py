@@ -104,8 +104,8 @@ def test_a_table_linked_to_a_meter_in_another_link_group_is_refused() -> None:
 
 
 def test_texas_holdem_bonus_seats_and_paytables() -> None:
-    data = tomllib.loads((EXAMPLES[-1]).read_text())
-    assert EXAMPLES[-1].name == "texas-holdem-bonus.toml"
+    path = Path(__file__).parents[2] / "deploy" / "rules" / "texas-holdem-bonus.toml"
+    data = tomllib.loads(path.read_text())
     data["tables"][0]["seats"] = 7
     with pytest.raises(InvalidConfiguration, match=r"allows 1 to 6 \(§ 647a\.2\(a\)\)"):
         parse_submission(data)
@@ -130,3 +130,86 @@ def test_unknown_game_and_unreadable_files(
     assert f"{bad}: not valid TOML" in capsys.readouterr().err
     assert jackpotctl(["rules", "check", str(tmp_path / "missing.toml")]) == 1
     assert "cannot read" in capsys.readouterr().err
+
+
+THREE_CARD = tomllib.loads(
+    (Path(__file__).parents[2] / "deploy" / "rules" / "three-card-poker.toml").read_text()
+)
+
+
+def three_card_with(lines: list[dict[str, str]], **wager: Any) -> dict[str, Any]:
+    data = copy.deepcopy(THREE_CARD)
+    data["games"]["three-card-poker"]["wagers"]["progressive"]["lines"] = lines
+    data["games"]["three-card-poker"]["wagers"]["progressive"].update(wager)
+    return data
+
+
+def test_a_written_paytable_keeps_suit_specific_lines_first() -> None:
+    submission = parse_submission(THREE_CARD)
+    offer = submission.games["three-card-poker"]["progressive"]
+    assert [line for line, _ in offer.paytable.lines][:2] == ["mini_royal_in_spades", "mini_royal"]
+    assert offer.paytable.highest_award(("mini_royal_in_hearts", "mini_royal")) == (
+        "mini_royal",
+        offer.paytable.lines[1][1],
+    )
+    assert submission.table_configs() == []  # the controller does not settle this game yet
+
+
+@pytest.mark.parametrize(
+    ("lines", "wager", "message"),
+    [
+        (
+            [{"hand": "five_aces", "award": "100% of meter"}],
+            {},
+            r"Three Card Poker Progressive Payout Wager \(§ 649a\.9\) cannot produce a hand "
+            r"'five_aces'",
+        ),
+        ([{"hand": "royal_flush", "award": "$5"}], {}, "cannot produce a hand 'royal_flush'"),
+        (
+            [{"hand": "pair", "award": "$5", "suit": "spades"}],
+            {},
+            "cannot produce a hand 'pair_in_spades'",
+        ),
+        (
+            [{"hand": "mini_royal", "award": "$5", "suit": "declared"}],
+            {"declared_suit": None},
+            "suit 'declared' needs the wager's declared_suit",
+        ),
+        ([{"hand": "mini_royal", "award": "$5", "suit": "stars"}], {}, "suit 'stars' is not"),
+        (
+            [{"hand": "straight", "award": "$5"}, {"hand": "straight", "award": "$6"}],
+            {},
+            "hand 'straight' is listed twice",
+        ),
+        ([{"hand": "straight", "award": "lots"}], {}, "is not one of 'N for 1'"),
+        ([], {}, "the seeds print no paytable"),
+    ],
+)
+def test_written_paytable_refusals(
+    lines: list[dict[str, str]], wager: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(InvalidConfiguration, match=message):
+        parse_submission(three_card_with(lines, **wager))
+
+
+def test_a_printed_paytable_cannot_be_written_out_instead() -> None:
+    data = copy.deepcopy(CARIBBEAN)
+    data["games"]["caribbean-stud"]["wagers"]["bonus"]["lines"] = [
+        {"hand": "pair", "award": "1 to 1"}
+    ]
+    with pytest.raises(
+        InvalidConfiguration,
+        match=r"§ 639a\.12\(c\) prints this wager's "
+        "paytables; choose one by name",
+    ):
+        parse_submission(data)
+
+
+def test_only_a_progressive_wager_pays_a_share_of_the_meter() -> None:
+    path = Path(__file__).parents[2] / "deploy" / "rules" / "six-card-fortune-pai-gow.toml"
+    data = tomllib.loads(path.read_text())
+    data["games"]["six-card-fortune-pai-gow"]["wagers"]["fortune_bonus"]["lines"][0]["award"] = (
+        "10% of meter"
+    )
+    with pytest.raises(InvalidConfiguration, match="only a progressive wager pays a share"):
+        parse_submission(data)
