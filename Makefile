@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEMO_ARGS ?=
 
-.PHONY: demo test check lint typecheck proto bootstrap bench clean
+.PHONY: demo test check proto bootstrap bench clean
 
 bootstrap:
 	@scripts/bootstrap.sh
