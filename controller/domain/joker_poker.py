@@ -41,12 +41,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from enum import IntEnum
 from itertools import combinations, combinations_with_replacement, product
 from math import comb, prod
 from typing import NoReturn
 
 from controller.domain.cards import ACE, FULL_DECK, SUITS, Card, parse_card
+from controller.domain.ranking import Category
 from controller.errors import InvalidCards
 
 JOKER_TEXT = "JK"
@@ -84,7 +84,7 @@ def parse_joker_cards(texts: Iterable[str]) -> tuple[Card | Joker, ...]:
     return tuple(parse_joker_card(text) for text in texts)
 
 
-class JokerCategory(IntEnum):
+class JokerCategory(Category):
     """Five-card hands with the joker as a bug, ordered low (0) to high (10)."""
 
     HIGH_CARD = 0
@@ -98,16 +98,6 @@ class JokerCategory(IntEnum):
     STRAIGHT_FLUSH = 8
     ROYAL_FLUSH = 9
     FIVE_ACES = 10
-
-    @property
-    def label(self) -> str:
-        """The name used on the wire, in metrics and in the journal, e.g. ``five_aces``."""
-        return self.name.lower()
-
-    @classmethod
-    def from_label(cls, label: str) -> JokerCategory:
-        """Inverse of :attr:`label`; raises :class:`KeyError` for an unknown label."""
-        return cls[label.upper()]
 
 
 @dataclass(frozen=True, slots=True, order=True)

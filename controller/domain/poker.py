@@ -17,14 +17,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import IntEnum
 from itertools import combinations_with_replacement
 
 from controller.domain.cards import ACE, RANKS, Card
+from controller.domain.ranking import Category
 from controller.errors import InvalidCards
 
 
-class HandCategory(IntEnum):
+class HandCategory(Category):
     """The permissible five-card hands of § 639a.6(b), ordered low (0) to high (9)."""
 
     HIGH_CARD = 0
@@ -37,16 +37,6 @@ class HandCategory(IntEnum):
     FOUR_OF_A_KIND = 7
     STRAIGHT_FLUSH = 8
     ROYAL_FLUSH = 9
-
-    @property
-    def label(self) -> str:
-        """The name used on the wire, in metrics and in the journal, e.g. ``royal_flush``."""
-        return self.name.lower()
-
-    @classmethod
-    def from_label(cls, label: str) -> HandCategory:
-        """Inverse of :attr:`label`; raises :class:`KeyError` for an unknown label."""
-        return cls[label.upper()]
 
 
 @dataclass(frozen=True, slots=True, order=True)

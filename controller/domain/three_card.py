@@ -23,13 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import IntEnum
 
 from controller.domain.cards import ACE, Card
+from controller.domain.ranking import Category
 from controller.errors import InvalidCards
 
 
-class ThreeCardCategory(IntEnum):
+class ThreeCardCategory(Category):
     """The three-card hands, ordered low (0) to high (6)."""
 
     HIGH_CARD = 0
@@ -39,16 +39,6 @@ class ThreeCardCategory(IntEnum):
     THREE_OF_A_KIND = 4
     STRAIGHT_FLUSH = 5
     MINI_ROYAL = 6
-
-    @property
-    def label(self) -> str:
-        """The name used on the wire, in metrics and in the journal, e.g. ``mini_royal``."""
-        return self.name.lower()
-
-    @classmethod
-    def from_label(cls, label: str) -> ThreeCardCategory:
-        """Inverse of :attr:`label`; raises :class:`KeyError` for an unknown label."""
-        return cls[label.upper()]
 
 
 @dataclass(frozen=True, slots=True, order=True)
