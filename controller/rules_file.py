@@ -7,6 +7,7 @@ that already exists unchanged is kept, a changed one is refused).
 
 from __future__ import annotations
 
+import logging
 import tomllib
 from pathlib import Path
 
@@ -14,6 +15,8 @@ from controller.domain.money import format_cents, format_percent
 from controller.domain.submission import RulesSubmission, parse_submission
 from controller.errors import InvalidConfiguration, JackpotError
 from controller.store.redis_store import RedisStore
+
+log = logging.getLogger("controller.rules")
 
 
 def load_submission(path: Path) -> RulesSubmission:
@@ -50,10 +53,16 @@ def describe(submission: RulesSubmission) -> list[str]:
                 f"{game} {offer.wager}: paytable {offer.paytable.name} "
                 f"({offer.paytable.citation}), {amount}"
             )
+    unsettled = {table.table_id for table in submission.unsettled_tables()}
     for table in submission.tables:
         lines.append(
             f"table {table.table_id}: {table.game}, {table.seats} seats, "
             f"link group {table.link_group_id}"
+            + (
+                " (not registered: the controller does not settle this game yet)"
+                if table.table_id in unsettled
+                else ""
+            )
         )
     return lines
 
@@ -66,3 +75,9 @@ async def apply(store: RedisStore, submission: RulesSubmission) -> None:
         await store.create_meter(meter)
     for table in submission.table_configs():
         await store.register_table(table)
+    for offer in submission.unsettled_tables():
+        log.warning(
+            "table %s not registered: the controller does not settle %s yet",
+            offer.table_id,
+            offer.game,
+        )

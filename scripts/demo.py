@@ -29,8 +29,9 @@ from controller.testing import ControllerProcess, RedisServer
 
 BIN = Path(sys.executable).parent
 TABLES = ("cs-1", "cs-2", "cs-3")
-LINK_GROUP = "demo-floor"
-METER = "cs-progressive"
+REPO = Path(__file__).resolve().parent.parent
+RULES = REPO / "deploy" / "rules" / "caribbean-stud.toml"
+METER = "cs-main"  # the meter of the Rules Submission
 LARGE_AWARDS = ("100", "500", "5,000")  # "N for 1" lines the demo shows as they happen
 SCRIPT_LABEL = "seat 6 holds a straight flush, seat 2 a royal flush"
 SCRIPT = {
@@ -59,58 +60,16 @@ def command(argv: Sequence[str], *, show: bool = True) -> str:
 
 
 def configure(ctl: list[str]) -> None:
-    banner("Configure: one link group, one linked meter, three tables (jackpotctl)")
-    command(
-        [
-            *ctl,
-            "link-groups",
-            "create",
-            LINK_GROUP,
-            "--description",
-            "Caribbean Stud progressive, main floor",
-        ]
-    )
-    command(
-        [
-            *ctl,
-            "meters",
-            "create",
-            METER,
-            "--link-group",
-            LINK_GROUP,
-            "--game",
-            "caribbean-stud",
-            "--reset",
-            "10000",
-            "--rate",
-            "15",
-            "--reserve-rate",
-            "5",
-        ]
-    )
-    for table_id in TABLES:
-        command(
-            [
-                *ctl,
-                "tables",
-                "register",
-                table_id,
-                "--game",
-                "caribbean-stud",
-                "--paytable",
-                "B",
-                "--seats",
-                "7",
-                "--link-group",
-                LINK_GROUP,
-                "--meter",
-                METER,
-            ]
-        )
+    """Show the Rules Submission the controller was started with, and what it created."""
+    banner("Configure: the Rules Submission (one link group, one linked meter, three tables)")
+    command([str(BIN / "jackpotctl"), "rules", "check", str(RULES)])
     print(
-        "(Paytable B, § 639a.12(d)(1): royal flush 100% of meter, straight flush 10% of "
-        "meter,\n four of a kind 500 for 1, ... two pair 2 for 1.)"
+        f"(the controller was started with --rules {RULES.relative_to(REPO)}; paytable B of "
+        "§ 639a.12(d)(1):\n royal flush 100% of meter, straight flush 10% of meter, four of a "
+        "kind 500 for 1, ...)"
     )
+    command([*ctl, "meters", "list"])
+    command([*ctl, "tables", "list"])
 
 
 def play(target: str, rounds: int, work: Path) -> list[dict[str, Any]]:
@@ -246,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     banner("Start: redis-server (append-only file, fsync always) and the controller")
     redis = RedisServer(work / "redis").start()
     print(f"redis-server on {redis.url}, data in {redis.data_dir}")
-    controller = ControllerProcess(redis.url, work / "controller.log")
+    controller = ControllerProcess(redis.url, work / "controller.log", rules=RULES)
     try:
         controller.start()
         target = controller.target

@@ -91,6 +91,10 @@ class RulesSubmission:
     games: dict[str, dict[str, WagerOffer]]
     tables: tuple[TableOffer, ...]
 
+    def unsettled_tables(self) -> list[TableOffer]:
+        """Tables of games whose rounds the controller does not settle yet (not registered)."""
+        return [t for t in self.tables if not get_game(t.game).settled]
+
     def table_configs(self) -> list[TableConfig]:
         """The tables the controller settles (a progressive wager, a game it settles), as it
         registers them."""
@@ -112,6 +116,43 @@ class RulesSubmission:
         return configs
 
 
+_KEYS = {
+    "submission": {"operator", "submitted", "notes"},
+    "link_groups": {"id", "description"},
+    "meters": {
+        "id",
+        "link_group",
+        "game",
+        "reset",
+        "rate_percent",
+        "reserve_rate_percent",
+        "ceiling",
+    },
+    "tables": {"id", "game", "seats", "link_group"},
+    "wager": {"paytable", "amount", "meter", "min", "max", "lines", "declared_suit"},
+    "line": {"hand", "suit", "award"},
+    "top": {"submission", "link_groups", "meters", "games", "tables"},
+}
+
+
+def _only(where: str, data: Mapping[str, Any], allowed: str) -> None:
+    """Refuse keys a section does not have (a misspelt key must not be ignored)."""
+    unknown = sorted(set(data) - _KEYS[allowed])
+    if unknown:
+        raise InvalidConfiguration(
+            f"{where}: unknown key {unknown[0]!r}; the keys here are "
+            f"{', '.join(sorted(_KEYS[allowed]))}"
+        )
+
+
+def _unique(section: str, ids: list[str]) -> None:
+    seen: set[str] = set()
+    for item_id in ids:
+        if item_id in seen:
+            raise InvalidConfiguration(f"{section}: id {item_id!r} is declared twice")
+        seen.add(item_id)
+
+
 def _entry(where: str, data: Mapping[str, Any], key: str, kind: type = str) -> Any:
     value = data.get(key)
     if value is None:
@@ -122,9 +163,16 @@ def _entry(where: str, data: Mapping[str, Any], key: str, kind: type = str) -> A
 
 
 def _dollars(where: str, data: Mapping[str, Any], key: str, default: str | None = None) -> int:
+    """An amount of dollars given as a string ("10000", "12.50") or a whole number; a TOML
+    float is refused, since binary floating point cannot hold every amount exactly."""
     text = data.get(key, default)
     if text is None:
         raise InvalidConfiguration(f"{where}: '{key}' is required")
+    if isinstance(text, bool) or not isinstance(text, str | int):
+        raise InvalidConfiguration(
+            f"{where}: '{key}' must be dollars as a string such as \"12.50\" or a whole "
+            f"number, got {text!r}"
+        )
     try:
         return parse_dollars_cents(str(text))
     except InvalidAmount as error:
@@ -140,6 +188,7 @@ def _table_of(data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
 
 def _wager_offer(game: Game, wager_name: str, data: Mapping[str, Any]) -> WagerOffer:
     where = f"games.{game.name}.wagers.{wager_name}"
+    _only(where, data, "wager")
     wager = game.wager(wager_name)
     if wager.paytables:
         if "lines" in data:
@@ -183,6 +232,7 @@ def _written_paytable(where: str, wager: WagerTable, data: Mapping[str, Any]) ->
     lines: list[tuple[str, AwardRule]] = []
     for number, raw in enumerate(_table_of(data, "lines"), start=1):
         at = f"{where}.lines[{number}]"
+        _only(at, raw, "line")
         line = str(_entry(at, raw, "hand"))
         suit = raw.get("suit")
         if suit == "declared":
@@ -211,39 +261,32 @@ def _written_paytable(where: str, wager: WagerTable, data: Mapping[str, Any]) ->
     return Paytable(str(data.get("paytable", "submitted")), "Rules Submission", tuple(lines))
 
 
-def parse_submission(data: Mapping[str, Any]) -> RulesSubmission:
-    """Validate a parsed TOML document; raise :class:`InvalidConfiguration` naming the entry."""
-    header = data.get("submission", {})
-    operator = str(header.get("operator", "")) if isinstance(header, dict) else ""
-    groups = tuple(
-        LinkGroupConfig(
-            check_id(_entry("link_groups", g, "id"), "link group id"), str(g.get("description", ""))
-        )
-        for g in _table_of(data, "link_groups")
-    )
-    group_ids = {g.link_group_id for g in groups}
-    meters = []
-    for raw in _table_of(data, "meters"):
-        where = f"meters.{raw.get('id', '?')}"
-        meter = MeterConfig(
+def _meter(where: str, raw: Mapping[str, Any]) -> MeterConfig:
+    """One [[meters]] entry; a refusal names the entry."""
+    try:
+        return MeterConfig(
             meter_id=_entry(where, raw, "id"),
             link_group_id=_entry(where, raw, "link_group"),
             game=_entry(where, raw, "game"),
             reset_cents=_dollars(where, raw, "reset"),
             rate_ppm=parse_percent_ppm(
-                str(_entry(where, raw, "rate_percent")), f"{where}: rate of progression"
+                str(_entry(where, raw, "rate_percent")), "rate of progression"
             ),
             reserve_rate_ppm=parse_percent_ppm(
-                str(raw.get("reserve_rate_percent", "0")), f"{where}: reserve rate"
+                str(raw.get("reserve_rate_percent", "0")), "reserve rate"
             ),
             ceiling_cents=_dollars(where, raw, "ceiling", "0"),
         )
-        if meter.link_group_id not in group_ids:
-            raise InvalidConfiguration(
-                f"{where}: link group {meter.link_group_id} is not declared in [[link_groups]]"
-            )
-        meters.append(meter)
-    meter_by_id = {m.meter_id: m for m in meters}
+    except InvalidConfiguration as error:
+        if str(error).startswith(where):
+            raise
+        raise InvalidConfiguration(f"{where}: {error}") from None
+
+
+def _games(
+    data: Mapping[str, Any], meter_by_id: dict[str, MeterConfig]
+) -> dict[str, dict[str, WagerOffer]]:
+    """The [games] section: each game's wagers, each progressive tied to a declared meter."""
 
     games: dict[str, dict[str, WagerOffer]] = {}
     games_data = data.get("games", {})
@@ -269,6 +312,45 @@ def parse_submission(data: Mapping[str, Any]) -> RulesSubmission:
                     f"{funding.game}, not {game_name}"
                 )
         games[game_name] = offers
+    return games
+
+
+def parse_submission(data: Mapping[str, Any]) -> RulesSubmission:
+    """Validate a parsed TOML document; raise :class:`InvalidConfiguration` naming the entry."""
+    _only("the submission", data, "top")
+    header = data.get("submission", {})
+    if not isinstance(header, dict):
+        raise InvalidConfiguration("[submission] must be a table with the operator's name")
+    _only("submission", header, "submission")
+    operator = str(header.get("operator", ""))
+    for section, kind in (
+        ("link_groups", "link_groups"),
+        ("meters", "meters"),
+        ("tables", "tables"),
+    ):
+        items = _table_of(data, section)
+        for item in items:
+            _only(f"{section}.{item.get('id', '?')}", item, kind)
+        _unique(section, [str(item.get("id")) for item in items])
+    groups = tuple(
+        LinkGroupConfig(
+            check_id(_entry("link_groups", g, "id"), "link group id"), str(g.get("description", ""))
+        )
+        for g in _table_of(data, "link_groups")
+    )
+    group_ids = {g.link_group_id for g in groups}
+    meters = []
+    for raw in _table_of(data, "meters"):
+        where = f"meters.{raw.get('id', '?')}"
+        meter = _meter(where, raw)
+        if meter.link_group_id not in group_ids:
+            raise InvalidConfiguration(
+                f"{where}: link group {meter.link_group_id} is not declared in [[link_groups]]"
+            )
+        meters.append(meter)
+    meter_by_id = {m.meter_id: m for m in meters}
+
+    games = _games(data, meter_by_id)
 
     tables = []
     for raw in _table_of(data, "tables"):

@@ -194,12 +194,18 @@ SUIT_NAMES = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
 _SINGLE_SUITED = frozenset({"mini_royal", "royal_flush", "straight_flush", "flush"})
 
 
+# A hand that is also the next hand down, for a written paytable that lists only that one.
+_ALSO = {"mini_royal": "straight_flush", "royal_flush": "straight_flush"}
+
+
 def suited_lines(label: str, suit: str | None) -> Lines:
-    """A one-suit hand also makes its suit-specific line: ``mini_royal_in_spades`` then
-    ``mini_royal`` ("mini royal in spades" pays the top award, any other the next line)."""
+    """The lines of a hand, highest first: a one-suit hand's suit-specific line
+    (``mini_royal_in_spades``), the hand (``mini_royal``), and the hand it also is
+    (``straight_flush``), so a paytable pays the highest of them it lists."""
+    lines = (label, _ALSO[label]) if label in _ALSO else (label,)
     if suit is not None and label in _SINGLE_SUITED:
-        return (f"{label}_in_{SUIT_NAMES[suit]}", label)
-    return (label,)
+        return (f"{label}_in_{SUIT_NAMES[suit]}", *lines)
+    return lines
 
 
 # ------------------------------------------------------------------ three-card hands

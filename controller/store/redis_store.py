@@ -156,7 +156,14 @@ class RedisStore:
 
     # ---------------------------------------------------------------- running scripts
 
-    async def _run(self, script: AsyncScript, keys_: Sequence[str], args: Sequence[Any]) -> Any:
+    async def _run(
+        self,
+        script: AsyncScript,
+        keys_: Sequence[str],
+        args: Sequence[Any],
+        *,
+        confirm: bool = True,
+    ) -> Any:
         """Run one script; with ``wait_replicas``, WAIT on the same connection afterwards.
 
         WAIT only covers the writes of its own connection, so the script and the WAIT go in
@@ -164,7 +171,7 @@ class RedisStore:
         carrying the script's reply: it is applied on the primary, and a retry replays it.
         """
         try:
-            if not self._wait_replicas:
+            if not (self._wait_replicas and confirm):
                 return await script(keys=list(keys_), args=list(args))
             async with self._client.pipeline(transaction=False) as pipe:
                 await script(keys=list(keys_), args=list(args), client=pipe)
@@ -172,7 +179,13 @@ class RedisStore:
                 reply, acked = await pipe.execute(raise_on_error=False)
             if isinstance(reply, Exception):
                 raise reply
-            if isinstance(acked, Exception) or acked < self._wait_replicas:
+            if isinstance(acked, Exception):
+                raise NotConfirmed(
+                    f"the write was applied but WAIT failed ({acked}); retry the same request "
+                    "(it is idempotent)",
+                    reply,
+                )
+            if acked < self._wait_replicas:
                 raise NotConfirmed(
                     f"the write was confirmed by {acked} of {self._wait_replicas} replicas in "
                     "time; retry the same request (it is idempotent)",
@@ -278,9 +291,11 @@ class RedisStore:
                 raise AlreadyExists(f"{what} {item_id} exists in link group {owner}")
         try:
             yield
-        except BaseException:
-            if claimed:
-                await self._client.hdel(index, item_id)
+        except StoreUnavailable:
+            raise  # the creation may have been applied: keep the claim, a retry completes it
+        except JackpotError:
+            if claimed:  # refused: nothing was created, so the id is free again
+                await self._read(self._client.hdel(index, item_id))
             raise
 
     async def _meter_link_group(self, meter_id: str) -> str:
@@ -504,6 +519,7 @@ class RedisStore:
                     *(group.meter(meter_id) for meter_id in ids),
                 ],
                 ids,
+                confirm=False,  # read-only: nothing to wait for
             )
             snapshot = codec.link_group_snapshot(raw)
             if snapshot.meter_count == len(ids):

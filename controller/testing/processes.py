@@ -15,14 +15,18 @@ from controller.testing.children import free_port, stop_process
 
 
 class ControllerProcess:
-    """``jackpot-controller serve --insecure`` on a free loopback port, logging to a file.
+    """``jackpot-controller serve --insecure`` on a free loopback port, logging to a file
+    (optionally applying a Rules Submission at start).
 
     :meth:`start` returns once the gRPC health service answers SERVING.
     """
 
-    def __init__(self, redis_url: str, log_path: Path, *, metrics: bool = True) -> None:
+    def __init__(
+        self, redis_url: str, log_path: Path, *, metrics: bool = True, rules: Path | None = None
+    ) -> None:
         self.redis_url = redis_url
         self.log_path = log_path
+        self.rules = rules
         self.port = free_port()
         self.metrics_port = free_port() if metrics else -1
         self.process: subprocess.Popen[bytes] | None = None
@@ -56,6 +60,7 @@ class ControllerProcess:
                     self.redis_url,
                     "--metrics-port",
                     str(self.metrics_port),
+                    *(["--rules", str(self.rules)] if self.rules else []),
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,

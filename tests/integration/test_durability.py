@@ -10,7 +10,10 @@ import pytest
 from grpc import aio
 from redis.asyncio import Redis
 
+from controller.domain.config import LinkGroupConfig, MeterConfig
+from controller.errors import AlreadyExists, NotConfirmed
 from controller.server import ControllerServer, ServerConfig
+from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import RESET_CENTS, Floor, lockout
@@ -103,3 +106,25 @@ async def test_start_warns_loudly_when_the_append_only_file_is_off(
         await server.stop(grace_s=1)
     assert "REDIS APPEND-ONLY FILE IS OFF" in caplog.text
     assert server.metrics.aof_enabled._value.get() == 0
+
+
+async def test_a_creation_applied_but_not_confirmed_keeps_its_claim(
+    replicated: tuple[RedisServer, RedisServer],
+) -> None:
+    primary, _ = replicated
+    strict = RedisStore.from_url(primary.url, wait_replicas=2, wait_timeout_ms=100)
+    relaxed = RedisStore.from_url(primary.url)
+    try:
+        await relaxed.create_link_group(LinkGroupConfig("floor"))
+        meter = MeterConfig("cs-main", "floor", "caribbean-stud", RESET_CENTS, 150_000)
+        with pytest.raises(NotConfirmed):
+            await strict.create_meter(meter)
+        assert (await relaxed.get_meter("cs-main")).reset_cents == RESET_CENTS
+        await relaxed.create_link_group(LinkGroupConfig("annex"))
+        with pytest.raises(AlreadyExists, match="meter cs-main exists in link group floor"):
+            await relaxed.create_meter(
+                MeterConfig("cs-main", "annex", "caribbean-stud", RESET_CENTS, 150_000)
+            )
+    finally:
+        await strict.close()
+        await relaxed.close()

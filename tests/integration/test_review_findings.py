@@ -174,3 +174,42 @@ async def test_one_table_cannot_be_registered_in_two_link_groups_at_once(
     assert failures[0].code() == grpc.StatusCode.ALREADY_EXISTS
     tables = await admin.ListTables(pb.ListTablesRequest())
     assert [t.table_id for t in tables.tables] == ["t"]
+
+
+async def test_a_void_without_a_hit_since_its_lockout_takes_its_contribution_back_in_full(
+    tables: pb_grpc.TableServiceAsyncStub, admin: pb_grpc.AdminServiceAsyncStub
+) -> None:
+    floor = Floor(admin)
+    await floor.create()
+    await tables.Lockout(lockout("t1", 1, [6]))
+    await tables.Settle(settle("t1", 1, {6: STRAIGHT_FLUSH_HEARTS}))  # 10%: below the reset
+    before = await floor.meter()
+    assert before.amount_cents < RESET_CENTS
+    await tables.Lockout(lockout("t1", 2, [1, 2]))
+    reply = await tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=2, reason="misdeal"))
+    assert [w.to_meter_microcents for w in reply.reversed] == [15_000_000, 15_000_000]
+    after = await floor.meter()
+    assert after.amount_microcents == before.amount_microcents
+    assert after.operator_seed_microcents_total == before.operator_seed_microcents_total
+
+
+async def test_rejecting_a_royal_flush_undoes_its_reset_exactly(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    controller: ControllerServer,
+) -> None:
+    floor = Floor(admin)
+    await floor.create(reserve_rate="5")
+    await tables.Lockout(lockout("t1", 1, [1, 2]))
+    before = await floor.meter()
+    settled = await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES, 2: FLUSH_CLUBS}))
+    royal = next(r for r in settled.results if r.seat == 1)
+    await admin.RejectJackpot(
+        pb.ReviewJackpotRequest(jackpot_id=royal.jackpot_id, supervisor="shift manager")
+    )
+    after = await floor.meter()
+    assert after.amount_microcents == before.amount_microcents
+    assert after.reserve_microcents == before.reserve_microcents
+    assert after.operator_seed_microcents_total == before.operator_seed_microcents_total
+    assert after.hits_total == 0 and after.awards_cents_total == 0
+    assert (await verify(controller.store)).ok

@@ -213,3 +213,40 @@ def test_only_a_progressive_wager_pays_a_share_of_the_meter() -> None:
     )
     with pytest.raises(InvalidConfiguration, match="only a progressive wager pays a share"):
         parse_submission(data)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda d: d["meters"].append(dict(d["meters"][0], rate_percent="20")),
+            "meters: id 'cs-main' is declared twice",
+        ),
+        (
+            lambda d: d["tables"].append(dict(d["tables"][0], seats=5)),
+            "tables: id 'cs-1' is declared twice",
+        ),
+        (
+            lambda d: d["link_groups"].append({"id": "floor", "description": "again"}),
+            "link_groups: id 'floor' is declared twice",
+        ),
+        (
+            lambda d: d["meters"][0].update(reserve_rate_precent="5"),
+            "meters.cs-main: unknown key 'reserve_rate_precent'",
+        ),
+        (lambda d: d["tables"][0].update(paytable="Z"), "tables.cs-1: unknown key 'paytable'"),
+        (
+            lambda d: d["meters"][0].update(reset=10000.10),
+            "meters.cs-main: 'reset' must be dollars as a string",
+        ),
+        (
+            lambda d: d["meters"][0].update(ceiling="100"),
+            "meters.cs-main: ceiling \\$100.00 must be above the reset amount",
+        ),
+    ],
+)
+def test_duplicates_unknown_keys_and_floats_are_refused(edit: Any, message: str) -> None:
+    data = copy.deepcopy(CARIBBEAN)
+    edit(data)
+    with pytest.raises(InvalidConfiguration, match=message):
+        parse_submission(data)

@@ -67,7 +67,8 @@ redis.call('HINCRBY', KEYS[3], 'contributions_microcents_total', int(total))
 local reply = cjson.encode({table_id = table_id, round_id = round_id, accepted = accepted,
   meters = {meter_value(meter_id, value)}})
 redis.call('HSET', KEYS[1], 'state', 'locked', 'meter', meter_id, 'lockout_fp', fp,
-  'wagers', cjson.encode(accepted), 'lockout_reply', reply)
+  'wagers', cjson.encode(accepted), 'lockout_reply', reply,
+  'lockout_seq', redis.call('GET', KEYS[5]) or '0')
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 redis.call('HSET', KEYS[2], 'last_round', round_id)
 return {reply, 'new'}

@@ -1,7 +1,8 @@
 -- A supervisor approves or rejects a pending jackpot (§ 639a.11(c)(5)(iii)).
 -- Approval records the validation; the amount was taken from the meter at the seat's turn.
--- Rejection returns the amount to the meter it was taken from (journaled), so the money
--- stays in the prize pool. A rejection is refused once a later hit on the same meter was
+-- Rejection undoes the award (journaled): the amount returns to the meter, and a 100% award's
+-- reset is taken back out (its reserve part to the reserve, its operator seed back to the
+-- operator), so the money stays in the prize pool exactly as before the award. A rejection is refused once a later hit on the same meter was
 -- computed from the meter this award had reduced: that winner's amount would be misstated.
 -- Repeating the same decision returns the record unchanged.
 -- KEYS: 1 jackpots, 2 pending, 3 meter, 4 journal, 5 seq
@@ -20,7 +21,7 @@ if jackpot.status ~= 'pending' then
     .. jackpot.reviewed_by)
 end
 local amount = tonumber(jackpot.amount_cents) * MICRO
-local d_meter = 0
+local d_meter, d_reserve = 0, 0
 if decision == 'rejected' then
   local m = redis.call('HMGET', KEYS[3], 'value_microcents', 'last_hit_seq')
   if num(m[2]) > tonumber(jackpot.journal_seq) then
@@ -28,10 +29,15 @@ if decision == 'rejected' then
       .. jackpot.meter_id .. ' (journal #' .. m[2] .. ') was paid from the meter this award had '
       .. 'reduced; approve it and correct the meter by an audited adjustment')
   end
-  d_meter = amount
-  local value = num(m[1]) + amount
+  local topup = tonumber(jackpot.reset_topup_microcents or '0')
+  local from_reserve = tonumber(jackpot.reset_from_reserve_microcents or '0')
+  d_meter = amount - topup
+  d_reserve = from_reserve
+  local value = num(m[1]) + d_meter
   check_exact('meter ' .. jackpot.meter_id, value)
   redis.call('HSET', KEYS[3], 'value_microcents', int(value))
+  redis.call('HINCRBY', KEYS[3], 'reserve_microcents', int(from_reserve))
+  redis.call('HINCRBY', KEYS[3], 'operator_seed_microcents_total', int(from_reserve - topup))
   redis.call('HINCRBY', KEYS[3], 'awards_cents_total', int(-tonumber(jackpot.amount_cents)))
   redis.call('HINCRBY', KEYS[3], 'hits_total', -1)
 end
@@ -40,7 +46,7 @@ raw = cjson.encode(jackpot)
 redis.call('HSET', KEYS[1], jackpot_id, raw)
 redis.call('SREM', KEYS[2], jackpot_id)
 redis.call('HINCRBY', KEYS[3], 'pending_jackpots', -1)
-journal(KEYS[4], KEYS[5], 'jackpot_' .. decision, jackpot.meter_id, d_meter, 0,
+journal(KEYS[4], KEYS[5], 'jackpot_' .. decision, jackpot.meter_id, d_meter, d_reserve,
   {'jackpot', jackpot_id, 'amount_cents', jackpot.amount_cents, 'supervisor', supervisor,
    'note', note, 'table', jackpot.table_id, 'round', jackpot.round_id})
 return raw

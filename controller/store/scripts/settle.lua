@@ -70,9 +70,10 @@ for i, p in ipairs(plan) do
       local seq = journal(KEYS[3], KEYS[4], 'award', meter_id, -amount * MICRO, 0,
         {'amount_cents', int(amount), 'meter_before_cents', int(before),
          'meter_after_cents', int(math.floor(value / MICRO)), unpack(common)})
+      local topup, from_reserve = 0, 0
       if award.meter_ppm == MICRO then
-        local topup = reset - value
-        local from_reserve = math.min(reserve, topup)
+        topup = reset - value
+        from_reserve = math.min(reserve, topup)
         reserve = reserve - from_reserve
         value = reset
         seeded = seeded + (topup - from_reserve)
@@ -88,7 +89,8 @@ for i, p in ipairs(plan) do
         link_group_id = link_group_id, meter_id = meter_id, table_id = table_id,
         round_id = round_id, seat = p.seat, hand = p.hand, award_text = award.text,
         amount_cents = int(amount), meter_before_cents = int(before),
-        meter_after_cents = r.meter_after_cents, status = 'pending', journal_seq = seq}))
+        meter_after_cents = r.meter_after_cents, status = 'pending', journal_seq = seq,
+        reset_topup_microcents = int(topup), reset_from_reserve_microcents = int(from_reserve)}))
       redis.call('SADD', KEYS[6], jackpot_id)
       hits, awarded_cents, pending = hits + 1, awarded_cents + amount, pending + 1
       last_hit_seq = seq

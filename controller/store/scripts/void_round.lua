@@ -1,14 +1,16 @@
 -- Void a locked, unsettled round: every contribution it made leaves the meter and reserve.
 -- If the reserve has since been spent (a reset drew on it), the part it cannot give back is
--- taken from the meter. If a hit has since paid the contribution out, the meter is not taken
--- below its reset amount (the Rules Submission's floor, § 639a.12(d)(3)): that part was paid
--- to a winner, so the operator funds it, journaled as operator seed.
+-- taken from the meter. If a hit on the meter since this round's lockout paid the
+-- contribution out, the meter is not taken below its reset amount (the Rules Submission's
+-- floor, § 639a.12(d)(3)): that part was paid to a winner, so the operator funds it,
+-- journaled as operator seed. Without such a hit the whole contribution leaves the meter.
 -- KEYS: 1 round, 2 meter, 3 journal, 4 seq
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint, 4 reason, 5 meter_id, 6 retention seconds
 local table_id, round_id, fp, reason, meter_id = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local where = 'round ' .. round_id .. ' of table ' .. table_id
 
-local round = redis.call('HMGET', KEYS[1], 'state', 'void_fp', 'void_reply', 'wagers')
+local round = redis.call('HMGET', KEYS[1], 'state', 'void_fp', 'void_reply', 'wagers',
+  'lockout_seq')
 local state, seen_fp = round[1], round[2]
 if not state then
   refuse('NOT_LOCKED', where .. ' was never locked out (or its record has expired); only a '
@@ -24,8 +26,10 @@ if state == 'settled' then
   refuse('SETTLED', where .. ' is already settled; a settled round cannot be voided')
 end
 
-local m = redis.call('HMGET', KEYS[2], 'value_microcents', 'reserve_microcents', 'reset_cents')
+local m = redis.call('HMGET', KEYS[2], 'value_microcents', 'reserve_microcents', 'reset_cents',
+  'last_hit_seq')
 local value, reserve, reset = num(m[1]), num(m[2]), num(m[3]) * MICRO
+local hit_since = num(m[4]) > num(round[5])
 local reversed = {}
 local total, funded = 0, 0
 for i, w in ipairs(cjson.decode(round[4])) do
@@ -34,7 +38,10 @@ for i, w in ipairs(cjson.decode(round[4])) do
     from_meter = from_meter + (from_reserve - reserve)
     from_reserve = reserve
   end
-  local operator_funded = math.max(0, from_meter - math.max(0, value - reset))
+  local operator_funded = 0
+  if hit_since then
+    operator_funded = math.max(0, from_meter - math.max(0, value - reset))
+  end
   from_meter = from_meter - operator_funded
   value, reserve = value - from_meter, reserve - from_reserve
   total = total + from_meter + from_reserve + operator_funded
