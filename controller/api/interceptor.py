@@ -110,6 +110,8 @@ class _Observed:
         try:
             if isinstance(error, JackpotError):
                 code = status_for(error)
+                if code is grpc.StatusCode.INTERNAL:  # not a refusal: a fault to look into
+                    log.error("%s/%s failed: %s", *self._labels[1:], error)
                 await self._context.abort(code, str(error))  # raises aio.AbortError
             elif isinstance(error, aio.AbortError):
                 code = self._context.code() or grpc.StatusCode.UNKNOWN

@@ -146,3 +146,16 @@ async def test_void_after_a_hit_paid_the_contribution_out_keeps_the_meter_at_its
     assert meter.reserve_microcents == 0
     assert meter.operator_seed_microcents_total == seeded_before + 20_000_000
     assert (await verify(controller.store)).ok
+
+
+async def test_a_round_without_wagers_is_locked_out_settled_or_voided(
+    tables: pb_grpc.TableServiceAsyncStub, floor: Floor
+) -> None:
+    # A lockout may carry no wager at all (nobody bet the progressive this round).
+    assert not (await tables.Lockout(lockout("t1", 1, []))).accepted
+    reply = await tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1, reason="misdeal"))
+    assert not reply.reversed and reply.meters[0].amount_cents == RESET_CENTS
+    await tables.Lockout(lockout("t1", 2, []))
+    settled = await tables.Settle(settle("t1", 2, {3: ROYAL_SPADES}))
+    assert [r.outcome for r in settled.results] == [pb.SEAT_OUTCOME_NO_WAGER]
+    assert (await floor.meter()).wagers_total == 0

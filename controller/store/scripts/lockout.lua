@@ -61,7 +61,7 @@ for _, a in ipairs(accepted) do
     'amount_cents', a.amount_cents})
 end
 redis.call('HSET', KEYS[3], 'value_microcents', int(value), 'reserve_microcents', int(reserve))
-redis.call('HINCRBY', KEYS[3], 'wagers_total', #accepted)
+redis.call('HINCRBY', KEYS[3], 'wagers_total', int(#accepted))
 redis.call('HINCRBY', KEYS[3], 'contributions_microcents_total', int(total))
 
 local reply = cjson.encode({table_id = table_id, round_id = round_id, accepted = accepted,

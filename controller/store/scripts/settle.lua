@@ -106,9 +106,9 @@ end
 
 redis.call('HSET', KEYS[2], 'value_microcents', int(value), 'reserve_microcents', int(reserve))
 if hits > 0 then
-  redis.call('HINCRBY', KEYS[2], 'hits_total', hits)
+  redis.call('HINCRBY', KEYS[2], 'hits_total', int(hits))
   redis.call('HINCRBY', KEYS[2], 'awards_cents_total', int(awarded_cents))
-  redis.call('HINCRBY', KEYS[2], 'pending_jackpots', pending)
+  redis.call('HINCRBY', KEYS[2], 'pending_jackpots', int(pending))
   redis.call('HINCRBY', KEYS[2], 'operator_seed_microcents_total', int(seeded))
   redis.call('HSET', KEYS[2], 'last_hit_seq', last_hit_seq)
 end

@@ -54,7 +54,7 @@ for i, w in ipairs(cjson.decode(round[4])) do
     to_reserve_microcents = int(from_reserve)}
 end
 redis.call('HSET', KEYS[2], 'value_microcents', int(value), 'reserve_microcents', int(reserve))
-redis.call('HINCRBY', KEYS[2], 'wagers_total', -#reversed)
+redis.call('HINCRBY', KEYS[2], 'wagers_total', int(-#reversed))
 redis.call('HINCRBY', KEYS[2], 'contributions_microcents_total', int(-total))
 redis.call('HINCRBY', KEYS[2], 'operator_seed_microcents_total', int(funded))
 local reply = cjson.encode({table_id = table_id, round_id = round_id, reversed = reversed,
