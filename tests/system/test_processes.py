@@ -12,6 +12,7 @@ import pytest
 
 from controller.testing import ControllerProcess, RedisServer, free_port
 
+RULES = Path(__file__).resolve().parents[2] / "deploy" / "rules" / "caribbean-stud.toml"
 ROUNDS_PER_TABLE = 100
 TABLES = ("cs-1", "cs-2", "cs-3")
 
@@ -25,7 +26,8 @@ def run(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def system(tmp_path: Path) -> Iterator[tuple[str, str, int]]:
     with RedisServer(tmp_path / "redis") as redis:
-        with ControllerProcess(redis.url, tmp_path / "controller.log") as controller:
+        # the example Rules Submission: link group floor, meter cs-main, tables cs-1..cs-3
+        with ControllerProcess(redis.url, tmp_path / "controller.log", rules=RULES) as controller:
             yield redis.url, controller.target, controller.metrics_port
 
 
@@ -34,47 +36,6 @@ def test_three_agents_play_hundreds_of_rounds_then_the_audit_is_ok(
     system: tuple[str, str, int], tmp_path: Path
 ) -> None:
     redis_url, target, metrics_port = system
-    ctl = ("controller.ctl.main", "--controller", target)
-    assert run(*ctl, "link-groups", "create", "floor").returncode == 0
-    assert (
-        run(
-            *ctl,
-            "meters",
-            "create",
-            "cs-main",
-            "--link-group",
-            "floor",
-            "--game",
-            "caribbean-stud",
-            "--reset",
-            "10000",
-            "--rate",
-            "15",
-            "--reserve-rate",
-            "5",
-        ).returncode
-        == 0
-    )
-    for table_id in TABLES:
-        assert (
-            run(
-                *ctl,
-                "tables",
-                "register",
-                table_id,
-                "--game",
-                "caribbean-stud",
-                "--paytable",
-                "B",
-                "--seats",
-                "7",
-                "--link-group",
-                "floor",
-                "--meter",
-                "cs-main",
-            ).returncode
-            == 0
-        )
     agents = [
         subprocess.Popen(
             [
