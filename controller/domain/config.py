@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from controller.domain.games import Game, get_game
 from controller.domain.money import FULL_PPM, MAX_METER_CENTS, format_cents, format_percent
-from controller.domain.paytables import Paytable
 from controller.errors import InvalidAmount, InvalidConfiguration
 
 _ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -124,8 +123,3 @@ class TableConfig:
     def game_rules(self) -> Game:
         """The :class:`Game` this table deals."""
         return get_game(self.game)
-
-    @property
-    def progressive_paytable(self) -> Paytable:
-        """The progressive paytable chosen for this table."""
-        return self.game_rules.paytable(self.paytable)

@@ -256,25 +256,17 @@ def test_six_card_line_counts_agree_with_the_brute_force_reference() -> None:
 
 def test_odds_of_a_written_paytable_from_a_submission(capsys: pytest.CaptureFixture[str]) -> None:
     rules = str(Path(__file__).parents[2] / "deploy" / "rules" / "three-card-poker.toml")
+    three_card = [
+        "odds",
+        "--game",
+        "three-card-poker",
+        "--wager",
+        "progressive",
+        "--meter",
+        "10000",
+    ]
     assert (
-        jackpotctl(
-            [
-                "odds",
-                "--game",
-                "three-card-poker",
-                "--wager",
-                "progressive",
-                "--paytable",
-                "TCP-1",
-                "--meter",
-                "10000",
-                "--rules",
-                rules,
-                "--format",
-                "json",
-            ]
-        )
-        == 0
+        jackpotctl([*three_card, "--paytable", "TCP-1", "--rules", rules, "--format", "json"]) == 0
     )
     document = json.loads(capsys.readouterr().out)
     assert document["hands"][0] == {
@@ -285,41 +277,9 @@ def test_odds_of_a_written_paytable_from_a_submission(capsys: pytest.CaptureFixt
         "award": "100% of meter",
     }
     assert document["hands"][1]["combinations"] == 3  # the other suits' mini royals
-    assert (
-        jackpotctl(
-            [
-                "odds",
-                "--game",
-                "three-card-poker",
-                "--wager",
-                "progressive",
-                "--paytable",
-                "X",
-                "--meter",
-                "10000",
-                "--rules",
-                rules,
-            ]
-        )
-        == 1
-    )
+    assert jackpotctl([*three_card, "--paytable", "X", "--rules", rules]) == 1
     assert "uses paytable 'TCP-1', not 'X'" in capsys.readouterr().err
-    assert (
-        jackpotctl(
-            [
-                "odds",
-                "--game",
-                "three-card-poker",
-                "--wager",
-                "progressive",
-                "--paytable",
-                "TCP-1",
-                "--meter",
-                "10000",
-            ]
-        )
-        == 1
-    )
+    assert jackpotctl([*three_card, "--paytable", "TCP-1"]) == 1
     assert "the seeds print no paytable" in capsys.readouterr().err
 
 
