@@ -1,0 +1,60 @@
+"""Caribbean Stud Poker, dealt by § 639a.8(d).
+
+Starting with the player farthest to the dealer's left (seat 1) and going clockwise: one card
+to each player who placed an Ante Wager, one to the dealer, a second to each player, a second
+to the dealer, then the third, fourth and fifth in succession to each player and the dealer.
+One 52-card deck per round (§ 639a.3).
+
+Side wagers (§ 639a.7(d)(2)-(4)): the Progressive Payout Wager, the Caribbean Stud Bonus
+Wager, and the Five Card Hand Bonus Wager on the player's hand, the dealer's hand, or both
+(two wagers). A player who does not make the Bet Wager forfeits every wager on his own hand
+(§ 639a.11(b)); a Five Card Hand Bonus on the dealer's hand still settles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from controller.domain.cards import ACE, Card
+from controller.domain.poker import HandCategory, evaluate
+from table_agent.deck import STANDARD_DECK, DeckCard, rounds_of
+from table_agent.games.procedure import GameProcedure
+from table_agent.wagers import WagerKind
+
+HAND_SIZE = 5
+
+
+def deal_order(players: Sequence[int], with_community: bool = False) -> list[int]:
+    """Five passes: each player (ascending seats), then the dealer. No community cards."""
+    return rounds_of(players, HAND_SIZE)
+
+
+def makes_bet(hand: Sequence[Card]) -> bool:
+    """A simple player strategy: make the Bet Wager with a pair or better, or ace-king high.
+
+    Otherwise the player folds and forfeits every wager on his hand (§ 639a.11(b)).
+    """
+    value = evaluate(hand)
+    if value.category > HandCategory.HIGH_CARD:
+        return True
+    return value.tiebreak[0] == ACE and value.tiebreak[1] == 13
+
+
+def folds(hand: Sequence[DeckCard]) -> bool:
+    """Whether a simulated player folds ``hand`` (the opposite of :func:`makes_bet`)."""
+    cards = [card for card in hand if isinstance(card, Card)]
+    return len(cards) == HAND_SIZE and not makes_bet(cards)
+
+
+PROCEDURE = GameProcedure(
+    name="caribbean-stud",
+    title="Caribbean Stud Poker",
+    max_seats=7,  # § 639a.2(a)
+    deck=STANDARD_DECK,
+    hand_size=HAND_SIZE,
+    order=deal_order,
+    kinds=(WagerKind.PROGRESSIVE, WagerKind.BONUS, WagerKind.FIVE_CARD_BONUS),
+    misdeal_reason="misdeal: a player was dealt an incorrect number of cards (§ 639a.13(c))",
+    dealer_hand_kinds=frozenset({WagerKind.FIVE_CARD_BONUS}),
+    folds=folds,
+)

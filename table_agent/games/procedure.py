@@ -1,0 +1,69 @@
+"""What the agent needs to know of a game to deal it and place its side wagers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from table_agent.deck import Deal, DeckCard, deal_in_order, shuffled, stack_for_order
+from table_agent.wagers import PlacedWager, WagerKind
+
+DealOrder = Callable[[Sequence[int], bool], list[int]]
+"""(players, with community cards) -> who receives each card from the top of the deck."""
+
+
+@dataclass(frozen=True, slots=True)
+class GameProcedure:
+    """One game's dealing procedure and side wagers.
+
+    ``name`` is the controller's game name. ``deck`` is the one deck a round is dealt from
+    (52 cards, or 53 with the joker); ``hand_size`` the cards each player and the dealer get.
+    ``order`` is the dealing procedure (see :mod:`table_agent.deck`). ``kinds`` are the side
+    wagers a seat may place, in the order it places them; ``community_kinds`` the wagers that
+    call for the community cards (dealt only when one was placed); ``dealer_hand_kinds`` the
+    wagers a seat may also place on the dealer's hand; ``envy_kinds`` the wagers that take the
+    Envy lammer. ``folds`` is the simulated players' strategy where a player may fold and
+    forfeit his side wagers (Caribbean Stud, § 639a.11(b)); None where folding forfeits none.
+    ``misdeal_reason`` is the reason a misdealt round is voided for, citing the game's rule;
+    ``rest_of_round_void_reason`` the irregularity after the first two cards after which only
+    the bonus wagers settle (Texas Hold 'Em Bonus, § 647a.13(d)); empty where none applies.
+    """
+
+    name: str
+    title: str
+    max_seats: int
+    deck: tuple[DeckCard, ...]
+    hand_size: int
+    order: DealOrder
+    kinds: tuple[WagerKind, ...]
+    misdeal_reason: str
+    community_kinds: frozenset[WagerKind] = frozenset()
+    dealer_hand_kinds: frozenset[WagerKind] = frozenset()
+    envy_kinds: frozenset[WagerKind] = frozenset()
+    folds: Callable[[Sequence[DeckCard]], bool] | None = None
+    rest_of_round_void_reason: str = ""
+
+    def deals_community(self, wagers: Iterable[PlacedWager]) -> bool:
+        """Whether the round's accepted ``wagers`` call for the community cards."""
+        return any(wager.kind in self.community_kinds for wager in wagers)
+
+    def shuffled_deck(self) -> list[DeckCard]:
+        """A new deck of this game, shuffled (CSPRNG)."""
+        return shuffled(self.deck)
+
+    def deal(
+        self, deck: Sequence[DeckCard], players: Sequence[int], wagers: Iterable[PlacedWager] = ()
+    ) -> Deal:
+        """Deal ``players`` and the dealer from the top of ``deck`` by this game's procedure."""
+        return deal_in_order(deck, self.order(players, self.deals_community(wagers)), players)
+
+    def stack(
+        self,
+        players: Sequence[int],
+        wagers: Iterable[PlacedWager],
+        wanted: Mapping[int, Sequence[DeckCard]],
+    ) -> list[DeckCard]:
+        """A deck from which :meth:`deal` gives the ``wanted`` cards by position (seats,
+        ``DEALER``, ``COMMUNITY``); the other cards are shuffled (CSPRNG)."""
+        order = self.order(players, self.deals_community(wagers))
+        return stack_for_order(self.deck, order, wanted)

@@ -1,0 +1,45 @@
+"""Six-Card Fortune Pai Gow Poker: six cards to each player and the dealer from 52 cards and
+one joker (53 cards, one deck per round).
+
+The dealing procedures of § 670a.8-10 are not among the seeds (only § 670a.11, completion of a
+round, is). This simulator deals as the other games' procedures do: starting with the player
+farthest to the dealer's left (seat 1) and going clockwise, one card at a time to each player
+and then the dealer, until each has six cards. Seven players and the dealer take 48 cards.
+
+Side wagers (§ 670a.11(h)): the Progressive Payout Wager (straight or better, best five of the
+six cards), the Fortune Bonus Wager, optionally with the Envy lammer that entitles the seat to
+Envy Bonuses for other players' qualifying hands, and the Insurance Wager. Every player's cards
+are reported: any player's hand may qualify Envy Bonuses. A misdealt round is void as an
+irregularity (§ 670a.13, "relating to irregularities", whose text the seeds do not give).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from table_agent.deck import DECK_WITH_JOKER, rounds_of
+from table_agent.games.procedure import GameProcedure
+from table_agent.wagers import WagerKind
+
+HAND_SIZE = 6
+
+
+def deal_order(players: Sequence[int], with_community: bool = False) -> list[int]:
+    """Six passes: each player (ascending seats), then the dealer. No community cards."""
+    return rounds_of(players, HAND_SIZE)
+
+
+PROCEDURE = GameProcedure(
+    name="six-card-fortune-pai-gow",
+    title="Six-Card Fortune Pai Gow Poker",
+    max_seats=7,
+    deck=DECK_WITH_JOKER,
+    hand_size=HAND_SIZE,
+    order=deal_order,
+    kinds=(WagerKind.PROGRESSIVE, WagerKind.FORTUNE_BONUS, WagerKind.INSURANCE),
+    misdeal_reason=(
+        "misdeal: a player or the dealer was dealt an incorrect number of cards "
+        "(irregularity, § 670a.13)"
+    ),
+    envy_kinds=frozenset({WagerKind.FORTUNE_BONUS}),
+)

@@ -1,0 +1,49 @@
+"""Texas Hold 'Em Bonus Poker, dealt by § 647a.8(d).
+
+Starting with the player farthest to the dealer's left (seat 1) and going clockwise, one card
+at a time, face down, to each player who placed an Ante Wager and to the dealer, until each
+has two cards. One 52-card deck per round (§ 647a.3(a)). The five community cards come later
+(§ 647a.11(c)-(g)) and are not reported: the controller settles only the Texas Hold 'Em Bonus
+Wager, on the player's first two cards (and the dealer's, for "ace-ace (dealer and player)",
+§ 647a.12(b)). The simulator does not play the Ante, Flop, Turn and River Wagers, so it reports
+their winnings (``base_game_win_cents``, for the payout limit of § 647a.12(c)) as 0.
+
+Irregularities: a wrong number of cards voids every hand and returns every wager
+(§ 647a.13(c)). An exposed dealer card before every player folded or placed his wagers voids
+the rest of the round, but a Texas Hold 'Em Bonus Wager is still settled (§ 647a.13(d)).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from table_agent.deck import STANDARD_DECK, rounds_of
+from table_agent.games.procedure import GameProcedure
+from table_agent.wagers import WagerKind
+
+HAND_SIZE = 2
+
+
+def deal_order(players: Sequence[int], with_community: bool = False) -> list[int]:
+    """Two passes: each player (ascending seats), then the dealer."""
+    return rounds_of(players, HAND_SIZE)
+
+
+PROCEDURE = GameProcedure(
+    name="texas-holdem-bonus",
+    title="Texas Hold 'Em Bonus Poker",
+    max_seats=6,  # § 647a.2(a)
+    deck=STANDARD_DECK,
+    hand_size=HAND_SIZE,
+    order=deal_order,
+    kinds=(WagerKind.BONUS,),
+    misdeal_reason=(
+        "misdeal: a player, the dealer or the community card area was dealt an incorrect "
+        "number of cards (§ 647a.13(c))"
+    ),
+    rest_of_round_void_reason=(
+        "a dealer card was exposed before every player folded or placed his Flop, Turn or "
+        "River Wager: the rest of the round is void, Texas Hold 'Em Bonus Wagers settle "
+        "(§ 647a.13(d))"
+    ),
+)

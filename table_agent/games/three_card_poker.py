@@ -1,0 +1,42 @@
+"""Three Card Poker, dealt from the hand by § 649a.9(b).
+
+Starting with the player farthest to the dealer's left (seat 1) and going clockwise, one card
+at a time to each player who placed a wager and to the dealer, until each has three cards;
+then, only if a player placed a Five Card Hand Bonus Wager or a Five-Card Progressive Payout
+Wager, two community cards to the area to the dealer's right. One 52-card deck per round.
+
+Side wagers: the Progressive Payout Wager (the seat's three cards), the Five Card Hand Bonus
+Wager and the Five-Card Progressive Payout Wager (the seat's three cards and the two community
+cards). A misdeal (a player or the dealer with more or fewer than three cards) voids every
+hand and returns every wager (§ 649a.9(f)).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from table_agent.deck import COMMUNITY, STANDARD_DECK, rounds_of
+from table_agent.games.procedure import GameProcedure
+from table_agent.wagers import WagerKind
+
+HAND_SIZE = 3
+COMMUNITY_CARDS = 2
+
+
+def deal_order(players: Sequence[int], with_community: bool) -> list[int]:
+    """Three passes: each player (ascending seats), then the dealer; then two community cards
+    if ``with_community``."""
+    return rounds_of(players, HAND_SIZE) + [COMMUNITY] * (COMMUNITY_CARDS if with_community else 0)
+
+
+PROCEDURE = GameProcedure(
+    name="three-card-poker",
+    title="Three Card Poker",
+    max_seats=7,
+    deck=STANDARD_DECK,
+    hand_size=HAND_SIZE,
+    order=deal_order,
+    kinds=(WagerKind.PROGRESSIVE, WagerKind.FIVE_CARD_BONUS, WagerKind.FIVE_CARD_PROGRESSIVE),
+    misdeal_reason="misdeal: a player or the dealer has more or less than 3 cards (§ 649a.9(f))",
+    community_kinds=frozenset({WagerKind.FIVE_CARD_BONUS, WagerKind.FIVE_CARD_PROGRESSIVE}),
+)
