@@ -1,8 +1,15 @@
-"""``table-agent``: one table's agent, here driving a simulated Caribbean Stud Poker table.
+"""``table-agent``: one table's agent, here driving a simulated table of its registered game.
 
     table-agent --table-id cs-1 --controller 127.0.0.1:50051 --sim --rounds 100 --pace 0.2
 
-A scripted round (chosen hands, for demonstrations) is given as a JSON file::
+At start the agent asks the controller (AdminService.ListTables, same address) for its table's
+registration: the game (Caribbean Stud Poker, Three Card Poker, Six-Card Fortune Pai Gow
+Poker, Texas Hold 'Em Bonus Poker), the seats and the side wagers offered with their limits.
+Only a controller that does not list tables to the agent leaves them to ``--game``, ``--seats``
+and ``--wager-cents`` (the Progressive Payout Wager alone).
+
+A scripted round (chosen cards and wagers, for demonstrations) is a JSON file; see
+:mod:`table_agent.script`::
 
     {"label": "straight flush and royal flush",
      "hands": {"6": "9H TH JH QH KH", "2": "AS KS QS JS TS"}}
@@ -20,13 +27,35 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from controller.domain.cards import parse_cards
+import grpc
+
 from controller.domain.money import format_cents
 from controller.errors import InvalidCards
 from table_agent.client import ControllerClient, ControllerRefused, ControllerUnreachable
+from table_agent.games import UnknownGame, game_procedure
 from table_agent.outbox import Outbox
-from table_agent.simulator import ScriptedRound, SimulationConfig, TableSimulator, Tally
+from table_agent.script import ScriptedRound, ScriptError, load_script
+from table_agent.simulator import DEFAULT_GAME, SimulationConfig, TableSimulator, Tally
 from table_agent.table import TableAgent
+from table_agent.wagers import TableLayout, WagerKind, progressive_only
+
+log = logging.getLogger("table_agent.cli")
+
+MAX_SEATS = 7  # the largest table of any game here (Caribbean Stud, § 639a.2(a))
+FALLBACK_WAGER_CENTS = 100
+
+# What a controller answers an agent that may not list tables: play by the command line.
+_NOT_LISTED = frozenset(
+    {
+        grpc.StatusCode.UNIMPLEMENTED,
+        grpc.StatusCode.PERMISSION_DENIED,
+        grpc.StatusCode.UNAUTHENTICATED,
+    }
+)
+
+
+class TableSetupError(Exception):
+    """The table cannot be played as registered and asked for (the message says why)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -42,22 +71,41 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="pause between rounds (default 0)",
     )
-    parser.add_argument("--seats", type=int, default=7, help="seats at the table (default 7)")
+    parser.add_argument(
+        "--seats",
+        type=int,
+        help="play only seats 1 to N (default: the table's registered seats)",
+    )
+    parser.add_argument(
+        "--game",
+        help="the table's game, checked against its registration "
+        f"(used only if the controller does not list tables; default {DEFAULT_GAME})",
+    )
+    parser.add_argument(
+        "--wager-cents",
+        type=int,
+        help="the fixed Progressive Payout Wager, checked against the registration "
+        f"(used only if the controller does not list tables; default {FALLBACK_WAGER_CENTS})",
+    )
     parser.add_argument("--occupancy-percent", type=int, default=85)
     parser.add_argument(
         "--wager-percent",
         type=int,
         default=60,
-        help="chance an occupied seat places the progressive wager",
-    )
-    parser.add_argument(
-        "--wager-cents", type=int, default=100, help="the progressive wager (default 100 = $1)"
+        help="chance an occupied seat places each side wager the table offers (default 60)",
     )
     parser.add_argument(
         "--void-percent",
         type=int,
         default=0,
         help="chance a round is voided for a misdeal after the lockout",
+    )
+    parser.add_argument(
+        "--rest-of-round-void-percent",
+        type=int,
+        default=0,
+        help="Texas Hold 'Em Bonus: chance a dealer card is exposed after the first two cards, "
+        "voiding the rest of the round but settling the bonus wagers (§ 647a.13(d)); default 0",
     )
     parser.add_argument(
         "--script",
@@ -88,40 +136,94 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load_script(path: Path) -> tuple[str, ScriptedRound]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    hands = {int(seat): parse_cards(cards.split()) for seat, cards in data["hands"].items()}
-    dealer = parse_cards(data.get("dealer", "").split())
-    return str(data.get("label", path.name)), ScriptedRound(hands, dealer)
-
-
 def _check(args: argparse.Namespace) -> str | None:
     if not args.sim:
         return "only the simulated table is available in this version: pass --sim"
-    if args.rounds < 0 or args.pace < 0 or not 1 <= args.seats <= 7:
-        return "--rounds and --pace must be >= 0 and --seats 1 to 7 (§ 639a.2(a))"
-    percents = (args.occupancy_percent, args.wager_percent, args.void_percent)
+    if args.rounds < 0 or args.pace < 0:
+        return "--rounds and --pace must be >= 0"
+    if args.seats is not None and not 1 <= args.seats <= MAX_SEATS:
+        return f"--seats must be 1 to {MAX_SEATS} (no table seats more, § 639a.2(a))"
+    if args.wager_cents is not None and args.wager_cents <= 0:
+        return "--wager-cents must be a positive number of cents"
+    percents = (
+        args.occupancy_percent,
+        args.wager_percent,
+        args.void_percent,
+        args.rest_of_round_void_percent,
+    )
     if any(not 0 <= p <= 100 for p in percents):
         return "percentages must be 0 to 100"
     return None
 
 
-async def _run(args: argparse.Namespace, scripted: tuple[str, ScriptedRound] | None) -> Tally:
+def _fallback_layout(args: argparse.Namespace) -> TableLayout:
+    game = game_procedure(args.game or DEFAULT_GAME)
+    if WagerKind.PROGRESSIVE not in game.kinds:
+        raise TableSetupError(
+            f"{game.title} offers no Progressive Payout Wager: the agent needs the table's "
+            "registration (AdminService.ListTables) to know its wagers"
+        )
+    seats = args.seats or game.max_seats
+    cents = args.wager_cents or FALLBACK_WAGER_CENTS
+    return progressive_only(args.table_id, game.name, seats, cents)
+
+
+def _reconcile(layout: TableLayout, args: argparse.Namespace) -> TableLayout:
+    """The registration, checked against what the command line asks for."""
+    game_procedure(layout.game)  # one the agent deals
+    if args.game and args.game != layout.game:
+        raise TableSetupError(f"--game {args.game}, but the table is registered for {layout.game}")
+    if args.seats and args.seats > layout.seats:
+        raise TableSetupError(f"--seats {args.seats}, but the table has {layout.seats} seats")
+    progressive = layout.offer(WagerKind.PROGRESSIVE)
+    if args.wager_cents and (
+        progressive is None or not progressive.fixed or progressive.min_cents != args.wager_cents
+    ):
+        raise TableSetupError(
+            f"--wager-cents {args.wager_cents}, but the registration offers "
+            f"{layout.describe()}; leave --wager-cents out"
+        )
+    return layout
+
+
+async def learn_layout(client: ControllerClient, args: argparse.Namespace) -> TableLayout:
+    """The table's registration from the controller; the command line's table only where the
+    controller does not list tables to this agent."""
+    try:
+        layout = await client.list_table(args.table_id)
+    except ControllerRefused as refusal:
+        if refusal.code not in _NOT_LISTED:
+            raise
+        log.warning("the controller does not list tables here (%s): using the flags", refusal)
+        return _fallback_layout(args)
+    if layout is None:
+        raise TableSetupError(f"table {args.table_id} is not registered at the controller")
+    return _reconcile(layout, args)
+
+
+async def _run(
+    args: argparse.Namespace, scripted: tuple[str, ScriptedRound] | None
+) -> tuple[TableLayout, Tally]:
     client = ControllerClient(args.controller, retry_for_s=args.retry_for)
     outbox = Outbox(args.state_dir, args.table_id) if args.state_dir else None
     agent = TableAgent(args.table_id, client, outbox)
-    config = SimulationConfig(
-        seats=args.seats,
-        occupancy_percent=args.occupancy_percent,
-        wager_percent=args.wager_percent,
-        wager_cents=args.wager_cents,
-        void_percent=args.void_percent,
-        pace_s=args.pace,
-    )
-    simulator = TableSimulator(agent, config)
     try:
         if await agent.recover():
             print(f"table {args.table_id}: delivered the reports a restart left pending")
+        try:
+            layout = await learn_layout(client, args)
+        except (UnknownGame, ValueError) as error:
+            raise TableSetupError(str(error)) from None
+        log.info("table %s: %s", args.table_id, layout.describe())
+        config = SimulationConfig(
+            seats=args.seats or layout.seats,
+            occupancy_percent=args.occupancy_percent,
+            wager_percent=args.wager_percent,
+            void_percent=args.void_percent,
+            rest_of_round_void_percent=args.rest_of_round_void_percent,
+            pace_s=args.pace,
+        )
+        simulator = TableSimulator(agent, config, layout=layout)
         await simulator.run(args.rounds)
         if scripted is not None:
             label, round_ = scripted
@@ -129,19 +231,35 @@ async def _run(args: argparse.Namespace, scripted: tuple[str, ScriptedRound] | N
             await simulator.play_round(round_)
     finally:
         await client.close()
-    return simulator.tally
+    return layout, simulator.tally
 
 
-def _write_summary(path: Path, table_id: str, tally: Tally) -> None:
+def _write_summary(path: Path, layout: TableLayout, tally: Tally) -> None:
     summary: dict[str, Any] = {
-        "table_id": table_id,
+        "table_id": layout.table_id,
+        "game": layout.game,
         "rounds": tally.rounds,
         "voids": tally.voids,
+        "rest_of_round_voids": tally.rest_of_round_voids,
         "wagers": tally.wagers,
+        "wagers_by_kind": tally.wagers_by_kind,
+        "wagered_cents": tally.wagered_cents,
+        "meters": {meter: asdict(counts) for meter, counts in tally.meters.items()},
+        "results": tally.results,
         "awards_cents": tally.awards_cents,
         "awards": [{"round_id": round_id, **asdict(award)} for round_id, award in tally.awards],
     }
     path.write_text(json.dumps(summary, indent=2), encoding="utf-8")
+
+
+def _summary_line(table_id: str, tally: Tally) -> str:
+    kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(tally.wagers_by_kind.items()))
+    return (
+        f"table {table_id}: {tally.rounds} rounds, {tally.wagers} wagers"
+        + (f" ({kinds})" if kinds else "")
+        + f", {tally.voids} voids, {len(tally.awards)} awards totalling "
+        f"{format_cents(tally.awards_cents)}"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -156,14 +274,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"table-agent: {problem}", file=sys.stderr)
         return 2
     try:
-        scripted = _load_script(args.script) if args.script else None
+        scripted = load_script(args.script) if args.script else None
     except (OSError, ValueError, KeyError, InvalidCards) as error:
         print(
             f"table-agent: cannot read the scripted round {args.script}: {error}", file=sys.stderr
         )
         return 2
     try:
-        tally = asyncio.run(_run(args, scripted))
+        layout, tally = asyncio.run(_run(args, scripted))
+    except TableSetupError as error:
+        print(f"table-agent: cannot play table {args.table_id}: {error}", file=sys.stderr)
+        return 2
     except ControllerRefused as refusal:
         print(f"table-agent: the controller refused a report: {refusal}", file=sys.stderr)
         return 1
@@ -171,13 +292,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         kept = "; the report stays in the outbox" if args.state_dir else ""
         print(f"table-agent: {error}{kept}", file=sys.stderr)
         return 1
-    print(
-        f"table {args.table_id}: {tally.rounds} rounds, {tally.wagers} progressive wagers, "
-        f"{tally.voids} voids, {len(tally.awards)} awards totalling "
-        f"{format_cents(tally.awards_cents)}"
-    )
+    except ScriptError as error:
+        print(f"table-agent: {error}", file=sys.stderr)
+        return 2
+    print(_summary_line(args.table_id, tally))
     if args.summary_json:
-        _write_summary(args.summary_json, args.table_id, tally)
+        _write_summary(args.summary_json, layout, tally)
     return 0
 
 

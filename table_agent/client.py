@@ -1,5 +1,8 @@
 """The agent's connection to the controller: the only agent module that sees protobuf.
 
+It reads the table's registration (game, seats, offered wagers) from AdminService.ListTables
+and sends the round reports of TableService.
+
 Every report is sent with its idempotency key (table, round, phase) and, on a transient
 failure (UNAVAILABLE, DEADLINE_EXCEEDED, ...), sent again unchanged - the controller answers a
 repeat with the original answer - until it is acknowledged or ``retry_for_s`` has passed.
@@ -12,16 +15,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TypeVar
 
 import grpc
 from grpc import aio
 
-from controller.domain.cards import Card
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from table_agent.deck import card_texts
+from table_agent.reports import SettleReport
+from table_agent.wagers import PlacedWager, TableLayout, WagerKind, WagerOffer, progressive_only
 
 log = logging.getLogger("table_agent.client")
 
@@ -54,35 +60,208 @@ class ControllerUnreachable(Exception):
     """The report could not be delivered within the retry window; it must be sent again."""
 
 
+class Outcome(StrEnum):
+    """How one wager (or reported seat) settled (``SeatOutcome`` on the wire)."""
+
+    PAID = "paid"  # the hand is on the paytable, or an envy bonus is paid
+    NO_AWARD = "no_award"  # a wager, but the hand does not pay
+    FORFEITED = "forfeited"  # a wager, but the player folded (§ 639a.11(b))
+    NO_WAGER = "no_wager"  # cards reported for a seat without an accepted wager
+
+
 @dataclass(frozen=True, slots=True)
-class SeatAward:
-    """One paid seat, as the controller computed it (cents)."""
+class SeatResult:
+    """One result of a settlement, as the controller computed it (amounts in cents).
+
+    One per accepted wager (``kind``, ``on_dealer_hand``), one per envy bonus
+    (``envy_for_seat``: the seat whose hand qualified it) and one per reported seat without a
+    wager (``kind`` None). ``limited_from_cents``: the award before the payout limit cut it
+    (0: not cut). ``meter_before_cents``/``meter_after_cents``: the meter around a
+    percentage-of-meter award.
+    """
 
     seat: int
+    kind: WagerKind | None
+    outcome: Outcome
     hand: str
-    award_text: str
-    amount_cents: int
-    pending_validation: bool
-    jackpot_id: str
-    meter_before_cents: int
-    meter_after_cents: int
+    award_text: str = ""
+    amount_cents: int = 0
+    on_dealer_hand: bool = False
+    envy_for_seat: int = 0
+    limited_from_cents: int = 0
+    award_kind: str = ""
+    meter_id: str = ""
+    meter_before_cents: int = 0
+    meter_after_cents: int = 0
+    pending_validation: bool = False
+    jackpot_id: str = ""
+    journal_seq: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class Settlement:
-    """The controller's answer to a settlement."""
+    """The controller's answer to a settlement: every result in settlement order."""
 
-    awards: tuple[SeatAward, ...]
-    hands: dict[int, str]
+    results: tuple[SeatResult, ...]
     meter_cents: dict[str, int]
+
+    @property
+    def awards(self) -> tuple[SeatResult, ...]:
+        """The paid results."""
+        return tuple(result for result in self.results if result.outcome is Outcome.PAID)
+
+    @property
+    def hands(self) -> dict[int, str]:
+        """Each reported seat's hand, as the controller named it for its first result."""
+        hands: dict[int, str] = {}
+        for result in self.results:
+            hands.setdefault(result.seat, result.hand)
+        return hands
+
+
+@dataclass(frozen=True, slots=True)
+class Contribution:
+    """The part of one wager that went to one meter, and to its reserve (microcents)."""
+
+    meter_id: str
+    to_meter_microcents: int
+    to_reserve_microcents: int
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptedWager:
+    """A wager the controller accepted at lockout, with the contributions it made."""
+
+    wager: PlacedWager
+    contributions: tuple[Contribution, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Lockout:
     """The controller's answer to a lockout."""
 
-    accepted_seats: tuple[int, ...]
+    accepted: tuple[AcceptedWager, ...]
     meter_cents: dict[str, int]
+
+    @property
+    def accepted_seats(self) -> tuple[int, ...]:
+        """The seat of each accepted wager, in the controller's order."""
+        return tuple(accepted.wager.seat for accepted in self.accepted)
+
+
+_KIND_TO_WIRE: dict[WagerKind, pb.WagerKind.ValueType] = {
+    WagerKind.PROGRESSIVE: pb.WAGER_KIND_PROGRESSIVE,
+    WagerKind.BONUS: pb.WAGER_KIND_BONUS,
+    WagerKind.FIVE_CARD_BONUS: pb.WAGER_KIND_FIVE_CARD_BONUS,
+    WagerKind.FIVE_CARD_PROGRESSIVE: pb.WAGER_KIND_FIVE_CARD_PROGRESSIVE,
+    WagerKind.FORTUNE_BONUS: pb.WAGER_KIND_FORTUNE_BONUS,
+    WagerKind.INSURANCE: pb.WAGER_KIND_INSURANCE,
+}
+_KIND_FROM_WIRE = {wire: kind for kind, wire in _KIND_TO_WIRE.items()}
+_OUTCOME_FROM_WIRE = {
+    pb.SEAT_OUTCOME_PAID: Outcome.PAID,
+    pb.SEAT_OUTCOME_NO_AWARD: Outcome.NO_AWARD,
+    pb.SEAT_OUTCOME_FORFEITED: Outcome.FORFEITED,
+    pb.SEAT_OUTCOME_NO_WAGER: Outcome.NO_WAGER,
+}
+_AWARD_KIND_FROM_WIRE = {
+    pb.AWARD_KIND_FOR_ONE: "for_one",
+    pb.AWARD_KIND_TO_ONE: "to_one",
+    pb.AWARD_KIND_PERCENT_OF_METER: "percent_of_meter",
+    pb.AWARD_KIND_FIXED_AMOUNT: "fixed_amount",
+    pb.AWARD_KIND_ENVY: "envy",
+}
+SHORTHAND_WAGER_CENTS = 100
+"""A shorthand registration's progressive wager when its ``wager_cents`` is 0 ($1)."""
+
+
+def _wire_wager(wager: PlacedWager) -> pb.Wager:
+    return pb.Wager(
+        seat=wager.seat,
+        kind=_KIND_TO_WIRE[wager.kind],
+        amount_cents=wager.amount_cents,
+        on_dealer_hand=wager.on_dealer_hand,
+        envy=wager.envy,
+    )
+
+
+def _accepted(wire: pb.AcceptedWager) -> AcceptedWager:
+    wager = PlacedWager(
+        wire.seat,
+        _KIND_FROM_WIRE[wire.kind],
+        wire.amount_cents,
+        wire.on_dealer_hand,
+        wire.envy,
+    )
+    contributions = tuple(
+        Contribution(c.meter_id, c.to_meter_microcents, c.to_reserve_microcents)
+        for c in wire.contributions
+    )
+    return AcceptedWager(wager, contributions)
+
+
+def _seat_result(wire: pb.SeatResult) -> SeatResult:
+    return SeatResult(
+        seat=wire.seat,
+        kind=_KIND_FROM_WIRE.get(wire.kind),
+        outcome=_OUTCOME_FROM_WIRE[wire.outcome],
+        hand=wire.hand,
+        award_text=wire.award_text,
+        amount_cents=wire.amount_cents,
+        on_dealer_hand=wire.on_dealer_hand,
+        envy_for_seat=wire.envy_for_seat,
+        limited_from_cents=wire.limited_from_cents,
+        award_kind=_AWARD_KIND_FROM_WIRE.get(wire.award_kind, ""),
+        meter_id=wire.meter_id,
+        meter_before_cents=wire.meter_before_cents,
+        meter_after_cents=wire.meter_after_cents,
+        pending_validation=wire.pending_validation,
+        jackpot_id=wire.jackpot_id,
+        journal_seq=wire.journal_seq,
+    )
+
+
+def _settle_request(table_id: str, round_id: int, report: SettleReport) -> pb.SettleRequest:
+    seats = [
+        pb.SeatCards(
+            seat=seat,
+            cards=card_texts(cards),
+            base_game_win_cents=report.base_game_win_cents.get(seat, 0),
+        )
+        for seat, cards in sorted(report.hands.items())
+    ]
+    seats += [pb.SeatCards(seat=seat, folded=True) for seat in sorted(report.folded)]
+    return pb.SettleRequest(
+        table_id=table_id,
+        round_id=round_id,
+        seats=seats,
+        dealer_cards=card_texts(report.dealer),
+        community_cards=card_texts(report.community),
+        rest_of_round_void=report.rest_of_round_void,
+    )
+
+
+def table_layout(table: pb.Table) -> TableLayout:
+    """The agent's view of a registration. A shorthand one (no ``wagers``) offers only the
+    Progressive Payout Wager, fixed at ``wager_cents`` (0: $1). Kinds this agent does not know
+    are left out (logged); raise ValueError for limits that are not a positive range."""
+    if not table.wagers:
+        cents = table.wager_cents or SHORTHAND_WAGER_CENTS
+        return progressive_only(table.table_id, table.game, table.seats, cents)
+    offers = []
+    for offer in table.wagers:
+        kind = _KIND_FROM_WIRE.get(offer.kind)
+        if kind is None:
+            log.warning("table %s offers wager kind %d, unknown here", table.table_id, offer.kind)
+            continue
+        offers.append(
+            WagerOffer(
+                kind, offer.min_cents, offer.max_cents, offer.paytable, bool(offer.envy_lines)
+            )
+        )
+    return TableLayout(
+        table.table_id, table.game, table.seats, tuple(offers), table.payout_limit_cents
+    )
 
 
 def _meters(values: Sequence[pb.MeterValue]) -> dict[str, int]:
@@ -102,6 +281,7 @@ class ControllerClient:
     ) -> None:
         self._channel = channel or aio.insecure_channel(target)
         self._stub = pb_grpc.TableServiceStub(self._channel)
+        self._admin = pb_grpc.AdminServiceStub(self._channel)
         self._call_timeout_s = call_timeout_s
         self._retry_for_s = retry_for_s
 
@@ -134,60 +314,38 @@ class ControllerClient:
                 await asyncio.sleep(delay_s)
                 delay_s = min(delay_s * 2, 2.0)
 
-    async def lockout(
-        self, table_id: str, round_id: int, wagers: Sequence[tuple[int, int]]
-    ) -> Lockout:
-        """Send "no more bets" with the accepted wagers as (seat, amount_cents)."""
+    async def list_table(self, table_id: str) -> TableLayout | None:
+        """The table's registration (AdminService.ListTables on the same address), or None if
+        the controller lists no table ``table_id``."""
+        request = pb.ListTablesRequest()
+        reply = await self._call(
+            f"list tables for {table_id}",
+            lambda: self._admin.ListTables(request, timeout=self._call_timeout_s),
+        )
+        for table in reply.tables:
+            if table.table_id == table_id:
+                return table_layout(table)
+        return None
+
+    async def lockout(self, table_id: str, round_id: int, wagers: Sequence[PlacedWager]) -> Lockout:
+        """Send "no more bets" with the accepted wagers."""
         request = pb.LockoutRequest(
-            table_id=table_id,
-            round_id=round_id,
-            wagers=[
-                pb.Wager(seat=seat, kind=pb.WAGER_KIND_PROGRESSIVE, amount_cents=amount)
-                for seat, amount in wagers
-            ],
+            table_id=table_id, round_id=round_id, wagers=[_wire_wager(w) for w in wagers]
         )
         reply = await self._call(
             f"lockout {table_id}/{round_id}",
             lambda: self._stub.Lockout(request, timeout=self._call_timeout_s),
         )
-        return Lockout(tuple(w.seat for w in reply.accepted), _meters(reply.meters))
+        return Lockout(tuple(_accepted(w) for w in reply.accepted), _meters(reply.meters))
 
-    async def settle(
-        self,
-        table_id: str,
-        round_id: int,
-        hands: Mapping[int, Sequence[Card]],
-        folded: Sequence[int],
-        dealer: Sequence[Card],
-    ) -> Settlement:
-        """Send the cards of every seat still in the round, the folded seats and the dealer's."""
-        seats = [
-            pb.SeatCards(seat=seat, cards=[str(c) for c in cards])
-            for seat, cards in sorted(hands.items())
-        ]
-        seats += [pb.SeatCards(seat=seat, folded=True) for seat in sorted(folded)]
-        request = pb.SettleRequest(
-            table_id=table_id, round_id=round_id, seats=seats, dealer_cards=[str(c) for c in dealer]
-        )
+    async def settle(self, table_id: str, round_id: int, report: SettleReport) -> Settlement:
+        """Send the round's cards; answer every result in settlement order."""
+        request = _settle_request(table_id, round_id, report)
         reply = await self._call(
             f"settle {table_id}/{round_id}",
             lambda: self._stub.Settle(request, timeout=self._call_timeout_s),
         )
-        awards = tuple(
-            SeatAward(
-                r.seat,
-                r.hand,
-                r.award_text,
-                r.amount_cents,
-                r.pending_validation,
-                r.jackpot_id,
-                r.meter_before_cents,
-                r.meter_after_cents,
-            )
-            for r in reply.results
-            if r.outcome == pb.SEAT_OUTCOME_PAID
-        )
-        return Settlement(awards, {r.seat: r.hand for r in reply.results}, _meters(reply.meters))
+        return Settlement(tuple(_seat_result(r) for r in reply.results), _meters(reply.meters))
 
     async def void_round(self, table_id: str, round_id: int, reason: str) -> dict[str, int]:
         """Void a locked round for ``reason``; answer the meters after the reversal."""

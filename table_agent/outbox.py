@@ -4,6 +4,13 @@ One JSON object a line, appended and fsynced: ``{"report": ...}`` before a repor
 ``{"ack": id}`` once the controller acknowledged it. At start, :meth:`Outbox.pending` gives
 the reports that were never acknowledged, in order, to be sent again with the same key; the
 controller answers a repeat with its original answer, so nothing is applied twice.
+
+A report's payload is the full content of the call, so that a re-send is identical: a lockout
+``{"wagers": [PlacedWager.to_data(), ...]}`` (seat, kind, amount_cents, on_dealer_hand, envy),
+a settlement :meth:`SettleReport.to_data` (hands, folded, dealer, community cards,
+rest_of_round_void, base-game wins), a void ``{"reason": ...}``. Files written by the first
+release (lockout wagers as ``[seat, amount_cents]``, settlements without community cards) are
+read as the Progressive Payout Wager and settlements without community cards or void.
 """
 
 from __future__ import annotations

@@ -1,122 +1,238 @@
-"""A faithful Caribbean Stud Poker table for demonstrations, tests and load.
+"""A faithful table of any game the controller settles, for demonstrations, tests and load.
 
-Each round: occupied seats place the Ante and, with the configured probability, the $1
-Progressive Payout Wager; the dealer locks out; one shuffled deck is dealt by § 639a.8(d);
-each player makes the Bet Wager or folds (§ 639a.11(b)); the controller settles. Optionally
-a round is voided for an irregularity (a misdeal, § 639a.13(c)) after the lockout.
+Each round: occupied seats play the base game and, each with the configured probability, place
+every side wager the table offers (:mod:`table_agent.placement`); the dealer locks out; one
+shuffled deck (CSPRNG) is dealt by the game's procedure (:mod:`table_agent.games`); at
+Caribbean Stud each player makes the Bet Wager or folds (§ 639a.11(b)); the controller
+settles. Optionally a round is voided for a misdeal after the lockout (each game's rule), or a
+Texas Hold 'Em Bonus round loses the rest of its play after the first two cards (§ 647a.13(d)),
+settling only the bonus wagers. Every seat dealt cards is reported: other seats' hands matter
+to envy bonuses and are checked against the deck.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from controller.domain.cards import Card
 from controller.domain.money import format_cents
-from table_agent.client import SeatAward
-from table_agent.dealing import deal, makes_bet, shuffled_deck, stack_deck
+from table_agent.client import Lockout, SeatResult, Settlement
+from table_agent.deck import COMMUNITY, DEALER, DeckCard
+from table_agent.games import GameProcedure, game_procedure
+from table_agent.placement import (
+    default_wagers,
+    place_random_wagers,
+    unplaceable_offers,
+    with_minimum_amounts,
+)
+from table_agent.reports import SettleReport
+from table_agent.script import ScriptedRound, ScriptError
 from table_agent.table import TableAgent
+from table_agent.wagers import PlacedWager, TableLayout, progressive_only, wager_title
+
+log = logging.getLogger("table_agent.simulator")
 
 _rng = secrets.SystemRandom()
 
-MISDEAL = "misdeal: a player was dealt an incorrect number of cards (§ 639a.13(c))"
+DEFAULT_GAME = "caribbean-stud"
+
+MISDEAL = game_procedure(DEFAULT_GAME).misdeal_reason
+"""Caribbean Stud's misdeal reason (§ 639a.13(c)), under the first release's name."""
 
 
 @dataclass(frozen=True, slots=True)
 class SimulationConfig:
-    """How the simulated table plays. Probabilities are in percent (integers, 0-100)."""
+    """How the simulated table plays. Probabilities are in percent (integers, 0-100).
+
+    ``seats`` caps the seats in play (the table's registered seats otherwise); ``wager_cents``
+    is the Progressive Payout Wager of a table whose registration the agent was not given.
+    ``wager_percent`` is the chance that an occupied seat places each offered side wager.
+    """
 
     seats: int = 7
     occupancy_percent: int = 85
     wager_percent: int = 60
     wager_cents: int = 100
     void_percent: int = 0
+    rest_of_round_void_percent: int = 0
     pace_s: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
-class ScriptedRound:
-    """A round with chosen hands: ``hands`` by seat (each of them wagers), optional dealer."""
+@dataclass
+class MeterTally:
+    """What one meter received from the table's wagers, net of voided rounds (microcents),
+    and how many wagers contributed."""
 
-    hands: Mapping[int, Sequence[Card]]
-    dealer: Sequence[Card] = ()
+    to_meter_microcents: int = 0
+    to_reserve_microcents: int = 0
+    wagers: int = 0
 
 
 @dataclass
 class Tally:
-    """What a table has played so far (cents)."""
+    """What a table has played so far. Amounts in cents unless named otherwise.
+
+    ``wagers`` and ``wagers_by_kind`` count every wager accepted at lockout (voided rounds
+    included, as their wagers were taken); ``meters`` the contributions net of voids.
+    """
 
     rounds: int = 0
     voids: int = 0
+    rest_of_round_voids: int = 0
     wagers: int = 0
-    awards: list[tuple[int, SeatAward]] = field(default_factory=list)
+    wagers_by_kind: dict[str, int] = field(default_factory=dict)
+    wagered_cents: int = 0
+    meters: dict[str, MeterTally] = field(default_factory=dict)
+    results: int = 0
+    awards: list[tuple[int, SeatResult]] = field(default_factory=list)
 
     @property
     def awards_cents(self) -> int:
         """Every award's amount, added up."""
         return sum(award.amount_cents for _, award in self.awards)
 
+    def add_lockout(self, lockout: Lockout, sign: int = 1) -> None:
+        """Count a lockout's accepted wagers and contributions (``sign`` -1: its void)."""
+        for accepted in lockout.accepted:
+            for contribution in accepted.contributions:
+                meter = self.meters.setdefault(contribution.meter_id, MeterTally())
+                meter.to_meter_microcents += sign * contribution.to_meter_microcents
+                meter.to_reserve_microcents += sign * contribution.to_reserve_microcents
+                meter.wagers += sign
+            if sign > 0:
+                kind = accepted.wager.kind.value
+                self.wagers += 1
+                self.wagers_by_kind[kind] = self.wagers_by_kind.get(kind, 0) + 1
+                self.wagered_cents += accepted.wager.amount_cents
+
+    def add_settlement(self, round_id: int, settlement: Settlement) -> None:
+        """Count a settlement's results and keep its awards."""
+        self.results += len(settlement.results)
+        self.awards += [(round_id, award) for award in settlement.awards]
+
 
 class TableSimulator:
-    """Plays rounds at one table through its :class:`TableAgent`."""
+    """Plays rounds at one table through its :class:`TableAgent`.
+
+    ``layout`` is the table's registration (game, seats, offered wagers); without it the table
+    is a Caribbean Stud table offering only the progressive wager of ``config.wager_cents``.
+    """
 
     def __init__(
         self,
         agent: TableAgent,
         config: SimulationConfig,
         say: Callable[[str], None] = print,
+        layout: TableLayout | None = None,
     ) -> None:
         self.agent = agent
         self.config = config
         self.say = say
+        self.layout = layout or progressive_only(
+            agent.table_id, DEFAULT_GAME, config.seats, config.wager_cents
+        )
+        self.game: GameProcedure = game_procedure(self.layout.game)
+        self.seats = min(config.seats, self.layout.seats)
         self.tally = Tally()
+        for kind in unplaceable_offers(self.game, self.layout):
+            log.warning(
+                "table %s offers %s, which %s has no place for; never placed",
+                agent.table_id,
+                kind.value,
+                self.game.title,
+            )
 
-    def _place_wagers(self) -> tuple[list[int], list[tuple[int, int]]]:
-        occupied = [
-            seat
-            for seat in range(1, self.config.seats + 1)
-            if _rng.randrange(100) < self.config.occupancy_percent
+    def _chance(self, percent: int) -> bool:
+        return _rng.randrange(100) < percent
+
+    def _seat_players(self) -> tuple[list[int], list[PlacedWager]]:
+        players = [
+            seat for seat in range(1, self.seats + 1) if self._chance(self.config.occupancy_percent)
         ]
         wagers = [
-            (seat, self.config.wager_cents)
-            for seat in occupied
-            if _rng.randrange(100) < self.config.wager_percent
+            wager
+            for seat in players
+            for wager in place_random_wagers(
+                self.game, self.layout, seat, self.config.wager_percent, _rng
+            )
         ]
-        return occupied, wagers
+        return players, wagers
+
+    def _scripted_wagers(self, scripted: ScriptedRound) -> list[PlacedWager]:
+        wagers: list[PlacedWager] = []
+        for seat in sorted(scripted.hands):
+            chosen = scripted.wagers.get(seat)
+            wagers += default_wagers(self.game, self.layout, seat) if chosen is None else chosen
+        return with_minimum_amounts(self.layout, wagers)
+
+    def _stacked_deck(
+        self, players: Sequence[int], wagers: Sequence[PlacedWager], scripted: ScriptedRound
+    ) -> list[DeckCard]:
+        wanted: dict[int, Sequence[DeckCard]] = dict(scripted.hands)
+        if scripted.dealer:
+            wanted[DEALER] = scripted.dealer
+        if scripted.community:
+            wanted[COMMUNITY] = scripted.community
+        try:
+            return self.game.stack(players, wagers, wanted)
+        except ValueError as error:
+            raise ScriptError(
+                f"the scripted round does not fit {self.game.title}: {error}"
+            ) from None
+
+    def _rest_of_round_void(self, scripted: ScriptedRound | None) -> str:
+        reason = self.game.rest_of_round_void_reason
+        if scripted is not None:
+            given = scripted.rest_of_round_void
+            return reason if given is True else str(given or "")
+        if reason and self._chance(self.config.rest_of_round_void_percent):
+            return reason
+        return ""
 
     async def play_round(self, scripted: ScriptedRound | None = None) -> int:
-        """Play one round; return its id."""
+        """Play one round (``scripted``: with its chosen cards and wagers); return its id."""
         agent = self.agent
         round_id = agent.new_round()
         if scripted is None:
-            players, wagers = self._place_wagers()
+            players, wagers = self._seat_players()
+            deck = self.game.shuffled_deck()
         else:
-            players = sorted(scripted.hands)
-            wagers = [(seat, self.config.wager_cents) for seat in players]
-        await agent.lockout(round_id, wagers)
+            players, wagers = sorted(scripted.hands), self._scripted_wagers(scripted)
+            deck = self._stacked_deck(players, wagers, scripted)  # before the lockout: it may fail
+        lockout = await agent.lockout(round_id, wagers)
         self.tally.rounds += 1
-        self.tally.wagers += len(wagers)
-        if scripted is None and _rng.randrange(100) < self.config.void_percent:
-            await agent.void(round_id, MISDEAL)
+        self.tally.add_lockout(lockout)
+        if scripted is None and self._chance(self.config.void_percent):
+            await agent.void(round_id, self.game.misdeal_reason)
             self.tally.voids += 1
-            self.say(f"table {agent.table_id} round {round_id}: void, {MISDEAL}")
+            self.tally.add_lockout(lockout, sign=-1)
+            self.say(f"table {agent.table_id} round {round_id}: void, {self.game.misdeal_reason}")
             return round_id
-        if scripted is None:
-            deck = shuffled_deck()
+        cards = self.game.deal(deck, players, wagers)
+        if scripted is not None:
+            folded = set(scripted.folded)
         else:
-            deck = stack_deck(players, scripted.hands, scripted.dealer)
-        cards = deal(deck, players)
-        staying = {
-            seat: hand
-            for seat, hand in cards.hands.items()
-            if scripted is not None or makes_bet(hand)
-        }
-        folded = [seat for seat in cards.hands if seat not in staying]
-        settlement = await agent.settle(round_id, staying, folded, cards.dealer)
+            folds = self.game.folds
+            folded = {seat for seat, hand in cards.hands.items() if folds and folds(hand)}
+        rest_void = self._rest_of_round_void(scripted)
+        report = SettleReport(
+            hands={seat: hand for seat, hand in cards.hands.items() if seat not in folded},
+            folded=tuple(sorted(folded)),
+            dealer=cards.dealer,
+            community=cards.community,
+            rest_of_round_void=rest_void,
+        )
+        settlement = await agent.settle(round_id, report)
+        self.tally.add_settlement(round_id, settlement)
+        if rest_void:
+            self.tally.rest_of_round_voids += 1
+            self.say(
+                f"table {agent.table_id} round {round_id}: rest of the round void, {rest_void}"
+            )
         for award in settlement.awards:
-            self.tally.awards.append((round_id, award))
             self.say(describe_award(agent.table_id, round_id, award))
         return round_id
 
@@ -129,12 +245,20 @@ class TableSimulator:
         return self.tally
 
 
-def describe_award(table_id: str, round_id: int, award: SeatAward) -> str:
-    """One line for the dealer and the log: who won what, and whether it waits validation."""
+def describe_award(table_id: str, round_id: int, award: SeatResult) -> str:
+    """One line for the dealer and the log: who won what on which wager (and for whose hand,
+    for an envy bonus), whether the payout limit cut it, and whether it awaits validation."""
+    wager = wager_title(award.kind, on_dealer_hand=award.on_dealer_hand) if award.kind else "wager"
+    if award.envy_for_seat:
+        what = f"envy bonus ({wager}) for seat {award.envy_for_seat}'s {award.hand}"
+    else:
+        what = f"{wager}: {award.hand}"
     line = (
-        f"table {table_id} round {round_id}: seat {award.seat} {award.hand} wins "
+        f"table {table_id} round {round_id}: seat {award.seat} {what} wins "
         f"{award.award_text} = {format_cents(award.amount_cents)}"
     )
+    if award.limited_from_cents:
+        line += f" (limited from {format_cents(award.limited_from_cents)} by the payout limit)"
     if award.pending_validation:
         line += (
             f" (meter {format_cents(award.meter_before_cents)} -> "

@@ -11,19 +11,25 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from controller.domain.cards import Card, parse_cards
 from table_agent.client import ControllerClient, ControllerRefused, Lockout, Settlement
 from table_agent.outbox import Outbox
+from table_agent.reports import SettleReport
+from table_agent.wagers import PlacedWager
 
 log = logging.getLogger("table_agent.table")
 
 T = TypeVar("T")
 
 RESTART_VOID_REASON = "agent restarted before the round was settled"
+
+
+def as_placed_wager(wager: PlacedWager | tuple[int, int]) -> PlacedWager:
+    """``wager``, or the Progressive Payout Wager a ``(seat, amount_cents)`` pair stands for."""
+    return wager if isinstance(wager, PlacedWager) else PlacedWager.from_data(wager)
 
 
 class RoundState(StrEnum):
@@ -82,35 +88,28 @@ class TableAgent:
             self.outbox.ack(report_id)
         return answer
 
-    async def lockout(self, round_id: int, wagers: Sequence[tuple[int, int]]) -> Lockout:
-        """ "No more bets" with the accepted wagers as (seat, amount_cents)."""
+    async def lockout(
+        self, round_id: int, wagers: Sequence[PlacedWager | tuple[int, int]]
+    ) -> Lockout:
+        """ "No more bets" with the accepted wagers. A ``(seat, amount_cents)`` pair is a
+        Progressive Payout Wager (the first release's form)."""
+        placed = [as_placed_wager(wager) for wager in wagers]
         self._move(round_id, RoundState.OPEN, RoundState.LOCKED)
         return await self._report(
             "lockout",
             round_id,
-            {"wagers": [list(w) for w in wagers]},
-            lambda: self.client.lockout(self.table_id, round_id, wagers),
+            {"wagers": [wager.to_data() for wager in placed]},
+            lambda: self.client.lockout(self.table_id, round_id, placed),
         )
 
-    async def settle(
-        self,
-        round_id: int,
-        hands: Mapping[int, Sequence[Card]],
-        folded: Sequence[int],
-        dealer: Sequence[Card],
-    ) -> Settlement:
+    async def settle(self, round_id: int, report: SettleReport) -> Settlement:
         """Report the cards of a locked round."""
         self._move(round_id, RoundState.LOCKED, RoundState.SETTLED)
-        payload = {
-            "hands": {str(s): [str(c) for c in cards] for s, cards in hands.items()},
-            "folded": list(folded),
-            "dealer": [str(c) for c in dealer],
-        }
         return await self._report(
             "settle",
             round_id,
-            payload,
-            lambda: self.client.settle(self.table_id, round_id, hands, folded, dealer),
+            report.to_data(),
+            lambda: self.client.settle(self.table_id, round_id, report),
         )
 
     async def void(self, round_id: int, reason: str) -> dict[str, int]:
@@ -134,13 +133,10 @@ class TableAgent:
             log.warning("re-sending the %s of round %s, never acknowledged", phase, round_id)
             if phase == "lockout":
                 self.states[round_id] = RoundState.OPEN
-                await self.lockout(round_id, [(s, a) for s, a in payload["wagers"]])
+                await self.lockout(round_id, [PlacedWager.from_data(w) for w in payload["wagers"]])
             elif phase == "settle":
                 self.states[round_id] = RoundState.LOCKED
-                hands = {int(s): parse_cards(c) for s, c in payload["hands"].items()}
-                await self.settle(
-                    round_id, hands, payload["folded"], parse_cards(payload["dealer"])
-                )
+                await self.settle(round_id, SettleReport.from_data(payload))
             else:
                 self.states[round_id] = RoundState.LOCKED
                 await self.void(round_id, payload["reason"])

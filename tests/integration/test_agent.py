@@ -7,29 +7,33 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from grpc import aio
 
 from controller.domain.cards import parse_cards
-from controller.domain.config import LinkGroupConfig, MeterConfig, TableConfig
 from controller.server import ControllerServer, ServerConfig
-from controller.store.redis_store import RedisStore
 from controller.testing import free_port
+from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.client import ControllerClient, ControllerRefused, ControllerUnreachable
 from table_agent.outbox import Outbox
-from table_agent.simulator import ScriptedRound, SimulationConfig, TableSimulator
+from table_agent.reports import SettleReport
+from table_agent.script import ScriptedRound
+from table_agent.simulator import SimulationConfig, TableSimulator
 from table_agent.table import RoundStateError, TableAgent
+from table_agent.wagers import WagerKind
 from tests.helpers import RESET_CENTS, ROYAL_SPADES, STRAIGHT_FLUSH_HEARTS, Floor
 
 
 @pytest.fixture
 async def admin_floor_port(redis_url: str) -> AsyncIterator[int]:
-    """The standard floor, written straight to the store; a free port for a controller."""
-    store = RedisStore.from_url(redis_url)
-    await store.create_link_group(LinkGroupConfig("floor"))
-    await store.create_meter(
-        MeterConfig("cs-main", "floor", "caribbean-stud", RESET_CENTS, 150_000)
+    """The standard floor, created through a controller that is stopped again; a free port
+    for a controller the test starts later."""
+    server = ControllerServer(
+        ServerConfig(listen="127.0.0.1:0", redis_url=redis_url, metrics_port=None)
     )
-    await store.register_table(TableConfig("t1", "caribbean-stud", "B", 7, "floor", "cs-main"))
-    await store.close()
+    await server.start()
+    async with aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+        await Floor(pb_grpc.AdminServiceStub(channel)).create()
+    await server.stop(grace_s=1)
     yield free_port()
 
 
@@ -41,7 +45,7 @@ async def test_scripted_round_pays_both_hits(controller: ControllerServer, floor
     await simulator.play_round(ScriptedRound(hands))
     await client.close()
     assert [award.hand for _, award in simulator.tally.awards] == ["straight_flush", "royal_flush"]
-    assert "seat 6 straight_flush wins 10% of meter" in lines[0]
+    assert "seat 6 Progressive Payout Wager: straight_flush wins 10% of meter" in lines[0]
     assert "awaits a supervisor's validation" in lines[1]
     assert (await floor.meter()).amount_cents == RESET_CENTS
 
@@ -69,7 +73,7 @@ async def test_refusals_are_final_and_states_are_enforced(
     agent = TableAgent("t1", client)
     round_id = agent.new_round()
     with pytest.raises(RoundStateError):
-        await agent.settle(round_id, {}, [], ())
+        await agent.settle(round_id, SettleReport({}))
     with pytest.raises(ControllerRefused) as refused:
         await agent.lockout(round_id, [(9, 100)])
     assert "seat 9 does not exist" in refused.value.message
@@ -100,8 +104,22 @@ async def test_a_report_is_retried_with_the_same_key_until_the_controller_answer
     await server.start()
     try:
         answer = await asyncio.wait_for(pending, timeout=15)
-        assert answer.accepted_seats == (1, 2)
+        assert sorted(answer.accepted_seats) == [1, 2]
         assert answer.meter_cents == {"cs-main": RESET_CENTS + 30}
     finally:
         await client.close()
         await server.stop(grace_s=1)
+
+
+async def test_the_agent_learns_a_shorthand_registration_from_list_tables(
+    controller: ControllerServer, floor: Floor
+) -> None:
+    client = ControllerClient(f"127.0.0.1:{controller.port}")
+    layout = await client.list_table("t1")
+    assert await client.list_table("nope") is None
+    await client.close()
+    assert layout is not None
+    assert (layout.game, layout.seats) == ("caribbean-stud", 7)
+    offer = layout.offer(WagerKind.PROGRESSIVE)
+    assert offer is not None and offer.fixed and offer.min_cents == 100
+    assert [o.kind for o in layout.offers] == [WagerKind.PROGRESSIVE]
