@@ -17,12 +17,12 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TypeVar
 
 import grpc
 from grpc import aio
 
+from controller.domain.records import SeatOutcome
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.deck import card_texts
@@ -60,15 +60,6 @@ class ControllerUnreachable(Exception):
     """The report could not be delivered within the retry window; it must be sent again."""
 
 
-class Outcome(StrEnum):
-    """How one wager (or reported seat) settled (``SeatOutcome`` on the wire)."""
-
-    PAID = "paid"  # the hand is on the paytable, or an envy bonus is paid
-    NO_AWARD = "no_award"  # a wager, but the hand does not pay
-    FORFEITED = "forfeited"  # a wager, but the player folded (§ 639a.11(b))
-    NO_WAGER = "no_wager"  # cards reported for a seat without an accepted wager
-
-
 @dataclass(frozen=True, slots=True)
 class SeatResult:
     """One result of a settlement, as the controller computed it (amounts in cents).
@@ -82,7 +73,7 @@ class SeatResult:
 
     seat: int
     kind: WagerKind | None
-    outcome: Outcome
+    outcome: SeatOutcome
     hand: str
     award_text: str = ""
     amount_cents: int = 0
@@ -108,7 +99,7 @@ class Settlement:
     @property
     def awards(self) -> tuple[SeatResult, ...]:
         """The paid results."""
-        return tuple(result for result in self.results if result.outcome is Outcome.PAID)
+        return tuple(result for result in self.results if result.outcome is SeatOutcome.PAID)
 
     @property
     def hands(self) -> dict[int, str]:
@@ -159,10 +150,10 @@ _KIND_TO_WIRE: dict[WagerKind, pb.WagerKind.ValueType] = {
 }
 _KIND_FROM_WIRE = {wire: kind for kind, wire in _KIND_TO_WIRE.items()}
 _OUTCOME_FROM_WIRE = {
-    pb.SEAT_OUTCOME_PAID: Outcome.PAID,
-    pb.SEAT_OUTCOME_NO_AWARD: Outcome.NO_AWARD,
-    pb.SEAT_OUTCOME_FORFEITED: Outcome.FORFEITED,
-    pb.SEAT_OUTCOME_NO_WAGER: Outcome.NO_WAGER,
+    pb.SEAT_OUTCOME_PAID: SeatOutcome.PAID,
+    pb.SEAT_OUTCOME_NO_AWARD: SeatOutcome.NO_AWARD,
+    pb.SEAT_OUTCOME_FORFEITED: SeatOutcome.FORFEITED,
+    pb.SEAT_OUTCOME_NO_WAGER: SeatOutcome.NO_WAGER,
 }
 _AWARD_KIND_FROM_WIRE = {
     pb.AWARD_KIND_FOR_ONE: "for_one",

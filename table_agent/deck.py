@@ -11,7 +11,7 @@ system's CSPRNG (``secrets.SystemRandom``), one deck per round.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from controller.domain.cards import FULL_DECK, Card
@@ -58,6 +58,22 @@ def rounds_of(players: Sequence[int], passes: int) -> list[int]:
     dealer. The order of § 639a.8(d), § 647a.8(d) and § 649a.9(b)."""
     ordered = sorted(players)
     return [position for _ in range(passes) for position in (*ordered, DEALER)]
+
+
+DealOrder = Callable[[Sequence[int], bool], list[int]]
+"""(players, with community cards) -> who receives each card from the top of the deck."""
+
+
+def one_card_at_a_time(hand_size: int, community_cards: int = 0) -> DealOrder:
+    """The deal order of a game that gives each player and then the dealer one card a pass
+    until each holds ``hand_size`` (:func:`rounds_of`), then, when asked for,
+    ``community_cards`` to the community area."""
+
+    def order(players: Sequence[int], with_community: bool = False) -> list[int]:
+        community = [COMMUNITY] * (community_cards if with_community else 0)
+        return rounds_of(players, hand_size) + community
+
+    return order
 
 
 def deal_in_order(deck: Sequence[DeckCard], order: Sequence[int], players: Sequence[int]) -> Deal:

@@ -17,16 +17,15 @@ from collections.abc import Sequence
 
 from controller.domain.cards import ACE, Card
 from controller.domain.poker import HandCategory, evaluate
-from table_agent.deck import STANDARD_DECK, DeckCard, rounds_of
+from table_agent.deck import STANDARD_DECK, DeckCard, one_card_at_a_time
 from table_agent.games.procedure import GameProcedure
 from table_agent.wagers import WagerKind
 
 HAND_SIZE = 5
 
 
-def deal_order(players: Sequence[int], with_community: bool = False) -> list[int]:
-    """Five passes: each player (ascending seats), then the dealer. No community cards."""
-    return rounds_of(players, HAND_SIZE)
+deal_order = one_card_at_a_time(HAND_SIZE)
+"""Five passes: each player (ascending seats), then the dealer. No community cards."""
 
 
 def makes_bet(hand: Sequence[Card]) -> bool:

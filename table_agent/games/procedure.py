@@ -5,11 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from table_agent.deck import Deal, DeckCard, deal_in_order, shuffled, stack_for_order
+from table_agent.deck import (
+    Deal,
+    DealOrder,
+    DeckCard,
+    deal_in_order,
+    shuffled,
+    stack_for_order,
+)
 from table_agent.wagers import PlacedWager, WagerKind
-
-DealOrder = Callable[[Sequence[int], bool], list[int]]
-"""(players, with community cards) -> who receives each card from the top of the deck."""
 
 
 @dataclass(frozen=True, slots=True)

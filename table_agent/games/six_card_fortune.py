@@ -15,18 +15,15 @@ irregularity (§ 670a.13, "relating to irregularities", whose text the seeds do 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from table_agent.deck import DECK_WITH_JOKER, rounds_of
+from table_agent.deck import DECK_WITH_JOKER, one_card_at_a_time
 from table_agent.games.procedure import GameProcedure
 from table_agent.wagers import WagerKind
 
 HAND_SIZE = 6
 
 
-def deal_order(players: Sequence[int], with_community: bool = False) -> list[int]:
-    """Six passes: each player (ascending seats), then the dealer. No community cards."""
-    return rounds_of(players, HAND_SIZE)
+deal_order = one_card_at_a_time(HAND_SIZE)
+"""Six passes: each player (ascending seats), then the dealer. No community cards."""
 
 
 PROCEDURE = GameProcedure(

@@ -15,18 +15,15 @@ the rest of the round, but a Texas Hold 'Em Bonus Wager is still settled (§ 647
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from table_agent.deck import STANDARD_DECK, rounds_of
+from table_agent.deck import STANDARD_DECK, one_card_at_a_time
 from table_agent.games.procedure import GameProcedure
 from table_agent.wagers import WagerKind
 
 HAND_SIZE = 2
 
 
-def deal_order(players: Sequence[int], with_community: bool = False) -> list[int]:
-    """Two passes: each player (ascending seats), then the dealer."""
-    return rounds_of(players, HAND_SIZE)
+deal_order = one_card_at_a_time(HAND_SIZE)
+"""Two passes: each player (ascending seats), then the dealer."""
 
 
 PROCEDURE = GameProcedure(

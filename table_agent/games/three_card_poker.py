@@ -13,9 +13,7 @@ hand and returns every wager (§ 649a.9(f)).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from table_agent.deck import COMMUNITY, STANDARD_DECK, rounds_of
+from table_agent.deck import STANDARD_DECK, one_card_at_a_time
 from table_agent.games.procedure import GameProcedure
 from table_agent.wagers import WagerKind
 
@@ -23,10 +21,9 @@ HAND_SIZE = 3
 COMMUNITY_CARDS = 2
 
 
-def deal_order(players: Sequence[int], with_community: bool) -> list[int]:
-    """Three passes: each player (ascending seats), then the dealer; then two community cards
-    if ``with_community``."""
-    return rounds_of(players, HAND_SIZE) + [COMMUNITY] * (COMMUNITY_CARDS if with_community else 0)
+deal_order = one_card_at_a_time(HAND_SIZE, COMMUNITY_CARDS)
+"""Three passes: each player (ascending seats), then the dealer; then two community cards
+when a five-card wager was placed."""
 
 
 PROCEDURE = GameProcedure(

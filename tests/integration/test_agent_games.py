@@ -20,10 +20,11 @@ from pathlib import Path
 import pytest
 from grpc import aio
 
+from controller.domain.records import SeatOutcome
 from controller.testing import ControllerProcess
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from table_agent.client import ControllerClient, Lockout, Outcome, SeatResult, Settlement
+from table_agent.client import ControllerClient, Lockout, SeatResult, Settlement
 from table_agent.deck import parse_deck_cards
 from table_agent.reports import SettleReport
 from table_agent.script import ScriptedRound
@@ -84,19 +85,19 @@ def check_results(
     wager, in settlement order (seat N down to 1, envy bonuses after every wager of their kind);
     folded seats forfeit their own hand only."""
     results = settlement.results
-    own = [r for r in results if not r.envy_for_seat and r.outcome is not Outcome.NO_WAGER]
+    own = [r for r in results if not r.envy_for_seat and r.outcome is not SeatOutcome.NO_WAGER]
     assert sorted(_key(r.seat, r.kind, r.on_dealer_hand) for r in own) == sorted(
         _key(w.seat, w.kind, w.on_dealer_hand) for w in wagers
     ), results
     for envy in (r for r in results if r.envy_for_seat):
         assert envy.envy_for_seat != envy.seat and envy.envy_for_seat in report.hands
-        assert envy.outcome is Outcome.PAID and envy.kind is not None
+        assert envy.outcome is SeatOutcome.PAID and envy.kind is not None
         entitled = [w for w in wagers if w.seat == envy.seat and w.kind is envy.kind]
         assert entitled, f"envy bonus for a seat without that wager: {envy}"
         if envy.kind is K.FORTUNE_BONUS:
             assert any(w.envy for w in entitled), f"envy bonus without the Envy lammer: {envy}"
     wagering = {w.seat for w in wagers}
-    no_wager = {r.seat for r in results if r.outcome is Outcome.NO_WAGER}
+    no_wager = {r.seat for r in results if r.outcome is SeatOutcome.NO_WAGER}
     dealt_without_wager = set(report.hands) - wagering
     # a folded seat without a side wager was reported too: it may have a result
     assert dealt_without_wager <= no_wager <= dealt_without_wager | set(report.folded)
@@ -108,7 +109,7 @@ def check_results(
             assert not [r for r in later if r.kind is result.kind and not r.envy_for_seat], results
     for result in own:
         folded = result.seat in report.folded
-        forfeited = result.outcome is Outcome.FORFEITED
+        forfeited = result.outcome is SeatOutcome.FORFEITED
         assert forfeited == (folded and not result.on_dealer_hand), result
 
 
@@ -238,10 +239,17 @@ async def test_a_simulated_table_of_each_game_settles_every_wager(
             check_results(agent.wagers[round_id], report, settlement)
             top = K.PROGRESSIVE if layout.offer(K.PROGRESSIVE) else K.BONUS
             paid = next(r for r in settlement.results if (r.seat, r.kind) == (seat, top))
-            assert paid.outcome is Outcome.PAID and hand in paid.hand, settlement.results
+            assert paid.outcome is SeatOutcome.PAID and hand in paid.hand, settlement.results
             assert any(f"seat {seat} " in line and hand in line for line in lines)
         finally:
             await client.close()
+
+
+def run_agent(table_id: str, target: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``table-agent --sim`` for ``table_id`` against ``target`` with more ``args``."""
+    command = [sys.executable, "-m", "table_agent.cli", "--table-id", table_id]
+    command += ["--controller", target, "--sim", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=240, check=False)
 
 
 @pytest.mark.slow
@@ -252,28 +260,13 @@ async def test_the_agent_command_plays_each_registered_game(
     table_id = TABLES[game]
     summary_path = tmp_path / "summary.json"
     with controller_for(game, redis_url, tmp_path) as controller:
-        command = [
-            sys.executable,
-            "-m",
-            "table_agent.cli",
-            "--table-id",
+        done = run_agent(
             table_id,
-            "--controller",
             controller.target,
-            "--sim",
-            "--rounds",
-            "25",
-            "--void-percent",
-            "5",
-            "--rest-of-round-void-percent",
-            "10",
-            "--quiet",
-            "--state-dir",
-            str(tmp_path / "agents"),
-            "--summary-json",
-            str(summary_path),
-        ]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=240, check=False)
+            *("--rounds", "25", "--void-percent", "5", "--rest-of-round-void-percent", "10"),
+            *("--quiet", "--state-dir", str(tmp_path / "agents")),
+            *("--summary-json", str(summary_path)),
+        )
         assert done.returncode == 0, done.stdout + done.stderr + controller.log_tail()
         assert f"table {table_id}: 25 rounds" in done.stdout
         summary = json.loads(summary_path.read_text())
@@ -282,7 +275,7 @@ async def test_the_agent_command_plays_each_registered_game(
             SeatResult(
                 a["seat"],
                 K(a["kind"]) if a["kind"] else None,
-                Outcome(a["outcome"]),
+                SeatOutcome(a["outcome"]),
                 a["hand"],
                 a["award_text"],
                 a["amount_cents"],
@@ -295,45 +288,15 @@ async def test_the_agent_command_plays_each_registered_game(
         check_meters(await list_meters(controller.target), tallied, awards)
 
 
-def test_a_table_the_controller_does_not_list_is_refused(redis_url: str, tmp_path: Path) -> None:
+def test_an_unlisted_table_or_another_game_is_refused(redis_url: str, tmp_path: Path) -> None:
     with controller_for("texas-holdem-bonus", redis_url, tmp_path) as controller:
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "table_agent.cli",
-                "--table-id",
-                "nope",
-                "--controller",
-                controller.target,
-                "--sim",
-                "--rounds",
-                "1",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = run_agent("nope", controller.target, "--rounds", "1")
         assert done.returncode == 2
         assert "table nope is not registered at the controller" in done.stderr
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "table_agent.cli",
-                "--table-id",
-                "thb-1",
-                "--controller",
-                controller.target,
-                "--sim",
-                "--game",
-                "caribbean-stud",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = run_agent("thb-1", controller.target, "--game", "caribbean-stud")
         assert done.returncode == 2
-        assert "registered for texas-holdem-bonus" in done.stderr
+        assert "--game caribbean-stud, but the table is registered for texas-holdem-bonus" in (
+            done.stderr
+        )
+        done = run_agent("thb-1", controller.target, "--rounds", "1", "--wager-cents", "100")
+        assert done.returncode == 2 and "leave --wager-cents out" in done.stderr

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from controller.domain.records import SeatOutcome
 from table_agent.client import (
     AcceptedWager,
     Contribution,
     ControllerClient,
     Lockout,
-    Outcome,
     SeatResult,
     Settlement,
 )
@@ -52,7 +52,7 @@ class RecordingController(ControllerClient):
         self.settlements[round_id] = report
         results = tuple(
             SeatResult(
-                w.seat, w.kind, Outcome.NO_AWARD, "high_card", on_dealer_hand=w.on_dealer_hand
+                w.seat, w.kind, SeatOutcome.NO_AWARD, "high_card", on_dealer_hand=w.on_dealer_hand
             )
             for w in self.lockouts.get(round_id, [])
         )
@@ -218,19 +218,25 @@ async def test_recovery_resends_the_full_wagers_and_cards(tmp_path: Path) -> Non
 
 def test_award_lines_name_the_wager_the_envy_source_and_the_limit() -> None:
     paid = SeatResult(
-        3, K.FIVE_CARD_BONUS, Outcome.PAID, "flush", "50 to 1", 25_500, on_dealer_hand=True
+        3, K.FIVE_CARD_BONUS, SeatOutcome.PAID, "flush", "50 to 1", 25_500, on_dealer_hand=True
     )
     assert describe_award("cs-1", 9, paid) == (
         "table cs-1 round 9: seat 3 Five Card Hand Bonus Wager on the dealer's hand: flush "
         "wins 50 to 1 = $255.00"
     )
     envy = SeatResult(
-        2, K.FORTUNE_BONUS, Outcome.PAID, "four_of_a_kind", "$50", 5_000, envy_for_seat=5
+        2, K.FORTUNE_BONUS, SeatOutcome.PAID, "four_of_a_kind", "$50", 5_000, envy_for_seat=5
     )
     assert "seat 2 envy bonus (Fortune Bonus Wager) for seat 5's four_of_a_kind wins $50" in (
         describe_award("pg-1", 1, envy)
     )
     limited = SeatResult(
-        1, K.BONUS, Outcome.PAID, "ace_ace", "1,000 to 1", 5_000_000, limited_from_cents=10_010_000
+        1,
+        K.BONUS,
+        SeatOutcome.PAID,
+        "ace_ace",
+        "1,000 to 1",
+        5_000_000,
+        limited_from_cents=10_010_000,
     )
     assert "(limited from $100,100.00 by the payout limit)" in describe_award("thb-1", 1, limited)
