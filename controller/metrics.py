@@ -30,6 +30,8 @@ from prometheus_client.registry import Collector
 
 from controller.domain.money import MICROCENTS_PER_CENT, floor_cents
 from controller.domain.records import (
+    AcceptedWager,
+    Contribution,
     LockoutResult,
     MeterState,
     MeterValue,
@@ -100,7 +102,10 @@ class Metrics:
             registry=r,
         )
         self.wagers = Counter(
-            "jackpot_wagers", "Progressive wagers accepted at lockout.", ["meter"], registry=r
+            "jackpot_wagers",
+            "Wagers accepted at lockout, per meter they feed.",
+            ["meter"],
+            registry=r,
         )
         self.voids = Counter(
             "jackpot_voids", "Wagers returned by a voided round.", ["meter"], registry=r
@@ -113,7 +118,7 @@ class Metrics:
         )
         self.awards = Counter(
             "jackpot_awards",
-            "Winning progressive wagers by award kind.",
+            "Winning wagers and envy bonuses by award kind (meter empty: a fixed award).",
             ["meter", "kind"],
             registry=r,
         )
@@ -194,11 +199,9 @@ class Metrics:
         if result.replayed:
             self.replays.labels("lockout").inc()
             return
-        for wager in result.accepted:
-            self.wagers.labels(wager.meter_id).inc()
-            self.contributions_cents.add(
-                wager.meter_id, wager.to_meter_microcents + wager.to_reserve_microcents
-            )
+        for contribution in _contributions(result.accepted):
+            self.wagers.labels(contribution.meter_id).inc()
+            self.contributions_cents.add(contribution.meter_id, contribution.total_microcents)
         self.set_meters(result.meters)
 
     def record_settle(self, result: SettleResult) -> None:
@@ -219,12 +222,14 @@ class Metrics:
         if result.replayed:
             self.replays.labels("void").inc()
             return
-        for wager in result.reversed:
-            self.voids.labels(wager.meter_id).inc()
-            self.void_contributions_cents.add(
-                wager.meter_id, wager.to_meter_microcents + wager.to_reserve_microcents
-            )
+        for contribution in _contributions(result.reversed):
+            self.voids.labels(contribution.meter_id).inc()
+            self.void_contributions_cents.add(contribution.meter_id, contribution.total_microcents)
         self.set_meters(result.meters)
+
+
+def _contributions(wagers: Iterable[AcceptedWager]) -> Iterator[Contribution]:
+    return (contribution for wager in wagers for contribution in wager.contributions)
 
 
 def _paid(result: SettleResult) -> Iterator[SeatResult]:

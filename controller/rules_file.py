@@ -45,39 +45,36 @@ def describe(submission: RulesSubmission) -> list[str]:
     for game, offers in submission.games.items():
         for offer in offers.values():
             amount = (
-                format_cents(offer.amount_cents)
-                if offer.amount_cents
+                format_cents(offer.min_cents)
+                if offer.fixed
                 else f"{format_cents(offer.min_cents)} to {format_cents(offer.max_cents)}"
+            )
+            meters = f", meters {', '.join(offer.meter_ids)}" if offer.meter_ids else ""
+            envy = (
+                f", {len(offer.paytable.envy_lines)} envy lines"
+                if offer.paytable.envy_lines
+                else ""
             )
             lines.append(
                 f"{game} {offer.wager}: paytable {offer.paytable.name} "
-                f"({offer.paytable.citation}), {amount}"
+                f"({offer.paytable.citation}), {amount}{meters}{envy}"
             )
-    unsettled = {table.table_id for table in submission.unsettled_tables()}
+    for game, limit in submission.payout_limits.items():
+        lines.append(f"{game} payout limit per hand: {format_cents(limit)}")
     for table in submission.tables:
         lines.append(
             f"table {table.table_id}: {table.game}, {table.seats} seats, "
             f"link group {table.link_group_id}"
-            + (
-                " (not registered: the controller does not settle this game yet)"
-                if table.table_id in unsettled
-                else ""
-            )
         )
     return lines
 
 
 async def apply(store: RedisStore, submission: RulesSubmission) -> None:
-    """Create the submission's link groups, meters and progressive tables (idempotent)."""
+    """Create the submission's link groups, meters and tables (idempotent)."""
     for group in submission.link_groups:
         await store.create_link_group(group)
     for meter in submission.meters:
         await store.create_meter(meter)
     for table in submission.table_configs():
         await store.register_table(table)
-    for offer in submission.unsettled_tables():
-        log.warning(
-            "table %s not registered: the controller does not settle %s yet",
-            offer.table_id,
-            offer.game,
-        )
+        log.info("table %s registered from the Rules Submission", table.table_id)

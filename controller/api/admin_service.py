@@ -74,12 +74,12 @@ class AdminService(pb_grpc.AdminServiceServicer):
         config = convert.table_config(request.table)
         await self._store.register_table(config)
         log.info(
-            "table %s registered: %s paytable %s, %d seats, meter %s",
+            "table %s registered: %s, %d seats, wagers %s, meters %s",
             config.table_id,
             config.game,
-            config.paytable,
             config.seats,
-            config.meter_id,
+            ", ".join(f"{o.wager} ({o.paytable.name})" for o in config.wagers),
+            ", ".join(config.meter_ids) or "none",
         )
         return convert.table(config)
 

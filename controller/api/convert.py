@@ -8,10 +8,14 @@ with messages that name the seat or field concerned.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
-from controller.domain.cards import Card, parse_cards
-from controller.domain.config import DEFAULT_WAGER_CENTS, MeterConfig, TableConfig
+from controller.domain.cards import parse_cards
+from controller.domain.config import DEFAULT_WAGER_CENTS, MeterConfig, TableConfig, WagerOffer
+from controller.domain.games import get_game
+from controller.domain.joker_poker import parse_joker_cards
 from controller.domain.money import MICROCENTS_PER_CENT, format_percent, parse_percent_ppm
+from controller.domain.paytables import Lines
 from controller.domain.records import (
     AcceptedWager,
     Jackpot,
@@ -21,18 +25,28 @@ from controller.domain.records import (
     SeatOutcome,
     SeatResult,
 )
-from controller.domain.rounds import SeatCards, Wager, WagerKind
-from controller.errors import InvalidArgument, InvalidCards
+from controller.domain.rounds import Cards, RoundCards, SeatCards, Wager, cards_of
+from controller.errors import InvalidArgument, InvalidCards, InvalidConfiguration
 from jackpot.v1 import jackpot_pb2 as pb
 
 MAX_ROUND_ID = 2**53 - 1  # round ids are compared inside Redis scripts, exact below 2**53
 
-_WAGER_KIND_FROM_PB = {pb.WAGER_KIND_PROGRESSIVE: WagerKind.PROGRESSIVE}
+# The wire's wager kinds and the games' wager names.
+_WAGER_KIND_FROM_PB: dict[pb.WagerKind.ValueType, str] = {
+    pb.WAGER_KIND_PROGRESSIVE: "progressive",
+    pb.WAGER_KIND_BONUS: "bonus",
+    pb.WAGER_KIND_FIVE_CARD_BONUS: "five_card_bonus",
+    pb.WAGER_KIND_FIVE_CARD_PROGRESSIVE: "five_card_progressive",
+    pb.WAGER_KIND_FORTUNE_BONUS: "fortune_bonus",
+    pb.WAGER_KIND_INSURANCE: "insurance",
+}
 _WAGER_KIND_TO_PB = {kind: number for number, kind in _WAGER_KIND_FROM_PB.items()}
 _AWARD_KIND_TO_PB = {
     "for_one": pb.AWARD_KIND_FOR_ONE,
     "to_one": pb.AWARD_KIND_TO_ONE,
     "percent_of_meter": pb.AWARD_KIND_PERCENT_OF_METER,
+    "fixed_amount": pb.AWARD_KIND_FIXED_AMOUNT,
+    "envy": pb.AWARD_KIND_ENVY,
 }
 _OUTCOME_TO_PB = {
     SeatOutcome.PAID: pb.SEAT_OUTCOME_PAID,
@@ -51,34 +65,51 @@ def round_key(table_id: str, round_id: int) -> tuple[str, int]:
     return table_id, round_id
 
 
+def wager_kind(number: int, where: str) -> str:
+    """A wager kind's name; an unspecified or unknown kind is refused naming ``where``."""
+    kind = _WAGER_KIND_FROM_PB.get(pb.WagerKind.ValueType(number))
+    if kind is None:
+        raise InvalidArgument(f"{where}: wager kind is missing or unknown")
+    return kind
+
+
 def wagers(items: Iterable[pb.Wager]) -> list[Wager]:
     """The wagers of a lockout; an unspecified or unknown kind is refused."""
-    parsed = []
-    for item in items:
-        kind = _WAGER_KIND_FROM_PB.get(item.kind)
-        if kind is None:
-            raise InvalidArgument(f"seat {item.seat}: wager kind is missing or unknown")
-        parsed.append(Wager(item.seat, kind, item.amount_cents))
-    return parsed
+    return [
+        Wager(
+            item.seat,
+            wager_kind(item.kind, f"seat {item.seat}"),
+            item.amount_cents,
+            item.on_dealer_hand,
+            item.envy,
+        )
+        for item in items
+    ]
 
 
-def _cards(texts: Iterable[str], whose: str) -> tuple[Card, ...]:
+def _cards(texts: Iterable[str], whose: str, joker: bool) -> Cards:
     try:
-        return parse_cards(texts)
+        return cards_of(parse_joker_cards(texts)) if joker else parse_cards(texts)
     except InvalidCards as error:
         raise InvalidCards(f"{whose}: {error}") from None
 
 
-def seat_cards(items: Iterable[pb.SeatCards]) -> list[SeatCards]:
-    """The seats of a settlement, cards parsed."""
-    return [
-        SeatCards(item.seat, _cards(item.cards, f"seat {item.seat}"), item.folded) for item in items
-    ]
-
-
-def dealer_cards(texts: Iterable[str]) -> tuple[Card, ...]:
-    """The dealer's cards of a settlement, parsed."""
-    return _cards(texts, "the dealer")
+def round_cards(request: pb.SettleRequest, joker: bool) -> RoundCards:
+    """The cards of a settlement, parsed (``joker``: the game's deck holds ``JK``)."""
+    return RoundCards(
+        seats=tuple(
+            SeatCards(
+                item.seat,
+                _cards(item.cards, f"seat {item.seat}", joker),
+                item.folded,
+                item.base_game_win_cents,
+            )
+            for item in request.seats
+        ),
+        dealer=_cards(request.dealer_cards, "the dealer", joker),
+        community=_cards(request.community_cards, "the community cards", joker),
+        rest_of_round_void=request.rest_of_round_void.strip(),
+    )
 
 
 def meter_value(meter: MeterValue) -> pb.MeterValue:
@@ -94,11 +125,18 @@ def accepted_wager(wager: AcceptedWager) -> pb.AcceptedWager:
     """An accepted (or reversed) wager for the wire."""
     return pb.AcceptedWager(
         seat=wager.seat,
-        kind=_WAGER_KIND_TO_PB[WagerKind(wager.kind)],
+        kind=_WAGER_KIND_TO_PB[wager.kind],
         amount_cents=wager.amount_cents,
-        meter_id=wager.meter_id,
-        to_meter_microcents=wager.to_meter_microcents,
-        to_reserve_microcents=wager.to_reserve_microcents,
+        contributions=[
+            pb.Contribution(
+                meter_id=c.meter_id,
+                to_meter_microcents=c.to_meter_microcents,
+                to_reserve_microcents=c.to_reserve_microcents,
+            )
+            for c in wager.contributions
+        ],
+        on_dealer_hand=wager.on_dealer,
+        envy=wager.envy,
     )
 
 
@@ -117,6 +155,10 @@ def seat_result(result: SeatResult) -> pb.SeatResult:
         pending_validation=result.pending_validation,
         jackpot_id=result.jackpot_id,
         journal_seq=result.journal_seq,
+        kind=_WAGER_KIND_TO_PB.get(result.wager, pb.WAGER_KIND_UNSPECIFIED),
+        on_dealer_hand=result.on_dealer,
+        envy_for_seat=result.envy_for_seat,
+        limited_from_cents=result.limited_from_cents,
     )
 
 
@@ -155,29 +197,79 @@ def meter(state: MeterState) -> pb.Meter:
     )
 
 
+def _offer(game: str, table_id: str, item: pb.TableWager) -> WagerOffer:
+    kind = wager_kind(item.kind, f"table {table_id}")
+    where = f"table {table_id} {kind} wager"
+    rules = get_game(game).wager(kind)
+    lines = [(line.hand, line.award) for line in item.lines]
+    envy = [(line.hand, line.award) for line in item.envy_lines]
+    if rules.paytables:  # printed by the regulation: chosen by name, never rewritten
+        paytable = rules.paytable(item.paytable)
+        if lines and lines != [(line, rule.text) for line, rule in paytable.lines]:
+            raise InvalidConfiguration(
+                f"{where}: {rules.citation} prints paytable {paytable.name}; its lines cannot "
+                "be changed"
+            )
+        if envy:
+            written = rules.written_paytable(where, paytable.name, [], envy)
+            paytable = replace(paytable, envy_lines=written.envy_lines)
+    else:
+        paytable = rules.written_paytable(where, item.paytable, lines, envy)
+    return WagerOffer(kind, paytable, item.min_cents, item.max_cents, tuple(item.meter_ids))
+
+
 def table_config(table: pb.Table) -> TableConfig:
-    """A table definition from the wire; a wager of 0 means the default $1."""
+    """A table definition from the wire: its wagers, or the shorthand of a table that offers
+    only the progressive wager (``paytable``, ``meter_id``, ``wager_cents``; 0 means $1)."""
+    if not table.wagers:
+        return TableConfig.progressive(
+            table.table_id,
+            table.game,
+            table.paytable,
+            table.seats,
+            table.link_group_id,
+            table.meter_id,
+            table.wager_cents or DEFAULT_WAGER_CENTS,
+        )
+    if table.paytable or table.meter_id or table.wager_cents:
+        raise InvalidArgument(
+            f"table {table.table_id}: give either wagers or the shorthand paytable, meter_id "
+            "and wager_cents, not both"
+        )
     return TableConfig(
-        table_id=table.table_id,
-        game=table.game,
-        paytable=table.paytable,
-        seats=table.seats,
-        link_group_id=table.link_group_id,
-        meter_id=table.meter_id,
-        wager_cents=table.wager_cents or DEFAULT_WAGER_CENTS,
+        table.table_id,
+        table.game,
+        table.seats,
+        table.link_group_id,
+        tuple(_offer(table.game, table.table_id, item) for item in table.wagers),
+        table.payout_limit_cents,
     )
 
 
+def _lines(lines: Lines) -> list[pb.PaytableLine]:
+    return [pb.PaytableLine(hand=line, award=rule.text) for line, rule in lines]
+
+
 def table(config: TableConfig) -> pb.Table:
-    """A table definition for the wire."""
+    """A table definition for the wire, every paytable line written out."""
     return pb.Table(
         table_id=config.table_id,
         game=config.game,
-        paytable=config.paytable,
         seats=config.seats,
         link_group_id=config.link_group_id,
-        meter_id=config.meter_id,
-        wager_cents=config.wager_cents,
+        wagers=[
+            pb.TableWager(
+                kind=_WAGER_KIND_TO_PB[offer.wager],
+                paytable=offer.paytable.name,
+                lines=_lines(offer.paytable.lines),
+                envy_lines=_lines(offer.paytable.envy_lines),
+                min_cents=offer.min_cents,
+                max_cents=offer.max_cents,
+                meter_ids=offer.meter_ids,
+            )
+            for offer in config.wagers
+        ],
+        payout_limit_cents=config.payout_limit_cents,
     )
 
 

@@ -71,20 +71,30 @@ class TableService(pb_grpc.TableServiceServicer):
     async def Settle(self, request: pb.SettleRequest, context: Context) -> pb.SettleResponse:
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
         table = await self._store.get_table(table_id)
-        seats = convert.seat_cards(request.seats)
-        dealer = convert.dealer_cards(request.dealer_cards)
-        plan = plan_settlement(table, seats, dealer)
+        cards = convert.round_cards(request, table.game_rules.joker)
+        # A round never locked out plans against no wager; the store then refuses it.
+        locked = await self._store.locked_round(table, round_id)
+        wagers = locked.wagers if locked else ()
+        plan = plan_settlement(table, wagers, cards)
         result = await _recorded(
-            self._store.settle(table, round_id, plan, settle_fingerprint(seats, dealer)),
+            self._store.settle(
+                table,
+                round_id,
+                plan,
+                locked.lockout_fingerprint if locked else "",
+                settle_fingerprint(cards),
+            ),
             self._metrics.record_settle,
         )
         for seat in result.results:
             if seat.outcome is SeatOutcome.PAID and not result.replayed:
                 log.info(
-                    "award table=%s round=%s seat=%d hand=%s award=%r amount=%s pending=%s seq=%d",
+                    "award table=%s round=%s seat=%d wager=%s hand=%s award=%r amount=%s "
+                    "pending=%s seq=%d",
                     table_id,
                     round_id,
                     seat.seat,
+                    seat.wager,
                     seat.hand,
                     seat.award_text,
                     format_cents(seat.amount_cents),

@@ -18,7 +18,8 @@ from typing import Any, TextIO, cast
 from controller.domain.cards import Card, check_hand_size, check_no_duplicates, parse_cards
 from controller.domain.games import Game
 from controller.domain.joker_poker import parse_joker_cards
-from controller.domain.wagers import WagerTable
+from controller.domain.poker import evaluate
+from controller.domain.wagers import Extra, WagerTable
 from controller.errors import JackpotError
 
 
@@ -27,15 +28,24 @@ def classify_line(game: Game, line: str) -> dict[str, Any]:
     own_text, _, extra_text = line.partition("|")
     cards, extra = _parse(game, own_text), _parse(game, extra_text)
     check_hand_size(cards, game.hand_size, "the hand")
+    # After "|": the community cards of a game that has them, else the dealer's cards.
+    whose = "the community" if game.community_cards else "the dealer"
     if extra:
-        check_hand_size(extra, game.dealer_hand_size, "the dealer")
-    check_no_duplicates([("the hand", cards), ("the dealer", extra)])
+        check_hand_size(extra, game.community_cards or game.dealer_hand_size, whose)
+    check_no_duplicates([("the hand", cards), (whose, extra)])
     result: dict[str, Any] = {
         "cards": [str(card) for card in cards],
         "hand": game.name_hand(cards),
-        "pays": {wager.name: _pays(wager, cards, extra) for wager in game.wagers.values()},
+        "pays": {
+            wager.name: _pays(wager, cards, extra)
+            for wager in game.wagers.values()
+            if wager.extra is not Extra.COMMUNITY or extra
+        },
     }
-    if extra:
+    if extra and game.community_cards:
+        result["community_cards"] = [str(card) for card in extra]
+        result["five_card_hand"] = evaluate((*cards, *extra)).category.label
+    elif extra:
         result["dealer_cards"] = [str(card) for card in extra]
         result["dealer_hand"] = game.name_hand(extra)
     return result
@@ -51,6 +61,8 @@ def _parse(game: Game, text: str) -> tuple[Card, ...]:
 
 def _pays(wager: WagerTable, cards: Sequence[Card], extra: Sequence[Card]) -> dict[str, Any]:
     """Per paytable of ``wager``: the award the hand is paid, as printed, or None."""
+    if wager.extra is Extra.COMMUNITY:
+        cards, extra = (*cards, *extra), ()
     lines = wager.lines_of(cards, extra)
     pays: dict[str, Any] = {}
     for name, table in sorted(wager.paytables.items()):

@@ -8,10 +8,13 @@ into Redis key names (no braces, colons or spaces) and into metric labels.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from controller.domain.games import Game, get_game
 from controller.domain.money import FULL_PPM, MAX_METER_CENTS, format_cents, format_percent
+from controller.domain.paytables import AwardKind, AwardRule, Paytable
 from controller.errors import InvalidAmount, InvalidConfiguration
 
 _ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -90,36 +93,200 @@ class MeterConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class TableConfig:
-    """A registered table: its game, chosen paytable, seats, link group and meter.
+class WagerOffer:
+    """A wager a table offers: its paytable, its limits (cents) and the meters it feeds.
 
-    ``wager_cents`` is the fixed amount of the progressive wager at this table.
+    A fixed wager has ``min_cents == max_cents`` (the chip on the progressive sensor). Each
+    accepted wager contributes to every meter in ``meter_ids`` at that meter's rate; a
+    "P% of meter" line pays from the meter it names, or from the first one.
+    """
+
+    wager: str
+    paytable: Paytable
+    min_cents: int
+    max_cents: int
+    meter_ids: tuple[str, ...] = ()
+
+    def check(self, game: Game, where: str) -> None:
+        """Refuse an offer the game or this controller cannot settle; ``where`` names it."""
+        table = game.wager(self.wager)
+        if not 0 < self.min_cents <= self.max_cents <= MAX_WAGER_CENTS:
+            raise InvalidConfiguration(
+                f"{where}: wager limits must satisfy 0 < min <= max <= "
+                f"{format_cents(MAX_WAGER_CENTS)}, got {format_cents(self.min_cents)} to "
+                f"{format_cents(self.max_cents)}"
+            )
+        for meter_id in self.meter_ids:
+            check_id(meter_id, "meter id")
+        if len(set(self.meter_ids)) != len(self.meter_ids):
+            raise InvalidConfiguration(f"{where}: a meter is listed twice")
+        named = self.paytable.meters_named()
+        if named and not self.meter_ids:
+            raise InvalidConfiguration(
+                f"{where}: paytable {self.paytable.name} pays a share of a meter, but the wager "
+                "feeds no meter"
+            )
+        unknown = sorted(named - {"", *self.meter_ids})
+        if unknown:
+            raise InvalidConfiguration(
+                f"{where}: paytable {self.paytable.name} pays from meter {unknown[0]}, which "
+                f"the wager does not feed ({', '.join(self.meter_ids)})"
+            )
+        if self.meter_ids and self.min_cents != self.max_cents:
+            raise InvalidConfiguration(
+                f"{where}: a wager that feeds a meter has one fixed amount (min = max)"
+            )
+        if self.paytable.envy_lines and not table.envy_citation:
+            raise InvalidConfiguration(
+                f"{where}: the {table.title} pays no envy bonus; remove its envy lines"
+            )
+        for line, rule in self.paytable.envy_lines:
+            if rule.kind is not AwardKind.FIXED_AMOUNT:
+                raise InvalidConfiguration(
+                    f"{where}: envy bonus for {line} must be a fixed amount ('$A'), got "
+                    f"{rule.text!r}"
+                )
+
+    @property
+    def fixed(self) -> bool:
+        """Whether the wager has one amount."""
+        return self.min_cents == self.max_cents
+
+    def meter_of(self, rule: AwardRule) -> str:
+        """The meter a percentage line pays from."""
+        return rule.meter or self.meter_ids[0]
+
+    def to_data(self) -> dict[str, object]:
+        """Plain data for the stored registration."""
+        return {
+            "wager": self.wager,
+            "paytable": self.paytable.to_data(),
+            "min_cents": self.min_cents,
+            "max_cents": self.max_cents,
+            "meter_ids": list(self.meter_ids),
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> WagerOffer:
+        """Read :meth:`to_data`'s output back."""
+        return cls(
+            str(data["wager"]),
+            Paytable.from_data(data["paytable"]),
+            int(data["min_cents"]),
+            int(data["max_cents"]),
+            tuple(str(m) for m in data["meter_ids"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TableConfig:
+    """A registered table: its game, seats, link group and the wagers it offers.
+
+    ``payout_limit_cents`` (0 = none) is the aggregate payout limit per hand of § 647a.12(c):
+    what one seat's wagers may win together in a round.
     """
 
     table_id: str
     game: str
-    paytable: str
     seats: int
     link_group_id: str
-    meter_id: str
-    wager_cents: int = DEFAULT_WAGER_CENTS
+    wagers: tuple[WagerOffer, ...]
+    payout_limit_cents: int = 0
 
     def __post_init__(self) -> None:
         check_id(self.table_id, "table id")
         check_id(self.link_group_id, "link group id")
-        check_id(self.meter_id, "meter id")
         game = self.game_rules
-        game.paytable(self.paytable)
         refusal = game.seats_refusal(f"table {self.table_id}", self.seats)
         if refusal:
             raise InvalidConfiguration(refusal)
-        if not 0 < self.wager_cents <= MAX_WAGER_CENTS:
+        if not self.wagers:
+            raise InvalidConfiguration(f"table {self.table_id}: offers no wager")
+        names = [offer.wager for offer in self.wagers]
+        for offer in self.wagers:
+            if names.count(offer.wager) > 1:
+                raise InvalidConfiguration(
+                    f"table {self.table_id}: the {offer.wager} wager is offered twice"
+                )
+            offer.check(game, f"table {self.table_id} {offer.wager} wager")
+        if self.payout_limit_cents:
+            if not game.payout_limit_citation:
+                raise InvalidConfiguration(
+                    f"table {self.table_id}: {game.title} has no payout limit per hand"
+                )
+            if self.payout_limit_cents < game.payout_limit_floor_cents:
+                raise InvalidConfiguration(
+                    f"table {self.table_id}: payout limit {format_cents(self.payout_limit_cents)}"
+                    f" is below {format_cents(game.payout_limit_floor_cents)}; the limit is the "
+                    f"greater of {format_cents(game.payout_limit_floor_cents)} and what one "
+                    f"patron could win per round betting the minimum "
+                    f"({game.payout_limit_citation})"
+                )
+            if any(offer.meter_ids for offer in self.wagers):
+                raise InvalidConfiguration(
+                    f"table {self.table_id}: a payout limit with meter awards is not supported"
+                )
+
+    @classmethod
+    def progressive(
+        cls,
+        table_id: str,
+        game: str,
+        paytable: str,
+        seats: int,
+        link_group_id: str,
+        meter_id: str,
+        wager_cents: int = DEFAULT_WAGER_CENTS,
+    ) -> TableConfig:
+        """A table offering only the progressive wager, fixed at ``wager_cents``, on the
+        regulation paytable called ``paytable``, feeding ``meter_id``."""
+        rules = get_game(game).wager("progressive")
+        if not 0 < wager_cents <= MAX_WAGER_CENTS:
             raise InvalidAmount(
-                f"table {self.table_id}: the progressive wager must be 1 to {MAX_WAGER_CENTS} "
-                f"cents, got {self.wager_cents}"
+                f"table {table_id}: the progressive wager must be 1 to {MAX_WAGER_CENTS} "
+                f"cents, got {wager_cents}"
             )
+        offer = WagerOffer(
+            "progressive", rules.paytable(paytable), wager_cents, wager_cents, (meter_id,)
+        )
+        return cls(table_id, game, seats, link_group_id, (offer,))
 
     @property
     def game_rules(self) -> Game:
         """The :class:`Game` this table deals."""
         return get_game(self.game)
+
+    @property
+    def meter_ids(self) -> tuple[str, ...]:
+        """Every meter the table's wagers feed, each once, in offer order."""
+        return tuple(dict.fromkeys(m for offer in self.wagers for m in offer.meter_ids))
+
+    def offer(self, wager: str) -> WagerOffer | None:
+        """The offer of the wager called ``wager``, or None when the table does not offer it."""
+        for offer in self.wagers:
+            if offer.wager == wager:
+                return offer
+        return None
+
+    def to_data(self) -> dict[str, object]:
+        """Plain data for the stored registration (canonical JSON is built from it)."""
+        return {
+            "table_id": self.table_id,
+            "game": self.game,
+            "seats": self.seats,
+            "link_group_id": self.link_group_id,
+            "wagers": [offer.to_data() for offer in self.wagers],
+            "payout_limit_cents": self.payout_limit_cents,
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> TableConfig:
+        """Read :meth:`to_data`'s output back."""
+        return cls(
+            str(data["table_id"]),
+            str(data["game"]),
+            int(data["seats"]),
+            str(data["link_group_id"]),
+            tuple(WagerOffer.from_data(offer) for offer in data["wagers"]),
+            int(data.get("payout_limit_cents", 0)),
+        )

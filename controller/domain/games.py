@@ -39,8 +39,12 @@ class Game:
     min_reset_citation: str
     wagers: dict[str, WagerTable]
     name_hand: Callable[[Sequence[Card]], str]  # the hand's rank, e.g. "royal_flush"
+    settle_order: tuple[str, ...]  # a seat's wagers in the order the dealer settles them
     joker: bool = False  # dealt from 52 cards plus one joker ("JK")
-    settled: bool = False  # whether the controller settles its tables' rounds yet
+    community_cards: int = 0  # dealt only when a wager on them was placed
+    rest_void_citation: str = ""  # where a bonus still settles when the round is otherwise void
+    payout_limit_floor_cents: int = 0  # the lowest aggregate payout limit per hand (0: none)
+    payout_limit_citation: str = ""
 
     def seats_refusal(self, what: str, seats: int) -> str | None:
         """Why ``seats`` seats are refused for ``what`` (a table), or None if they are fine."""
@@ -75,7 +79,8 @@ CARIBBEAN_STUD = Game(
     min_reset_citation="§ 639a.12(d)(3)",
     wagers=CARIBBEAN_STUD_WAGERS,
     name_hand=lambda cards: evaluate(cards).category.label,
-    settled=True,
+    # § 639a.11(c)(4)-(5): the Bonus Wager, then the Progressive Payout Wager.
+    settle_order=("bonus", "five_card_bonus", "progressive"),
 )
 
 TEXAS_HOLDEM_BONUS = Game(
@@ -89,6 +94,10 @@ TEXAS_HOLDEM_BONUS = Game(
     min_reset_citation="",
     wagers=TEXAS_HOLDEM_BONUS_WAGERS,
     name_hand=lambda cards: two_card.classify(cards).value,
+    settle_order=("bonus",),
+    rest_void_citation="§ 647a.13(a), (d)",
+    payout_limit_floor_cents=5_000_000,  # $50,000
+    payout_limit_citation="§ 647a.12(c)",
 )
 
 # The seeds do not give the seat limits of these two games' tables (their § x.2 is not among
@@ -105,6 +114,8 @@ THREE_CARD_POKER = Game(
     min_reset_citation="",
     wagers=THREE_CARD_POKER_WAGERS,
     name_hand=lambda cards: three_card.evaluate(cards).category.label,
+    settle_order=("progressive", "five_card_bonus", "five_card_progressive"),
+    community_cards=2,  # § 649a.9(b)
 )
 
 SIX_CARD_FORTUNE_PAI_GOW = Game(
@@ -118,6 +129,8 @@ SIX_CARD_FORTUNE_PAI_GOW = Game(
     min_reset_citation="",
     wagers=SIX_CARD_FORTUNE_WAGERS,
     name_hand=lambda cards: evaluate_best_five(cards).category.label,
+    # § 670a.11(h): the Fortune Bonus, the Insurance, then the Progressive Payout Wager.
+    settle_order=("fortune_bonus", "insurance", "progressive"),
     joker=True,
 )
 

@@ -9,7 +9,7 @@ paytable pays the highest of them that it lists.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -24,8 +24,9 @@ from controller.errors import InvalidConfiguration
 
 _AWARD = re.compile(
     r"^(?:(?P<odds>\d[\d,]*) (?P<word>for|to) 1"
-    r"|(?P<percent>\d{1,3}(?:\.\d{1,4})?)% of (?:the )?meter"
-    r"|(?P<dollars>\$[\d,]+(?:\.\d{1,2})?))$"
+    r"|(?P<percent>\d{1,3}(?:\.\d{1,4})?)% of (?:the )?meter(?: (?P<meter>[A-Za-z0-9._-]{1,64}))?"
+    r"|(?P<dollars>\$[\d,]+(?:\.\d{1,2})?))$",
+    re.IGNORECASE,
 )
 
 
@@ -36,6 +37,7 @@ class AwardKind(StrEnum):
     TO_ONE = "to_one"  # N x wager plus the wager back
     PERCENT_OF_METER = "percent_of_meter"  # P% of the meter at the seat's turn, floor to cent
     FIXED_AMOUNT = "fixed_amount"  # a fixed amount in cents, whatever the wager
+    ENVY = "envy"  # a fixed amount for another seat's qualifying hand (a result, not a line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +45,15 @@ class AwardRule:
     """One paytable line's payout.
 
     ``multiplier`` is N for ``for_one``/``to_one``; ``meter_ppm`` is P% of the meter in parts
-    per million (10% = 100,000; 100% = 1,000,000) for ``percent_of_meter``.
+    per million (10% = 100,000; 100% = 1,000,000) for ``percent_of_meter``, and ``meter`` the
+    meter it names ("10% of meter tcp-grand"), empty for the first meter the wager feeds.
     """
 
     kind: AwardKind
     multiplier: int = 0
     meter_ppm: int = 0
     amount_cents: int = 0
+    meter: str = ""
 
     @classmethod
     def for_one(cls, multiplier: int) -> AwardRule:
@@ -70,7 +74,7 @@ class AwardRule:
     def parse(cls, text: str) -> AwardRule:
         """Read an award as a paytable prints it: "500 for 1", "25 to 1", "10% of meter",
         "$500"; raise :class:`InvalidConfiguration` otherwise."""
-        cleaned = " ".join(text.split()).lower()
+        cleaned = " ".join(text.split())
         match = _AWARD.match(cleaned)
         if match is None:
             raise InvalidConfiguration(
@@ -78,7 +82,7 @@ class AwardRule:
             )
         if match["odds"]:
             multiplier = int(match["odds"].replace(",", ""))
-            kind = AwardKind.FOR_ONE if match["word"] == "for" else AwardKind.TO_ONE
+            kind = AwardKind.FOR_ONE if match["word"].lower() == "for" else AwardKind.TO_ONE
             if multiplier <= 0:
                 raise InvalidConfiguration(f"award {text!r} must pay more than nothing")
             return cls(kind, multiplier=multiplier)
@@ -86,7 +90,7 @@ class AwardRule:
             ppm = parse_percent_ppm(match["percent"], "percentage of the meter")
             if ppm == 0:
                 raise InvalidConfiguration(f"award {text!r} must pay more than 0% of the meter")
-            return cls(AwardKind.PERCENT_OF_METER, meter_ppm=ppm)
+            return cls(AwardKind.PERCENT_OF_METER, meter_ppm=ppm, meter=match["meter"] or "")
         amount = parse_dollars_cents(match["dollars"])
         if amount <= 0:
             raise InvalidConfiguration(f"award {text!r} must pay more than $0")
@@ -96,7 +100,8 @@ class AwardRule:
     def text(self) -> str:
         """The line as the regulation prints it: "5,000 for 1", "10% of meter", "$500.00"."""
         if self.kind is AwardKind.PERCENT_OF_METER:
-            return f"{format_percent(self.meter_ppm)}% of meter"
+            named = f" {self.meter}" if self.meter else ""
+            return f"{format_percent(self.meter_ppm)}% of meter{named}"
         if self.kind is AwardKind.FIXED_AMOUNT:
             return format_cents(self.amount_cents)
         word = "for" if self.kind is AwardKind.FOR_ONE else "to"
@@ -113,29 +118,67 @@ class AwardRule:
         raise ValueError("a percentage-of-meter award is computed from the meter, not the wager")
 
 
+Lines = tuple[tuple[str, AwardRule], ...]
+
+
+def _highest(lines: Lines, qualified: Sequence[str]) -> tuple[str, AwardRule] | None:
+    for line in qualified:
+        for name, rule in lines:
+            if name == line:
+                return line, rule
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Paytable:
-    """A regulation paytable: its name ("A"), where it is printed, and its lines, highest first."""
+    """A paytable: its name ("A"), where it is printed, and its lines, highest first.
+
+    ``envy_lines`` (fixed amounts) are the Envy Bonus: what every other entitled seat is paid
+    for one qualifying hand at the table (§ 670a.11(h)(1)(ii), (3)(ii)).
+    """
 
     name: str
     citation: str
-    lines: tuple[tuple[str, AwardRule], ...]
+    lines: Lines
+    envy_lines: Lines = ()
 
     def award_for(self, line: str) -> AwardRule | None:
         """The award for a hand on ``line`` (e.g. ``royal_flush``), or ``None``: no payout."""
-        for name, rule in self.lines:
-            if name == line:
-                return rule
-        return None
+        paid = _highest(self.lines, (line,))
+        return paid[1] if paid else None
 
     def highest_award(self, lines: Sequence[str]) -> tuple[str, AwardRule] | None:
         """Of the ``lines`` a hand qualifies for (highest first), the first this paytable
         lists, with its award: a wager is paid only its highest line (§ 639a.12(d)(2))."""
-        for line in lines:
-            rule = self.award_for(line)
-            if rule is not None:
-                return line, rule
-        return None
+        return _highest(self.lines, lines)
+
+    def envy_award(self, lines: Sequence[str]) -> tuple[str, AwardRule] | None:
+        """The envy bonus a hand on ``lines`` qualifies, or ``None`` (not a qualifying hand)."""
+        return _highest(self.envy_lines, lines)
+
+    def meters_named(self) -> set[str]:
+        """The meters its percentage lines name ("" for the wager's first meter)."""
+        return {rule.meter for _, rule in self.lines if rule.kind is AwardKind.PERCENT_OF_METER}
+
+    def to_data(self) -> dict[str, object]:
+        """The paytable as plain data (each award as it prints): what a registration stores."""
+        return {
+            "name": self.name,
+            "citation": self.citation,
+            "lines": [[line, rule.text] for line, rule in self.lines],
+            "envy_lines": [[line, rule.text] for line, rule in self.envy_lines],
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, object]) -> Paytable:
+        """Read :meth:`to_data`'s output back."""
+
+        def lines(key: str) -> Lines:
+            raw = data.get(key, [])
+            assert isinstance(raw, list)
+            return tuple((str(line), AwardRule.parse(str(text))) for line, text in raw)
+
+        return cls(str(data["name"]), str(data["citation"]), lines("lines"), lines("envy_lines"))
 
 
 def _caribbean_progressive(

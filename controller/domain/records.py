@@ -51,15 +51,31 @@ class MeterState:
 
 
 @dataclass(frozen=True, slots=True)
+class Contribution:
+    """A wager's contribution to one meter (microcents): to the meter, and to its reserve
+    (the reserve rate plus whatever the ceiling diverted)."""
+
+    meter_id: str
+    to_meter_microcents: int
+    to_reserve_microcents: int
+
+    @property
+    def total_microcents(self) -> int:
+        """Both parts together."""
+        return self.to_meter_microcents + self.to_reserve_microcents
+
+
+@dataclass(frozen=True, slots=True)
 class AcceptedWager:
-    """A wager fixed at lockout, with where its contribution went (microcents)."""
+    """A wager fixed at lockout, with where its contributions went (none for a wager that
+    feeds no meter)."""
 
     seat: int
     kind: str
     amount_cents: int
-    meter_id: str
-    to_meter_microcents: int
-    to_reserve_microcents: int
+    contributions: tuple[Contribution, ...] = ()
+    on_dealer: bool = False
+    envy: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,11 +100,16 @@ class SeatOutcome(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class SeatResult:
-    """One seat's settlement. Cents; for a percentage award the meter at the seat's turn."""
+    """One wager's settlement (or one envy bonus, or a seat without a wager). Cents; for a
+    percentage award the meter at the wager's turn."""
 
     seat: int
     hand: str
     outcome: SeatOutcome
+    wager: str = ""
+    on_dealer: bool = False
+    envy_for_seat: int = 0
+    limited_from_cents: int = 0
     award_kind: str = ""
     award_text: str = ""
     amount_cents: int = 0

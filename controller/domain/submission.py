@@ -39,36 +39,20 @@ Every refusal names the file's entry and cites the section it breaks. Example::
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from controller.domain.config import (
     LinkGroupConfig,
     MeterConfig,
     TableConfig,
+    WagerOffer,
     check_id,
 )
 from controller.domain.games import Game, get_game
 from controller.domain.money import format_cents, parse_dollars_cents, parse_percent_ppm
-from controller.domain.paytables import AwardKind, AwardRule, Paytable
-from controller.domain.wagers import SUIT_NAMES, WagerTable
+from controller.domain.wagers import SUIT_NAMES
 from controller.errors import InvalidAmount, InvalidConfiguration
-
-
-@dataclass(frozen=True, slots=True)
-class WagerOffer:
-    """One wager a game offers: the chosen paytable and the amounts (cents).
-
-    A progressive wager has a fixed ``amount_cents`` and a ``meter_id``; other wagers have a
-    ``min_cents``..``max_cents`` range.
-    """
-
-    wager: str
-    paytable: Paytable
-    amount_cents: int = 0
-    min_cents: int = 0
-    max_cents: int = 0
-    meter_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,37 +67,29 @@ class TableOffer:
 
 @dataclass(frozen=True, slots=True)
 class RulesSubmission:
-    """A validated Rules Submission."""
+    """A validated Rules Submission. ``payout_limits`` maps a game to its aggregate payout
+    limit per hand in cents (§ 647a.12(c)); games without one are absent."""
 
     operator: str
     link_groups: tuple[LinkGroupConfig, ...]
     meters: tuple[MeterConfig, ...]
     games: dict[str, dict[str, WagerOffer]]
     tables: tuple[TableOffer, ...]
-
-    def unsettled_tables(self) -> list[TableOffer]:
-        """Tables of games whose rounds the controller does not settle yet (not registered)."""
-        return [t for t in self.tables if not get_game(t.game).settled]
+    payout_limits: dict[str, int] = field(default_factory=dict)
 
     def table_configs(self) -> list[TableConfig]:
-        """The tables the controller settles (a progressive wager, a game it settles), as it
-        registers them."""
-        configs = []
-        for table in self.tables:
-            progressive = self.games[table.game].get("progressive")
-            if progressive is not None and get_game(table.game).settled:
-                configs.append(
-                    TableConfig(
-                        table.table_id,
-                        table.game,
-                        progressive.paytable.name,
-                        table.seats,
-                        table.link_group_id,
-                        progressive.meter_id,
-                        progressive.amount_cents,
-                    )
-                )
-        return configs
+        """Every table as the controller registers it, with every wager its game offers."""
+        return [
+            TableConfig(
+                table.table_id,
+                table.game,
+                table.seats,
+                table.link_group_id,
+                tuple(self.games[table.game].values()),
+                self.payout_limits.get(table.game, 0),
+            )
+            for table in self.tables
+        ]
 
 
 _KEYS = {
@@ -129,7 +105,18 @@ _KEYS = {
         "ceiling",
     },
     "tables": {"id", "game", "seats", "link_group"},
-    "wager": {"paytable", "amount", "meter", "min", "max", "lines", "declared_suit"},
+    "wager": {
+        "paytable",
+        "amount",
+        "meter",
+        "meters",
+        "min",
+        "max",
+        "lines",
+        "envy",
+        "declared_suit",
+    },
+    "game": {"wagers", "payout_limit"},
     "line": {"hand", "suit", "award"},
     "top": {"submission", "link_groups", "meters", "games", "tables"},
 }
@@ -186,10 +173,33 @@ def _table_of(data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
     return items
 
 
+def _limits(where: str, data: Mapping[str, Any]) -> tuple[int, int]:
+    """A wager's amounts: ``amount`` for a fixed wager, or ``min`` and ``max``."""
+    if "amount" in data:
+        if "min" in data or "max" in data:
+            raise InvalidConfiguration(f"{where}: give either amount (fixed) or min and max")
+        amount = _dollars(where, data, "amount")
+        return amount, amount
+    return _dollars(where, data, "min"), _dollars(where, data, "max")
+
+
+def _meter_ids(where: str, data: Mapping[str, Any]) -> tuple[str, ...]:
+    """``meter = "id"`` or ``meters = ["grand", "minor"]`` (the first pays "P% of meter")."""
+    if "meter" in data and "meters" in data:
+        raise InvalidConfiguration(f"{where}: give either meter or meters")
+    if "meter" in data:
+        return (check_id(_entry(where, data, "meter"), "meter id"),)
+    ids = data.get("meters", [])
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise InvalidConfiguration(f"{where}: 'meters' must be a list of meter ids")
+    return tuple(check_id(i, "meter id") for i in ids)
+
+
 def _wager_offer(game: Game, wager_name: str, data: Mapping[str, Any]) -> WagerOffer:
     where = f"games.{game.name}.wagers.{wager_name}"
     _only(where, data, "wager")
     wager = game.wager(wager_name)
+    envy = _written_lines(where, "envy", data) if "envy" in data else []
     if wager.paytables:
         if "lines" in data:
             raise InvalidConfiguration(
@@ -197,41 +207,29 @@ def _wager_offer(game: Game, wager_name: str, data: Mapping[str, Any]) -> WagerO
                 "instead of writing lines"
             )
         paytable = wager.paytable(_entry(where, data, "paytable"))
+        if envy:
+            written = wager.written_paytable(where, paytable.name, [], envy)
+            paytable = replace(paytable, envy_lines=written.envy_lines)
     else:
-        paytable = _written_paytable(where, wager, data)
-    if wager_name == "progressive":
-        amount = _dollars(where, data, "amount")
-        if amount <= 0:
-            raise InvalidConfiguration(f"{where}: the progressive wager must be above $0")
-        return WagerOffer(
-            wager_name,
-            paytable,
-            amount_cents=amount,
-            meter_id=check_id(_entry(where, data, "meter"), "meter id"),
-        )
-    if any(rule.kind is AwardKind.PERCENT_OF_METER for _, rule in paytable.lines):
-        raise InvalidConfiguration(f"{where}: only a progressive wager pays a share of a meter")
-    low, high = _dollars(where, data, "min"), _dollars(where, data, "max")
-    if not 0 < low <= high:
-        raise InvalidConfiguration(
-            f"{where}: wager limits must satisfy 0 < min <= max, got {format_cents(low)} to "
-            f"{format_cents(high)}"
-        )
-    return WagerOffer(wager_name, paytable, min_cents=low, max_cents=high)
+        lines = _written_lines(where, "lines", data)
+        paytable = wager.written_paytable(where, str(data.get("paytable", "")), lines, envy)
+    low, high = _limits(where, data)
+    offer = WagerOffer(wager_name, paytable, low, high, _meter_ids(where, data))
+    offer.check(game, where)
+    return offer
 
 
-def _written_paytable(where: str, wager: WagerTable, data: Mapping[str, Any]) -> Paytable:
-    """A paytable the seeds do not print, written out line by line in the submission.
+def _written_lines(where: str, key: str, data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Lines written out in the submission, as (hand line, award text).
 
-    Each line names a hand the game can make (``mini_royal``), optionally in a suit
-    (``suit = "spades"``, or ``"declared"`` with the wager's ``declared_suit``), and its
-    award as a paytable prints it. A hand the game cannot produce is refused.
+    Each names a hand the game can make (``mini_royal``), optionally in a suit
+    (``suit = "spades"``, or ``"declared"`` with the wager's ``declared_suit``); the wager
+    refuses a hand it cannot produce.
     """
-    known = wager.known_lines()
     declared = data.get("declared_suit")
-    lines: list[tuple[str, AwardRule]] = []
-    for number, raw in enumerate(_table_of(data, "lines"), start=1):
-        at = f"{where}.lines[{number}]"
+    lines: list[tuple[str, str]] = []
+    for number, raw in enumerate(_table_of(data, key), start=1):
+        at = f"{where}.{key}[{number}]"
         _only(at, raw, "line")
         line = str(_entry(at, raw, "hand"))
         suit = raw.get("suit")
@@ -245,20 +243,8 @@ def _written_paytable(where: str, wager: WagerTable, data: Mapping[str, Any]) ->
                     f"{at}: suit {suit!r} is not one of {', '.join(SUIT_NAMES.values())}"
                 )
             line = f"{line}_in_{suit}"
-        if line not in known:
-            raise InvalidConfiguration(
-                f"{at}: {wager.title} ({wager.citation}) cannot produce a hand {line!r}; its "
-                f"hands are {', '.join(sorted(h for h in known if '_in_' not in h))}"
-            )
-        if any(line == existing for existing, _ in lines):
-            raise InvalidConfiguration(f"{at}: hand {line!r} is listed twice")
-        lines.append((line, AwardRule.parse(str(_entry(at, raw, "award")))))
-    if not lines:
-        raise InvalidConfiguration(
-            f"{where}: the seeds print no paytable for the {wager.title}; write it out as "
-            "[[...lines]] with hand and award"
-        )
-    return Paytable(str(data.get("paytable", "submitted")), "Rules Submission", tuple(lines))
+        lines.append((line, str(_entry(at, raw, "award"))))
+    return lines
 
 
 def _meter(where: str, raw: Mapping[str, Any]) -> MeterConfig:
@@ -285,34 +271,49 @@ def _meter(where: str, raw: Mapping[str, Any]) -> MeterConfig:
 
 def _games(
     data: Mapping[str, Any], meter_by_id: dict[str, MeterConfig]
-) -> dict[str, dict[str, WagerOffer]]:
-    """The [games] section: each game's wagers, each progressive tied to a declared meter."""
-
+) -> tuple[dict[str, dict[str, WagerOffer]], dict[str, int]]:
+    """The [games] section: each game's wagers, each meter a wager feeds declared for that
+    game; and each game's payout limit per hand, where its regulation has one."""
     games: dict[str, dict[str, WagerOffer]] = {}
+    limits: dict[str, int] = {}
     games_data = data.get("games", {})
     if not isinstance(games_data, dict) or not games_data:
         raise InvalidConfiguration("the submission offers no game: add [games.<name>.wagers.*]")
     for game_name, game_data in games_data.items():
         game = get_game(game_name)
-        wagers_data = game_data.get("wagers", {}) if isinstance(game_data, dict) else {}
+        where = f"games.{game_name}"
+        if not isinstance(game_data, dict):
+            raise InvalidConfiguration(f"{where} must be a table")
+        _only(where, game_data, "game")
+        wagers_data = game_data.get("wagers", {})
         if not wagers_data:
-            raise InvalidConfiguration(f"games.{game_name}: no wager is offered")
+            raise InvalidConfiguration(f"{where}: no wager is offered")
         offers = {name: _wager_offer(game, name, w) for name, w in wagers_data.items()}
-        progressive = offers.get("progressive")
-        if progressive is not None:
-            funding = meter_by_id.get(progressive.meter_id)
-            if funding is None:
+        for offer in offers.values():
+            for meter_id in offer.meter_ids:
+                funding = meter_by_id.get(meter_id)
+                if funding is None:
+                    raise InvalidConfiguration(
+                        f"{where}.wagers.{offer.wager}: meter {meter_id} is not declared in "
+                        "[[meters]]"
+                    )
+                if funding.game != game_name:
+                    raise InvalidConfiguration(
+                        f"{where}.wagers.{offer.wager}: meter {meter_id} funds "
+                        f"{funding.game}, not {game_name}"
+                    )
+        if game.payout_limit_citation:
+            if "payout_limit" not in game_data:
                 raise InvalidConfiguration(
-                    f"games.{game_name}.wagers.progressive: meter {progressive.meter_id} is not "
-                    "declared in [[meters]]"
+                    f"{where}: payout_limit is required: the aggregate payout limit per hand, "
+                    f"at least {format_cents(game.payout_limit_floor_cents)} "
+                    f"({game.payout_limit_citation})"
                 )
-            if funding.game != game_name:
-                raise InvalidConfiguration(
-                    f"games.{game_name}.wagers.progressive: meter {funding.meter_id} funds "
-                    f"{funding.game}, not {game_name}"
-                )
+            limits[game_name] = _dollars(where, game_data, "payout_limit")
+        elif "payout_limit" in game_data:
+            raise InvalidConfiguration(f"{where}: {game.title} has no payout limit per hand")
         games[game_name] = offers
-    return games
+    return games, limits
 
 
 def parse_submission(data: Mapping[str, Any]) -> RulesSubmission:
@@ -350,7 +351,7 @@ def parse_submission(data: Mapping[str, Any]) -> RulesSubmission:
         meters.append(meter)
     meter_by_id = {m.meter_id: m for m in meters}
 
-    games = _games(data, meter_by_id)
+    games, limits = _games(data, meter_by_id)
 
     tables = []
     for raw in _table_of(data, "tables"):
@@ -363,9 +364,16 @@ def parse_submission(data: Mapping[str, Any]) -> RulesSubmission:
         )
         _check_table(where, table, games, meter_by_id, group_ids)
         tables.append(table)
-    submission = RulesSubmission(operator, groups, tuple(meters), games, tuple(tables))
-    submission.table_configs()  # every registrable table validates as the controller will
+    submission = RulesSubmission(operator, groups, tuple(meters), games, tuple(tables), limits)
+    _configs(submission)  # every table validates as the controller will register it
     return submission
+
+
+def _configs(submission: RulesSubmission) -> list[TableConfig]:
+    try:
+        return submission.table_configs()
+    except InvalidConfiguration as error:
+        raise InvalidConfiguration(f"tables: {error}") from None
 
 
 def _check_table(
@@ -386,10 +394,11 @@ def _check_table(
             f"{where}: link group {table.link_group_id} is not declared in [[link_groups]]"
         )
     for offer in games[table.game].values():
-        meter = meters.get(offer.meter_id)
-        if meter is not None and meter.link_group_id != table.link_group_id:
-            raise InvalidConfiguration(
-                f"{where}: the table is in link group {table.link_group_id} but its "
-                f"{offer.wager} meter {meter.meter_id} is in {meter.link_group_id}; all of a "
-                "table's meters are in one link group"
-            )
+        for meter_id in offer.meter_ids:
+            meter = meters[meter_id]
+            if meter.link_group_id != table.link_group_id:
+                raise InvalidConfiguration(
+                    f"{where}: the table is in link group {table.link_group_id} but its "
+                    f"{offer.wager} meter {meter.meter_id} is in {meter.link_group_id}; all of "
+                    "a table's meters are in one link group"
+                )

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import cache
 from itertools import combinations, combinations_with_replacement
 from math import comb
@@ -26,6 +27,7 @@ from controller.domain.paytables import (
     CARIBBEAN_STUD_BONUS,
     CARIBBEAN_STUD_PROGRESSIVE,
     TEXAS_HOLDEM_BONUS,
+    AwardRule,
     Paytable,
 )
 from controller.domain.poker import HandCategory, HandValue, evaluate, five_rank_value
@@ -42,9 +44,26 @@ class LineCounts:
     total: int
 
 
+class Extra(StrEnum):
+    """Which cards besides the seat's own a wager's hand is made from."""
+
+    NONE = "none"
+    DEALER = "dealer"  # the dealer's hand decides a line (ace-ace, dealer and player)
+    COMMUNITY = "community"  # the seat's cards plus the community cards form the hand
+
+
 @dataclass(frozen=True, slots=True)
 class WagerTable:
-    """One wager of a game: its regulation paytables and how hands are placed on them."""
+    """One wager of a game: its regulation paytables and how hands are placed on them.
+
+    ``lines_of(cards, extra)`` takes the hand's cards (the seat's, plus the community cards
+    when ``extra`` is COMMUNITY) and the dealer's cards when ``extra`` is DEALER.
+    ``on_dealer_hand``: the wager may be placed on the dealer's hand (§ 639a.7(d)(4)).
+    ``envy_by_marker``: a seat is entitled to this wager's envy bonuses only with the Envy
+    lammer (§ 670a.11(h)(1)(ii)); otherwise every seat holding the wager is (§ 670a.11(h)(3)(ii)).
+    ``forfeit_on_fold``: a player who folds forfeits the wager (§ 639a.11(b)).
+    ``envy_citation``: where the wager's Envy Bonus is defined ("" when it has none).
+    """
 
     name: str
     title: str
@@ -52,6 +71,11 @@ class WagerTable:
     paytables: dict[str, Paytable]
     lines_of: Callable[[Sequence[Card], Sequence[Card]], Lines]
     line_counts: Callable[[], LineCounts]
+    extra: Extra = Extra.NONE
+    on_dealer_hand: bool = False
+    envy_by_marker: bool = False
+    forfeit_on_fold: bool = False
+    envy_citation: str = ""
 
     def paytable(self, name: str) -> Paytable:
         """The paytable called ``name``; refuse a name the regulation does not list."""
@@ -71,6 +95,48 @@ class WagerTable:
     def known_lines(self) -> frozenset[str]:
         """Every line a hand can make on this wager (what a written-out paytable may list)."""
         return frozenset(line for lines in self.line_counts().counts for line in lines)
+
+    def written_paytable(
+        self,
+        where: str,
+        name: str,
+        lines: Sequence[tuple[str, str]],
+        envy_lines: Sequence[tuple[str, str]] = (),
+    ) -> Paytable:
+        """A paytable written out line by line as (hand line, award text), highest first,
+        with its envy lines; refuse a hand the wager cannot produce or a line listed twice."""
+        known = self.known_lines()
+
+        def parsed(
+            section: str, items: Sequence[tuple[str, str]]
+        ) -> tuple[tuple[str, AwardRule], ...]:
+            seen: set[str] = set()
+            out = []
+            for number, (line, award) in enumerate(items, start=1):
+                at = f"{where}.{section}[{number}]"
+                if line not in known:
+                    raise InvalidConfiguration(
+                        f"{at}: {self.title} ({self.citation}) cannot produce a hand {line!r}; "
+                        f"its hands are {', '.join(sorted(h for h in known if '_in_' not in h))}"
+                    )
+                if line in seen:
+                    raise InvalidConfiguration(f"{at}: hand {line!r} is listed twice")
+                seen.add(line)
+                try:
+                    out.append((line, AwardRule.parse(award)))
+                except InvalidConfiguration as error:
+                    raise InvalidConfiguration(f"{at}: {error}") from None
+            return tuple(out)
+
+        written = parsed("lines", lines)
+        if not written and not self.paytables:
+            raise InvalidConfiguration(
+                f"{where}: the seeds print no paytable for the {self.title}; write it out as "
+                "lines of hand and award"
+            )
+        return Paytable(
+            name or "submitted", "Rules Submission", written, parsed("envy", envy_lines)
+        )
 
 
 # ------------------------------------------------------------------ five-card hands
@@ -117,6 +183,8 @@ def _five_card_wager(
     citation: str,
     paytables: dict[str, Paytable],
     line_of: Callable[[HandValue], str],
+    *,
+    on_dealer_hand: bool = False,
 ) -> WagerTable:
     def lines_of(cards: Sequence[Card], extra: Sequence[Card]) -> Lines:
         return (line_of(evaluate(cards)),)
@@ -127,7 +195,16 @@ def _five_card_wager(
             counts[(line_of(value),)] += ways
         return LineCounts(dict(counts), comb(52, 5))
 
-    return WagerTable(name, title, citation, paytables, lines_of, line_counts)
+    return WagerTable(
+        name,
+        title,
+        citation,
+        paytables,
+        lines_of,
+        line_counts,
+        on_dealer_hand=on_dealer_hand,
+        forfeit_on_fold=True,  # Caribbean Stud: a player who folds forfeits (§ 639a.11(b))
+    )
 
 
 CARIBBEAN_STUD_WAGERS: dict[str, WagerTable] = {
@@ -144,6 +221,15 @@ CARIBBEAN_STUD_WAGERS: dict[str, WagerTable] = {
         "§ 639a.12(c)",
         CARIBBEAN_STUD_BONUS,
         pair_of_tens_line,
+    ),
+    # Flush or better on the player's or the dealer's five cards; the seeds print no paytable.
+    "five_card_bonus": _five_card_wager(
+        "five_card_bonus",
+        "Five Card Hand Bonus Wager",
+        "§ 639a.7(d)(4)",
+        {},
+        category_line,
+        on_dealer_hand=True,
     ),
 }
 
@@ -184,6 +270,7 @@ TEXAS_HOLDEM_BONUS_WAGERS: dict[str, WagerTable] = {
         TEXAS_HOLDEM_BONUS,
         _two_card_lines,
         _two_card_counts,
+        extra=Extra.DEALER,
     ),
 }
 
@@ -224,6 +311,38 @@ def _three_card_counts() -> LineCounts:
     return LineCounts(dict(counts), comb(52, 3))
 
 
+def _five_suited_lines(cards: Sequence[Card], extra: Sequence[Card]) -> Lines:
+    """A five-card hand's lines with its suit: the seat's three cards and two community cards."""
+    suit = cards[0].suit if len({card.suit for card in cards}) == 1 else None
+    return suited_lines(evaluate(cards).category.label, suit)
+
+
+@cache
+def _five_suited_counts() -> LineCounts:
+    """Every five-card hand (2,598,960); a one-suit class counts a quarter in each suit."""
+    counts: Counter[Lines] = Counter()
+    for value, ways in five_card_classes():
+        label = value.category.label
+        if label in _SINGLE_SUITED:
+            for suit in SUIT_NAMES:
+                counts[suited_lines(label, suit)] += ways // 4
+        else:
+            counts[(label,)] += ways
+    return LineCounts(dict(counts), comb(52, 5))
+
+
+def _three_plus_community(name: str, title: str) -> WagerTable:
+    return WagerTable(
+        name,
+        title,
+        "§ 649a.9(b)",
+        {},
+        _five_suited_lines,
+        _five_suited_counts,
+        extra=Extra.COMMUNITY,
+    )
+
+
 THREE_CARD_POKER_WAGERS: dict[str, WagerTable] = {
     "progressive": WagerTable(
         "progressive",
@@ -232,6 +351,11 @@ THREE_CARD_POKER_WAGERS: dict[str, WagerTable] = {
         {},
         _three_card_lines,
         _three_card_counts,
+        envy_citation="Rules Submission (§ 601a.2)",
+    ),
+    "five_card_bonus": _three_plus_community("five_card_bonus", "Five Card Hand Bonus Wager"),
+    "five_card_progressive": _three_plus_community(
+        "five_card_progressive", "Five-Card Progressive Payout Wager"
     ),
 }
 
@@ -259,7 +383,27 @@ def _six_card_counts() -> LineCounts:
     return LineCounts(dict(counts), comb(53, 6))
 
 
-def _six_card_wager(name: str, title: str) -> WagerTable:
+KING = 13
+
+
+def _insurance_lines(cards: Sequence[Card | Joker], extra: Sequence[Card]) -> Lines:
+    """``king_high_or_less``: no pair, straight or flush and no ace (the joker is an ace)
+    in the best five of six (§ 670a.11(h)(2)); otherwise the hand's category."""
+    value = evaluate_best_five(cards)
+    if value.category.label == "high_card" and value.tiebreak[0] <= KING:
+        return ("king_high_or_less",)
+    return (value.category.label,)
+
+
+@cache
+def _insurance_counts() -> LineCounts:
+    counts: Counter[Lines] = Counter()
+    for hand, ways, _ in pattern_classes(6):
+        counts[_insurance_lines(hand, ())] += ways
+    return LineCounts(dict(counts), comb(53, 6))
+
+
+def _six_card_wager(name: str, title: str, envy_citation: str, *, marker: bool) -> WagerTable:
     return WagerTable(
         name,
         title,
@@ -267,10 +411,27 @@ def _six_card_wager(name: str, title: str) -> WagerTable:
         {},
         _six_card_lines,
         _six_card_counts,
+        envy_by_marker=marker,
+        envy_citation=envy_citation,
     )
 
 
 SIX_CARD_FORTUNE_WAGERS: dict[str, WagerTable] = {
-    "progressive": _six_card_wager("progressive", "Six-Card Fortune Progressive Payout Wager"),
-    "fortune_bonus": _six_card_wager("fortune_bonus", "Fortune Bonus Wager"),
+    "progressive": _six_card_wager(
+        "progressive",
+        "Six-Card Fortune Progressive Payout Wager",
+        "§ 670a.11(h)(3)(ii)",
+        marker=False,
+    ),
+    "fortune_bonus": _six_card_wager(
+        "fortune_bonus", "Fortune Bonus Wager", "§ 670a.11(h)(1)(ii)", marker=True
+    ),
+    "insurance": WagerTable(
+        "insurance",
+        "Insurance Wager",
+        "§ 670a.11(h)(2)",
+        {},
+        _insurance_lines,
+        _insurance_counts,
+    ),
 }

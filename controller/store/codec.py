@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from typing import Any
 
 from controller.domain.config import TableConfig
 from controller.domain.records import (
     AcceptedWager,
+    Contribution,
     Jackpot,
     LinkGroupSnapshot,
     LockoutResult,
@@ -26,6 +26,7 @@ from controller.domain.records import (
     SettleResult,
     VoidResult,
 )
+from controller.domain.rounds import Wager
 
 
 def _items(value: Any) -> list[dict[str, Any]]:
@@ -44,9 +45,22 @@ def _accepted(item: Mapping[str, Any]) -> AcceptedWager:
         seat=int(item["seat"]),
         kind=str(item["kind"]),
         amount_cents=int(item["amount_cents"]),
-        meter_id=str(item["meter_id"]),
-        to_meter_microcents=int(item["to_meter_microcents"]),
-        to_reserve_microcents=int(item["to_reserve_microcents"]),
+        contributions=tuple(
+            Contribution(
+                str(c["meter_id"]), int(c["to_meter_microcents"]), int(c["to_reserve_microcents"])
+            )
+            for c in _items(item.get("contributions"))
+        ),
+        on_dealer=bool(item.get("on_dealer", False)),
+        envy=bool(item.get("envy", False)),
+    )
+
+
+def locked_wagers(raw: str | bytes) -> tuple[Wager, ...]:
+    """The wagers stored by a lockout, as the settlement plans them."""
+    return tuple(
+        Wager(a.seat, a.kind, a.amount_cents, a.on_dealer, a.envy)
+        for a in map(_accepted, _items(json.loads(raw)))
     )
 
 
@@ -84,6 +98,10 @@ def _seat_result(item: Mapping[str, Any]) -> SeatResult:
         seat=int(item["seat"]),
         hand=str(item.get("hand", "")),
         outcome=SeatOutcome(item["outcome"]),
+        wager=str(item.get("wager", "")),
+        on_dealer=bool(item.get("on_dealer", False)),
+        envy_for_seat=int(item.get("envy_for_seat", 0)),
+        limited_from_cents=int(item.get("limited_from_cents", 0)),
         award_kind=str(item.get("award_kind", "")),
         award_text=str(item.get("award_text", "")),
         amount_cents=int(item.get("amount_cents", 0)),
@@ -152,12 +170,12 @@ def meter_state(fields: Mapping[str, str]) -> MeterState:
 
 def table_json(table: TableConfig) -> str:
     """A table's configuration as canonical JSON (compared byte for byte on re-registration)."""
-    return json.dumps(asdict(table), sort_keys=True, separators=(",", ":"))
+    return json.dumps(table.to_data(), sort_keys=True, separators=(",", ":"))
 
 
 def table_config(raw: str | bytes) -> TableConfig:
     """Decode a stored table configuration."""
-    return TableConfig(**json.loads(raw))
+    return TableConfig.from_data(json.loads(raw))
 
 
 def link_group_snapshot(raw: str | bytes) -> LinkGroupSnapshot:

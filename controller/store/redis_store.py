@@ -29,7 +29,6 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from controller.domain.config import LinkGroupConfig, MeterConfig, TableConfig
-from controller.domain.paytables import AwardKind
 from controller.domain.records import (
     Jackpot,
     JournalEntry,
@@ -38,16 +37,16 @@ from controller.domain.records import (
     LockoutResult,
     MeterState,
     MeterValue,
+    SeatOutcome,
     SettleResult,
     VoidResult,
 )
-from controller.domain.rounds import SeatPlan, Wager
+from controller.domain.rounds import Payout, Wager
 from controller.errors import (
     AlreadyExists,
     FailedPrecondition,
     IdempotencyConflict,
     InvalidConfiguration,
-    InvalidSeat,
     JackpotError,
     NotConfirmed,
     NotFound,
@@ -82,8 +81,15 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "NOT_FOUND": NotFound,
     "EXISTS": AlreadyExists,
     "INVALID": InvalidConfiguration,
-    "MISSING_SEAT": InvalidSeat,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class LockedRound:
+    """A locked-out round as a settlement plans against it."""
+
+    wagers: tuple[Wager, ...]
+    lockout_fingerprint: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,12 +346,14 @@ class RedisStore:
         )
 
     async def register_table(self, table: TableConfig) -> TableConfig:
-        """Register a table in its meter's link group; idempotent for the same definition."""
-        meter_group = await self._meter_link_group(table.meter_id)
-        if meter_group != table.link_group_id:
-            raise InvalidConfiguration(
-                f"meter {table.meter_id} is in link group {meter_group}, not {table.link_group_id}"
-            )
+        """Register a table in its meters' link group; idempotent for the same definition."""
+        for meter_id in table.meter_ids:
+            meter_group = await self._meter_link_group(meter_id)
+            if meter_group != table.link_group_id:
+                raise InvalidConfiguration(
+                    f"meter {meter_id} is in link group {meter_group}, not "
+                    f"{table.link_group_id}; all of a table's meters are in its link group"
+                )
         group = keys.LinkGroupKeys(table.link_group_id)
         async with self._claim(keys.TABLE_INDEX, table.table_id, table.link_group_id, "table"):
             await self._run(
@@ -353,11 +361,16 @@ class RedisStore:
                 [
                     group.table(table.table_id),
                     group.tables,
-                    group.meter(table.meter_id),
                     group.journal,
                     group.seq,
+                    *(group.meter(meter_id) for meter_id in table.meter_ids),
                 ],
-                [table.table_id, codec.table_json(table), table.meter_id, table.game],
+                [
+                    table.table_id,
+                    codec.table_json(table),
+                    json.dumps(table.meter_ids),
+                    table.game,
+                ],
             )
         self._tables[table.table_id] = table
         return table
@@ -390,58 +403,76 @@ class RedisStore:
         group = keys.LinkGroupKeys(table.link_group_id)
         return group, group.round(table.table_id, round_id)
 
+    @staticmethod
+    def _meter_keys(group: keys.LinkGroupKeys, table: TableConfig) -> list[str]:
+        return [group.meter(meter_id) for meter_id in table.meter_ids]
+
     async def lockout(
         self, table: TableConfig, round_id: int, wagers: Sequence[Wager], fingerprint: str
     ) -> LockoutResult:
         """Record the wagers accepted at lockout and apply their contributions (atomic)."""
         group, round_key = self._round_keys(table, round_id)
-        payload = json.dumps(
-            [{"seat": w.seat, "kind": str(w.kind), "amount_cents": w.amount_cents} for w in wagers]
-        )
+        payload = json.dumps([_wager_item(table, w) for w in wagers])
         return await self._apply(
             self._scripts.lockout,
             [
                 round_key,
                 group.table(table.table_id),
-                group.meter(table.meter_id),
                 group.journal,
                 group.seq,
+                *self._meter_keys(group, table),
             ],
             [
                 table.table_id,
                 round_id,
                 fingerprint,
                 payload,
-                table.meter_id,
+                json.dumps(table.meter_ids),
                 self._round_retention_seconds,
             ],
             codec.lockout_result,
         )
 
+    async def locked_round(self, table: TableConfig, round_id: int) -> LockedRound | None:
+        """The wagers a round was locked out with and that lockout's fingerprint, or None
+        when the round was never locked out (or its record expired). Wagers never change
+        after the lockout; the settle script checks the fingerprint again."""
+        _, round_key = self._round_keys(table, round_id)
+        raw = await self._read(self._client.hmget(round_key, "wagers", "lockout_fp"))
+        if raw[0] is None:
+            return None
+        return LockedRound(codec.locked_wagers(raw[0]), raw[1])
+
     async def settle(
-        self, table: TableConfig, round_id: int, plan: Sequence[SeatPlan], fingerprint: str
+        self,
+        table: TableConfig,
+        round_id: int,
+        plan: Sequence[Payout],
+        lockout_fingerprint: str,
+        fingerprint: str,
     ) -> SettleResult:
-        """Pay the plan in its order from the live meter, journal it, answer it (atomic)."""
+        """Pay the plan in its order from the live meters, journal it, answer it (atomic)."""
         group, round_key = self._round_keys(table, round_id)
-        payload = json.dumps([_plan_item(item, table.wager_cents) for item in plan])
+        payload = json.dumps([_plan_item(item) for item in plan])
         return await self._apply(
             self._scripts.settle,
             [
                 round_key,
-                group.meter(table.meter_id),
                 group.journal,
                 group.seq,
                 group.jackpots,
                 group.pending,
+                *self._meter_keys(group, table),
             ],
             [
                 table.table_id,
                 round_id,
                 fingerprint,
                 payload,
-                table.meter_id,
+                json.dumps(table.meter_ids),
                 self._round_retention_seconds,
                 table.link_group_id,
+                lockout_fingerprint,
             ],
             codec.settle_result,
         )
@@ -449,17 +480,17 @@ class RedisStore:
     async def void_round(
         self, table: TableConfig, round_id: int, reason: str, fingerprint: str
     ) -> VoidResult:
-        """Void a locked, unsettled round: its contributions leave the meter (atomic)."""
+        """Void a locked, unsettled round: its contributions leave the meters (atomic)."""
         group, round_key = self._round_keys(table, round_id)
         return await self._apply(
             self._scripts.void_round,
-            [round_key, group.meter(table.meter_id), group.journal, group.seq],
+            [round_key, group.journal, group.seq, *self._meter_keys(group, table)],
             [
                 table.table_id,
                 round_id,
                 fingerprint,
                 reason,
-                table.meter_id,
+                json.dumps(table.meter_ids),
                 self._round_retention_seconds,
             ],
             codec.void_result,
@@ -547,16 +578,35 @@ class RedisStore:
             start = "(" + rows[-1][0]
 
 
-def _plan_item(plan: SeatPlan, wager_cents: int) -> dict[str, Any]:
-    item: dict[str, Any] = {"seat": plan.seat, "hand": plan.hand, "folded": plan.folded}
-    if plan.award is not None:
-        percent = plan.award.kind is AwardKind.PERCENT_OF_METER
+def _wager_item(table: TableConfig, wager: Wager) -> dict[str, Any]:
+    offer = table.offer(wager.kind)
+    return {
+        "seat": wager.seat,
+        "kind": wager.kind,
+        "amount_cents": wager.amount_cents,
+        "on_dealer": wager.on_dealer,
+        "envy": wager.envy,
+        "meters": list(offer.meter_ids) if offer else [],
+    }
+
+
+def _plan_item(payout: Payout) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "seat": payout.seat,
+        "wager": payout.wager,
+        "on_dealer": payout.on_dealer,
+        "hand": payout.hand,
+        "outcome": str(payout.outcome),
+        "envy_for_seat": payout.envy_for_seat,
+        "limited_from_cents": payout.limited_from_cents,
+    }
+    if payout.award is not None and payout.outcome is SeatOutcome.PAID:
         item["award"] = {
-            "kind": str(plan.award.kind),
-            "meter_ppm": plan.award.meter_ppm,
-            # a fixed award is final here; a percentage is computed from the live meter
-            "amount_cents": "0" if percent else str(plan.award.fixed_award_cents(wager_cents)),
-            "text": plan.award.text,
+            "kind": payout.award_kind,
+            "meter_ppm": payout.award.meter_ppm,
+            "amount_cents": str(payout.amount_cents),
+            "text": payout.award.text,
+            "meter_id": payout.meter_id,
         }
     return item
 

@@ -38,17 +38,48 @@ class _WagerKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_WagerKind.V
     DESCRIPTOR: _descriptor.EnumDescriptor
     WAGER_KIND_UNSPECIFIED: _WagerKind.ValueType  # 0
     WAGER_KIND_PROGRESSIVE: _WagerKind.ValueType  # 1
+    """Progressive Payout Wager: Caribbean Stud (§ 639a.7(d)(2)), Three Card Poker (the seat's three
+    cards), Six-Card Fortune Pai Gow (best five of six, § 670a.11(h)(3)).
+    """
+    WAGER_KIND_BONUS: _WagerKind.ValueType  # 2
+    """Caribbean Stud Bonus Wager (§ 639a.7(d)(3)); Texas Hold 'Em Bonus Wager (§ 647a.7(d)(2))."""
+    WAGER_KIND_FIVE_CARD_BONUS: _WagerKind.ValueType  # 3
+    """Five Card Hand Bonus Wager: Caribbean Stud, on the player's or the dealer's hand
+    (§ 639a.7(d)(4)); Three Card Poker, on the seat's three cards and two community cards.
+    """
+    WAGER_KIND_FIVE_CARD_PROGRESSIVE: _WagerKind.ValueType  # 4
+    """Three Card Poker Five-Card Progressive Payout Wager (seat's three + two community cards)."""
+    WAGER_KIND_FORTUNE_BONUS: _WagerKind.ValueType  # 5
+    """Six-Card Fortune Pai Gow: Fortune Bonus Wager (§ 670a.11(h)(1)) and Insurance Wager
+    (§ 670a.11(h)(2)).
+    """
+    WAGER_KIND_INSURANCE: _WagerKind.ValueType  # 6
 
 class WagerKind(_WagerKind, metaclass=_WagerKindEnumTypeWrapper):
     """---------------------------------------------------------------------------------------------
     Shared types
 
-    The wager a seat places. Caribbean Stud Poker offers the Progressive Payout Wager
-    (§ 639a.7(d)(2)); later games add their own kinds.
+    The side wagers a seat places; which ones a table offers is in its registration (Table.wagers).
     """
 
 WAGER_KIND_UNSPECIFIED: WagerKind.ValueType  # 0
 WAGER_KIND_PROGRESSIVE: WagerKind.ValueType  # 1
+"""Progressive Payout Wager: Caribbean Stud (§ 639a.7(d)(2)), Three Card Poker (the seat's three
+cards), Six-Card Fortune Pai Gow (best five of six, § 670a.11(h)(3)).
+"""
+WAGER_KIND_BONUS: WagerKind.ValueType  # 2
+"""Caribbean Stud Bonus Wager (§ 639a.7(d)(3)); Texas Hold 'Em Bonus Wager (§ 647a.7(d)(2))."""
+WAGER_KIND_FIVE_CARD_BONUS: WagerKind.ValueType  # 3
+"""Five Card Hand Bonus Wager: Caribbean Stud, on the player's or the dealer's hand
+(§ 639a.7(d)(4)); Three Card Poker, on the seat's three cards and two community cards.
+"""
+WAGER_KIND_FIVE_CARD_PROGRESSIVE: WagerKind.ValueType  # 4
+"""Three Card Poker Five-Card Progressive Payout Wager (seat's three + two community cards)."""
+WAGER_KIND_FORTUNE_BONUS: WagerKind.ValueType  # 5
+"""Six-Card Fortune Pai Gow: Fortune Bonus Wager (§ 670a.11(h)(1)) and Insurance Wager
+(§ 670a.11(h)(2)).
+"""
+WAGER_KIND_INSURANCE: WagerKind.ValueType  # 6
 Global___WagerKind: _TypeAlias = WagerKind  # noqa: Y015
 
 class _AwardKind:
@@ -93,7 +124,7 @@ class _SeatOutcomeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SeatOutco
     DESCRIPTOR: _descriptor.EnumDescriptor
     SEAT_OUTCOME_UNSPECIFIED: _SeatOutcome.ValueType  # 0
     SEAT_OUTCOME_PAID: _SeatOutcome.ValueType  # 1
-    """the hand is on the paytable"""
+    """the hand is on the paytable (or an envy bonus is paid)"""
     SEAT_OUTCOME_NO_AWARD: _SeatOutcome.ValueType  # 2
     """a wager, but the hand does not pay"""
     SEAT_OUTCOME_FORFEITED: _SeatOutcome.ValueType  # 3
@@ -105,7 +136,7 @@ class SeatOutcome(_SeatOutcome, metaclass=_SeatOutcomeEnumTypeWrapper): ...
 
 SEAT_OUTCOME_UNSPECIFIED: SeatOutcome.ValueType  # 0
 SEAT_OUTCOME_PAID: SeatOutcome.ValueType  # 1
-"""the hand is on the paytable"""
+"""the hand is on the paytable (or an envy bonus is paid)"""
 SEAT_OUTCOME_NO_AWARD: SeatOutcome.ValueType  # 2
 """a wager, but the hand does not pay"""
 SEAT_OUTCOME_FORFEITED: SeatOutcome.ValueType  # 3
@@ -150,21 +181,33 @@ class Wager(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
     AMOUNT_CENTS_FIELD_NUMBER: _builtins.int
+    ON_DEALER_HAND_FIELD_NUMBER: _builtins.int
+    ENVY_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """1..seats of the table; seat 1 is farthest to the dealer's left"""
     kind: Global___WagerKind.ValueType
     amount_cents: _builtins.int
-    """must equal the table's fixed progressive wager"""
+    """within the table's limits for the kind (a fixed amount for some)"""
+    on_dealer_hand: _builtins.bool
+    """Five Card Hand Bonus at Caribbean Stud: on the dealer's hand instead of the player's
+    (§ 639a.7(d)(4)); "both" is two wagers, one with each value.
+    """
+    envy: _builtins.bool
+    """Six-Card Fortune Pai Gow: the Envy lammer placed with the Fortune Bonus Wager, which
+    entitles the seat to Envy Bonuses (§ 670a.11(h)(1)(ii)).
+    """
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         kind: Global___WagerKind.ValueType = ...,
         amount_cents: _builtins.int = ...,
+        on_dealer_hand: _builtins.bool = ...,
+        envy: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "kind", b"kind", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "envy", b"envy", "kind", b"kind", "on_dealer_hand", b"on_dealer_hand", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -200,18 +243,14 @@ class LockoutRequest(_message.Message):
 Global___LockoutRequest: _TypeAlias = LockoutRequest  # noqa: Y015
 
 @_typing.final
-class AcceptedWager(_message.Message):
+class Contribution(_message.Message):
+    """A wager's contribution to one meter it feeds (a wager may feed several levels)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
-    SEAT_FIELD_NUMBER: _builtins.int
-    KIND_FIELD_NUMBER: _builtins.int
-    AMOUNT_CENTS_FIELD_NUMBER: _builtins.int
     METER_ID_FIELD_NUMBER: _builtins.int
     TO_METER_MICROCENTS_FIELD_NUMBER: _builtins.int
     TO_RESERVE_MICROCENTS_FIELD_NUMBER: _builtins.int
-    seat: _builtins.int
-    kind: Global___WagerKind.ValueType
-    amount_cents: _builtins.int
     meter_id: _builtins.str
     to_meter_microcents: _builtins.int
     """the part of the contribution added to the meter"""
@@ -220,16 +259,50 @@ class AcceptedWager(_message.Message):
     def __init__(
         self,
         *,
-        seat: _builtins.int = ...,
-        kind: Global___WagerKind.ValueType = ...,
-        amount_cents: _builtins.int = ...,
         meter_id: _builtins.str = ...,
         to_meter_microcents: _builtins.int = ...,
         to_reserve_microcents: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "kind", b"kind", "meter_id", b"meter_id", "seat", b"seat", "to_meter_microcents", b"to_meter_microcents", "to_reserve_microcents", b"to_reserve_microcents"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["meter_id", b"meter_id", "to_meter_microcents", b"to_meter_microcents", "to_reserve_microcents", b"to_reserve_microcents"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Contribution: _TypeAlias = Contribution  # noqa: Y015
+
+@_typing.final
+class AcceptedWager(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    AMOUNT_CENTS_FIELD_NUMBER: _builtins.int
+    CONTRIBUTIONS_FIELD_NUMBER: _builtins.int
+    ON_DEALER_HAND_FIELD_NUMBER: _builtins.int
+    ENVY_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    kind: Global___WagerKind.ValueType
+    amount_cents: _builtins.int
+    on_dealer_hand: _builtins.bool
+    envy: _builtins.bool
+    @_builtins.property
+    def contributions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Contribution]:
+        """empty for a wager that feeds no meter"""
+
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        kind: Global___WagerKind.ValueType = ...,
+        amount_cents: _builtins.int = ...,
+        contributions: _abc.Iterable[Global___Contribution] | None = ...,
+        on_dealer_hand: _builtins.bool = ...,
+        envy: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "contributions", b"contributions", "envy", b"envy", "kind", b"kind", "on_dealer_hand", b"on_dealer_hand", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -274,12 +347,17 @@ class SeatCards(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
     FOLDED_FIELD_NUMBER: _builtins.int
+    BASE_GAME_WIN_CENTS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     folded: _builtins.bool
     """the player did not make the Bet Wager and forfeits (§ 639a.11(b))"""
+    base_game_win_cents: _builtins.int
+    """What the seat's other wagers (Ante, Flop, Turn, River at Texas Hold 'Em Bonus) won this
+    round, for the aggregate payout limit per hand (§ 647a.12(c)); 0 elsewhere.
+    """
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """"AS", "10H", "TD", ...; empty when folded"""
+        """"AS", "10H", "TD", joker "JK"; empty when folded"""
 
     def __init__(
         self,
@@ -287,10 +365,11 @@ class SeatCards(_message.Message):
         seat: _builtins.int = ...,
         cards: _abc.Iterable[_builtins.str] | None = ...,
         folded: _builtins.bool = ...,
+        base_game_win_cents: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "folded", b"folded", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["base_game_win_cents", b"base_game_win_cents", "cards", b"cards", "folded", b"folded", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -304,17 +383,32 @@ class SettleRequest(_message.Message):
     ROUND_ID_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
     DEALER_CARDS_FIELD_NUMBER: _builtins.int
+    COMMUNITY_CARDS_FIELD_NUMBER: _builtins.int
+    REST_OF_ROUND_VOID_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     round_id: _builtins.int
+    rest_of_round_void: _builtins.str
+    """Texas Hold 'Em Bonus: the irregularity that voided the rest of the round after the first
+    two cards; the bonus wagers are still settled (§ 647a.13(a), (d)). Empty otherwise.
+    """
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatCards]:
-        """Every seat that holds a progressive wager must appear, with its cards or as folded.
-        Seats without a wager may appear too (their cards are checked against the deck).
+        """Every seat that holds a wager must appear, with its cards or as folded. Every other seat
+        in play should appear too: its cards are checked against the deck and, at games with Envy
+        Bonuses, its hand may qualify one.
         """
 
     @_builtins.property
     def dealer_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """optional; when present, 5 cards checked against the deck"""
+        """The dealer's hand (5 Caribbean Stud, 3 Three Card Poker, 6 Six-Card Fortune, 2 Texas
+        Hold 'Em Bonus); required when a wager needs it, checked against the deck when given.
+        """
+
+    @_builtins.property
+    def community_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Three Card Poker: the two community cards, dealt only when a Five Card Hand Bonus or
+        Five-Card Progressive wager was placed (§ 649a.9(b)).
+        """
 
     def __init__(
         self,
@@ -323,10 +417,12 @@ class SettleRequest(_message.Message):
         round_id: _builtins.int = ...,
         seats: _abc.Iterable[Global___SeatCards] | None = ...,
         dealer_cards: _abc.Iterable[_builtins.str] | None = ...,
+        community_cards: _abc.Iterable[_builtins.str] | None = ...,
+        rest_of_round_void: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dealer_cards", b"dealer_cards", "round_id", b"round_id", "seats", b"seats", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["community_cards", b"community_cards", "dealer_cards", b"dealer_cards", "rest_of_round_void", b"rest_of_round_void", "round_id", b"round_id", "seats", b"seats", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -334,6 +430,10 @@ Global___SettleRequest: _TypeAlias = SettleRequest  # noqa: Y015
 
 @_typing.final
 class SeatResult(_message.Message):
+    """One result per accepted wager, one per envy bonus, and one per reported seat without a
+    wager, in settlement order.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
@@ -348,6 +448,10 @@ class SeatResult(_message.Message):
     PENDING_VALIDATION_FIELD_NUMBER: _builtins.int
     JACKPOT_ID_FIELD_NUMBER: _builtins.int
     JOURNAL_SEQ_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    ON_DEALER_HAND_FIELD_NUMBER: _builtins.int
+    ENVY_FOR_SEAT_FIELD_NUMBER: _builtins.int
+    LIMITED_FROM_CENTS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     hand: _builtins.str
     """"royal_flush", "straight_flush", ...; empty when folded"""
@@ -365,6 +469,14 @@ class SeatResult(_message.Message):
     jackpot_id: _builtins.str
     journal_seq: _builtins.int
     """the hit's place in the link group's journal order"""
+    kind: Global___WagerKind.ValueType
+    """the wager settled (unspecified for a seat without a wager)"""
+    on_dealer_hand: _builtins.bool
+    """a Five Card Hand Bonus on the dealer's hand"""
+    envy_for_seat: _builtins.int
+    """an envy bonus: the seat whose hand qualified it"""
+    limited_from_cents: _builtins.int
+    """the award before the payout limit cut it (§ 647a.12(c))"""
     def __init__(
         self,
         *,
@@ -380,10 +492,14 @@ class SeatResult(_message.Message):
         pending_validation: _builtins.bool = ...,
         jackpot_id: _builtins.str = ...,
         journal_seq: _builtins.int = ...,
+        kind: Global___WagerKind.ValueType = ...,
+        on_dealer_hand: _builtins.bool = ...,
+        envy_for_seat: _builtins.int = ...,
+        limited_from_cents: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "award_kind", b"award_kind", "award_text", b"award_text", "hand", b"hand", "jackpot_id", b"jackpot_id", "journal_seq", b"journal_seq", "meter_after_cents", b"meter_after_cents", "meter_before_cents", b"meter_before_cents", "meter_id", b"meter_id", "outcome", b"outcome", "pending_validation", b"pending_validation", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "award_kind", b"award_kind", "award_text", b"award_text", "envy_for_seat", b"envy_for_seat", "hand", b"hand", "jackpot_id", b"jackpot_id", "journal_seq", b"journal_seq", "kind", b"kind", "limited_from_cents", b"limited_from_cents", "meter_after_cents", b"meter_after_cents", "meter_before_cents", b"meter_before_cents", "meter_id", b"meter_id", "on_dealer_hand", b"on_dealer_hand", "outcome", b"outcome", "pending_validation", b"pending_validation", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -401,7 +517,9 @@ class SettleResponse(_message.Message):
     round_id: _builtins.int
     @_builtins.property
     def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatResult]:
-        """in settlement order: seat N down to seat 1"""
+        """In settlement order: seat N down to seat 1, each seat's wagers in the order its game
+        settles them; envy bonuses after every wager of their kind (§ 670a.11(h)(1)(ii), (3)(ii)).
+        """
 
     @_builtins.property
     def meters(self) -> _containers.RepeatedCompositeFieldContainer[Global___MeterValue]:
@@ -802,6 +920,82 @@ class ListMetersResponse(_message.Message):
 Global___ListMetersResponse: _TypeAlias = ListMetersResponse  # noqa: Y015
 
 @_typing.final
+class PaytableLine(_message.Message):
+    """One paytable line as the regulation or the Rules Submission prints it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HAND_FIELD_NUMBER: _builtins.int
+    AWARD_FIELD_NUMBER: _builtins.int
+    hand: _builtins.str
+    """"royal_flush", "mini_royal_in_spades", "pair_of_tens_or_better", ..."""
+    award: _builtins.str
+    """"500 for 1", "25 to 1", "10% of meter", "10% of meter tcp-grand", "$500" """
+    def __init__(
+        self,
+        *,
+        hand: _builtins.str = ...,
+        award: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["award", b"award", "hand", b"hand"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PaytableLine: _TypeAlias = PaytableLine  # noqa: Y015
+
+@_typing.final
+class TableWager(_message.Message):
+    """A wager a table offers, with its paytable and limits (from the Rules Submission)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    PAYTABLE_FIELD_NUMBER: _builtins.int
+    LINES_FIELD_NUMBER: _builtins.int
+    ENVY_LINES_FIELD_NUMBER: _builtins.int
+    MIN_CENTS_FIELD_NUMBER: _builtins.int
+    MAX_CENTS_FIELD_NUMBER: _builtins.int
+    METER_IDS_FIELD_NUMBER: _builtins.int
+    kind: Global___WagerKind.ValueType
+    paytable: _builtins.str
+    """the regulation's name ("A"), or the submission's name"""
+    min_cents: _builtins.int
+    """equal to max_cents for a fixed wager"""
+    max_cents: _builtins.int
+    @_builtins.property
+    def lines(self) -> _containers.RepeatedCompositeFieldContainer[Global___PaytableLine]:
+        """empty: the regulation paytable called `paytable`"""
+
+    @_builtins.property
+    def envy_lines(self) -> _containers.RepeatedCompositeFieldContainer[Global___PaytableLine]:
+        """envy bonus per qualifying hand at another seat"""
+
+    @_builtins.property
+    def meter_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """the meters it feeds; "P% of meter" pays the first"""
+
+    def __init__(
+        self,
+        *,
+        kind: Global___WagerKind.ValueType = ...,
+        paytable: _builtins.str = ...,
+        lines: _abc.Iterable[Global___PaytableLine] | None = ...,
+        envy_lines: _abc.Iterable[Global___PaytableLine] | None = ...,
+        min_cents: _builtins.int = ...,
+        max_cents: _builtins.int = ...,
+        meter_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["envy_lines", b"envy_lines", "kind", b"kind", "lines", b"lines", "max_cents", b"max_cents", "meter_ids", b"meter_ids", "min_cents", b"min_cents", "paytable", b"paytable"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TableWager: _TypeAlias = TableWager  # noqa: Y015
+
+@_typing.final
 class Table(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -812,18 +1006,24 @@ class Table(_message.Message):
     LINK_GROUP_ID_FIELD_NUMBER: _builtins.int
     METER_ID_FIELD_NUMBER: _builtins.int
     WAGER_CENTS_FIELD_NUMBER: _builtins.int
+    WAGERS_FIELD_NUMBER: _builtins.int
+    PAYOUT_LIMIT_CENTS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
-    """"caribbean-stud" """
+    """"caribbean-stud", "three-card-poker", ..."""
     paytable: _builtins.str
-    """the regulation's name: "A", "B" or "C" for Caribbean Stud"""
+    """Shorthand for a table that offers only the progressive wager on a regulation paytable:
+    paytable, meter_id and wager_cents (0 means 100, $1). Leave them empty with `wagers`.
+    """
     seats: _builtins.int
-    """1..7 for Caribbean Stud (§ 639a.2(a))"""
+    """1..7 for Caribbean Stud (§ 639a.2(a)), 1..6 (§ 647a.2(a))"""
     link_group_id: _builtins.str
     meter_id: _builtins.str
-    """the meter the progressive wager feeds and pays from"""
     wager_cents: _builtins.int
-    """the fixed progressive wager; 0 means 100 ($1)"""
+    payout_limit_cents: _builtins.int
+    """The aggregate payout limit per hand (Texas Hold 'Em Bonus, § 647a.12(c)); 0: none."""
+    @_builtins.property
+    def wagers(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableWager]: ...
     def __init__(
         self,
         *,
@@ -834,10 +1034,12 @@ class Table(_message.Message):
         link_group_id: _builtins.str = ...,
         meter_id: _builtins.str = ...,
         wager_cents: _builtins.int = ...,
+        wagers: _abc.Iterable[Global___TableWager] | None = ...,
+        payout_limit_cents: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "link_group_id", b"link_group_id", "meter_id", b"meter_id", "paytable", b"paytable", "seats", b"seats", "table_id", b"table_id", "wager_cents", b"wager_cents"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "link_group_id", b"link_group_id", "meter_id", b"meter_id", "payout_limit_cents", b"payout_limit_cents", "paytable", b"paytable", "seats", b"seats", "table_id", b"table_id", "wager_cents", b"wager_cents", "wagers", b"wagers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

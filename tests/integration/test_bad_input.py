@@ -47,10 +47,14 @@ async def test_bad_cards_and_seats_at_settlement(
     [
         (lockout("t1", 1, [0]), INVALID, "seat 0 does not exist at table t1; its seats are 1 to 7"),
         (lockout("t1", 1, [8]), INVALID, "seat 8 does not exist"),
-        (lockout("t1", 1, [2], amount_cents=0), INVALID, "seat 2: wager amount must be positive"),
+        (
+            lockout("t1", 1, [2], amount_cents=0),
+            INVALID,
+            "seat 2 progressive: wager amount must be positive",
+        ),
         (lockout("t1", 1, [2], amount_cents=-100), INVALID, "got -100 cents"),
         (lockout("t1", 1, [2], amount_cents=500), INVALID, "fixed at 100 cents"),
-        (lockout("t1", 1, [3, 3]), INVALID, "seat 3 has two progressive wagers"),
+        (lockout("t1", 1, [3, 3]), INVALID, "seat 3 progressive is placed twice"),
         (lockout("t1", 0, [1]), INVALID, "round_id must be 1 to"),
         (lockout("", 1, [1]), INVALID, "table_id is required"),
         (lockout("nope", 1, [1]), NOT_FOUND, "table nope is not registered"),

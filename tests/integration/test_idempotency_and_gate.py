@@ -140,7 +140,10 @@ async def test_void_after_a_hit_paid_the_contribution_out_keeps_the_meter_at_its
     reply = await tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1, reason="misdeal"))
     # The 20c this wager contributed were paid to the winner: the meter stays at its reset
     # amount (§ 639a.12(d)(3)) and the operator funds the returned contribution.
-    assert [(w.to_meter_microcents, w.to_reserve_microcents) for w in reply.reversed] == [(0, 0)]
+    assert [
+        (w.contributions[0].to_meter_microcents, w.contributions[0].to_reserve_microcents)
+        for w in reply.reversed
+    ] == [(0, 0)]
     meter = await floor.meter()
     assert meter.amount_microcents == RESET_CENTS * 1_000_000
     assert meter.reserve_microcents == 0

@@ -46,7 +46,7 @@ async def test_sub_cent_meter_awards_round_down_and_the_remainder_funds_the_rese
     )
     await Floor(admin).register("t1")
     locked = await tables.Lockout(lockout("t1", 1, [2, 4, 6]))
-    assert [w.to_meter_microcents for w in locked.accepted] == [12_345_600] * 3
+    assert [w.contributions[0].to_meter_microcents for w in locked.accepted] == [12_345_600] * 3
     assert locked.meters[0].amount_microcents == RESET_CENTS * MICRO + 37_036_800
     reply = await tables.Settle(
         settle("t1", 1, {2: ROYAL_SPADES, 4: FLUSH_CLUBS, 6: STRAIGHT_FLUSH_HEARTS})
@@ -134,7 +134,7 @@ async def test_a_settlement_missing_a_wagering_seat_changes_nothing(
     await expect_refusal(
         tables.Settle(settle("t1", 1, {2: FLUSH_CLUBS})),
         grpc.StatusCode.INVALID_ARGUMENT,
-        "seat 1 holds an accepted progressive",
+        "seat 1 progressive was accepted at lockout but the seat was not reported",
     )
     assert await snapshot(redis_client) == before
 
@@ -187,7 +187,10 @@ async def test_a_void_without_a_hit_since_its_lockout_takes_its_contribution_bac
     assert before.amount_cents < RESET_CENTS
     await tables.Lockout(lockout("t1", 2, [1, 2]))
     reply = await tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=2, reason="misdeal"))
-    assert [w.to_meter_microcents for w in reply.reversed] == [15_000_000, 15_000_000]
+    assert [w.contributions[0].to_meter_microcents for w in reply.reversed] == [
+        15_000_000,
+        15_000_000,
+    ]
     after = await floor.meter()
     assert after.amount_microcents == before.amount_microcents
     assert after.operator_seed_microcents_total == before.operator_seed_microcents_total

@@ -101,7 +101,9 @@ async def test_a_seat_with_a_wager_must_be_reported(
         await tables.Settle(settle("t1", 1, {2: FLUSH_CLUBS}))
     except grpc.aio.AioRpcError as error:
         assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
-        assert "seat 1 holds an accepted progressive wager" in (error.details() or "")
+        assert "seat 1 progressive was accepted at lockout but the seat was not reported" in (
+            error.details() or ""
+        )
     else:
         raise AssertionError("settle without seat 1 was accepted")
 
@@ -129,7 +131,10 @@ async def test_ceiling_sends_contributions_to_the_reserve(
     floor = Floor(admin)
     await floor.create(ceiling_cents=RESET_CENTS + 20)
     reply = await tables.Lockout(lockout("t1", 1, [1, 2]))
-    assert [(w.to_meter_microcents, w.to_reserve_microcents) for w in reply.accepted] == [
+    assert [
+        (w.contributions[0].to_meter_microcents, w.contributions[0].to_reserve_microcents)
+        for w in reply.accepted
+    ] == [
         (15_000_000, 0),
         (5_000_000, 10_000_000),
     ]

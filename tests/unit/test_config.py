@@ -32,7 +32,7 @@ def table(**changes: object) -> TableConfig:
         table_id="t", game="caribbean-stud", paytable="A", seats=7, link_group_id="g", meter_id="m"
     )
     fields.update(changes)
-    return TableConfig(**fields)  # type: ignore[arg-type]
+    return TableConfig.progressive(**fields)  # type: ignore[arg-type]
 
 
 def test_caribbean_stud_reset_of_10000_is_accepted_and_below_is_refused() -> None:

@@ -40,11 +40,15 @@ def test_every_shipped_example_loads(path: Path) -> None:
 def test_the_caribbean_example_registers_progressive_tables() -> None:
     submission = parse_submission(CARIBBEAN)
     tables = submission.table_configs()
-    assert [(t.table_id, t.paytable, t.meter_id, t.wager_cents) for t in tables] == [
-        ("cs-1", "B", "cs-main", 100),
-        ("cs-2", "B", "cs-main", 100),
-        ("cs-3", "B", "cs-main", 100),
+    assert [(t.table_id, t.meter_ids) for t in tables] == [
+        ("cs-1", ("cs-main",)),
+        ("cs-2", ("cs-main",)),
+        ("cs-3", ("cs-main",)),
     ]
+    offers = {offer.wager: offer for offer in tables[0].wagers}
+    assert (offers["progressive"].paytable.name, offers["progressive"].min_cents) == ("B", 100)
+    assert (offers["bonus"].min_cents, offers["bonus"].max_cents) == (100, 10_000)
+    assert offers["five_card_bonus"].paytable.citation == "Rules Submission"
 
 
 @pytest.mark.parametrize(
@@ -79,7 +83,7 @@ def test_the_caribbean_example_registers_progressive_tables() -> None:
         (
             ("games", "caribbean-stud", "wagers", "bonus", "max"),
             "0.50",
-            r"0 < min <= max, got \$1.00 to \$0.50",
+            r"0 < min <= max <= \$1,000,000.00, got \$1.00 to \$0.50",
         ),
         (("meters", 0, "rate_percent"), "1.23456", "at most 4 decimal places"),
         (("tables", 0, "link_group"), "elsewhere", "link group elsewhere is not declared"),
@@ -152,7 +156,7 @@ def test_a_written_paytable_keeps_suit_specific_lines_first() -> None:
         "mini_royal",
         offer.paytable.lines[1][1],
     )
-    assert submission.table_configs() == []  # the controller does not settle this game yet
+    assert [t.meter_ids for t in submission.table_configs()] == [("tcp-main", "tcp-five")]
 
 
 @pytest.mark.parametrize(
@@ -205,13 +209,16 @@ def test_a_printed_paytable_cannot_be_written_out_instead() -> None:
         parse_submission(data)
 
 
-def test_only_a_progressive_wager_pays_a_share_of_the_meter() -> None:
+def test_only_a_wager_that_feeds_a_meter_pays_a_share_of_it() -> None:
     path = Path(__file__).parents[2] / "deploy" / "rules" / "six-card-fortune-pai-gow.toml"
     data = tomllib.loads(path.read_text())
     data["games"]["six-card-fortune-pai-gow"]["wagers"]["fortune_bonus"]["lines"][0]["award"] = (
         "10% of meter"
     )
-    with pytest.raises(InvalidConfiguration, match="only a progressive wager pays a share"):
+    with pytest.raises(
+        InvalidConfiguration,
+        match="fortune_bonus: paytable SCF-B pays a share of a meter, but the wager feeds no meter",
+    ):
         parse_submission(data)
 
 

@@ -39,3 +39,36 @@ local function check_exact(what, value)
     refuse('OVERFLOW', what .. ' would leave the range this controller keeps exactly')
   end
 end
+
+-- The meters of a table: KEYS[first..] in the order of ids; refuse a missing one.
+-- Each is {id, key, value, reserve, rate, reserve_rate, ceiling, reset, last_hit_seq} in
+-- microcents (rates in ppm), plus counters the script adds to (wagers, total).
+local function load_meters(keys, first, ids)
+  local meters = {list = {}, by_id = {}}
+  for i, meter_id in ipairs(ids) do
+    local key = keys[first + i - 1]
+    local f = redis.call('HMGET', key, 'value_microcents', 'reserve_microcents', 'rate_ppm',
+      'reserve_rate_ppm', 'ceiling_cents', 'reset_cents', 'last_hit_seq')
+    if not f[1] then
+      refuse('NOT_FOUND', 'meter ' .. meter_id .. ' does not exist')
+    end
+    local ceiling = num(f[5]) * MICRO
+    if ceiling == 0 or ceiling > MAX_EXACT then
+      ceiling = MAX_EXACT
+    end
+    local m = {id = meter_id, key = key, value = num(f[1]), reserve = num(f[2]),
+      rate = num(f[3]), reserve_rate = num(f[4]), ceiling = ceiling, reset = num(f[6]) * MICRO,
+      last_hit_seq = num(f[7]), wagers = 0, total = 0}
+    meters.list[i] = m
+    meters.by_id[meter_id] = m
+  end
+  return meters
+end
+
+local function meter_values(meters)
+  local values = {}
+  for i, m in ipairs(meters.list) do
+    values[i] = meter_value(m.id, m.value)
+  end
+  return values
+end

@@ -1,8 +1,11 @@
 -- Lockout ("no more bets"): record a round's accepted wagers and apply their contributions.
--- KEYS: 1 round, 2 table, 3 meter, 4 journal, 5 seq
--- ARGV: 1 table_id, 2 round_id, 3 fingerprint, 4 wagers JSON [{seat, kind, amount_cents}],
---       5 meter_id, 6 round retention seconds
-local table_id, round_id, fp, meter_id = ARGV[1], ARGV[2], ARGV[3], ARGV[5]
+-- A wager contributes to every meter it feeds, at that meter's rate of progression (and
+-- reserve rate); above a meter's ceiling its share goes to that meter's reserve.
+-- KEYS: 1 round, 2 table, 3 journal, 4 seq, 5.. the table's meters (in ARGV[5]'s order)
+-- ARGV: 1 table_id, 2 round_id, 3 fingerprint,
+--       4 wagers JSON [{seat, kind, amount_cents, on_dealer, envy, meters = [meter ids]}],
+--       5 meter ids JSON, 6 round retention seconds
+local table_id, round_id, fp = ARGV[1], ARGV[2], ARGV[3]
 local where = 'round ' .. round_id .. ' of table ' .. table_id
 
 local seen_fp = redis.call('HGET', KEYS[1], 'lockout_fp')
@@ -16,59 +19,59 @@ end
 if redis.call('HEXISTS', KEYS[2], 'config') == 0 then
   refuse('NOT_FOUND', 'table ' .. table_id .. ' is not registered')
 end
-if redis.call('EXISTS', KEYS[3]) == 0 then
-  refuse('NOT_FOUND', 'meter ' .. meter_id .. ' does not exist')
-end
+local meters = load_meters(KEYS, 5, cjson.decode(ARGV[5]))
 local last = num(redis.call('HGET', KEYS[2], 'last_round'))
 if tonumber(round_id) <= last then
   refuse('STALE', where .. ' is not after the table\'s last locked-out round ' .. int(last)
     .. '; round ids must increase')
 end
 
-local m = redis.call('HMGET', KEYS[3], 'value_microcents', 'reserve_microcents', 'rate_ppm',
-  'reserve_rate_ppm', 'ceiling_cents')
-local value, reserve = num(m[1]), num(m[2])
-local rate, reserve_rate, ceiling = num(m[3]), num(m[4]), num(m[5]) * MICRO
-if ceiling == 0 or ceiling > MAX_EXACT then
-  ceiling = MAX_EXACT
-end
-
--- Compute every split first: above the ceiling, the meter's share goes to the reserve.
+-- Compute every split first (nothing is written before every check has passed).
 local wagers = cjson.decode(ARGV[4])
 local accepted = {}
-local total = 0
 for i, w in ipairs(wagers) do
-  local to_meter = w.amount_cents * rate
-  local to_reserve = w.amount_cents * reserve_rate
-  local room = math.max(ceiling - value, 0)
-  if to_meter > room then
-    to_reserve = to_reserve + (to_meter - room)
-    to_meter = room
+  local contributions = {}
+  for j, meter_id in ipairs(w.meters) do
+    local m = meters.by_id[meter_id]
+    local to_meter = w.amount_cents * m.rate
+    local to_reserve = w.amount_cents * m.reserve_rate
+    local room = math.max(m.ceiling - m.value, 0)
+    if to_meter > room then
+      to_reserve = to_reserve + (to_meter - room)
+      to_meter = room
+    end
+    m.value, m.reserve = m.value + to_meter, m.reserve + to_reserve
+    m.wagers, m.total = m.wagers + 1, m.total + to_meter + to_reserve
+    check_exact('the reserve of meter ' .. meter_id, m.reserve)
+    contributions[j] = {meter_id = meter_id, to_meter_microcents = int(to_meter),
+      to_reserve_microcents = int(to_reserve)}
   end
-  value = value + to_meter
-  reserve = reserve + to_reserve
-  total = total + to_meter + to_reserve
   accepted[i] = {seat = w.seat, kind = w.kind, amount_cents = int(w.amount_cents),
-    meter_id = meter_id, to_meter_microcents = int(to_meter),
-    to_reserve_microcents = int(to_reserve)}
+    on_dealer = w.on_dealer, envy = w.envy, contributions = contributions}
 end
-check_exact('the reserve of meter ' .. meter_id, reserve)
 
--- Write: journal each contribution, then the meter and the round.
+-- Write: journal each contribution, then the meters and the round.
 for _, a in ipairs(accepted) do
-  journal(KEYS[4], KEYS[5], 'contribution', meter_id, a.to_meter_microcents,
-    a.to_reserve_microcents, {'table', table_id, 'round', round_id, 'seat', a.seat,
-    'amount_cents', a.amount_cents})
+  for _, c in ipairs(a.contributions) do
+    journal(KEYS[3], KEYS[4], 'contribution', c.meter_id, c.to_meter_microcents,
+      c.to_reserve_microcents, {'table', table_id, 'round', round_id, 'seat', a.seat,
+      'wager', a.kind, 'amount_cents', a.amount_cents})
+  end
 end
-redis.call('HSET', KEYS[3], 'value_microcents', int(value), 'reserve_microcents', int(reserve))
-redis.call('HINCRBY', KEYS[3], 'wagers_total', int(#accepted))
-redis.call('HINCRBY', KEYS[3], 'contributions_microcents_total', int(total))
+for _, m in ipairs(meters.list) do
+  redis.call('HSET', m.key, 'value_microcents', int(m.value), 'reserve_microcents',
+    int(m.reserve))
+  if m.wagers > 0 then
+    redis.call('HINCRBY', m.key, 'wagers_total', int(m.wagers))
+    redis.call('HINCRBY', m.key, 'contributions_microcents_total', int(m.total))
+  end
+end
 
 local reply = cjson.encode({table_id = table_id, round_id = round_id, accepted = accepted,
-  meters = {meter_value(meter_id, value)}})
-redis.call('HSET', KEYS[1], 'state', 'locked', 'meter', meter_id, 'lockout_fp', fp,
+  meters = meter_values(meters)})
+redis.call('HSET', KEYS[1], 'state', 'locked', 'lockout_fp', fp,
   'wagers', cjson.encode(accepted), 'lockout_reply', reply,
-  'lockout_seq', redis.call('GET', KEYS[5]) or '0')
+  'lockout_seq', redis.call('GET', KEYS[4]) or '0')
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 redis.call('HSET', KEYS[2], 'last_round', round_id)
 return {reply, 'new'}

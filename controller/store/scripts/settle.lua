@@ -1,17 +1,21 @@
--- Settle: pay a round's progressive wagers in settlement order (seat N down to seat 1).
--- A percentage award is computed from the meter as it stands at that seat's turn, in whole
--- cents rounded down, and taken from the meter at once (§ 639a.12(d)(4)); a 100% award
--- resets the meter to its reset amount, funded from the reserve first, the shortfall
--- recorded as operator seed. Percentage awards become pending jackpots.
--- KEYS: 1 round, 2 meter, 3 journal, 4 seq, 5 jackpots, 6 pending
--- ARGV: 1 table_id, 2 round_id, 3 fingerprint, 4 plan JSON (settlement order)
---       [{seat, hand, folded, award = {kind, meter_ppm, amount_cents, text} or absent}];
---       a fixed award's amount_cents (a decimal string) is final, a percentage is of the meter
---       5 meter_id, 6 round retention seconds, 7 link_group_id
-local table_id, round_id, fp, meter_id, link_group_id = ARGV[1], ARGV[2], ARGV[3], ARGV[5], ARGV[7]
+-- Settle: pay a round's plan in settlement order (seat N down to seat 1, each seat's wagers
+-- in its game's order, then the envy bonuses). The controller has evaluated every hand and
+-- computed every fixed award; a percentage award is computed here from its meter as it
+-- stands at that wager's turn, in whole cents rounded down, and taken from the meter at once
+-- (§ 639a.12(d)(4)); a 100% award resets the meter to its reset amount, funded from the
+-- reserve first, the shortfall recorded as operator seed. Percentage awards become pending
+-- jackpots.
+-- KEYS: 1 round, 2 journal, 3 seq, 4 jackpots, 5 pending, 6.. the table's meters
+-- ARGV: 1 table_id, 2 round_id, 3 fingerprint,
+--       4 plan JSON [{seat, wager, on_dealer, hand, outcome, envy_for_seat,
+--         limited_from_cents, award = {kind, meter_ppm, amount_cents, text, meter_id}}],
+--         a fixed award's amount_cents (a decimal string) is final,
+--       5 meter ids JSON (KEYS[6..]'s order), 6 round retention seconds, 7 link_group_id,
+--       8 the lockout fingerprint the plan was made against
+local table_id, round_id, fp, link_group_id = ARGV[1], ARGV[2], ARGV[3], ARGV[7]
 local where = 'round ' .. round_id .. ' of table ' .. table_id
 
-local round = redis.call('HMGET', KEYS[1], 'state', 'settle_fp', 'settle_reply', 'wagers')
+local round = redis.call('HMGET', KEYS[1], 'state', 'settle_fp', 'settle_reply', 'lockout_fp')
 local state, seen_fp = round[1], round[2]
 if not state then
   refuse('NOT_LOCKED', where .. ' was never locked out (or its record has expired); a round '
@@ -27,93 +31,82 @@ end
 if state == 'voided' then
   refuse('VOIDED', where .. ' was voided; its wagers were returned and it cannot be settled')
 end
-
-local wager_by_seat = {}
-for _, w in ipairs(cjson.decode(round[4])) do
-  wager_by_seat[tonumber(w.seat)] = w
-end
-local plan = cjson.decode(ARGV[4])
-local reported = {}
-for _, p in ipairs(plan) do
-  reported[p.seat] = true
-end
-for seat, _ in pairs(wager_by_seat) do
-  if not reported[seat] then
-    refuse('MISSING_SEAT', 'seat ' .. seat .. ' holds an accepted progressive wager in '
-      .. where .. ' but was not reported; report its cards or mark it folded')
-  end
+if round[4] ~= ARGV[8] then
+  refuse('CONFLICT', where .. ' changed while it was being settled; retry the request')
 end
 
-local m = redis.call('HMGET', KEYS[2], 'value_microcents', 'reserve_microcents', 'reset_cents')
-local value, reserve, reset = num(m[1]), num(m[2]), num(m[3]) * MICRO
-local hits, awarded_cents, seeded, pending, last_hit_seq = 0, 0, 0, 0, 0
+local meters = load_meters(KEYS, 6, cjson.decode(ARGV[5]))
+local touched = {}
 local results = {}
 
-for i, p in ipairs(plan) do
-  local w = wager_by_seat[p.seat]
-  local r = {seat = p.seat, hand = p.hand, outcome = 'no_award'}
+for i, p in ipairs(cjson.decode(ARGV[4])) do
+  local r = {seat = p.seat, hand = p.hand, outcome = p.outcome, wager = p.wager,
+    on_dealer = p.on_dealer, envy_for_seat = p.envy_for_seat,
+    limited_from_cents = p.limited_from_cents}
   local award = p.award
-  if not w then
-    r.outcome = 'no_wager'
-  elseif p.folded then
-    r.outcome = 'forfeited'
-  elseif award then
-    r.outcome, r.award_kind, r.award_text, r.meter_id = 'paid', award.kind, award.text, meter_id
-    local common = {'table', table_id, 'round', round_id, 'seat', p.seat, 'hand', p.hand,
-      'award', award.text}
+  if p.outcome == 'paid' then
+    r.award_kind, r.award_text = award.kind, award.text
+    local common = {'table', table_id, 'round', round_id, 'seat', p.seat, 'wager', p.wager,
+      'hand', p.hand, 'award', award.text}
     if award.kind == 'percent_of_meter' then
-      local before = math.floor(value / MICRO)
+      local m = meters.by_id[award.meter_id]
+      local before = math.floor(m.value / MICRO)
       -- floor(before * ppm / 10^6), split so that no product leaves the exact range
       local amount = math.floor(before / MICRO) * award.meter_ppm
         + math.floor((before % MICRO) * award.meter_ppm / MICRO)
-      value = value - amount * MICRO
-      local seq = journal(KEYS[3], KEYS[4], 'award', meter_id, -amount * MICRO, 0,
+      m.value = m.value - amount * MICRO
+      local seq = journal(KEYS[2], KEYS[3], 'award', m.id, -amount * MICRO, 0,
         {'amount_cents', int(amount), 'meter_before_cents', int(before),
-         'meter_after_cents', int(math.floor(value / MICRO)), unpack(common)})
+         'meter_after_cents', int(math.floor(m.value / MICRO)), unpack(common)})
       local topup, from_reserve = 0, 0
       if award.meter_ppm == MICRO then
-        topup = reset - value
-        from_reserve = math.min(reserve, topup)
-        reserve = reserve - from_reserve
-        value = reset
-        seeded = seeded + (topup - from_reserve)
-        journal(KEYS[3], KEYS[4], 'reset', meter_id, topup, -from_reserve,
+        topup = m.reset - m.value
+        from_reserve = math.min(m.reserve, topup)
+        m.reserve = m.reserve - from_reserve
+        m.value = m.reset
+        m.seeded = (m.seeded or 0) + (topup - from_reserve)
+        journal(KEYS[2], KEYS[3], 'reset', m.id, topup, -from_reserve,
           {'operator_seed_microcents', int(topup - from_reserve), 'reset_cents',
-           int(reset / MICRO), 'table', table_id, 'round', round_id})
+           int(m.reset / MICRO), 'table', table_id, 'round', round_id})
       end
       local jackpot_id = link_group_id .. ':' .. seq
-      r.amount_cents, r.meter_before_cents = int(amount), int(before)
-      r.meter_after_cents = int(math.floor(value / MICRO))
+      r.amount_cents, r.meter_id, r.meter_before_cents = int(amount), m.id, int(before)
+      r.meter_after_cents = int(math.floor(m.value / MICRO))
       r.pending_validation, r.jackpot_id, r.journal_seq = true, jackpot_id, seq
-      redis.call('HSET', KEYS[5], jackpot_id, cjson.encode({jackpot_id = jackpot_id,
-        link_group_id = link_group_id, meter_id = meter_id, table_id = table_id,
+      redis.call('HSET', KEYS[4], jackpot_id, cjson.encode({jackpot_id = jackpot_id,
+        link_group_id = link_group_id, meter_id = m.id, table_id = table_id,
         round_id = round_id, seat = p.seat, hand = p.hand, award_text = award.text,
         amount_cents = int(amount), meter_before_cents = int(before),
         meter_after_cents = r.meter_after_cents, status = 'pending', journal_seq = seq,
         reset_topup_microcents = int(topup), reset_from_reserve_microcents = int(from_reserve)}))
-      redis.call('SADD', KEYS[6], jackpot_id)
-      hits, awarded_cents, pending = hits + 1, awarded_cents + amount, pending + 1
-      last_hit_seq = seq
+      redis.call('SADD', KEYS[5], jackpot_id)
+      m.hits, m.awarded = (m.hits or 0) + 1, (m.awarded or 0) + amount
+      m.last_hit = seq
+      touched[m.id] = m
     else
-      local amount = tonumber(award.amount_cents)  -- fixed odds: computed by the controller
+      local amount = tonumber(award.amount_cents)  -- fixed: computed by the controller
       r.amount_cents = int(amount)
-      r.journal_seq = journal(KEYS[3], KEYS[4], 'fixed_award', meter_id, 0, 0,
-        {'amount_cents', int(amount), unpack(common)})
+      local fields = {'amount_cents', int(amount), unpack(common)}
+      if p.envy_for_seat > 0 then
+        fields[#fields + 1] = 'envy_for_seat'
+        fields[#fields + 1] = p.envy_for_seat
+      end
+      r.journal_seq = journal(KEYS[2], KEYS[3], 'fixed_award', '', 0, 0, fields)
     end
   end
   results[i] = r
 end
 
-redis.call('HSET', KEYS[2], 'value_microcents', int(value), 'reserve_microcents', int(reserve))
-if hits > 0 then
-  redis.call('HINCRBY', KEYS[2], 'hits_total', int(hits))
-  redis.call('HINCRBY', KEYS[2], 'awards_cents_total', int(awarded_cents))
-  redis.call('HINCRBY', KEYS[2], 'pending_jackpots', int(pending))
-  redis.call('HINCRBY', KEYS[2], 'operator_seed_microcents_total', int(seeded))
-  redis.call('HSET', KEYS[2], 'last_hit_seq', last_hit_seq)
+for id, m in pairs(touched) do
+  redis.call('HSET', m.key, 'value_microcents', int(m.value), 'reserve_microcents',
+    int(m.reserve), 'last_hit_seq', m.last_hit)
+  redis.call('HINCRBY', m.key, 'hits_total', int(m.hits))
+  redis.call('HINCRBY', m.key, 'awards_cents_total', int(m.awarded))
+  redis.call('HINCRBY', m.key, 'pending_jackpots', int(m.hits))
+  redis.call('HINCRBY', m.key, 'operator_seed_microcents_total', int(m.seeded or 0))
 end
 local reply = cjson.encode({table_id = table_id, round_id = round_id, results = results,
-  meters = {meter_value(meter_id, value)}})
+  meters = meter_values(meters)})
 redis.call('HSET', KEYS[1], 'state', 'settled', 'settle_fp', fp, 'settle_reply', reply)
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 return {reply, 'new'}

@@ -1,12 +1,12 @@
--- Void a locked, unsettled round: every contribution it made leaves the meter and reserve.
--- If the reserve has since been spent (a reset drew on it), the part it cannot give back is
--- taken from the meter. If a hit on the meter since this round's lockout paid the
--- contribution out, the meter is not taken below its reset amount (the Rules Submission's
+-- Void a locked, unsettled round: every contribution it made leaves its meter and reserve.
+-- If a reserve has since been spent (a reset drew on it), the part it cannot give back is
+-- taken from the meter. If a hit on a meter since this round's lockout paid the
+-- contribution out, that meter is not taken below its reset amount (the Rules Submission's
 -- floor, § 639a.12(d)(3)): that part was paid to a winner, so the operator funds it,
 -- journaled as operator seed. Without such a hit the whole contribution leaves the meter.
--- KEYS: 1 round, 2 meter, 3 journal, 4 seq
--- ARGV: 1 table_id, 2 round_id, 3 fingerprint, 4 reason, 5 meter_id, 6 retention seconds
-local table_id, round_id, fp, reason, meter_id = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+-- KEYS: 1 round, 2 journal, 3 seq, 4.. the table's meters
+-- ARGV: 1 table_id, 2 round_id, 3 fingerprint, 4 reason, 5 meter ids JSON, 6 retention seconds
+local table_id, round_id, fp, reason = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local where = 'round ' .. round_id .. ' of table ' .. table_id
 
 local round = redis.call('HMGET', KEYS[1], 'state', 'void_fp', 'void_reply', 'wagers',
@@ -26,39 +26,51 @@ if state == 'settled' then
   refuse('SETTLED', where .. ' is already settled; a settled round cannot be voided')
 end
 
-local m = redis.call('HMGET', KEYS[2], 'value_microcents', 'reserve_microcents', 'reset_cents',
-  'last_hit_seq')
-local value, reserve, reset = num(m[1]), num(m[2]), num(m[3]) * MICRO
-local hit_since = num(m[4]) > num(round[5])
+local meters = load_meters(KEYS, 4, cjson.decode(ARGV[5]))
+local lockout_seq = num(round[5])
 local reversed = {}
-local total, funded = 0, 0
 for i, w in ipairs(cjson.decode(round[4])) do
-  local from_meter, from_reserve = tonumber(w.to_meter_microcents), tonumber(w.to_reserve_microcents)
-  if from_reserve > reserve then
-    from_meter = from_meter + (from_reserve - reserve)
-    from_reserve = reserve
+  local back = {}
+  for j, c in ipairs(w.contributions) do
+    local m = meters.by_id[c.meter_id]
+    local from_meter = tonumber(c.to_meter_microcents)
+    local from_reserve = tonumber(c.to_reserve_microcents)
+    if from_reserve > m.reserve then
+      from_meter = from_meter + (from_reserve - m.reserve)
+      from_reserve = m.reserve
+    end
+    local operator_funded = 0
+    if m.last_hit_seq > lockout_seq then
+      operator_funded = math.max(0, from_meter - math.max(0, m.value - m.reset))
+    end
+    from_meter = from_meter - operator_funded
+    m.value, m.reserve = m.value - from_meter, m.reserve - from_reserve
+    m.wagers = m.wagers + 1
+    m.total = m.total + from_meter + from_reserve + operator_funded
+    m.funded = (m.funded or 0) + operator_funded
+    journal(KEYS[2], KEYS[3], 'void', m.id, -from_meter, -from_reserve,
+      {'table', table_id, 'round', round_id, 'seat', w.seat, 'wager', w.kind,
+       'amount_cents', w.amount_cents, 'operator_seed_microcents', int(operator_funded),
+       'reason', reason})
+    back[j] = {meter_id = m.id, to_meter_microcents = int(from_meter),
+      to_reserve_microcents = int(from_reserve)}
   end
-  local operator_funded = 0
-  if hit_since then
-    operator_funded = math.max(0, from_meter - math.max(0, value - reset))
-  end
-  from_meter = from_meter - operator_funded
-  value, reserve = value - from_meter, reserve - from_reserve
-  total = total + from_meter + from_reserve + operator_funded
-  funded = funded + operator_funded
-  journal(KEYS[3], KEYS[4], 'void', meter_id, -from_meter, -from_reserve,
-    {'table', table_id, 'round', round_id, 'seat', w.seat, 'amount_cents', w.amount_cents,
-     'operator_seed_microcents', int(operator_funded), 'reason', reason})
   reversed[i] = {seat = w.seat, kind = w.kind, amount_cents = w.amount_cents,
-    meter_id = meter_id, to_meter_microcents = int(from_meter),
-    to_reserve_microcents = int(from_reserve)}
+    on_dealer = w.on_dealer, envy = w.envy, contributions = back}
 end
-redis.call('HSET', KEYS[2], 'value_microcents', int(value), 'reserve_microcents', int(reserve))
-redis.call('HINCRBY', KEYS[2], 'wagers_total', int(-#reversed))
-redis.call('HINCRBY', KEYS[2], 'contributions_microcents_total', int(-total))
-redis.call('HINCRBY', KEYS[2], 'operator_seed_microcents_total', int(funded))
+journal(KEYS[2], KEYS[3], 'round_voided', '', 0, 0,
+  {'table', table_id, 'round', round_id, 'wagers', int(#reversed), 'reason', reason})
+for _, m in ipairs(meters.list) do
+  if m.wagers > 0 then
+    redis.call('HSET', m.key, 'value_microcents', int(m.value), 'reserve_microcents',
+      int(m.reserve))
+    redis.call('HINCRBY', m.key, 'wagers_total', int(-m.wagers))
+    redis.call('HINCRBY', m.key, 'contributions_microcents_total', int(-m.total))
+    redis.call('HINCRBY', m.key, 'operator_seed_microcents_total', int(m.funded))
+  end
+end
 local reply = cjson.encode({table_id = table_id, round_id = round_id, reversed = reversed,
-  meters = {meter_value(meter_id, value)}})
+  meters = meter_values(meters)})
 redis.call('HSET', KEYS[1], 'state', 'voided', 'void_fp', fp, 'void_reply', reply)
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 return {reply, 'new'}
