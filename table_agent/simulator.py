@@ -253,10 +253,9 @@ def describe_award(table_id: str, round_id: int, award: SeatResult) -> str:
         what = f"envy bonus ({wager}) for seat {award.envy_for_seat}'s {award.hand}"
     else:
         what = f"{wager}: {award.hand}"
-    line = (
-        f"table {table_id} round {round_id}: seat {award.seat} {what} wins "
-        f"{award.award_text} = {format_cents(award.amount_cents)}"
-    )
+    amount = format_cents(award.amount_cents)
+    wins = award.award_text if award.award_text == amount else f"{award.award_text} = {amount}"
+    line = f"table {table_id} round {round_id}: seat {award.seat} {what} wins {wins}"
     if award.limited_from_cents:
         line += f" (limited from {format_cents(award.limited_from_cents)} by the payout limit)"
     if award.pending_validation:

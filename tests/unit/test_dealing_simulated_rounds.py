@@ -225,10 +225,11 @@ def test_award_lines_name_the_wager_the_envy_source_and_the_limit() -> None:
         "wins 50 to 1 = $255.00"
     )
     envy = SeatResult(
-        2, K.FORTUNE_BONUS, SeatOutcome.PAID, "four_of_a_kind", "$50", 5_000, envy_for_seat=5
+        2, K.FORTUNE_BONUS, SeatOutcome.PAID, "four_of_a_kind", "$50.00", 5_000, envy_for_seat=5
     )
-    assert "seat 2 envy bonus (Fortune Bonus Wager) for seat 5's four_of_a_kind wins $50" in (
-        describe_award("pg-1", 1, envy)
+    assert describe_award("pg-1", 1, envy) == (
+        "table pg-1 round 1: seat 2 envy bonus (Fortune Bonus Wager) for seat 5's "
+        "four_of_a_kind wins $50.00"
     )
     limited = SeatResult(
         1,
