@@ -12,19 +12,26 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO, cast
 
 from controller.domain.cards import Card, check_hand_size, check_no_duplicates, parse_cards
 from controller.domain.games import Game
 from controller.domain.joker_poker import parse_joker_cards
+from controller.domain.paytables import Paytable
 from controller.domain.poker import evaluate
 from controller.domain.wagers import Extra, WagerTable
 from controller.errors import JackpotError
 
 
-def classify_line(game: Game, line: str) -> dict[str, Any]:
-    """Classify one input line; raise a :class:`JackpotError` naming what is wrong."""
+def classify_line(
+    game: Game, line: str, submitted: Mapping[str, Paytable] | None = None
+) -> dict[str, Any]:
+    """Classify one input line; raise a :class:`JackpotError` naming what is wrong.
+
+    ``submitted`` adds, per wager name, the paytable a Rules Submission chose or wrote out.
+    """
+    submitted = submitted or {}
     own_text, _, extra_text = line.partition("|")
     cards, extra = _parse(game, own_text), _parse(game, extra_text)
     check_hand_size(cards, game.hand_size, "the hand")
@@ -37,7 +44,7 @@ def classify_line(game: Game, line: str) -> dict[str, Any]:
         "cards": [str(card) for card in cards],
         "hand": game.name_hand(cards),
         "pays": {
-            wager.name: _pays(wager, cards, extra)
+            wager.name: _pays(wager, cards, extra, submitted.get(wager.name))
             for wager in game.wagers.values()
             if wager.extra is not Extra.COMMUNITY or extra
         },
@@ -59,26 +66,37 @@ def _parse(game: Game, text: str) -> tuple[Card, ...]:
     return parse_cards(text.split())
 
 
-def _pays(wager: WagerTable, cards: Sequence[Card], extra: Sequence[Card]) -> dict[str, Any]:
-    """Per paytable of ``wager``: the award the hand is paid, as printed, or None."""
+def _pays(
+    wager: WagerTable, cards: Sequence[Card], extra: Sequence[Card], submitted: Paytable | None
+) -> dict[str, Any]:
+    """Per paytable of ``wager`` (and the submission's): the award the hand is paid, as
+    printed, or None."""
     if wager.extra is Extra.COMMUNITY:
         cards, extra = (*cards, *extra), ()
     lines = wager.lines_of(cards, extra)
     pays: dict[str, Any] = {}
-    for name, table in sorted(wager.paytables.items()):
+    paytables = dict(wager.paytables)
+    if submitted is not None:
+        paytables[submitted.name] = submitted
+    for name, table in sorted(paytables.items()):
         paid = table.highest_award(lines)
         pays[name] = paid[1].text if paid else None
     return pays
 
 
-def classify_stream(game: Game, lines: Iterable[str], out: TextIO = sys.stdout) -> int:
+def classify_stream(
+    game: Game,
+    lines: Iterable[str],
+    out: TextIO = sys.stdout,
+    submitted: Mapping[str, Paytable] | None = None,
+) -> int:
     """Classify every non-blank line; return how many were bad."""
     bad = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            result = classify_line(game, line)
+            result = classify_line(game, line, submitted)
         except JackpotError as error:
             bad += 1
             result = {"line": number, "input": line.strip(), "error": str(error)}

@@ -119,11 +119,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     classify = hands.add_parser("classify", help="one hand a line on stdin -> JSON lines")
     classify.add_argument("--game", required=True)
+    classify.add_argument(
+        "--rules", type=Path, help="a Rules Submission: also show its paytables' awards"
+    )
     classify.set_defaults(handler=_classify)
 
     odds = top.add_parser("odds", help="exact odds and return of a paytable")
     odds.add_argument("--game", required=True)
-    odds.add_argument("--wager", required=True, help="progressive or bonus")
+    odds.add_argument(
+        "--wager", required=True, help="progressive, bonus, five_card_bonus, insurance, ..."
+    )
     odds.add_argument("--paytable", required=True)
     odds.add_argument("--meter", required=True, metavar="DOLLARS")
     odds.add_argument("--wager-cents", type=int, default=100)
@@ -325,7 +330,9 @@ def _rules_check(args: argparse.Namespace) -> int:
 
 
 def _classify(args: argparse.Namespace) -> int:
-    bad = classify_stream(get_game(args.game), sys.stdin)
+    submitted = load_submission(args.rules).games.get(args.game, {}) if args.rules else {}
+    paytables = {name: offer.paytable for name, offer in submitted.items()}
+    bad = classify_stream(get_game(args.game), sys.stdin, sys.stdout, paytables)
     if bad:
         print(f"jackpotctl: {bad} lines could not be classified", file=sys.stderr)
     return 1 if bad else 0

@@ -218,7 +218,7 @@ async def test_six_card_fortune_joker_envies_and_insurance_and_a_replay(
         (4, "progressive", PAID, "$50.00", 5_000, 0),
         (2, "progressive", PAID, "100% of meter", 1_000_040, 0),  # two 20% contributions
         (1, "fortune_bonus", NO_AWARD, "", 0, 0),
-        (1, "insurance", PAID, "2 to 1", 1_500, 0),
+        (1, "insurance", PAID, "5 to 1", 3_000, 0),
     ]
     assert [(r.seat, NAME[r.kind], r.amount_cents, r.envy_for_seat) for r in reply.results[5:]] == [
         (1, "fortune_bonus", 5_000, 4),

@@ -296,3 +296,44 @@ def test_classify_three_card_and_six_card_hands() -> None:
     )
     hands = [json.loads(line).get("hand") for line in out.getvalue().splitlines()]
     assert hands == ["mini_royal", "straight", "five_aces", "pair", None]
+
+
+def test_classify_with_a_submission_shows_its_written_paytables_and_community_cards(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rules = str(Path(__file__).parents[2] / "deploy" / "rules" / "three-card-poker.toml")
+    monkeypatch.setattr("sys.stdin", io.StringIO("AH KH QH | JH TH\n2C 2D 2H\nAS KS | 2C\n"))
+    assert jackpotctl(["hands", "classify", "--game", "three-card-poker", "--rules", rules]) == 1
+    first, second, third = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+    assert first["five_card_hand"] == "royal_flush"
+    assert first["pays"] == {
+        "progressive": {"TCP-1": "$500.00"},  # a mini royal outside the declared suit
+        "five_card_bonus": {"TCP-5B": "1,000 to 1"},
+        "five_card_progressive": {"TCP-5P": "100% of meter"},
+    }
+    assert second["pays"] == {"progressive": {"TCP-1": "$60.00"}}  # no community cards
+    assert "the hand has 2 cards" in third["error"]
+
+
+@pytest.mark.parametrize(
+    ("game", "wager", "paytable", "hand", "combinations"),
+    [
+        ("six-card-fortune-pai-gow", "insurance", "SCF-I", "king_high_or_less", 3_517_500),
+        ("three-card-poker", "five_card_progressive", "TCP-5P", "royal_flush", 4),
+        ("caribbean-stud", "five_card_bonus", "FCHB-1", "flush", 5_108),
+    ],
+)
+def test_odds_of_the_new_wagers_are_exact(
+    game: str,
+    wager: str,
+    paytable: str,
+    hand: str,
+    combinations: int,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rules = str(Path(__file__).parents[2] / "deploy" / "rules" / f"{game}.toml")
+    argv = ["odds", "--game", game, "--wager", wager, "--paytable", paytable, "--meter", "25000"]
+    assert jackpotctl([*argv, "--rules", rules, "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    line = next(h for h in document["hands"] if h["hand"] == hand)
+    assert line["combinations"] == combinations

@@ -294,7 +294,7 @@ def test_six_card_fortune_bonus_insurance_progressive_and_envies() -> None:
         (2, "fortune_bonus", "paid", 500_500, 0),  # five aces: 1,000 to 1
         (2, P, "paid", 0, 0),  # five aces: 100% of the meter, computed by the store
         (1, "fortune_bonus", "no_award", 0, 0),
-        (1, "insurance", "paid", 1_500, 0),  # king high: 2 to 1
+        (1, "insurance", "paid", 3_000, 0),  # king high: 5 to 1
         # Fortune Bonus envies (§ 670a.11(h)(1)(ii)): only seat 1 holds the Envy lammer.
         (1, "fortune_bonus", "paid", 5_000, 4),
         (1, "fortune_bonus", "paid", 100_000, 2),
