@@ -47,8 +47,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--rules",
         type=Path,
+        action="append",
+        default=[],
         metavar="FILE",
-        help="apply this Rules Submission at start (link groups, meters, tables)",
+        help="apply this Rules Submission at start (link groups, meters, tables); repeatable",
     )
     serve.add_argument(
         "--insecure",
@@ -114,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     try:
-        rules = load_submission(args.rules) if args.rules else None
+        rules = tuple(load_submission(path) for path in args.rules)
     except JackpotError as error:
         print(f"jackpot-controller: {error}", file=sys.stderr)
         return 2

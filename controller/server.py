@@ -55,7 +55,7 @@ class ServerConfig:
     wait_replicas: int = 0
     wait_timeout_ms: int = 1000
     refresh_interval_s: float = 5.0
-    rules: RulesSubmission | None = None  # applied at start when given
+    rules: tuple[RulesSubmission, ...] = ()  # applied at start, in order
 
 
 def _version() -> str:
@@ -130,13 +130,13 @@ class ControllerServer:
                 "second before a crash; use appendfsync always (or --wait-replicas)",
                 persistence.appendfsync,
             )
-        if self.config.rules is not None:
-            await apply_rules(self.store, self.config.rules)
+        for rules in self.config.rules:
+            await apply_rules(self.store, rules)
             log.info(
                 "rules submission applied: %d link groups, %d meters, %d tables",
-                len(self.config.rules.link_groups),
-                len(self.config.rules.meters),
-                len(self.config.rules.table_configs()),
+                len(rules.link_groups),
+                len(rules.meters),
+                len(rules.tables),
             )
         host, _, port = self.config.listen.rpartition(":")
         self.port = self.server.add_insecure_port(f"{host}:{port}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -22,11 +23,16 @@ class ControllerProcess:
     """
 
     def __init__(
-        self, redis_url: str, log_path: Path, *, metrics: bool = True, rules: Path | None = None
+        self,
+        redis_url: str,
+        log_path: Path,
+        *,
+        metrics: bool = True,
+        rules: Path | Sequence[Path] = (),
     ) -> None:
         self.redis_url = redis_url
         self.log_path = log_path
-        self.rules = rules
+        self.rules = [rules] if isinstance(rules, Path) else list(rules)
         self.port = free_port()
         self.metrics_port = free_port() if metrics else -1
         self.process: subprocess.Popen[bytes] | None = None
@@ -60,7 +66,7 @@ class ControllerProcess:
                     self.redis_url,
                     "--metrics-port",
                     str(self.metrics_port),
-                    *(["--rules", str(self.rules)] if self.rules else []),
+                    *(arg for path in self.rules for arg in ("--rules", str(path))),
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
