@@ -13,6 +13,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from controller.domain.cards import FULL_DECK, Card
 from controller.domain.joker_poker import JOKER_DECK, Joker, parse_joker_cards
@@ -46,7 +47,11 @@ class Deal:
     stub: tuple[DeckCard, ...]
 
 
-def shuffled(deck: Sequence[DeckCard]) -> list[DeckCard]:
+C = TypeVar("C", Card, DeckCard)
+"""A card type: 52-card decks hold only :class:`Card`, the 53-card deck the joker too."""
+
+
+def shuffled(deck: Sequence[C]) -> list[C]:
     """A new copy of ``deck`` in random order (CSPRNG)."""
     cards = list(deck)
     _rng.shuffle(cards)
@@ -98,8 +103,8 @@ def deal_in_order(deck: Sequence[DeckCard], order: Sequence[int], players: Seque
 
 
 def stack_for_order(
-    deck: Sequence[DeckCard], order: Sequence[int], wanted: Mapping[int, Sequence[DeckCard]]
-) -> list[DeckCard]:
+    deck: Sequence[C], order: Sequence[int], wanted: Mapping[int, Sequence[C]]
+) -> list[C]:
     """``deck`` ordered so that dealing ``order`` gives each position of ``wanted`` its cards.
 
     ``wanted`` maps positions (seats, :data:`DEALER`, :data:`COMMUNITY`) to exactly the cards
@@ -120,7 +125,7 @@ def stack_for_order(
     rest = [card for card in deck if card not in chosen]
     _rng.shuffle(rest)
     taken: dict[int, int] = {}
-    stacked: list[DeckCard] = []
+    stacked: list[C] = []
     for position in order:
         index = taken.get(position, 0)
         taken[position] = index + 1
