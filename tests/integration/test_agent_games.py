@@ -217,7 +217,7 @@ async def test_a_simulated_table_of_each_game_settles_every_wager(
                 occupancy_percent=90,
                 wager_percent=70,
                 void_percent=10,
-                rest_of_round_void_percent=20,
+                rest_of_round_void_percent=30,
             )
             lines: list[str] = []
             simulator = TableSimulator(agent, config, lines.append, layout)
