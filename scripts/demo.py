@@ -1,10 +1,12 @@
-"""``make demo``: Redis, the controller and three simulated Caribbean Stud tables, end to end.
+"""``make demo``: Redis, the controller and simulated tables of all four games, end to end.
 
 Starts a real redis-server (append-only file, fsync always) and the controller on free
-loopback ports, configures one linked progressive meter and three tables with ``jackpotctl``
-(printing each command), lets the tables play, plays one scripted round in which seat 6 holds
-a straight flush and seat 2 a royal flush, has a supervisor validate the jackpots, prints a
-summary, runs ``jackpotctl audit verify``, and stops everything it started.
+loopback ports with the example Rules Submission of every game (deploy/rules), shows what they
+configured with ``jackpotctl`` (printing each command), lets three linked Caribbean Stud tables
+and one table of each other game play, plays one scripted Caribbean Stud round in which seat 6
+holds a straight flush and seat 2 a royal flush and one Three Card Poker round with envy
+bonuses, has a supervisor validate the jackpots, prints a summary, runs ``jackpotctl audit
+verify``, and stops everything it started.
 
     python scripts/demo.py [--rounds 200] [--keep-serving]
 """
@@ -28,16 +30,27 @@ from controller.domain.money import format_cents
 from controller.testing import ControllerProcess, RedisServer
 
 BIN = Path(sys.executable).parent
-TABLES = ("cs-1", "cs-2", "cs-3")
+TABLES = ("cs-1", "cs-2", "cs-3", "tcp-1", "pg-1", "thb-1")
 REPO = Path(__file__).resolve().parent.parent
-RULES = REPO / "deploy" / "rules" / "caribbean-stud.toml"
-METER = "cs-main"  # the meter of the Rules Submission
+RULES = sorted((REPO / "deploy" / "rules").glob("*.toml"))  # one Rules Submission per game
 LARGE_AWARDS = ("100", "500", "5,000")  # "N for 1" lines the demo shows as they happen
-SCRIPT_LABEL = "seat 6 holds a straight flush, seat 2 a royal flush"
-SCRIPT = {
-    "label": SCRIPT_LABEL,
-    "hands": {"6": "9H TH JH QH KH", "2": "AS KS QS JS TS"},
-}
+SCRIPTS = (
+    (
+        "cs-1",
+        "seat 6 holds a straight flush, seat 2 a royal flush",
+        {"hands": {"6": "9H TH JH QH KH", "2": "AS KS QS JS TS"}},
+    ),
+    (
+        "tcp-1",
+        "seats 1, 3 and 5 bet the progressive; seat 3 holds a straight flush, "
+        "seat 5 a mini royal in hearts",
+        {
+            "hands": {"1": "2C 7D 9H", "3": "9S TS JS", "5": "AH KH QH"},
+            "dealer": "4S 5H 6C",
+            "wagers": {"1": ["progressive"], "3": ["progressive"], "5": ["progressive"]},
+        },
+    ),
+)
 
 
 def banner(text: str) -> None:
@@ -61,19 +74,23 @@ def command(argv: Sequence[str], *, show: bool = True) -> str:
 
 def configure(ctl: list[str]) -> None:
     """Show the Rules Submission the controller was started with, and what it created."""
-    banner("Configure: the Rules Submission (one link group, one linked meter, three tables)")
-    command([str(BIN / "jackpotctl"), "rules", "check", str(RULES)])
+    banner("Configure: one Rules Submission per game (link groups, meters, tables, wagers)")
+    for path in RULES:
+        command([str(BIN / "jackpotctl"), "rules", "check", str(path)])
     print(
-        f"(the controller was started with --rules {RULES.relative_to(REPO)}; paytable B of "
-        "§ 639a.12(d)(1):\n royal flush 100% of meter, straight flush 10% of meter, four of a "
-        "kind 500 for 1, ...)"
+        "(the controller was started with --rules for each of these files; Caribbean Stud "
+        "uses paytable B of § 639a.12(d)(1):\n royal flush 100% of meter, straight flush 10% "
+        "of meter, four of a kind 500 for 1, ...)"
     )
     command([*ctl, "meters", "list"])
     command([*ctl, "tables", "list"])
 
 
 def play(target: str, rounds: int, work: Path) -> list[dict[str, Any]]:
-    banner(f"Play: three simulated tables, {rounds} rounds each, one shuffled deck a round")
+    banner(
+        f"Play: {len(TABLES)} simulated tables of four games, {rounds} rounds each, one shuffled "
+        "deck a round"
+    )
     agents = [
         subprocess.Popen(
             [
@@ -106,32 +123,37 @@ def play(target: str, rounds: int, work: Path) -> list[dict[str, Any]]:
         for line in output.splitlines():  # the tables' tallies and their larger awards
             if " rounds, " in line or any(f" {n} for 1 " in line for n in LARGE_AWARDS):
                 print(line)
-    script = work / "scripted-round.json"
-    script.write_text(json.dumps(SCRIPT), encoding="utf-8")
-    banner("Scripted round at table cs-1: " + SCRIPT_LABEL)
-    print(
-        command(
-            [
-                str(BIN / "table-agent"),
-                "--table-id",
-                "cs-1",
-                "--controller",
-                target,
-                "--sim",
-                "--rounds",
-                "0",
-                "--quiet",
-                "--script",
-                str(script),
-                "--state-dir",
-                str(work / "agents"),
-                "--summary-json",
-                str(work / "cs-1-scripted.json"),
-            ],
-            show=False,
-        ).rstrip()
-    )
-    return [json.loads(path.read_text()) for path in sorted(work.glob("cs-*.json"))]
+    for table_id, label, script in SCRIPTS:
+        path = work / f"{table_id}-script.json"
+        path.write_text(json.dumps({"label": label, **script}), encoding="utf-8")
+        banner(f"Scripted round at table {table_id}: {label}")
+        print(
+            command(
+                [
+                    str(BIN / "table-agent"),
+                    "--table-id",
+                    table_id,
+                    "--controller",
+                    target,
+                    "--sim",
+                    "--rounds",
+                    "0",
+                    "--quiet",
+                    "--script",
+                    str(path),
+                    "--state-dir",
+                    str(work / "agents"),
+                    "--summary-json",
+                    str(work / f"{table_id}-scripted.json"),
+                ],
+                show=False,
+            ).rstrip()
+        )
+    return [
+        json.loads(path.read_text())
+        for path in sorted(work.glob("*.json"))
+        if not path.name.endswith("-script.json")
+    ]
 
 
 def summarise(ctl: list[str], tallies: list[dict[str, Any]]) -> None:
@@ -140,15 +162,21 @@ def summarise(ctl: list[str], tallies: list[dict[str, Any]]) -> None:
     voids = sum(t["voids"] for t in tallies)
     wagers = sum(t["wagers"] for t in tallies)
     awards = [a for t in tallies for a in t["awards"]]
-    print(f"rounds played: {rounds} ({voids} voided for a misdeal, wagers returned)")
-    print(f"progressive wagers: {wagers} x $1")
+    print(f"rounds played: {rounds} ({voids} voided for an irregularity, wagers returned)")
+    by_kind: dict[str, int] = {}
+    for tally in tallies:
+        for kind, count in tally.get("wagers_by_kind", {}).items():
+            by_kind[kind] = by_kind.get(kind, 0) + count
+    kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(by_kind.items()))
+    print(f"wagers: {wagers} ({kinds})")
     print(f"awards: {len(awards)} totalling {format_cents(sum(a['amount_cents'] for a in awards))}")
-    meter = json.loads(command([*ctl, "--json", "meters", "list"], show=False))["meters"][0]
-    print(
-        f"meter {METER}: {format_cents(int(meter['amount_cents']))}, reserve "
-        f"{format_cents(int(meter['reserve_cents']))} (reset "
-        f"{format_cents(int(meter['reset_cents']))})"
-    )
+    for meter in json.loads(command([*ctl, "--json", "meters", "list"], show=False))["meters"]:
+        print(
+            f"meter {meter['meter_id']} ({meter['game']}): "
+            f"{format_cents(int(meter['amount_cents']))}, reserve "
+            f"{format_cents(int(meter['reserve_cents']))} (reset "
+            f"{format_cents(int(meter['reset_cents']))})"
+        )
     pending = json.loads(command([*ctl, "--json", "jackpots", "list"], show=False))
     hits = pending.get("jackpots", [])
     print("hits, in journal order:")

@@ -269,22 +269,37 @@ def _register_table(args: argparse.Namespace) -> int:
         wager_cents=args.wager_cents,
     )
     reply = _call(args, "RegisterTable", pb.RegisterTableRequest(table=table))
-    return _show(
-        args,
-        reply,
-        f"table {reply.table_id} registered: {reply.game} paytable "
-        f"{reply.paytable}, {reply.seats} seats, meter {reply.meter_id}",
+    return _show(args, reply, f"table registered: {_table_line(reply)}")
+
+
+def _table_line(table: pb.Table) -> str:
+    """ "cs-1: caribbean-stud, 7 seats (floor); progressive B $1.00 -> cs-main; bonus A ..." """
+    wagers = []
+    for offer in table.wagers:
+        amount = (
+            format_cents(offer.min_cents)
+            if offer.min_cents == offer.max_cents
+            else f"{format_cents(offer.min_cents)}-{format_cents(offer.max_cents)}"
+        )
+        meters = f" -> {', '.join(offer.meter_ids)}" if offer.meter_ids else ""
+        envy = " +envy" if offer.envy_lines else ""
+        name = pb.WagerKind.Name(offer.kind).removeprefix("WAGER_KIND_").lower()
+        wagers.append(f"{name} {offer.paytable} {amount}{meters}{envy}")
+    limit = (
+        f"; payout limit {format_cents(table.payout_limit_cents)} per hand"
+        if table.payout_limit_cents
+        else ""
+    )
+    return (
+        f"{table.table_id}: {table.game}, {table.seats} seats ({table.link_group_id}); "
+        + "; ".join(wagers)
+        + limit
     )
 
 
 def _list_tables(args: argparse.Namespace) -> int:
     reply = _call(args, "ListTables", pb.ListTablesRequest(link_group_id=args.link_group))
-    lines = [
-        f"{t.table_id}: {t.game} paytable {t.paytable}, {t.seats} seats, meter "
-        f"{t.meter_id} ({t.link_group_id})"
-        for t in reply.tables
-    ]
-    return _show(args, reply, "\n".join(lines) or "no tables")
+    return _show(args, reply, "\n".join(_table_line(t) for t in reply.tables) or "no tables")
 
 
 def _jackpot_line(jackpot: pb.Jackpot) -> str:
