@@ -159,6 +159,7 @@ def seat_result(result: SeatResult) -> pb.SeatResult:
         on_dealer_hand=result.on_dealer,
         envy_for_seat=result.envy_for_seat,
         limited_from_cents=result.limited_from_cents,
+        line=result.line,
     )
 
 

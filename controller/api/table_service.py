@@ -24,7 +24,7 @@ from controller.domain.rounds import (
     settle_fingerprint,
     void_fingerprint,
 )
-from controller.errors import InvalidArgument, NotConfirmed
+from controller.errors import InvalidArgument, NotConfirmed, RoundStateError
 from controller.metrics import Metrics
 from controller.store.redis_store import RedisStore
 from jackpot.v1 import jackpot_pb2 as pb
@@ -72,17 +72,16 @@ class TableService(pb_grpc.TableServiceServicer):
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
         table = await self._store.get_table(table_id)
         cards = convert.round_cards(request, table.game_rules.joker)
-        # A round never locked out plans against no wager; the store then refuses it.
         locked = await self._store.locked_round(table, round_id)
-        wagers = locked.wagers if locked else ()
-        plan = plan_settlement(table, wagers, cards)
+        if locked is None:
+            raise RoundStateError(
+                f"round {round_id} of table {table_id} was never locked out (or its record has "
+                "expired); a round is settled only after its lockout"
+            )
+        plan = plan_settlement(table, locked.wagers, cards)
         result = await _recorded(
             self._store.settle(
-                table,
-                round_id,
-                plan,
-                locked.lockout_fingerprint if locked else "",
-                settle_fingerprint(cards),
+                table, round_id, plan, locked.lockout_fingerprint, settle_fingerprint(cards)
             ),
             self._metrics.record_settle,
         )

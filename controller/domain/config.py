@@ -140,6 +140,19 @@ class WagerOffer:
             raise InvalidConfiguration(
                 f"{where}: the {table.title} pays no envy bonus; remove its envy lines"
             )
+        self._check_awards(where)
+
+    def _check_awards(self, where: str) -> None:
+        """Every fixed award fits what Redis computes exactly; envy bonuses are "$A"."""
+        for line, rule in (*self.paytable.lines, *self.paytable.envy_lines):
+            if rule.kind is AwardKind.PERCENT_OF_METER:
+                continue
+            if rule.fixed_award_cents(self.max_cents) > MAX_METER_CENTS:
+                raise InvalidConfiguration(
+                    f"{where}: {line} pays {rule.text} on a {format_cents(self.max_cents)} wager, "
+                    f"above the largest award this controller pays exactly, "
+                    f"{format_cents(MAX_METER_CENTS)}"
+                )
         for line, rule in self.paytable.envy_lines:
             if rule.kind is not AwardKind.FIXED_AMOUNT:
                 raise InvalidConfiguration(
@@ -209,6 +222,12 @@ class TableConfig:
                     f"table {self.table_id}: the {offer.wager} wager is offered twice"
                 )
             offer.check(game, f"table {self.table_id} {offer.wager} wager")
+        if game.payout_limit_citation and not self.payout_limit_cents:
+            raise InvalidConfiguration(
+                f"table {self.table_id}: {game.title} needs its aggregate payout limit per hand, "
+                f"at least {format_cents(game.payout_limit_floor_cents)} "
+                f"({game.payout_limit_citation})"
+            )
         if self.payout_limit_cents:
             if not game.payout_limit_citation:
                 raise InvalidConfiguration(
@@ -281,7 +300,18 @@ class TableConfig:
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> TableConfig:
-        """Read :meth:`to_data`'s output back."""
+        """Read :meth:`to_data`'s output back; also a first-release registration (a
+        progressive-only table: ``paytable``, ``meter_id``, ``wager_cents``)."""
+        if "wagers" not in data:
+            return cls.progressive(
+                str(data["table_id"]),
+                str(data["game"]),
+                str(data["paytable"]),
+                int(data["seats"]),
+                str(data["link_group_id"]),
+                str(data["meter_id"]),
+                int(data.get("wager_cents", DEFAULT_WAGER_CENTS)),
+            )
         return cls(
             str(data["table_id"]),
             str(data["game"]),

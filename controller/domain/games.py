@@ -41,6 +41,7 @@ class Game:
     name_hand: Callable[[Sequence[Card]], str]  # the hand's rank, e.g. "royal_flush"
     settle_order: tuple[str, ...]  # a seat's wagers in the order the dealer settles them
     joker: bool = False  # dealt from 52 cards plus one joker ("JK")
+    folds: bool = True  # a player may fold (not make the game's second wager)
     community_cards: int = 0  # dealt only when a wager on them was placed
     rest_void_citation: str = ""  # where a bonus still settles when the round is otherwise void
     payout_limit_floor_cents: int = 0  # the lowest aggregate payout limit per hand (0: none)
@@ -132,6 +133,7 @@ SIX_CARD_FORTUNE_PAI_GOW = Game(
     # § 670a.11(h): the Fortune Bonus, the Insurance, then the Progressive Payout Wager.
     settle_order=("fortune_bonus", "insurance", "progressive"),
     joker=True,
+    folds=False,  # every player sets a high and a low hand (§ 670a.11(b))
 )
 
 GAMES: dict[str, Game] = {

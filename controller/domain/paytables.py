@@ -175,7 +175,8 @@ class Paytable:
 
         def lines(key: str) -> Lines:
             raw = data.get(key, [])
-            assert isinstance(raw, list)
+            if not isinstance(raw, list):
+                raise InvalidConfiguration(f"stored paytable: {key} must be a list, got {raw!r}")
             return tuple((str(line), AwardRule.parse(str(text))) for line, text in raw)
 
         return cls(str(data["name"]), str(data["citation"]), lines("lines"), lines("envy_lines"))

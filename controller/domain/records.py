@@ -110,6 +110,7 @@ class SeatResult:
     on_dealer: bool = False
     envy_for_seat: int = 0
     limited_from_cents: int = 0
+    line: str = ""  # the paytable line paid
     award_kind: str = ""
     award_text: str = ""
     amount_cents: int = 0

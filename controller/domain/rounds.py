@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import cast
 
 from controller.domain.cards import Card, check_hand_size, check_no_duplicates
@@ -91,6 +91,7 @@ class Payout:
     meter_id: str = ""
     envy_for_seat: int = 0
     limited_from_cents: int = 0
+    line: str = ""  # the paytable line paid, e.g. "ace_ace_dealer_and_player"
 
     @property
     def award_kind(self) -> str:
@@ -166,24 +167,38 @@ def check_lockout(table: TableConfig, wagers: Sequence[Wager]) -> tuple[Wager, .
     return tuple(sorted(wagers, key=lambda w: (w.seat, order.index(w.kind), w.on_dealer)))
 
 
+def _check_report(table: TableConfig, report: SeatCards, cards: RoundCards) -> None:
+    """One seat's report: the seat exists, a full hand unless folded (where the game has a
+    fold), a base game win only where a payout limit counts it."""
+    game = table.game_rules
+    _check_seat(table, report.seat)
+    if report.folded and not game.folds:
+        raise InvalidArgument(f"seat {report.seat}: no player folds at {game.title}")
+    if not (report.folded and not report.cards):
+        check_hand_size(report.cards, game.hand_size, f"seat {report.seat}")
+    if report.base_game_win_cents < 0:
+        raise InvalidAmount(f"seat {report.seat}: base game win cannot be negative")
+    if report.base_game_win_cents and not table.payout_limit_cents:
+        raise InvalidAmount(
+            f"seat {report.seat}: a base game win is reported only at a table with a payout "
+            "limit per hand"
+        )
+    if report.base_game_win_cents and cards.rest_of_round_void:
+        raise InvalidAmount(
+            f"seat {report.seat}: reports a base game win, but the rest of the round is void"
+        )
+
+
 def _check_seats(table: TableConfig, wagers: Sequence[Wager], cards: RoundCards) -> None:
     """Every seat exists, is reported once with a full hand (or folded), and every seat
     holding a wager is reported, with its cards when a wager of it survives a fold."""
     game = table.game_rules
     named: set[int] = set()
     for report in cards.seats:
-        _check_seat(table, report.seat)
         if report.seat in named:
             raise InvalidSeat(f"seat {report.seat} is reported twice")
         named.add(report.seat)
-        if not (report.folded and not report.cards):
-            check_hand_size(report.cards, game.hand_size, f"seat {report.seat}")
-        if report.base_game_win_cents < 0:
-            raise InvalidAmount(f"seat {report.seat}: base game win cannot be negative")
-        if report.base_game_win_cents and cards.rest_of_round_void:
-            raise InvalidAmount(
-                f"seat {report.seat}: reports a base game win, but the rest of the round is void"
-            )
+        _check_report(table, report, cards)
     for wager in wagers:
         if wager.seat not in named:
             raise InvalidSeat(
@@ -256,7 +271,7 @@ def _wager_payout(table: TableConfig, wager: Wager, report: SeatCards, cards: Ro
     paid = offer.paytable.highest_award(_lines(rules, hand, cards))
     if paid is None:
         return Payout(wager.seat, wager.kind, name, SeatOutcome.NO_AWARD, wager.on_dealer)
-    rule = paid[1]
+    line, rule = paid
     if rule.kind is AwardKind.PERCENT_OF_METER:
         return Payout(
             wager.seat,
@@ -266,14 +281,18 @@ def _wager_payout(table: TableConfig, wager: Wager, report: SeatCards, cards: Ro
             wager.on_dealer,
             rule,
             meter_id=offer.meter_of(rule),
+            line=line,
         )
     amount = rule.fixed_award_cents(wager.amount_cents)
-    return Payout(wager.seat, wager.kind, name, SeatOutcome.PAID, wager.on_dealer, rule, amount)
+    return Payout(
+        wager.seat, wager.kind, name, SeatOutcome.PAID, wager.on_dealer, rule, amount, line=line
+    )
 
 
 def _stake_back(payout: Payout, wagers: dict[tuple[int, str, bool], Wager]) -> int:
-    """The part of a fixed award that returns the stake ("N to 1" pays N and the wager)."""
-    if payout.award is None or payout.award.kind is not AwardKind.TO_ONE:
+    """The part of a fixed award that returns the stake: "N to 1" pays N wagers and the wager
+    back, "N for 1" N wagers of which one is the wager back; "$A" returns none."""
+    if payout.award is None or payout.award.kind not in (AwardKind.TO_ONE, AwardKind.FOR_ONE):
         return 0
     return wagers[(payout.seat, payout.wager, payout.on_dealer)].amount_cents
 
@@ -298,15 +317,8 @@ def _apply_payout_limit(
         allowed = min(winnings, room[payout.seat])
         room[payout.seat] -= allowed
         if allowed < winnings:
-            payout = Payout(
-                payout.seat,
-                payout.wager,
-                payout.hand,
-                payout.outcome,
-                payout.on_dealer,
-                payout.award,
-                allowed + stake,
-                limited_from_cents=payout.amount_cents,
+            payout = replace(
+                payout, amount_cents=allowed + stake, limited_from_cents=payout.amount_cents
             )
         limited.append(payout)
     return limited
@@ -317,7 +329,8 @@ def _envy_payouts(table: TableConfig, wagers: Sequence[Wager], cards: RoundCards
     paid once (§ 670a.11(h)(1)(ii), (3)(ii)); never for its own hand or the dealer's."""
     game = table.game_rules
     payouts: list[Payout] = []
-    playing = sorted((r for r in cards.seats if r.cards and not r.folded), key=lambda r: -r.seat)
+    # Every hand on the table qualifies, also a folded player's whose cards were reported.
+    playing = sorted((r for r in cards.seats if r.cards), key=lambda r: -r.seat)
     for kind in game.settle_order:
         offer = table.offer(kind)
         if offer is None or not offer.paytable.envy_lines:
@@ -343,6 +356,7 @@ def _envy_payouts(table: TableConfig, wagers: Sequence[Wager], cards: RoundCards
                     award=rule,
                     amount_cents=rule.amount_cents,
                     envy_for_seat=holder.seat,
+                    line=qualifying[0],
                 )
                 for seat in entitled
                 if seat != holder.seat

@@ -41,6 +41,9 @@ def _meters(reply: Mapping[str, Any]) -> tuple[MeterValue, ...]:
 
 
 def _accepted(item: Mapping[str, Any]) -> AcceptedWager:
+    """A stored wager; a first-release one carries its one meter's contribution inline."""
+    if "meter_id" in item:
+        item = {**item, "contributions": [item]}
     return AcceptedWager(
         seat=int(item["seat"]),
         kind=str(item["kind"]),
@@ -102,6 +105,7 @@ def _seat_result(item: Mapping[str, Any]) -> SeatResult:
         on_dealer=bool(item.get("on_dealer", False)),
         envy_for_seat=int(item.get("envy_for_seat", 0)),
         limited_from_cents=int(item.get("limited_from_cents", 0)),
+        line=str(item.get("line", "")),
         award_kind=str(item.get("award_kind", "")),
         award_text=str(item.get("award_text", "")),
         amount_cents=int(item.get("amount_cents", 0)),

@@ -355,6 +355,11 @@ class RedisStore:
                     f"{table.link_group_id}; all of a table's meters are in its link group"
                 )
         group = keys.LinkGroupKeys(table.link_group_id)
+        stored = await self._read(self._client.hget(group.table(table.table_id), "config"))
+        if stored is not None and codec.table_config(stored) == table:
+            # The same definition, perhaps stored by an earlier release in its own shape.
+            self._tables[table.table_id] = table
+            return table
         async with self._claim(keys.TABLE_INDEX, table.table_id, table.link_group_id, "table"):
             await self._run(
                 self._scripts.register_table,
@@ -596,6 +601,7 @@ def _plan_item(payout: Payout) -> dict[str, Any]:
         "wager": payout.wager,
         "on_dealer": payout.on_dealer,
         "hand": payout.hand,
+        "line": payout.line,
         "outcome": str(payout.outcome),
         "envy_for_seat": payout.envy_for_seat,
         "limited_from_cents": payout.limited_from_cents,

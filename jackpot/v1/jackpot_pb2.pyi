@@ -452,6 +452,7 @@ class SeatResult(_message.Message):
     ON_DEALER_HAND_FIELD_NUMBER: _builtins.int
     ENVY_FOR_SEAT_FIELD_NUMBER: _builtins.int
     LIMITED_FROM_CENTS_FIELD_NUMBER: _builtins.int
+    LINE_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     hand: _builtins.str
     """"royal_flush", "straight_flush", ...; empty when folded"""
@@ -477,6 +478,8 @@ class SeatResult(_message.Message):
     """an envy bonus: the seat whose hand qualified it"""
     limited_from_cents: _builtins.int
     """the award before the payout limit cut it (§ 647a.12(c))"""
+    line: _builtins.str
+    """the paytable line paid: "ace_ace_dealer_and_player", ..."""
     def __init__(
         self,
         *,
@@ -496,10 +499,11 @@ class SeatResult(_message.Message):
         on_dealer_hand: _builtins.bool = ...,
         envy_for_seat: _builtins.int = ...,
         limited_from_cents: _builtins.int = ...,
+        line: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "award_kind", b"award_kind", "award_text", b"award_text", "envy_for_seat", b"envy_for_seat", "hand", b"hand", "jackpot_id", b"jackpot_id", "journal_seq", b"journal_seq", "kind", b"kind", "limited_from_cents", b"limited_from_cents", "meter_after_cents", b"meter_after_cents", "meter_before_cents", b"meter_before_cents", "meter_id", b"meter_id", "on_dealer_hand", b"on_dealer_hand", "outcome", b"outcome", "pending_validation", b"pending_validation", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "award_kind", b"award_kind", "award_text", b"award_text", "envy_for_seat", b"envy_for_seat", "hand", b"hand", "jackpot_id", b"jackpot_id", "journal_seq", b"journal_seq", "kind", b"kind", "limited_from_cents", b"limited_from_cents", "line", b"line", "meter_after_cents", b"meter_after_cents", "meter_before_cents", b"meter_before_cents", "meter_id", b"meter_id", "on_dealer_hand", b"on_dealer_hand", "outcome", b"outcome", "pending_validation", b"pending_validation", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

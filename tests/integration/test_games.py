@@ -170,6 +170,11 @@ async def test_three_card_five_card_progressive_feeds_and_pays_its_own_meter(
         "community cards are dealt only when a Five Card Hand Bonus or Five-Card Progressive",
     )
     assert await snapshot(redis_client) == before
+    await expect_refusal(
+        tables.Settle(cards("tcp-1", 9, {4: "AS KS QS"}, dealer="2C 7D 9H", community="JS TS")),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "round 9 of table tcp-1 was never locked out",
+    )
 
     reply = await tables.Settle(
         cards("tcp-1", 1, {2: "AH KH QH"}, dealer="2C 7D 9H", community="JH TH")
@@ -264,6 +269,15 @@ async def test_holdem_bonus_payout_limit_and_rest_of_round_void(
     # and its base game already won $15,000: $35,000, and the $100 wager back.
     assert (first.amount_cents, first.limited_from_cents) == (3_510_000, 10_010_000)
     assert (reply.results[0].amount_cents, reply.results[0].limited_from_cents) == (5_500, 0)
+    assert first.line == "ace_ace_dealer_and_player"
+    entry = [f for _, f in await journal(redis_client, "poker-pit") if f["type"] == "fixed_award"][
+        1
+    ]
+    assert (entry["line"], entry["limited_from_cents"], entry["amount_cents"]) == (
+        "ace_ace_dealer_and_player",
+        "10010000",
+        "3510000",
+    )
 
     await tables.Lockout(
         pb.LockoutRequest(table_id="thb-1", round_id=2, wagers=[wager(3, "bonus", 500)])

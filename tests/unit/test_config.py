@@ -121,3 +121,20 @@ def test_format_and_percent_of_cents_round_down() -> None:
     assert format_cents(123_456_789) == "$1,234,567.89"
     assert format_cents(-5) == "-$0.05"
     assert percent_of_cents(1_000_019, 100_000) == 100_001  # 10% of $10,000.19, floor
+
+
+def test_a_holdem_table_needs_its_payout_limit_and_awards_stay_exact() -> None:
+    from controller.domain.config import WagerOffer
+    from controller.domain.paytables import AwardRule, Paytable
+    from controller.domain.wagers import TEXAS_HOLDEM_BONUS_WAGERS
+
+    bonus = WagerOffer("bonus", TEXAS_HOLDEM_BONUS_WAGERS["bonus"].paytable("A"), 500, 10_000)
+    with pytest.raises(
+        InvalidConfiguration, match=r"needs its aggregate payout limit .*§ 647a\.12\(c\)"
+    ):
+        TableConfig("h", "texas-holdem-bonus", 6, "g", (bonus,))
+    assert TableConfig("h", "texas-holdem-bonus", 6, "g", (bonus,), 5_000_000).payout_limit_cents
+    huge = Paytable("X", "Rules Submission", (("flush", AwardRule.parse("123,456,788 to 1")),))
+    offer = WagerOffer("five_card_bonus", huge, 100, 99_999_999)
+    with pytest.raises(InvalidConfiguration, match="above the largest award this controller pays"):
+        TableConfig("c", "caribbean-stud", 7, "g", (offer,))

@@ -359,3 +359,33 @@ def test_fingerprints_ignore_order_and_card_spelling() -> None:
     assert tens != settle_fingerprint(deal(seat(1, "TH JH QH KH AH"), dealer="2C"))
     assert tens != settle_fingerprint(deal(seat(1, "TH JH QH KH AH", base_win=5)))
     assert tens != settle_fingerprint(deal(seat(1, "TH JH QH KH AH"), void="x"))
+
+
+# ------------------------------------------------------------------ review findings
+
+
+def test_a_game_without_a_fold_refuses_a_folded_seat() -> None:
+    with pytest.raises(InvalidArgument, match="no player folds at Six-Card Fortune Pai Gow Poker"):
+        plan_settlement(SIX_CARD, [], deal(seat(1, "2C 5D 7H 9S JC KD", folded=True)))
+
+
+def test_a_folded_three_card_hand_still_qualifies_envy_bonuses() -> None:
+    wagers = [Wager(s, P, 100) for s in (1, 3)]
+    cards = deal(seat(1, "2C 7D 9H"), seat(3, "9S TS JS", folded=True), dealer="4S 5H 6C")
+    plan = plan_settlement(THREE_CARD, wagers, cards)
+    assert summary(plan) == [
+        (3, P, "paid", 7_000, 0),  # the progressive is settled whether or not the player folds
+        (1, P, "no_award", 0, 0),
+        (1, P, "paid", 5_000, 3),
+    ]
+    assert plan[0].line == "straight_flush" and plan[2].line == "straight_flush"
+
+
+def test_a_base_game_win_is_reported_only_where_a_payout_limit_counts_it() -> None:
+    with pytest.raises(InvalidAmount, match="only at a table with a payout limit per hand"):
+        plan_settlement(TABLE, [Wager(1, P, 100)], deal(seat(1, ROYAL_SPADES, base_win=100)))
+
+
+def test_the_paid_line_names_ace_ace_with_the_dealers_aces() -> None:
+    plan = plan_settlement(HOLDEM, [Wager(1, "bonus", 500)], deal(seat(1, "AS AH"), dealer="AD AC"))
+    assert (plan[0].hand, plan[0].line) == ("ace_ace", "ace_ace_dealer_and_player")

@@ -7,7 +7,7 @@
 -- jackpots.
 -- KEYS: 1 round, 2 journal, 3 seq, 4 jackpots, 5 pending, 6.. the table's meters
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint,
---       4 plan JSON [{seat, wager, on_dealer, hand, outcome, envy_for_seat,
+--       4 plan JSON [{seat, wager, on_dealer, hand, line, outcome, envy_for_seat,
 --         limited_from_cents, award = {kind, meter_ppm, amount_cents, text, meter_id}}],
 --         a fixed award's amount_cents (a decimal string) is final,
 --       5 meter ids JSON (KEYS[6..]'s order), 6 round retention seconds, 7 link_group_id,
@@ -36,18 +36,24 @@ if round[4] ~= ARGV[8] then
 end
 
 local meters = load_meters(KEYS, 6, cjson.decode(ARGV[5]))
+local plan = cjson.decode(ARGV[4])
+for _, p in ipairs(plan) do  -- every fixed amount is exact before the first write
+  if p.award then
+    check_exact('the award to seat ' .. p.seat, tonumber(p.award.amount_cents))
+  end
+end
 local touched = {}
 local results = {}
 
-for i, p in ipairs(cjson.decode(ARGV[4])) do
-  local r = {seat = p.seat, hand = p.hand, outcome = p.outcome, wager = p.wager,
-    on_dealer = p.on_dealer, envy_for_seat = p.envy_for_seat,
+for i, p in ipairs(plan) do
+  local r = {seat = p.seat, hand = p.hand, line = p.line, outcome = p.outcome,
+    wager = p.wager, on_dealer = p.on_dealer, envy_for_seat = p.envy_for_seat,
     limited_from_cents = p.limited_from_cents}
   local award = p.award
   if p.outcome == 'paid' then
     r.award_kind, r.award_text = award.kind, award.text
     local common = {'table', table_id, 'round', round_id, 'seat', p.seat, 'wager', p.wager,
-      'hand', p.hand, 'award', award.text}
+      'on_dealer', tostring(p.on_dealer), 'hand', p.hand, 'line', p.line, 'award', award.text}
     if award.kind == 'percent_of_meter' then
       local m = meters.by_id[award.meter_id]
       local before = math.floor(m.value / MICRO)
@@ -90,6 +96,10 @@ for i, p in ipairs(cjson.decode(ARGV[4])) do
       if p.envy_for_seat > 0 then
         fields[#fields + 1] = 'envy_for_seat'
         fields[#fields + 1] = p.envy_for_seat
+      end
+      if p.limited_from_cents > 0 then  -- cut by the payout limit per hand (§ 647a.12(c))
+        fields[#fields + 1] = 'limited_from_cents'
+        fields[#fields + 1] = int(p.limited_from_cents)
       end
       r.journal_seq = journal(KEYS[2], KEYS[3], 'fixed_award', '', 0, 0, fields)
     end

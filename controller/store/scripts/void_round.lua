@@ -31,7 +31,12 @@ local lockout_seq = num(round[5])
 local reversed = {}
 for i, w in ipairs(cjson.decode(round[4])) do
   local back = {}
-  for j, c in ipairs(w.contributions) do
+  local contributions = w.contributions
+  if w.meter_id then  -- locked out by the first release: one meter, inline
+    contributions = {{meter_id = w.meter_id, to_meter_microcents = w.to_meter_microcents,
+      to_reserve_microcents = w.to_reserve_microcents}}
+  end
+  for j, c in ipairs(contributions) do
     local m = meters.by_id[c.meter_id]
     local from_meter = tonumber(c.to_meter_microcents)
     local from_reserve = tonumber(c.to_reserve_microcents)
