@@ -86,6 +86,24 @@ def configure(ctl: list[str]) -> None:
     command([*ctl, "tables", "list"])
 
 
+def agent_argv(table_id: str, target: str, work: Path, summary: str, *extra: str) -> list[str]:
+    """A simulated table agent's command line; its tally goes to ``work/<summary>.json``."""
+    return [
+        str(BIN / "table-agent"),
+        "--table-id",
+        table_id,
+        "--controller",
+        target,
+        "--sim",
+        "--quiet",
+        "--state-dir",
+        str(work / "agents"),
+        "--summary-json",
+        str(work / f"{summary}.json"),
+        *extra,
+    ]
+
+
 def play(target: str, rounds: int, work: Path) -> list[dict[str, Any]]:
     banner(
         f"Play: {len(TABLES)} simulated tables of four games, {rounds} rounds each, one shuffled "
@@ -93,23 +111,9 @@ def play(target: str, rounds: int, work: Path) -> list[dict[str, Any]]:
     )
     agents = [
         subprocess.Popen(
-            [
-                str(BIN / "table-agent"),
-                "--table-id",
-                table_id,
-                "--controller",
-                target,
-                "--sim",
-                "--rounds",
-                str(rounds),
-                "--void-percent",
-                "2",
-                "--quiet",
-                "--state-dir",
-                str(work / "agents"),
-                "--summary-json",
-                str(work / f"{table_id}.json"),
-            ],
+            agent_argv(
+                table_id, target, work, table_id, "--rounds", str(rounds), "--void-percent", "2"
+            ),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -129,23 +133,16 @@ def play(target: str, rounds: int, work: Path) -> list[dict[str, Any]]:
         banner(f"Scripted round at table {table_id}: {label}")
         print(
             command(
-                [
-                    str(BIN / "table-agent"),
-                    "--table-id",
+                agent_argv(
                     table_id,
-                    "--controller",
                     target,
-                    "--sim",
+                    work,
+                    f"{table_id}-scripted",
                     "--rounds",
                     "0",
-                    "--quiet",
                     "--script",
                     str(path),
-                    "--state-dir",
-                    str(work / "agents"),
-                    "--summary-json",
-                    str(work / f"{table_id}-scripted.json"),
-                ],
+                ),
                 show=False,
             ).rstrip()
         )
