@@ -109,7 +109,7 @@ class WagerOffer:
 
     def check(self, game: Game, where: str) -> None:
         """Refuse an offer the game or this controller cannot settle; ``where`` names it."""
-        table = game.wager(self.wager)
+        rules = game.wager(self.wager)
         if not 0 < self.min_cents <= self.max_cents <= MAX_WAGER_CENTS:
             raise InvalidConfiguration(
                 f"{where}: wager limits must satisfy 0 < min <= max <= "
@@ -136,9 +136,9 @@ class WagerOffer:
             raise InvalidConfiguration(
                 f"{where}: a wager that feeds a meter has one fixed amount (min = max)"
             )
-        if self.paytable.envy_lines and not table.envy_citation:
+        if self.paytable.envy_lines and not rules.envy_citation:
             raise InvalidConfiguration(
-                f"{where}: the {table.title} pays no envy bonus; remove its envy lines"
+                f"{where}: the {rules.title} pays no envy bonus; remove its envy lines"
             )
         self._check_awards(where)
 

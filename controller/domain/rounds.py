@@ -205,15 +205,14 @@ def _check_seats(table: TableConfig, wagers: Sequence[Wager], cards: RoundCards)
                 f"{wager.label} was accepted at lockout but the seat was not reported; "
                 "report its cards or mark it folded"
             )
-    by_seat = {report.seat: report for report in cards.seats}
+    collected = {r.seat for r in cards.seats if r.folded and not r.cards}
     for wager in wagers:
         rules = game.wager(wager.kind)
-        if by_seat[wager.seat].folded and not by_seat[wager.seat].cards and not wager.on_dealer:
-            if not rules.forfeit_on_fold:
-                raise InvalidCards(
-                    f"{wager.label}: a {rules.title} is settled even when the player folds; "
-                    "report the seat's cards"
-                )
+        if wager.seat in collected and not wager.on_dealer and not rules.forfeit_on_fold:
+            raise InvalidCards(
+                f"{wager.label}: a {rules.title} is settled even when the player folds; "
+                "report the seat's cards"
+            )
 
 
 def _check_cards(table: TableConfig, wagers: Sequence[Wager], cards: RoundCards) -> None:
