@@ -8,7 +8,7 @@ into Redis key names (no braces, colons or spaces) and into metric labels.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,6 +165,11 @@ class WagerOffer:
         """Whether the wager has one amount."""
         return self.min_cents == self.max_cents
 
+    def minimum_wager_winnings_cents(self) -> int:
+        """The most one wager of the minimum amount wins: its highest-paying fixed line's
+        winnings (the returned wager excluded) on ``min_cents``; percentage lines count 0."""
+        return self.paytable.largest_winnings_cents(self.min_cents)
+
     def meter_of(self, rule: AwardRule) -> str:
         """The meter a percentage line pays from."""
         return rule.meter or self.meter_ids[0]
@@ -189,6 +194,25 @@ class WagerOffer:
             int(data["max_cents"]),
             tuple(str(m) for m in data["meter_ids"]),
         )
+
+
+def payout_limit_floor_cents(game: Game, offers: Iterable[WagerOffer]) -> int:
+    """The lowest aggregate payout limit per hand (cents; 0: the game has none) of a table of
+    ``game`` offering ``offers``: the greater of the game's fixed floor and what one patron
+    could win per round betting the minimum, taken as the sum, over the offered wagers the
+    limit counts, of each one's highest-paying line on its minimum amount (winnings only, the
+    returned wagers excluded). The base game's wagers (§ 647a.12(a): Ante, Flop, Turn, River,
+    1 to 1) are not registered with the controller and are not counted."""
+    if not game.payout_limit_citation:
+        return 0
+    # § 647a.12(c): "$50,000 or the maximum amount that one patron could win per round when
+    # betting the minimum wager, whichever is greater" (the minimum wager, not the maximum).
+    winnable = sum(
+        offer.minimum_wager_winnings_cents()
+        for offer in offers
+        if offer.wager in game.payout_limit_wagers
+    )
+    return max(game.payout_limit_floor_cents, winnable)
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +249,7 @@ class TableConfig:
         if game.payout_limit_citation and not self.payout_limit_cents:
             raise InvalidConfiguration(
                 f"table {self.table_id}: {game.title} needs its aggregate payout limit per hand, "
-                f"at least {format_cents(game.payout_limit_floor_cents)} "
+                f"at least {format_cents(self.payout_limit_floor_cents)} "
                 f"({game.payout_limit_citation})"
             )
         if self.payout_limit_cents:
@@ -233,13 +257,21 @@ class TableConfig:
                 raise InvalidConfiguration(
                     f"table {self.table_id}: {game.title} has no payout limit per hand"
                 )
-            if self.payout_limit_cents < game.payout_limit_floor_cents:
+            floor = self.payout_limit_floor_cents
+            if self.payout_limit_cents < floor:
+                winnable = ", ".join(
+                    f"{format_cents(o.minimum_wager_winnings_cents())} on the {o.wager} wager's "
+                    f"{format_cents(o.min_cents)} minimum"
+                    for o in self.wagers
+                    if o.wager in game.payout_limit_wagers
+                )
                 raise InvalidConfiguration(
                     f"table {self.table_id}: payout limit {format_cents(self.payout_limit_cents)}"
-                    f" is below {format_cents(game.payout_limit_floor_cents)}; the limit is the "
-                    f"greater of {format_cents(game.payout_limit_floor_cents)} and what one "
-                    f"patron could win per round betting the minimum "
-                    f"({game.payout_limit_citation})"
+                    f" is below {format_cents(floor)}; the limit is the greater of "
+                    f"{format_cents(game.payout_limit_floor_cents)} and what one patron could "
+                    f"win per round betting the minimum ({game.payout_limit_citation}), "
+                    f"{winnable}; register a limit of at least {format_cents(floor)} or lower "
+                    "the minimum wager"
                 )
             if any(offer.meter_ids for offer in self.wagers):
                 raise InvalidConfiguration(
@@ -269,6 +301,12 @@ class TableConfig:
             "progressive", rules.paytable(paytable), wager_cents, wager_cents, (meter_id,)
         )
         return cls(table_id, game, seats, link_group_id, (offer,))
+
+    @property
+    def payout_limit_floor_cents(self) -> int:
+        """The lowest aggregate payout limit per hand this table may register (0: none); see
+        :func:`payout_limit_floor_cents`."""
+        return payout_limit_floor_cents(self.game_rules, self.wagers)
 
     @property
     def game_rules(self) -> Game:

@@ -1,8 +1,8 @@
 """The games the controller settles, with the numbers their regulation fixes.
 
 Each :class:`Game` names its chapter, how many seats a table may have, how many cards a hand
-holds, the lowest reset amount its progressive meter may have, and the paytables a Rules
-Submission may choose from.
+holds, the lowest reset amount its progressive meter may have, the paytables a Rules
+Submission may choose from, and the order in which the dealer settles a round's wagers.
 """
 
 from __future__ import annotations
@@ -27,7 +27,15 @@ from controller.errors import InvalidConfiguration
 
 @dataclass(frozen=True, slots=True)
 class Game:
-    """One game's fixed rules. Amounts in cents."""
+    """One game's fixed rules. Amounts in cents.
+
+    Settlement order: the dealer walks the seats from seat N down to seat 1 once per phase
+    of :attr:`phases`, settling at each seat that phase's wagers in ``settle_order``; the envy
+    bonuses of a phase's wagers follow the phase. ``settle_phases`` empty: one phase, every
+    seat settled completely before the next (§ 639a.11(c)); otherwise each phase is settled at
+    every seat before the next begins (§ 670a.11(h)), and the phases together list
+    ``settle_order``.
+    """
 
     name: str
     title: str
@@ -40,12 +48,27 @@ class Game:
     wagers: dict[str, WagerTable]
     name_hand: Callable[[Sequence[Card]], str]  # the hand's rank, e.g. "royal_flush"
     settle_order: tuple[str, ...]  # a seat's wagers in the order the dealer settles them
+    settle_phases: tuple[tuple[str, ...], ...] = ()  # () = one phase, seat by seat
     joker: bool = False  # dealt from 52 cards plus one joker ("JK")
     folds: bool = True  # a player may fold (not make the game's second wager)
     community_cards: int = 0  # dealt only when a wager on them was placed
     rest_void_citation: str = ""  # where a bonus still settles when the round is otherwise void
     payout_limit_floor_cents: int = 0  # the lowest aggregate payout limit per hand (0: none)
     payout_limit_citation: str = ""
+    payout_limit_wagers: tuple[str, ...] = ()  # the side wagers the payout limit counts
+
+    def __post_init__(self) -> None:
+        listed = tuple(kind for phase in self.phases for kind in phase)
+        if listed != self.settle_order:
+            raise ValueError(
+                f"{self.title}: settle phases {self.settle_phases} do not list the settle "
+                f"order {self.settle_order}"
+            )
+
+    @property
+    def phases(self) -> tuple[tuple[str, ...], ...]:
+        """The settlement phases: each settled at every seat, seat N first, before the next."""
+        return self.settle_phases or (self.settle_order,)
 
     def seats_refusal(self, what: str, seats: int) -> str | None:
         """Why ``seats`` seats are refused for ``what`` (a table), or None if they are fine."""
@@ -80,7 +103,8 @@ CARIBBEAN_STUD = Game(
     min_reset_citation="§ 639a.12(d)(3)",
     wagers=CARIBBEAN_STUD_WAGERS,
     name_hand=lambda cards: evaluate(cards).category.label,
-    # § 639a.11(c)(4)-(5): the Bonus Wager, then the Progressive Payout Wager.
+    # § 639a.11(c): each seat completely, seat N first; (4)-(5): the Bonus Wager, then the
+    # Progressive Payout Wager.
     settle_order=("bonus", "five_card_bonus", "progressive"),
 )
 
@@ -99,6 +123,9 @@ TEXAS_HOLDEM_BONUS = Game(
     rest_void_citation="§ 647a.13(a), (d)",
     payout_limit_floor_cents=5_000_000,  # $50,000
     payout_limit_citation="§ 647a.12(c)",
+    # § 647a.12(c) limits the Ante, Flop, Turn, River and Texas Hold 'Em Bonus Wagers; only
+    # the bonus is registered with the controller (the base game is reported as a win).
+    payout_limit_wagers=("bonus",),
 )
 
 # The seeds do not give the seat limits of these two games' tables (their § x.2 is not among
@@ -130,8 +157,11 @@ SIX_CARD_FORTUNE_PAI_GOW = Game(
     min_reset_citation="",
     wagers=SIX_CARD_FORTUNE_WAGERS,
     name_hand=lambda cards: evaluate_best_five(cards).category.label,
-    # § 670a.11(h): the Fortune Bonus, the Insurance, then the Progressive Payout Wager.
+    # § 670a.11(h): every Fortune Bonus Wager, then their Envy Bonuses ((1)(ii): "After all
+    # Fortune Bonus Wagers have been settled"); every Insurance Wager; every Progressive
+    # Payout Wager, then their Envy Bonuses ((3)(ii)).
     settle_order=("fortune_bonus", "insurance", "progressive"),
+    settle_phases=(("fortune_bonus",), ("insurance",), ("progressive",)),
     joker=True,
     folds=False,  # every player sets a high and a low hand (§ 670a.11(b))
 )

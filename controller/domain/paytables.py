@@ -117,6 +117,20 @@ class AwardRule:
             return self.amount_cents
         raise ValueError("a percentage-of-meter award is computed from the meter, not the wager")
 
+    def returned_stake_cents(self, wager_cents: int) -> int:
+        """The part of a fixed-odds award that is the wager returned: "N to 1" pays N wagers
+        and the wager back, "N for 1" N wagers of which one is the wager back; "$A" none."""
+        if self.kind in (AwardKind.TO_ONE, AwardKind.FOR_ONE):
+            return wager_cents
+        if self.kind is AwardKind.FIXED_AMOUNT:
+            return 0
+        raise ValueError("a percentage-of-meter award is computed from the meter, not the wager")
+
+    def winnings_cents(self, wager_cents: int) -> int:
+        """What a fixed-odds line wins on ``wager_cents``, the returned wager excluded: "N to 1"
+        N x wager, "N for 1" (N - 1) x wager, "$A" A (§ 647a.12(c) counts winnings)."""
+        return self.fixed_award_cents(wager_cents) - self.returned_stake_cents(wager_cents)
+
 
 Lines = tuple[tuple[str, AwardRule], ...]
 
@@ -155,6 +169,19 @@ class Paytable:
     def envy_award(self, lines: Sequence[str]) -> tuple[str, AwardRule] | None:
         """The envy bonus a hand on ``lines`` qualifies, or ``None`` (not a qualifying hand)."""
         return _highest(self.envy_lines, lines)
+
+    def largest_winnings_cents(self, wager_cents: int) -> int:
+        """The most one wager of ``wager_cents`` wins on this paytable: the winnings (the
+        returned wager excluded) of its highest-paying fixed line; percentage lines and envy
+        bonuses are not counted, 0 when it has no fixed line."""
+        return max(
+            (
+                rule.winnings_cents(wager_cents)
+                for _, rule in self.lines
+                if rule.kind is not AwardKind.PERCENT_OF_METER
+            ),
+            default=0,
+        )
 
     def meters_named(self) -> set[str]:
         """The meters its percentage lines name ("" for the wager's first meter)."""

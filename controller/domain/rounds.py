@@ -4,10 +4,15 @@
   table offers (kinds, limits, the dealer's hand, the Envy lammer).
 * :func:`plan_settlement` validates the cards, evaluates every hand itself (a reported rank
   is never trusted) and lists, in settlement order, what each wager wins: seat N down to
-  seat 1 (§ 639a.11(c), § 639a.12(d)(4), § 670a.11(e)), each seat's wagers in the order its
-  game settles them; then the envy bonuses (§ 670a.11(h)(1)(ii), (3)(ii)). Fixed awards are
-  computed here, in cents, with the aggregate payout limit per hand (§ 647a.12(c)); the store
-  pays that plan in that order, computing each percentage award from the meter at its turn.
+  seat 1 (§ 639a.11(c), § 639a.12(d)(4), § 670a.11(e)), once per phase of the game
+  (:attr:`Game.phases`), each seat's wagers of the phase in the order its game settles them,
+  then the phase's envy bonuses. Caribbean Stud, Three Card Poker and Texas Hold 'Em Bonus
+  have one phase: each seat completely, then the envy bonuses; Six-Card Fortune settles every
+  Fortune Bonus, then their envy bonuses, every Insurance, every Progressive Payout Wager,
+  then theirs (§ 670a.11(h)). A player who folds at Caribbean Stud forfeits all wagers, a
+  Five Card Hand Bonus on the dealer's hand too (§ 639a.11(b)). Fixed awards are computed
+  here, in cents, with the aggregate payout limit per hand (§ 647a.12(c)); the store pays
+  that plan in that order, computing each percentage award from the meter at its turn.
 * :func:`fingerprint` gives the content digest that makes each phase idempotent.
 """
 
@@ -50,7 +55,8 @@ class Wager:
 
 @dataclass(frozen=True, slots=True)
 class SeatCards:
-    """One seat's report at settlement: its cards, or ``folded`` (§ 639a.11(b)).
+    """One seat's report at settlement: its cards, or ``folded`` (§ 639a.11(b)); a folded
+    seat whose wagers are all forfeited may report no cards (they were collected).
 
     ``base_game_win_cents``: what the seat's other wagers won this round (winnings, the
     returned stakes excluded), counted against the payout limit per hand (§ 647a.12(c)).
@@ -189,9 +195,15 @@ def _check_report(table: TableConfig, report: SeatCards, cards: RoundCards) -> N
         )
 
 
+def _forfeited(table: TableConfig, wager: Wager, report: SeatCards) -> bool:
+    """Whether the player's fold forfeits ``wager``: at Caribbean Stud every wager, also a
+    Five Card Hand Bonus on the dealer's hand (§ 639a.11(b): "shall forfeit all wagers")."""
+    return report.folded and table.game_rules.wager(wager.kind).forfeit_on_fold
+
+
 def _check_seats(table: TableConfig, wagers: Sequence[Wager], cards: RoundCards) -> None:
     """Every seat exists, is reported once with a full hand (or folded), and every seat
-    holding a wager is reported, with its cards when a wager of it survives a fold."""
+    holding a wager is reported, with its cards when a wager on its hand survives a fold."""
     game = table.game_rules
     named: set[int] = set()
     for report in cards.seats:
@@ -208,6 +220,7 @@ def _check_seats(table: TableConfig, wagers: Sequence[Wager], cards: RoundCards)
     collected = {r.seat for r in cards.seats if r.folded and not r.cards}
     for wager in wagers:
         rules = game.wager(wager.kind)
+        # A wager the fold forfeits needs no cards; one on the dealer's hand needs the dealer's.
         if wager.seat in collected and not wager.on_dealer and not rules.forfeit_on_fold:
             raise InvalidCards(
                 f"{wager.label}: a {rules.title} is settled even when the player folds; "
@@ -219,7 +232,12 @@ def _check_cards(table: TableConfig, wagers: Sequence[Wager], cards: RoundCards)
     """Refuse a report that does not fit the round (nothing changes)."""
     game = table.game_rules
     _check_seats(table, wagers, cards)
-    needs_dealer = any(w.on_dealer or game.wager(w.kind).extra is Extra.DEALER for w in wagers)
+    by_seat = {report.seat: report for report in cards.seats}
+    needs_dealer = any(
+        (w.on_dealer or game.wager(w.kind).extra is Extra.DEALER)
+        and not _forfeited(table, w, by_seat[w.seat])
+        for w in wagers
+    )
     if cards.dealer or needs_dealer:
         check_hand_size(cards.dealer, game.dealer_hand_size, "the dealer")
     needs_community = any(game.wager(w.kind).extra is Extra.COMMUNITY for w in wagers)
@@ -263,8 +281,8 @@ def _hand_name(table: TableConfig, rules: WagerTable, hand: Cards) -> str:
 def _wager_payout(table: TableConfig, wager: Wager, report: SeatCards, cards: RoundCards) -> Payout:
     rules = table.game_rules.wager(wager.kind)
     offer = _offer(table, wager.kind)
-    if report.folded and rules.forfeit_on_fold and not wager.on_dealer:
-        return Payout(wager.seat, wager.kind, "", SeatOutcome.FORFEITED)
+    if _forfeited(table, wager, report):
+        return Payout(wager.seat, wager.kind, "", SeatOutcome.FORFEITED, wager.on_dealer)
     hand = _hand_cards(rules, wager.on_dealer, report.cards, cards)
     name = _hand_name(table, rules, hand)
     paid = offer.paytable.highest_award(_lines(rules, hand, cards))
@@ -291,24 +309,37 @@ def _wager_payout(table: TableConfig, wager: Wager, report: SeatCards, cards: Ro
 def _stake_back(payout: Payout, wagers: dict[tuple[int, str, bool], Wager]) -> int:
     """The part of a fixed award that returns the stake: "N to 1" pays N wagers and the wager
     back, "N for 1" N wagers of which one is the wager back; "$A" returns none."""
-    if payout.award is None or payout.award.kind not in (AwardKind.TO_ONE, AwardKind.FOR_ONE):
+    if payout.award is None or payout.award.kind is AwardKind.PERCENT_OF_METER:
         return 0
-    return wagers[(payout.seat, payout.wager, payout.on_dealer)].amount_cents
+    wager = wagers[(payout.seat, payout.wager, payout.on_dealer)]
+    return payout.award.returned_stake_cents(wager.amount_cents)
 
 
 def _apply_payout_limit(
     table: TableConfig, payouts: list[Payout], wagers: Sequence[Wager], cards: RoundCards
 ) -> list[Payout]:
     """Cut each seat's winnings so that, with what its base game won, they stay within the
-    aggregate payout limit per hand (§ 647a.12(c)); returned stakes are not winnings."""
+    aggregate payout limit per hand (§ 647a.12(c)); returned stakes are not winnings.
+
+    ``payouts`` is the plan in settlement order: each seat's room is used up by its wagers in
+    the order they are paid (whatever the phases), so a cut falls on the last one paid. Only
+    the wagers the limit counts (:attr:`Game.payout_limit_wagers`) are limited; envy bonuses
+    are not winning wagers and are never cut.
+    """
     limit = table.payout_limit_cents
     if not limit:
         return payouts
+    counted = table.game_rules.payout_limit_wagers
     by_key = {(w.seat, w.kind, w.on_dealer): w for w in wagers}
     room = {r.seat: max(0, limit - r.base_game_win_cents) for r in cards.seats}
     limited = []
     for payout in payouts:
-        if payout.outcome is not SeatOutcome.PAID or payout.award is None:
+        if (
+            payout.outcome is not SeatOutcome.PAID
+            or payout.award is None
+            or payout.envy_for_seat
+            or payout.wager not in counted
+        ):
             limited.append(payout)
             continue
         stake = _stake_back(payout, by_key)
@@ -323,14 +354,17 @@ def _apply_payout_limit(
     return limited
 
 
-def _envy_payouts(table: TableConfig, wagers: Sequence[Wager], cards: RoundCards) -> list[Payout]:
-    """Every envy bonus: for each qualifying hand at the table, each other entitled seat is
-    paid once (§ 670a.11(h)(1)(ii), (3)(ii)); never for its own hand or the dealer's."""
+def _envy_payouts(
+    table: TableConfig, wagers: Sequence[Wager], cards: RoundCards, kinds: Sequence[str]
+) -> list[Payout]:
+    """Every envy bonus of the wagers ``kinds``: for each qualifying hand at the table, each
+    other entitled seat is paid once (§ 670a.11(h)(1)(ii), (3)(ii)); never for its own hand or
+    the dealer's."""
     game = table.game_rules
     payouts: list[Payout] = []
     # Every hand on the table qualifies, also a folded player's whose cards were reported.
     playing = sorted((r for r in cards.seats if r.cards), key=lambda r: -r.seat)
-    for kind in game.settle_order:
+    for kind in kinds:
         offer = table.offer(kind)
         if offer is None or not offer.paytable.envy_lines:
             continue
@@ -367,25 +401,39 @@ def plan_settlement(
     table: TableConfig, wagers: Sequence[Wager], cards: RoundCards
 ) -> tuple[Payout, ...]:
     """Check the cards of a round against its accepted ``wagers`` and list, in settlement
-    order, what every wager wins, then every envy bonus.
+    order, what every wager and every envy bonus wins.
+
+    Settlement order: for each phase of the game (:attr:`Game.phases`), seat N down to
+    seat 1, each seat's wagers of that phase in its game's order, then the envy bonuses of
+    that phase's wagers. A game of one phase settles each seat completely, then the envy
+    bonuses (§ 639a.11(c)); Six-Card Fortune settles every Fortune Bonus, their envy bonuses,
+    every Insurance, every Progressive Payout Wager, then theirs (§ 670a.11(h)). A reported
+    seat without any wager has one NO_WAGER result, at its turn in the first phase.
 
     Refused (nothing changes): a seat outside the table or named twice; a seat holding a
     wager not reported; a hand of the wrong size; dealer or community cards missing where a
     wager needs them, or community cards no wager needs (§ 649a.9(b)); any card seen twice.
-    A folded seat may report no cards (they were collected) when its wagers are forfeited.
+    A folded seat may report no cards (they were collected) when its wagers are forfeited;
+    the dealer's cards are not needed for a wager the fold forfeited.
     """
     _check_cards(table, wagers, cards)
     by_seat = {report.seat: report for report in cards.seats}
     ordered = sorted(wagers, key=lambda wager: _order_key(table, wager))
+    wagering = {wager.seat for wager in wagers}
+    reports = sorted(cards.seats, key=lambda r: -r.seat)
     payouts: list[Payout] = []
-    for report in sorted(cards.seats, key=lambda r: -r.seat):
-        own = [w for w in ordered if w.seat == report.seat]
-        if not own:
-            name = table.game_rules.name_hand(report.cards) if report.cards else ""
-            payouts.append(Payout(report.seat, "", name, SeatOutcome.NO_WAGER))
-        payouts.extend(_wager_payout(table, w, by_seat[w.seat], cards) for w in own)
-    payouts = _apply_payout_limit(table, payouts, wagers, cards)
-    return (*payouts, *_envy_payouts(table, wagers, cards))
+    for number, phase in enumerate(table.game_rules.phases):
+        for report in reports:
+            if number == 0 and report.seat not in wagering:
+                name = table.game_rules.name_hand(report.cards) if report.cards else ""
+                payouts.append(Payout(report.seat, "", name, SeatOutcome.NO_WAGER))
+            payouts.extend(
+                _wager_payout(table, w, by_seat[w.seat], cards)
+                for w in ordered
+                if w.seat == report.seat and w.kind in phase
+            )
+        payouts.extend(_envy_payouts(table, wagers, cards, phase))
+    return tuple(_apply_payout_limit(table, payouts, wagers, cards))
 
 
 def fingerprint(phase: str, content: object) -> str:

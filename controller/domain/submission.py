@@ -48,6 +48,7 @@ from controller.domain.config import (
     TableConfig,
     WagerOffer,
     check_id,
+    payout_limit_floor_cents,
 )
 from controller.domain.games import Game, get_game
 from controller.domain.money import format_cents, parse_dollars_cents, parse_percent_ppm
@@ -306,7 +307,7 @@ def _games(
             if "payout_limit" not in game_data:
                 raise InvalidConfiguration(
                     f"{where}: payout_limit is required: the aggregate payout limit per hand, "
-                    f"at least {format_cents(game.payout_limit_floor_cents)} "
+                    f"at least {format_cents(payout_limit_floor_cents(game, offers.values()))} "
                     f"({game.payout_limit_citation})"
                 )
             limits[game_name] = _dollars(where, game_data, "payout_limit")

@@ -218,18 +218,18 @@ async def test_six_card_fortune_joker_envies_and_insurance_and_a_replay(
         dealer="2D 3D 4D 6S 9C TC",
     )
     reply = await tables.Settle(request)
-    assert rows(reply)[:5] == [
+    # § 670a.11(h): every Fortune Bonus, their envies, every Insurance, every Progressive,
+    # their envies; seat N down to 1 each time.
+    assert rows(reply) == [
         (6, "", NO_WAGER, "", 0, 0),
+        (1, "fortune_bonus", NO_AWARD, "", 0, 0),
+        (1, "fortune_bonus", PAID, "$50.00", 5_000, 4),
+        (1, "fortune_bonus", PAID, "$1,000.00", 100_000, 2),
+        (1, "insurance", PAID, "5 to 1", 3_000, 0),
         (4, "progressive", PAID, "$50.00", 5_000, 0),
         (2, "progressive", PAID, "100% of meter", 1_000_040, 0),  # two 20% contributions
-        (1, "fortune_bonus", NO_AWARD, "", 0, 0),
-        (1, "insurance", PAID, "5 to 1", 3_000, 0),
-    ]
-    assert [(r.seat, NAME[r.kind], r.amount_cents, r.envy_for_seat) for r in reply.results[5:]] == [
-        (1, "fortune_bonus", 5_000, 4),
-        (1, "fortune_bonus", 100_000, 2),
-        (2, "progressive", 2_500, 4),
-        (4, "progressive", 50_000, 2),
+        (2, "progressive", PAID, "$25.00", 2_500, 4),
+        (4, "progressive", PAID, "$500.00", 50_000, 2),
     ]
     state = await snapshot(redis_client)
     assert await tables.Settle(request) == reply  # a retry is answered, nothing changes
@@ -325,8 +325,8 @@ async def test_caribbean_bonus_five_card_bonus_on_both_hands_and_a_void(
     assert [
         (r.seat, NAME[r.kind], r.on_dealer_hand, r.outcome, r.amount_cents) for r in reply.results
     ] == [
-        (5, "five_card_bonus", True, PAID, 10_100),  # the dealer's four aces, 100 to 1
-        (5, "progressive", False, FORFEITED, 0),  # folded (§ 639a.11(b))
+        (5, "five_card_bonus", True, FORFEITED, 0),  # folded: all wagers (§ 639a.11(b))
+        (5, "progressive", False, FORFEITED, 0),
         (3, "bonus", False, PAID, 41_000),  # flush, 40 to 1 (§ 639a.12(c) A)
         (3, "five_card_bonus", False, PAID, 3_200),  # flush, 15 to 1
         (3, "five_card_bonus", True, PAID, 30_300),

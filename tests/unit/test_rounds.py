@@ -156,13 +156,15 @@ def test_caribbean_bonus_then_progressive_and_the_five_card_bonus_on_either_hand
     assert [p.hand for p in plan] == ["flush", "flush", "four_of_a_kind", "flush"]
 
 
-def test_a_fold_forfeits_the_players_wagers_but_not_a_bonus_on_the_dealers_hand() -> None:
+def test_a_fold_forfeits_every_wager_the_bonus_on_the_dealers_hand_too() -> None:
+    """§ 639a.11(b): "the player shall forfeit all wagers" (tests/unit/test_rule_corrections)."""
     wagers = [Wager(2, P, 100), Wager(2, "five_card_bonus", 100, on_dealer=True)]
     plan = plan_settlement(CARIBBEAN, wagers, deal(seat(2, folded=True), dealer=ROYAL_SPADES))
     assert summary(plan) == [
-        (2, "five_card_bonus", "paid", 100_100, 0),
+        (2, "five_card_bonus", "forfeited", 0, 0),
         (2, P, "forfeited", 0, 0),
     ]
+    assert plan[0].on_dealer
 
 
 def test_a_bonus_on_the_dealers_hand_needs_the_dealers_cards() -> None:
@@ -290,14 +292,16 @@ def test_six_card_fortune_bonus_insurance_progressive_and_envies() -> None:
     )
     plan = plan_settlement(SIX_CARD, wagers, cards)
     assert summary(plan) == [
-        (4, P, "paid", 5_000, 0),  # four of a kind: $50
+        # § 670a.11(h)(1): every Fortune Bonus Wager, seat N first.
         (2, "fortune_bonus", "paid", 500_500, 0),  # five aces: 1,000 to 1
-        (2, P, "paid", 0, 0),  # five aces: 100% of the meter, computed by the store
         (1, "fortune_bonus", "no_award", 0, 0),
-        (1, "insurance", "paid", 3_000, 0),  # king high: 5 to 1
         # Fortune Bonus envies (§ 670a.11(h)(1)(ii)): only seat 1 holds the Envy lammer.
         (1, "fortune_bonus", "paid", 5_000, 4),
         (1, "fortune_bonus", "paid", 100_000, 2),
+        (1, "insurance", "paid", 3_000, 0),  # king high: 5 to 1 (§ 670a.11(h)(2))
+        # § 670a.11(h)(3): every Progressive Payout Wager.
+        (4, P, "paid", 5_000, 0),  # four of a kind: $50
+        (2, P, "paid", 0, 0),  # five aces: 100% of the meter, computed by the store
         # Progressive envies (§ 670a.11(h)(3)(ii)): each for the other's hand, never its own.
         (2, P, "paid", 2_500, 4),
         (4, P, "paid", 50_000, 2),
