@@ -12,7 +12,10 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
-from controller.testing import ControllerProcess, RedisServer
+from grpc import aio
+
+from controller.testing import ControllerProcess, RedisServer, TestPKI
+from jackpot import tls
 
 _TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 
@@ -33,7 +36,9 @@ def memory_bytes(pid: int, field: str = "VmRSS") -> int:
 
 
 class System:
-    """A redis-server (AOF on, appendfsync always) and one controller process on loopback.
+    """A redis-server (AOF on, appendfsync always) and one controller process on loopback,
+    with mutual TLS as in production (the per-table call rate limit off: the benchmark
+    measures how many rounds one controller can settle).
 
     A context manager: entering starts both and waits until the controller serves; leaving
     stops both and removes the working directory.
@@ -42,9 +47,27 @@ class System:
     def __init__(self) -> None:
         self.work = Path(tempfile.mkdtemp(prefix="jackpot-bench-"))
         self.redis = RedisServer(self.work / "redis", appendfsync="always")
+        self.pki = TestPKI(self.work / "pki")
         self.controller = ControllerProcess(
-            self.redis.url, self.work / "controller.log", metrics=False
+            self.redis.url,
+            self.work / "controller.log",
+            pki=self.pki,
+            metrics=False,
+            extra_args=("--table-calls-per-second", "0"),
         )
+        self._channels: list[aio.Channel] = []
+
+    def connect(self, role: str, name: str) -> aio.Channel:
+        """A channel to the controller with the certificate of ``role``/``name``."""
+        channel = tls.aio_channel(self.target, self.pki.client(role, name))
+        self._channels.append(channel)
+        return channel
+
+    async def close_channels(self) -> None:
+        """Close every channel :meth:`connect` opened."""
+        for channel in self._channels:
+            await channel.close(None)
+        self._channels.clear()
 
     @property
     def target(self) -> str:

@@ -323,25 +323,25 @@ async def measure(system: System, params: Params) -> Results:
             phase["aof_rewrites"] = states[-1]["aof_rewrites"] - states[-2]["aof_rewrites"]
 
     try:
-        async with aio.insecure_channel(system.target) as channel:
-            health = Health(channel)
-            floor = Floor(channel, params.tables, params.seed)
-            await floor.configure()
-            machine = await _machine(redis)
-            pid = system.controller_pid
-            rss = {"controller_rss_before": memory_bytes(pid)}
-            baseline = await _baseline(health, system, params)
-            rss["controller_rss_after_baseline"] = memory_bytes(pid)
-            await checkpoint()
-            rounds = await _rounds(floor, system, params, baseline)
-            await checkpoint(rounds)
-            opened = await _open_loop(floor, params, rounds["per_s"])
-            await checkpoint(opened)
-            replay = await _replay(floor, health, params)
-            await checkpoint(replay)
-            rss["controller_rss_after"] = memory_bytes(pid)
-            rss["controller_rss_peak"] = memory_bytes(pid, "VmHWM")
+        health = Health(system.connect("auditor", "bench"))
+        floor = Floor(system.connect, params.tables, params.seed)
+        await floor.configure()
+        machine = await _machine(redis)
+        pid = system.controller_pid
+        rss = {"controller_rss_before": memory_bytes(pid)}
+        baseline = await _baseline(health, system, params)
+        rss["controller_rss_after_baseline"] = memory_bytes(pid)
+        await checkpoint()
+        rounds = await _rounds(floor, system, params, baseline)
+        await checkpoint(rounds)
+        opened = await _open_loop(floor, params, rounds["per_s"])
+        await checkpoint(opened)
+        replay = await _replay(floor, health, params)
+        await checkpoint(replay)
+        rss["controller_rss_after"] = memory_bytes(pid)
+        rss["controller_rss_peak"] = memory_bytes(pid, "VmHWM")
     finally:
+        await system.close_channels()
         await redis.aclose()
     return {
         "machine": machine,
@@ -518,7 +518,7 @@ def report(results: Results) -> str:
         f"{m['redis_appendfsync']})",
         f"parameters: {p['tables']} tables t1..t{p['tables']} on one meter, Caribbean Stud "
         f"paytable {p['paytable']}, {p['wagers_per_round']} wagers x {p['wager_cents']} cents "
-        f"a round; one gRPC channel, all on 127.0.0.1",
+        f"a round; mutual TLS, one channel per table certificate, all on 127.0.0.1",
     ]
     for label, value, ratio in rows:
         if not value:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,10 +75,16 @@ class Floor:
     ``rounds_locked`` counts the rounds whose Lockout was applied (the round records in Redis).
     """
 
-    def __init__(self, channel: aio.Channel, tables: int, seed: int) -> None:
-        self.admin: pb_grpc.AdminServiceAsyncStub = pb_grpc.AdminServiceStub(channel)
-        self.stub: pb_grpc.TableServiceAsyncStub = pb_grpc.TableServiceStub(channel)
+    def __init__(self, connect: Callable[[str, str], aio.Channel], tables: int, seed: int) -> None:
+        self.admin: pb_grpc.AdminServiceAsyncStub = pb_grpc.AdminServiceStub(
+            connect("operator", "bench")
+        )
         self.table_ids = tuple(f"t{n}" for n in range(1, tables + 1))
+        # Each table speaks with its own certificate, as a real table agent does.
+        self._stubs: dict[str, pb_grpc.TableServiceAsyncStub] = {
+            table_id: pb_grpc.TableServiceStub(connect("table", table_id))
+            for table_id in self.table_ids
+        }
         self._last_round = dict.fromkeys(self.table_ids, 0)
         self._locks = {table_id: asyncio.Lock() for table_id in self.table_ids}
         self._rng = random.Random(seed)
@@ -145,11 +152,11 @@ class Floor:
 
     async def lockout(self, request: pb.LockoutRequest) -> pb.LockoutResponse:
         """Send one Lockout."""
-        return await self.stub.Lockout(request, timeout=CALL_TIMEOUT_S)
+        return await self._stubs[request.table_id].Lockout(request, timeout=CALL_TIMEOUT_S)
 
     async def settle(self, request: pb.SettleRequest) -> pb.SettleResponse:
         """Send one Settle."""
-        return await self.stub.Settle(request, timeout=CALL_TIMEOUT_S)
+        return await self._stubs[request.table_id].Settle(request, timeout=CALL_TIMEOUT_S)
 
     async def play(self, table_id: str, recorder: Recorder) -> None:
         """Play one round at ``table_id`` once its previous round is over.

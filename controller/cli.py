@@ -1,7 +1,12 @@
 """``jackpot-controller``: run the controller.
 
-    jackpot-controller serve --listen 0.0.0.0:50051 --redis redis://127.0.0.1:6379/0 \\
-        --metrics-port 9102 --insecure
+    jackpot-controller serve --listen 0.0.0.0:50051 --redis redis://redis:6379/0 \\
+        --redis-password-file /run/secrets/redis-password \\
+        --tls-cert certs/controller.crt --tls-key certs/controller.key --client-ca certs/ca.crt
+
+Every option may also come from ``--config FILE`` (TOML) or ``JACKPOT_<OPTION>`` environment
+variables (:mod:`controller.settings`). Mutual TLS is required; ``--insecure`` serves
+plaintext for development, on a loopback address only.
 """
 
 from __future__ import annotations
@@ -9,40 +14,77 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from controller import logs, settings
+from controller.api.peers import DenyListError, read_deny_list
 from controller.errors import JackpotError
 from controller.rules_file import load_submission
 from controller.server import ControllerServer, ServerConfig
+from controller.tls import TLSFiles, is_loopback
 
 log = logging.getLogger("controller")
 
+REDIS_PASSWORD_ENV = "JACKPOT_REDIS_PASSWORD"
 
-def _parser() -> argparse.ArgumentParser:
+
+class UsageError(Exception):
+    """Options that do not make a controller (exit 2)."""
+
+
+def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The command line, and its ``serve`` command's parser."""
     parser = argparse.ArgumentParser(prog="jackpot-controller", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve TableService and AdminService over gRPC")
     serve.add_argument(
-        "--listen",
-        default="127.0.0.1:50051",
-        metavar="HOST:PORT",
-        help="gRPC address (default %(default)s)",
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="TOML file of these options (keys: tls-cert, ...)",
+    )
+    serve.add_argument(
+        "--listen", default="127.0.0.1:50051", metavar="HOST:PORT", help="gRPC address"
     )
     serve.add_argument(
         "--redis",
         default="redis://127.0.0.1:6379/0",
         metavar="URL",
-        help="Redis URL, the state of record (default %(default)s)",
+        help="Redis URL, the state of record (rediss:// for TLS); no password in it",
+    )
+    serve.add_argument(
+        "--redis-password-file",
+        type=Path,
+        metavar="FILE",
+        help=f"file holding the Redis password (or ${REDIS_PASSWORD_ENV})",
+    )
+    serve.add_argument("--tls-cert", type=Path, metavar="FILE", help="the controller's certificate")
+    serve.add_argument("--tls-key", type=Path, metavar="FILE", help="its private key")
+    serve.add_argument(
+        "--client-ca", type=Path, metavar="FILE", help="CA(s) a client's certificate must chain to"
+    )
+    serve.add_argument(
+        "--deny-list",
+        type=Path,
+        metavar="FILE",
+        help="revoked certificates' SHA-256 fingerprints, one a line (re-read on SIGHUP and when "
+        "the file changes)",
+    )
+    serve.add_argument(
+        "--insecure",
+        action="store_true",
+        help="serve plaintext with no identities: development only, loopback addresses only",
     )
     serve.add_argument(
         "--metrics-port",
         type=int,
         default=9102,
         metavar="PORT",
-        help="Prometheus /metrics port on the listen host; -1 disables (default %(default)s)",
+        help="HTTP /metrics and /healthz on the listen host; -1 disables",
     )
     serve.add_argument(
         "--rules",
@@ -53,16 +95,42 @@ def _parser() -> argparse.ArgumentParser:
         help="apply this Rules Submission at start (link groups, meters, tables); repeatable",
     )
     serve.add_argument(
-        "--insecure",
-        action="store_true",
-        help="serve plaintext gRPC (required until mutual TLS is configured)",
-    )
-    serve.add_argument(
         "--round-retention-hours",
         type=float,
         default=168.0,
         metavar="H",
-        help="how long a round's stored answers serve retries (default 168)",
+        help="how long a round's stored answers serve retries",
+    )
+    serve.add_argument(
+        "--max-round-step",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="how far above a table's last round a new round id may be",
+    )
+    serve.add_argument(
+        "--table-calls-per-second",
+        type=float,
+        default=50.0,
+        metavar="N",
+        help="calls one table may make a second (bursts of twice that); 0: no limit",
+    )
+    serve.add_argument(
+        "--max-meter-streams", type=int, default=1000, metavar="N", help="open meter streams"
+    )
+    serve.add_argument(
+        "--max-meter-streams-per-caller",
+        type=int,
+        default=8,
+        metavar="N",
+        help="open meter streams of one certificate identity",
+    )
+    serve.add_argument(
+        "--redis-max-connections",
+        type=int,
+        default=64,
+        metavar="N",
+        help="Redis connections; a call waits for a free one",
     )
     serve.add_argument(
         "--wait-replicas",
@@ -76,10 +144,91 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=1000,
         metavar="MS",
-        help="how long to wait for those replicas (default %(default)s)",
+        help="how long to wait for those replicas",
     )
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    return parser
+    for action in serve._actions:
+        if action.default not in (None, [], False, argparse.SUPPRESS) and action.help:
+            action.help += " (default %(default)s)"
+    return parser, serve
+
+
+def _redis_password(args: argparse.Namespace, environ: Mapping[str, str]) -> str | None:
+    path: Path | None = args.redis_password_file
+    if path is not None:
+        try:
+            return path.read_text(encoding="utf-8").rstrip("\r\n")
+        except OSError as error:
+            raise UsageError(
+                f"cannot read --redis-password-file {path}: {error.strerror}"
+            ) from None
+    return environ.get(REDIS_PASSWORD_ENV) or None
+
+
+def _tls(args: argparse.Namespace) -> TLSFiles | None:
+    given = {"--tls-cert": args.tls_cert, "--tls-key": args.tls_key, "--client-ca": args.client_ca}
+    host = args.listen.rpartition(":")[0]
+    if args.insecure:
+        if any(given.values()):
+            raise UsageError(
+                "--insecure serves plaintext: leave out --tls-cert, --tls-key, --client-ca"
+            )
+        if not is_loopback(host):
+            raise UsageError(
+                f"--insecure is for development on a loopback address, not {host!r}: configure "
+                "mutual TLS (--tls-cert, --tls-key, --client-ca)"
+            )
+        return None
+    missing = [flag for flag, value in given.items() if value is None]
+    if missing:
+        raise UsageError(
+            f"mutual TLS needs {', '.join(missing)} (or the JACKPOT_TLS_CERT, JACKPOT_TLS_KEY, "
+            "JACKPOT_CLIENT_CA variables); 'jackpotctl certs init' makes them. For development "
+            "on loopback only, --insecure serves plaintext"
+        )
+    for flag, path in given.items():
+        if not os.access(path, os.R_OK) or not path.is_file():
+            raise UsageError(f"{flag} {path}: not a readable file")
+    return TLSFiles(args.tls_cert, args.tls_key, args.client_ca)
+
+
+def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfig:
+    if args.wait_replicas < 0 or args.round_retention_hours < 1:
+        raise UsageError("--wait-replicas must be >= 0 and --round-retention-hours >= 1")
+    if not 1 <= args.max_round_step <= 1_000_000_000:
+        raise UsageError("--max-round-step must be 1 to 1,000,000,000")
+    limits = (args.max_meter_streams, args.max_meter_streams_per_caller, args.redis_max_connections)
+    if min(limits) < 1 or args.table_calls_per_second < 0:
+        raise UsageError(
+            "--max-meter-streams, --max-meter-streams-per-caller and --redis-max-connections "
+            "must be >= 1, --table-calls-per-second >= 0"
+        )
+    if "@" in args.redis.partition("://")[2].partition("/")[0]:
+        log.warning(
+            "the --redis URL holds credentials, visible in process listings; use "
+            "--redis-password-file or $%s",
+            REDIS_PASSWORD_ENV,
+        )
+    if args.deny_list is not None:
+        read_deny_list(args.deny_list)  # refuse to start on an unreadable list
+    return ServerConfig(
+        rules=tuple(load_submission(path) for path in args.rules),
+        listen=args.listen,
+        redis_url=args.redis,
+        redis_password=_redis_password(args, environ),
+        tls=_tls(args),
+        deny_list=args.deny_list,
+        metrics_port=None if args.metrics_port < 0 else args.metrics_port,
+        round_retention_seconds=int(args.round_retention_hours * 3600),
+        max_round_step=args.max_round_step,
+        table_calls_per_s=args.table_calls_per_second,
+        table_call_burst=max(1, int(args.table_calls_per_second * 2)),
+        max_meter_streams=args.max_meter_streams,
+        max_meter_streams_per_caller=args.max_meter_streams_per_caller,
+        redis_max_connections=args.redis_max_connections,
+        wait_replicas=args.wait_replicas,
+        wait_timeout_ms=args.wait_timeout_ms,
+    )
 
 
 async def _serve(config: ServerConfig) -> None:
@@ -89,46 +238,25 @@ async def _serve(config: ServerConfig) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stopping.set)
+    loop.add_signal_handler(signal.SIGHUP, server.reload)
     await stopping.wait()
     log.info("stopping: finishing calls in flight")
     await server.stop()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """Entry point of the ``jackpot-controller`` console script."""
-    args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=args.log_level,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-    )
-    if not args.insecure:
-        print(
-            "jackpot-controller: refusing to serve without transport security; mutual TLS is "
-            "not configured yet, so pass --insecure to serve plaintext on a trusted network",
-            file=sys.stderr,
-        )
-        return 2
-    if args.wait_replicas < 0 or args.round_retention_hours < 1:
-        print(
-            "jackpot-controller: --wait-replicas must be >= 0 and --round-retention-hours >= 1",
-            file=sys.stderr,
-        )
-        return 2
+    env = os.environ if environ is None else environ
+    parser, serve = _parser()
+    args = parser.parse_args(argv)
     try:
-        rules = tuple(load_submission(path) for path in args.rules)
-    except JackpotError as error:
+        settings.apply(serve, args.config, env)
+        args = parser.parse_args(argv)
+        logs.configure(args.log_level)
+        config = _config(args, env)
+    except (UsageError, settings.SettingsError, DenyListError, JackpotError) as error:
         print(f"jackpot-controller: {error}", file=sys.stderr)
         return 2
-    config = ServerConfig(
-        rules=rules,
-        listen=args.listen,
-        redis_url=args.redis,
-        metrics_port=None if args.metrics_port < 0 else args.metrics_port,
-        round_retention_seconds=int(args.round_retention_hours * 3600),
-        wait_replicas=args.wait_replicas,
-        wait_timeout_ms=args.wait_timeout_ms,
-    )
     try:
         asyncio.run(_serve(config))
     except (OSError, JackpotError) as error:

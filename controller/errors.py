@@ -13,8 +13,13 @@
     ├── FailedPrecondition         well formed, but not now          -> FAILED_PRECONDITION
     │   ├── RoundStateError        lockout twice, settle before lockout, void after settle
     │   └── IdempotencyConflict    the same (table, round, phase) key with other content
+    ├── ResourceExhausted          a caller's rate or stream bound     -> RESOURCE_EXHAUSTED
     └── StoreUnavailable           Redis is unreachable or not durable -> UNAVAILABLE
         └── NotConfirmed           applied, but too few replicas confirmed it in time
+
+    AccessDenied                   who calls may not make this call (``controller.api.access``)
+    ├── Unauthenticated            no usable certificate, or a revoked one -> UNAUTHENTICATED
+    └── PermissionDenied           a role or table it may not act for -> PERMISSION_DENIED
 
 Each class maps to exactly one gRPC status code in ``controller.api.status``; the message
 is written for the person who has to act on it (a dealer, a supervisor or an engineer) and
@@ -70,6 +75,27 @@ class RoundStateError(FailedPrecondition):
 
 class IdempotencyConflict(FailedPrecondition):
     """A retry key (table, round, phase) was seen before with different content."""
+
+
+class ResourceExhausted(JackpotError):
+    """The caller exceeded its call rate or its open streams; it may retry later."""
+
+
+class AccessDenied(JackpotError):
+    """The caller may not make this call. ``reason`` labels the refusal in the metrics
+    (``no_certificate``, ``revoked``, ``no_identity``, ``role``, ``other_table``, ...)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class Unauthenticated(AccessDenied):
+    """No certificate naming a jackpot identity, or a revoked one."""
+
+
+class PermissionDenied(AccessDenied):
+    """An authenticated caller acting beyond its role or its table."""
 
 
 class StoreUnavailable(JackpotError):

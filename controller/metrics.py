@@ -151,6 +151,16 @@ class Metrics:
             registry=r,
         )
         Info("jackpot_build", "Controller version.", registry=r).info({"version": version})
+        self.access_denied = Counter(
+            "jackpot_access_denied",
+            "Calls refused for who made them: no or revoked certificate, a role that may not "
+            "call the method, a table's certificate naming another table.",
+            ["grpc_method", "role", "reason"],
+            registry=r,
+        )
+        self.meter_streams = Gauge(
+            "jackpot_meter_streams", "WatchMeters streams open now.", registry=r
+        )
         self.grpc_started = Counter(
             "grpc_server_started",
             "RPCs started on the server.",

@@ -69,12 +69,16 @@ def describe(submission: RulesSubmission) -> list[str]:
     return lines
 
 
+RULES_ACTOR = "jackpot-controller serve --rules"
+"""Who the journal says made what a Rules Submission applied at start created."""
+
+
 async def apply(store: RedisStore, submission: RulesSubmission) -> None:
     """Create the submission's link groups, meters and tables (idempotent)."""
     for group in submission.link_groups:
-        await store.create_link_group(group)
+        await store.create_link_group(group, actor=RULES_ACTOR)
     for meter in submission.meters:
-        await store.create_meter(meter)
+        await store.create_meter(meter, actor=RULES_ACTOR)
     for table in submission.table_configs():
-        await store.register_table(table)
+        await store.register_table(table, actor=RULES_ACTOR)
         log.info("table %s registered from the Rules Submission", table.table_id)

@@ -1,4 +1,4 @@
-"""Wiring: the grpc.aio server, health, reflection, the interceptor, metrics and the store.
+"""Wiring: the grpc.aio server, TLS, access, health, reflection, metrics and the store.
 
 :class:`ControllerServer` is what ``jackpot-controller serve`` runs and what the tests start
 in-process on a free port. The controller is stateless: any number of replicas may serve
@@ -10,25 +10,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
-from threading import Thread
-from wsgiref.simple_server import WSGIServer
+from pathlib import Path
 
 from grpc import aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]
 from grpc_reflection.v1alpha import reflection
-from prometheus_client import start_http_server
 
 from controller.api.admin_service import AdminService
 from controller.api.interceptor import ServerInterceptor
+from controller.api.limits import RateLimiter, StreamSlots
+from controller.api.meter_watch import MeterWatcher
+from controller.api.peers import Authenticator, DenyList
 from controller.api.table_service import TableService
 from controller.domain.submission import RulesSubmission
 from controller.errors import StoreUnavailable
+from controller.http import HttpEndpoint
 from controller.metrics import Metrics
 from controller.rules_file import apply as apply_rules
-from controller.store.redis_store import DEFAULT_ROUND_RETENTION_SECONDS, RedisStore
+from controller.store.redis_store import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_ROUND_STEP,
+    DEFAULT_ROUND_RETENTION_SECONDS,
+    RedisStore,
+)
+from controller.tls import ServerCertificates, TLSFiles, is_loopback
 from jackpot.v1 import jackpot_pb2, jackpot_pb2_grpc
 
 log = logging.getLogger("controller.server")
@@ -37,24 +45,40 @@ SERVICE_NAMES = (
     jackpot_pb2.DESCRIPTOR.services_by_name["TableService"].full_name,
     jackpot_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
 )
+MAX_REQUEST_BYTES = 256 * 1024
+"""The largest request body accepted (the largest real one, a table registration with
+written paytables, is a few kilobytes); a larger one is refused by gRPC before decoding."""
+MAX_CONCURRENT_RPCS = 4096
+"""Calls in progress at once on one controller, meter streams included."""
 
 
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
     """How to run one controller.
 
-    ``listen`` is HOST:PORT (port 0 picks a free one); ``metrics_port`` None disables the
-    metrics endpoint (0 picks a free one); ``wait_replicas`` > 0 makes every acknowledged
-    write wait for that many Redis replicas.
+    ``listen`` is HOST:PORT (port 0 picks a free one). ``tls`` None serves plaintext with no
+    identities (development only: refused unless ``listen`` is loopback). ``metrics_port``
+    None disables the HTTP endpoint (0 picks a free one); ``wait_replicas`` > 0 makes every
+    acknowledged write wait for that many Redis replicas. ``redis_password`` is never logged
+    or shown (it stays out of ``repr``).
     """
 
     listen: str = "127.0.0.1:50051"
     redis_url: str = "redis://127.0.0.1:6379/0"
+    tls: TLSFiles | None = None
+    deny_list: Path | None = None
+    redis_password: str | None = field(default=None, repr=False)
     metrics_port: int | None = 9102
     round_retention_seconds: int = DEFAULT_ROUND_RETENTION_SECONDS
+    max_round_step: int = DEFAULT_MAX_ROUND_STEP
     wait_replicas: int = 0
     wait_timeout_ms: int = 1000
     refresh_interval_s: float = 5.0
+    table_calls_per_s: float = 50.0
+    table_call_burst: int = 100
+    max_meter_streams: int = 1000
+    max_meter_streams_per_caller: int = 8
+    redis_max_connections: int = DEFAULT_MAX_CONNECTIONS
     rules: tuple[RulesSubmission, ...] = ()  # applied at start, in order
 
 
@@ -70,17 +94,44 @@ class ControllerServer:
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
+        self.host = config.listen.rpartition(":")[0]
+        if config.tls is None and not is_loopback(self.host):
+            raise ValueError(
+                f"plaintext (--insecure) is for development on loopback only, not {self.host!r}"
+                "; configure mutual TLS (--tls-cert, --tls-key, --client-ca)"
+            )
         self.metrics = Metrics(_version())
         self.store = RedisStore.from_url(
             config.redis_url,
+            password=config.redis_password,
+            max_connections=config.redis_max_connections,
             round_retention_seconds=config.round_retention_seconds,
+            max_round_step=config.max_round_step,
             wait_replicas=config.wait_replicas,
             wait_timeout_ms=config.wait_timeout_ms,
         )
+        self.deny_list = DenyList(config.deny_list) if config.deny_list else None
+        self.certificates = ServerCertificates(config.tls) if config.tls else None
+        self.watcher = MeterWatcher(
+            self.store.meter_values,
+            StreamSlots(config.max_meter_streams, config.max_meter_streams_per_caller),
+        )
         self.health = health_aio.HealthServicer()
-        self.server = aio.server(interceptors=[ServerInterceptor(self.metrics)])
+        interceptor = ServerInterceptor(
+            self.metrics,
+            Authenticator(insecure=config.tls is None, deny_list=self.deny_list),
+            RateLimiter(config.table_calls_per_s, config.table_call_burst),
+        )
+        self.server = aio.server(
+            interceptors=[interceptor],
+            options=[
+                ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
+                ("grpc.so_reuseport", 0),  # a second controller on a used port fails to start
+            ],
+            maximum_concurrent_rpcs=MAX_CONCURRENT_RPCS,
+        )
         jackpot_pb2_grpc.add_TableServiceServicer_to_server(
-            TableService(self.store, self.metrics), self.server
+            TableService(self.store, self.metrics, self.watcher), self.server
         )
         jackpot_pb2_grpc.add_AdminServiceServicer_to_server(
             AdminService(self.store, self.metrics), self.server
@@ -96,7 +147,8 @@ class ControllerServer:
         )
         self.port = 0
         self.metrics_port = 0
-        self._metrics_http: tuple[WSGIServer, Thread] | None = None
+        self.serving = False
+        self._http: HttpEndpoint | None = None
         self._refresher: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -111,25 +163,7 @@ class ControllerServer:
             persistence.appendfsync,
             persistence.connected_replicas,
         )
-        if persistence.aof_enabled is None:
-            log.warning(
-                "cannot read Redis's persistence settings (CONFIG is disabled); make "
-                "sure the append-only file is on with appendfsync always"
-            )
-        elif not persistence.aof_enabled:
-            log.warning(
-                "\n"
-                + "!" * 78
-                + "\n!! REDIS APPEND-ONLY FILE IS OFF: meters, rounds and the journal "
-                "can be lost\n!! on a restart. Run redis-server with --appendonly yes "
-                "--appendfsync always.\n" + "!" * 78
-            )
-        elif persistence.appendfsync != "always":
-            log.warning(
-                "redis appendfsync=%s: an acknowledged write can be lost in the last "
-                "second before a crash; use appendfsync always (or --wait-replicas)",
-                persistence.appendfsync,
-            )
+        _warn_about(persistence.aof_enabled, persistence.appendfsync)
         for rules in self.config.rules:
             await apply_rules(self.store, rules)
             log.info(
@@ -138,26 +172,45 @@ class ControllerServer:
                 len(rules.meters),
                 len(rules.tables),
             )
-        host, _, port = self.config.listen.rpartition(":")
-        self.port = self.server.add_insecure_port(f"{host}:{port}")
-        if self.port == 0:
-            raise OSError(f"cannot listen on {self.config.listen}")
-        if self.config.metrics_port is not None:
-            self._metrics_http = start_http_server(
-                self.config.metrics_port, addr=host or "0.0.0.0", registry=self.metrics.registry
+        address = self.config.listen
+        if self.certificates is None:
+            log.warning(
+                "serving PLAINTEXT gRPC on %s without identities (--insecure): every caller "
+                "may call everything; for development only",
+                address,
             )
-            self.metrics_port = int(self._metrics_http[0].server_port)
+            self.port = self.server.add_insecure_port(address)
+        else:
+            self.port = self.server.add_secure_port(address, self.certificates.credentials())
+        if self.port == 0:
+            raise OSError(f"cannot listen on {address} (in use, or not an address of this host)")
+        if self.config.metrics_port is not None:
+            self._http = HttpEndpoint(
+                self.host or "0.0.0.0",
+                self.config.metrics_port,
+                self.metrics.registry,
+                lambda: self.serving,
+            )
+            self.metrics_port = self._http.port
         await self.server.start()
         await self._refresh_meters()
         self._refresher = asyncio.create_task(self._refresh_forever())
         for service in ("", *SERVICE_NAMES):
             await self.health.set(service, health_pb2.HealthCheckResponse.SERVING)
+        self.serving = True
         log.info(
-            "controller serving on %s:%d (metrics on port %s)",
-            host,
+            "controller serving on %s:%d with %s (metrics and /healthz on port %s)",
+            self.host,
             self.port,
+            "mutual TLS" if self.certificates else "no TLS",
             self.metrics_port or "off",
         )
+
+    def reload(self) -> None:
+        """Re-read what may change while serving (SIGHUP): the deny list. Certificates are
+        re-read by themselves when their files change."""
+        if self.deny_list is not None:
+            self.deny_list.reload()
 
     async def _refresh_meters(self) -> None:
         try:
@@ -175,19 +228,39 @@ class ControllerServer:
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Report NOT_SERVING, finish calls in flight (up to ``grace_s``), close everything."""
+        self.serving = False
         await self.health.enter_graceful_shutdown()
         if self._refresher is not None:
             self._refresher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._refresher
+        await self.watcher.close()
         await self.server.stop(grace_s)
-        if self._metrics_http is not None:
-            http, thread = self._metrics_http
-            http.shutdown()
-            http.server_close()
-            thread.join(timeout=5)
+        if self._http is not None:
+            self._http.close()
         await self.store.close()
 
     async def wait(self) -> None:
         """Serve until the server stops."""
         await self.server.wait_for_termination()
+
+
+def _warn_about(aof_enabled: bool | None, appendfsync: str) -> None:
+    """Say loudly when an acknowledged write may not survive a Redis restart."""
+    if aof_enabled is None:
+        log.warning(
+            "cannot read Redis's persistence settings (CONFIG is disabled); make "
+            "sure the append-only file is on with appendfsync always"
+        )
+    elif not aof_enabled:
+        log.warning(
+            "\n" + "!" * 78 + "\n!! REDIS APPEND-ONLY FILE IS OFF: meters, rounds and the journal "
+            "can be lost\n!! on a restart. Run redis-server with --appendonly yes "
+            "--appendfsync always.\n" + "!" * 78
+        )
+    elif appendfsync != "always":
+        log.warning(
+            "redis appendfsync=%s: an acknowledged write can be lost in the last "
+            "second before a crash; use appendfsync always (or --wait-replicas)",
+            appendfsync,
+        )

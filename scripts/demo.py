@@ -1,7 +1,9 @@
 """``make demo``: Redis, the controller and simulated tables of all four games, end to end.
 
-Starts a real redis-server (append-only file, fsync always) and the controller on free
-loopback ports with the example Rules Submission of every game (deploy/rules), shows what they
+Makes the casino's certificate authority and a certificate for every table and person
+(``jackpotctl certs``), starts a real redis-server (append-only file, fsync always) and the
+controller with mutual TLS on free loopback ports with the example Rules Submission of every
+game (deploy/rules), shows what they
 configured with ``jackpotctl`` (printing each command), lets three linked Caribbean Stud tables
 and one table of each other game play, plays one scripted Caribbean Stud round in which seat 6
 holds a straight flush and seat 2 a royal flush and one Three Card Poker round with envy
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.domain.money import format_cents
-from controller.testing import ControllerProcess, RedisServer
+from controller.testing import ControllerProcess, RedisServer, TestPKI
 
 BIN = Path(sys.executable).parent
 TABLES = ("cs-1", "cs-2", "cs-3", "tcp-1", "pg-1", "thb-1")
@@ -53,6 +55,10 @@ SCRIPTS = (
 )
 
 
+OPERATOR = ("operator", "ops")
+SUPERVISOR = ("supervisor", "a-rivera")
+
+
 def banner(text: str) -> None:
     print(f"\n=== {text} " + "=" * max(0, 74 - len(text)), flush=True)
 
@@ -72,6 +78,22 @@ def command(argv: Sequence[str], *, show: bool = True) -> str:
     return result.stdout
 
 
+def make_certificates(certs: Path) -> TestPKI:
+    """The CA, the controller's certificate, and one client certificate per identity."""
+    banner("Trust: the casino's CA, the controller's certificate, one per table and person")
+    jackpotctl = str(BIN / "jackpotctl")
+    command([jackpotctl, "certs", "init", "--dir", str(certs)])
+    identities = [("table", table_id) for table_id in TABLES] + [OPERATOR, SUPERVISOR]
+    for number, (role, name) in enumerate(identities):
+        argv = [jackpotctl, "certs", "issue", "--dir", str(certs), "--role", role]
+        command([*argv, "--name", name, "--out", str(certs / role)], show=number in (0, 6, 7))
+    print(
+        f"(and {len(TABLES) - 1} more tables: each agent may report only for its own table; the "
+        "supervisor's certificate is the identity recorded on every jackpot it approves)"
+    )
+    return TestPKI(certs)
+
+
 def configure(ctl: list[str]) -> None:
     """Show the Rules Submission the controller was started with, and what it created."""
     banner("Configure: one Rules Submission per game (link groups, meters, tables, wagers)")
@@ -86,14 +108,18 @@ def configure(ctl: list[str]) -> None:
     command([*ctl, "tables", "list"])
 
 
-def agent_argv(table_id: str, target: str, work: Path, summary: str, *extra: str) -> list[str]:
-    """A simulated table agent's command line; its tally goes to ``work/<summary>.json``."""
+def agent_argv(
+    table_id: str, controller: ControllerProcess, work: Path, summary: str, *extra: str
+) -> list[str]:
+    """A simulated table agent's command line, with its table's certificate; its tally goes
+    to ``work/<summary>.json``."""
     return [
         str(BIN / "table-agent"),
         "--table-id",
         table_id,
         "--controller",
-        target,
+        controller.target,
+        *controller.client_args("table", table_id),
         "--sim",
         "--quiet",
         "--state-dir",
@@ -104,7 +130,7 @@ def agent_argv(table_id: str, target: str, work: Path, summary: str, *extra: str
     ]
 
 
-def play(target: str, rounds: int, work: Path) -> list[dict[str, Any]]:
+def play(controller: ControllerProcess, rounds: int, work: Path) -> list[dict[str, Any]]:
     banner(
         f"Play: {len(TABLES)} simulated tables of four games, {rounds} rounds each, one shuffled "
         "deck a round"
@@ -112,7 +138,7 @@ def play(target: str, rounds: int, work: Path) -> list[dict[str, Any]]:
     agents = [
         subprocess.Popen(
             agent_argv(
-                table_id, target, work, table_id, "--rounds", str(rounds), "--void-percent", "2"
+                table_id, controller, work, table_id, "--rounds", str(rounds), "--void-percent", "2"
             ),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -135,7 +161,7 @@ def play(target: str, rounds: int, work: Path) -> list[dict[str, Any]]:
             command(
                 agent_argv(
                     table_id,
-                    target,
+                    controller,
                     work,
                     f"{table_id}-scripted",
                     "--rounds",
@@ -153,7 +179,7 @@ def play(target: str, rounds: int, work: Path) -> list[dict[str, Any]]:
     ]
 
 
-def summarise(ctl: list[str], tallies: list[dict[str, Any]]) -> None:
+def summarise(ctl: list[str], supervisor: list[str], tallies: list[dict[str, Any]]) -> None:
     banner("Summary")
     rounds = sum(t["rounds"] for t in tallies)
     voids = sum(t["voids"] for t in tallies)
@@ -185,15 +211,14 @@ def summarise(ctl: list[str], tallies: list[dict[str, Any]]) -> None:
             f"{format_cents(int(hit['meter_after_cents']))})"
         )
     banner("A floor supervisor validates each jackpot (§ 639a.11(c)(5)(iii))")
+    print("(with the supervisor's own certificate: the operator's may not approve a jackpot)")
     for hit in hits:
         command(
             [
-                *ctl,
+                *supervisor,
                 "jackpots",
                 "approve",
                 hit["jackpot_id"],
-                "--supervisor",
-                "Floor Supervisor A. Rivera",
                 "--note",
                 "hand verified on the layout",
             ]
@@ -227,18 +252,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="jackpot-demo-"))
-    banner("Start: redis-server (append-only file, fsync always) and the controller")
+    pki = make_certificates(work / "certs")
+    banner("Start: redis-server (append-only file, fsync always) and the controller (mTLS)")
     redis = RedisServer(work / "redis").start()
     print(f"redis-server on {redis.url}, data in {redis.data_dir}")
-    controller = ControllerProcess(redis.url, work / "controller.log", rules=RULES)
+    controller = ControllerProcess(redis.url, work / "controller.log", pki=pki, rules=RULES)
     try:
         controller.start()
         target = controller.target
-        ctl = [str(BIN / "jackpotctl"), "--controller", target]
+        print("$ jackpot-controller serve " + " ".join(controller.security_args()) + " ...")
+        address = [str(BIN / "jackpotctl"), "--controller", target]
+        ctl = [*address, *controller.client_args(*OPERATOR)]
+        supervisor = [*address, *controller.client_args(*SUPERVISOR)]
         print(f"controller on {target}; its log: {controller.log_path}")
         configure(ctl)
-        tallies = play(target, args.rounds, work)
-        summarise(ctl, tallies)
+        tallies = play(controller, args.rounds, work)
+        summarise(ctl, supervisor, tallies)
         banner("Audit: recompute every meter from the journal")
         command([str(BIN / "jackpotctl"), "audit", "verify", "--redis", redis.url])
         show_metrics(controller.metrics_port)
@@ -248,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"  controller {target}   metrics "
                 f"http://127.0.0.1:{controller.metrics_port}/metrics   redis {redis.url}"
             )
-            print(f"  try: {BIN / 'jackpotctl'} --controller {target} meters list")
+            print(f"  try: {' '.join(ctl)} meters list")
             try:
                 while controller.process is not None and controller.process.poll() is None:
                     time.sleep(1)

@@ -1,12 +1,15 @@
 """``table-agent``: one table's agent, here driving a simulated table of its registered game.
 
-    table-agent --table-id cs-1 --controller 127.0.0.1:50051 --sim --rounds 100 --pace 0.2
+    table-agent --table-id cs-1 --controller 127.0.0.1:50051 --sim --rounds 100 --pace 0.2 \
+        --ca certs/ca.crt --cert certs/cs-1.crt --key certs/cs-1.key
 
-At start the agent asks the controller (AdminService.ListTables, same address) for its table's
-registration: the game (Caribbean Stud Poker, Three Card Poker, Six-Card Fortune Pai Gow
-Poker, Texas Hold 'Em Bonus Poker), the seats and the side wagers offered with their limits.
-Only a controller that does not list tables to the agent leaves them to ``--game``, ``--seats``
-and ``--wager-cents`` (the Progressive Payout Wager alone).
+The agent talks to the controller over mutual TLS with its table's certificate
+(``jackpot://table/<table id>``, from ``jackpotctl certs issue --role table``; or the
+``JACKPOT_CA``, ``JACKPOT_CERT``, ``JACKPOT_KEY`` variables). At start it asks the controller
+(TableService.GetTable) for its table's registration: the game (Caribbean Stud Poker, Three
+Card Poker, Six-Card Fortune Pai Gow Poker, Texas Hold 'Em Bonus Poker), the seats, the side
+wagers offered with their limits, and the last round, above which its round ids continue.
+``--game``, ``--seats`` and ``--wager-cents`` are checked against the registration.
 
 A scripted round (chosen cards and wagers, for demonstrations) is a JSON file; see
 :mod:`table_agent.script`::
@@ -31,27 +34,23 @@ import grpc
 
 from controller.domain.money import format_cents
 from controller.errors import InvalidCards
-from table_agent.client import ControllerClient, ControllerRefused, ControllerUnreachable
+from jackpot import tls
+from table_agent.client import (
+    ControllerClient,
+    ControllerRefused,
+    ControllerUnreachable,
+    TableInfo,
+)
 from table_agent.games import UnknownGame, game_procedure
 from table_agent.outbox import Outbox
 from table_agent.script import ScriptedRound, ScriptError, load_script
-from table_agent.simulator import DEFAULT_GAME, SimulationConfig, TableSimulator, Tally
+from table_agent.simulator import SimulationConfig, TableSimulator, Tally
 from table_agent.table import TableAgent
-from table_agent.wagers import TableLayout, WagerKind, progressive_only
+from table_agent.wagers import TableLayout, WagerKind
 
 log = logging.getLogger("table_agent.cli")
 
 MAX_SEATS = 7  # the largest table of any game here (Caribbean Stud, § 639a.2(a))
-FALLBACK_WAGER_CENTS = 100
-
-# What a controller answers an agent that may not list tables: play by the command line.
-_NOT_LISTED = frozenset(
-    {
-        grpc.StatusCode.UNIMPLEMENTED,
-        grpc.StatusCode.PERMISSION_DENIED,
-        grpc.StatusCode.UNAUTHENTICATED,
-    }
-)
 
 
 class TableSetupError(Exception):
@@ -76,16 +75,11 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         help="play only seats 1 to N (default: the table's registered seats)",
     )
-    parser.add_argument(
-        "--game",
-        help="the table's game, checked against its registration "
-        f"(used only if the controller does not list tables; default {DEFAULT_GAME})",
-    )
+    parser.add_argument("--game", help="the table's game, checked against its registration")
     parser.add_argument(
         "--wager-cents",
         type=int,
-        help="the fixed Progressive Payout Wager, checked against the registration "
-        f"(used only if the controller does not list tables; default {FALLBACK_WAGER_CENTS})",
+        help="the fixed Progressive Payout Wager, checked against the registration",
     )
     parser.add_argument("--occupancy-percent", type=int, default=85)
     parser.add_argument(
@@ -132,6 +126,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how long to retry a report before giving up (default 300)",
     )
+    tls.add_arguments(parser)
     parser.add_argument("--quiet", action="store_true", help="print only awards and errors")
     return parser
 
@@ -156,18 +151,6 @@ def _check(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _fallback_layout(args: argparse.Namespace) -> TableLayout:
-    game = game_procedure(args.game or DEFAULT_GAME)
-    if WagerKind.PROGRESSIVE not in game.kinds:
-        raise TableSetupError(
-            f"{game.title} offers no Progressive Payout Wager: the agent needs the table's "
-            "registration (AdminService.ListTables) to know its wagers"
-        )
-    seats = args.seats or game.max_seats
-    cents = args.wager_cents or FALLBACK_WAGER_CENTS
-    return progressive_only(args.table_id, game.name, seats, cents)
-
-
 def _reconcile(layout: TableLayout, args: argparse.Namespace) -> TableLayout:
     """The registration, checked against what the command line asks for."""
     game_procedure(layout.game)  # one the agent deals
@@ -186,34 +169,38 @@ def _reconcile(layout: TableLayout, args: argparse.Namespace) -> TableLayout:
     return layout
 
 
-async def learn_layout(client: ControllerClient, args: argparse.Namespace) -> TableLayout:
-    """The table's registration from the controller; the command line's table only where the
-    controller does not list tables to this agent."""
+async def learn_table(client: ControllerClient, args: argparse.Namespace) -> TableInfo:
+    """The table's registration and last round from the controller (TableService.GetTable),
+    checked against what the command line asks for."""
     try:
-        layout = await client.list_table(args.table_id)
+        info = await client.get_table(args.table_id)
     except ControllerRefused as refusal:
-        if refusal.code not in _NOT_LISTED:
-            raise
-        log.warning("the controller does not list tables here (%s): using the flags", refusal)
-        return _fallback_layout(args)
-    if layout is None:
-        raise TableSetupError(f"table {args.table_id} is not registered at the controller")
-    return _reconcile(layout, args)
+        if refusal.code is grpc.StatusCode.NOT_FOUND:
+            raise TableSetupError(
+                f"table {args.table_id} is not registered at the controller"
+            ) from None
+        raise
+    _reconcile(info.layout, args)
+    return info
 
 
 async def _run(
-    args: argparse.Namespace, scripted: tuple[str, ScriptedRound] | None
+    args: argparse.Namespace,
+    tls_files: tls.ClientTLS | None,
+    scripted: tuple[str, ScriptedRound] | None,
 ) -> tuple[TableLayout, Tally]:
-    client = ControllerClient(args.controller, retry_for_s=args.retry_for)
+    client = ControllerClient(args.controller, tls_files=tls_files, retry_for_s=args.retry_for)
     outbox = Outbox(args.state_dir, args.table_id) if args.state_dir else None
     agent = TableAgent(args.table_id, client, outbox)
     try:
         if await agent.recover():
             print(f"table {args.table_id}: delivered the reports a restart left pending")
         try:
-            layout = await learn_layout(client, args)
+            info = await learn_table(client, args)
         except (UnknownGame, ValueError) as error:
             raise TableSetupError(str(error)) from None
+        agent.observe_last_round(info.last_round_id)
+        layout = info.layout
         log.info("table %s: %s", args.table_id, layout.describe())
         config = SimulationConfig(
             seats=args.seats or layout.seats,
@@ -270,6 +257,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s %(message)s",
     )
     problem = _check(args)
+    try:
+        tls_files = tls.from_arguments(args)
+    except tls.TLSConfigError as error:
+        problem = problem or str(error)
     if problem:
         print(f"table-agent: {problem}", file=sys.stderr)
         return 2
@@ -281,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     try:
-        layout, tally = asyncio.run(_run(args, scripted))
+        layout, tally = asyncio.run(_run(args, tls_files, scripted))
     except TableSetupError as error:
         print(f"table-agent: cannot play table {args.table_id}: {error}", file=sys.stderr)
         return 2

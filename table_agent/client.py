@@ -23,6 +23,7 @@ import grpc
 from grpc import aio
 
 from controller.domain.records import SeatOutcome
+from jackpot import tls
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.deck import card_texts
@@ -259,20 +260,30 @@ def _meters(values: Sequence[pb.MeterValue]) -> dict[str, int]:
     return {value.meter_id: value.amount_cents for value in values}
 
 
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    """The table as the controller has it: its layout and its last locked-out round."""
+
+    layout: TableLayout
+    last_round_id: int
+    max_round_step: int
+
+
 class ControllerClient:
-    """TableService over one gRPC channel to ``target`` (HOST:PORT)."""
+    """TableService over one gRPC channel to ``target`` (HOST:PORT), with the table's
+    certificate (``tls``; None only for a development controller started ``--insecure``)."""
 
     def __init__(
         self,
         target: str,
         *,
+        tls_files: tls.ClientTLS | None = None,
         call_timeout_s: float = 5.0,
         retry_for_s: float = 300.0,
         channel: aio.Channel | None = None,
     ) -> None:
-        self._channel = channel or aio.insecure_channel(target)
+        self._channel = channel or tls.aio_channel(target, tls_files)
         self._stub = pb_grpc.TableServiceStub(self._channel)
-        self._admin = pb_grpc.AdminServiceStub(self._channel)
         self._call_timeout_s = call_timeout_s
         self._retry_for_s = retry_for_s
 
@@ -305,18 +316,15 @@ class ControllerClient:
                 await asyncio.sleep(delay_s)
                 delay_s = min(delay_s * 2, 2.0)
 
-    async def list_table(self, table_id: str) -> TableLayout | None:
-        """The table's registration (AdminService.ListTables on the same address), or None if
-        the controller lists no table ``table_id``."""
-        request = pb.ListTablesRequest()
+    async def get_table(self, table_id: str) -> TableInfo:
+        """The table's registration and last round (TableService.GetTable); a table the
+        controller does not know is :class:`ControllerRefused` (NOT_FOUND)."""
+        request = pb.GetTableRequest(table_id=table_id)
         reply = await self._call(
-            f"list tables for {table_id}",
-            lambda: self._admin.ListTables(request, timeout=self._call_timeout_s),
+            f"get table {table_id}",
+            lambda: self._stub.GetTable(request, timeout=self._call_timeout_s),
         )
-        for table in reply.tables:
-            if table.table_id == table_id:
-                return table_layout(table)
-        return None
+        return TableInfo(table_layout(reply.table), reply.last_round_id, reply.max_round_step)
 
     async def lockout(self, table_id: str, round_id: int, wagers: Sequence[PlacedWager]) -> Lockout:
         """Send "no more bets" with the accepted wagers."""

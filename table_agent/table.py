@@ -10,7 +10,6 @@ are gone with the process, so its wagers are returned, as for any irregularity).
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -55,10 +54,15 @@ class TableAgent:
         self.states: dict[int, RoundState] = {}
         self._last_round_id = outbox.last_round_id() if outbox else 0
 
+    def observe_last_round(self, round_id: int) -> None:
+        """The controller's last locked-out round of this table (TableService.GetTable): new
+        round ids continue above it, as they must (by at most the controller's step)."""
+        self._last_round_id = max(self._last_round_id, round_id)
+
     def new_round(self) -> int:
-        """Open a new round; its id is above every earlier one (milliseconds since the epoch,
-        or the last id + 1 if that is larger), so ids increase across restarts."""
-        round_id = max(self._last_round_id + 1, time.time_ns() // 1_000_000)
+        """Open a new round: the last id this agent or the controller knows, plus one, so ids
+        increase across restarts and never jump (the controller refuses a jump)."""
+        round_id = self._last_round_id + 1
         self._last_round_id = round_id
         self.states[round_id] = RoundState.OPEN
         return round_id

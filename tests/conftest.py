@@ -2,7 +2,8 @@
 
 Integration and system tests use real components only: Debian's ``redis-server`` started on a
 free loopback port for the session (flushed before each test), and the controller's real
-grpc.aio server on a free port, reached over a real channel.
+grpc.aio server on a free port with mutual TLS, reached over real channels, each with the
+certificate of the identity that makes the call (:class:`tests.helpers.Channels`).
 """
 
 from __future__ import annotations
@@ -14,15 +15,21 @@ from grpc import aio
 from redis.asyncio import Redis
 
 from controller.server import ControllerServer, ServerConfig
-from controller.testing import RedisServer
+from controller.testing import RedisServer, TestPKI
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from tests.helpers import Floor
+from tests.helpers import AUDITOR, Channels, Floor, admin_stubs, table_stubs
 
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     with RedisServer(tmp_path_factory.mktemp("redis")) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> TestPKI:
+    """The casino's CA for the session: the controller's certificate and clients' on demand."""
+    return TestPKI(tmp_path_factory.mktemp("pki"))
 
 
 @pytest.fixture
@@ -47,34 +54,49 @@ def metrics_port() -> int | None:
 
 
 @pytest.fixture
-async def controller(redis_url: str, metrics_port: int | None) -> AsyncIterator[ControllerServer]:
-    server = ControllerServer(
-        ServerConfig(
-            listen="127.0.0.1:0",
-            redis_url=redis_url,
-            metrics_port=metrics_port,
-            refresh_interval_s=0.2,
-        )
+def server_config(redis_url: str, metrics_port: int | None, pki: TestPKI) -> ServerConfig:
+    """The in-process controller's configuration; a test may override this fixture."""
+    return ServerConfig(
+        listen="127.0.0.1:0",
+        redis_url=redis_url,
+        tls=pki.server(),
+        metrics_port=metrics_port,
+        refresh_interval_s=0.2,
     )
+
+
+@pytest.fixture
+async def controller(server_config: ServerConfig) -> AsyncIterator[ControllerServer]:
+    server = ControllerServer(server_config)
     await server.start()
     yield server
     await server.stop(grace_s=1)
 
 
 @pytest.fixture
-async def channel(controller: ControllerServer) -> AsyncIterator[aio.Channel]:
-    async with aio.insecure_channel(f"127.0.0.1:{controller.port}") as channel:
-        yield channel
+async def channels(controller: ControllerServer, pki: TestPKI) -> AsyncIterator[Channels]:
+    """Channels to the controller as any identity: ``channels("table", "t1")``."""
+    opened = Channels(f"127.0.0.1:{controller.port}", pki)
+    yield opened
+    await opened.close()
 
 
 @pytest.fixture
-def tables(channel: aio.Channel) -> pb_grpc.TableServiceAsyncStub:
-    return pb_grpc.TableServiceStub(channel)
+def channel(channels: Channels) -> aio.Channel:
+    """A channel as an auditor (health, reflection, reading)."""
+    return channels(*AUDITOR)
 
 
 @pytest.fixture
-def admin(channel: aio.Channel) -> pb_grpc.AdminServiceAsyncStub:
-    return pb_grpc.AdminServiceStub(channel)
+def tables(channels: Channels) -> pb_grpc.TableServiceAsyncStub:
+    """TableService, each call made with the certificate of the table it names."""
+    return table_stubs(channels)
+
+
+@pytest.fixture
+def admin(channels: Channels) -> pb_grpc.AdminServiceAsyncStub:
+    """AdminService as an operator (a supervisor for jackpot reviews)."""
+    return admin_stubs(channels)
 
 
 @pytest.fixture

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
+import contextlib
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,9 +13,107 @@ import pytest
 from grpc import aio
 from redis.asyncio import Redis
 
+from controller.server import ServerConfig
 from controller.store import keys
+from controller.testing import TestPKI
+from jackpot import tls
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from table_agent.client import ControllerClient
+
+OPERATOR = ("operator", "ops")
+SUPERVISOR = ("supervisor", "floor-supervisor")
+AUDITOR = ("auditor", "audit")
+_TABLE_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+class Channels:
+    """Channels to one controller over mutual TLS, one per identity, opened on first use."""
+
+    def __init__(self, target: str, pki: TestPKI) -> None:
+        self.target = target
+        self.pki = pki
+        self._open: dict[tuple[str, str], aio.Channel] = {}
+
+    def __call__(self, role: str, name: str) -> aio.Channel:
+        channel = self._open.get((role, name))
+        if channel is None:
+            channel = tls.aio_channel(self.target, self.pki.client(role, name))
+            self._open[(role, name)] = channel
+        return channel
+
+    async def close(self) -> None:
+        for channel in self._open.values():
+            await channel.close(None)
+        self._open.clear()
+
+
+class _Routed:
+    """A stub whose every call goes over the channel ``route(method, request)`` picks."""
+
+    def __init__(
+        self, make_stub: Callable[[aio.Channel], Any], route: Callable[[str, Any], aio.Channel]
+    ) -> None:
+        self._make_stub = make_stub
+        self._route = route
+
+    def __getattr__(self, method: str) -> Callable[..., Any]:
+        def call(request: Any, **kwargs: Any) -> Any:
+            stub = self._make_stub(self._route(method, request))
+            return getattr(stub, method)(request, **kwargs)
+
+        return call
+
+
+def table_stubs(channels: Channels) -> pb_grpc.TableServiceAsyncStub:
+    """TableService as each table itself: a call is made with the certificate of the table
+    its request names (table t1's when the id could not be a certificate's name)."""
+
+    def route(method: str, request: Any) -> aio.Channel:
+        table_id = request.table_id if _TABLE_NAME.fullmatch(request.table_id) else "t1"
+        return channels("table", table_id)
+
+    return _Routed(pb_grpc.TableServiceStub, route)  # type: ignore[return-value]
+
+
+def admin_stubs(channels: Channels) -> pb_grpc.AdminServiceAsyncStub:
+    """AdminService as the role each method is for: a supervisor reviews jackpots, an
+    operator does everything else."""
+
+    def route(method: str, request: Any) -> aio.Channel:
+        return channels(*(SUPERVISOR if method.endswith("Jackpot") else OPERATOR))
+
+    return _Routed(pb_grpc.AdminServiceStub, route)  # type: ignore[return-value]
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    target: str, pki: TestPKI
+) -> AsyncIterator[tuple[pb_grpc.TableServiceAsyncStub, pb_grpc.AdminServiceAsyncStub]]:
+    """TableService (as each table) and AdminService (as an operator or supervisor) of the
+    controller at ``target``."""
+    channels = Channels(target, pki)
+    try:
+        yield table_stubs(channels), admin_stubs(channels)
+    finally:
+        await channels.close()
+
+
+def table_client(port: int, pki: TestPKI, table_id: str = "t1", **options: Any) -> ControllerClient:
+    """A table agent's client with the table's certificate, to the controller on ``port``."""
+    return ControllerClient(f"127.0.0.1:{port}", tls_files=pki.client("table", table_id), **options)
+
+
+def server_config(redis_url: str, pki: TestPKI, **options: Any) -> ServerConfig:
+    """An in-process controller on a free loopback port with mutual TLS and no metrics."""
+    defaults: dict[str, Any] = {
+        "listen": "127.0.0.1:0",
+        "redis_url": redis_url,
+        "tls": pki.server(),
+        "metrics_port": None,
+    }
+    return ServerConfig(**{**defaults, **options})
+
 
 RESET_CENTS = 1_000_000  # $10,000
 RATE_PERCENT = "15"  # 15 cents of a $1 wager: the meter stays in whole cents

@@ -1,7 +1,9 @@
 """AdminService: link groups, meters, tables and the validation of jackpots.
 
-Operators and supervisors call it through ``jackpotctl``. Every definition is validated by
-the domain (citing the regulation where it refuses) before one atomic store step applies it.
+Operators and supervisors call it through ``jackpotctl``; who may call which method is
+:mod:`controller.api.access`. Every definition is validated by the domain (citing the
+regulation where it refuses) before one atomic store step applies it, journaled with the
+caller's certificate identity.
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ from typing import TypeAlias
 from grpc import aio
 
 from controller.api import convert
-from controller.domain.config import LinkGroupConfig, check_id
+from controller.api.access import caller
+from controller.domain import bounds
+from controller.domain.bounds import check_id, check_jackpot_id, check_range, check_text
+from controller.domain.config import LinkGroupConfig
 from controller.errors import InvalidArgument
 from controller.metrics import Metrics
-from controller.store.redis_store import RedisStore
+from controller.store.redis_store import MAX_REBASE_ROUND_ID, RedisStore
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 
@@ -34,9 +39,10 @@ class AdminService(pb_grpc.AdminServiceServicer):
     async def CreateLinkGroup(
         self, request: pb.CreateLinkGroupRequest, context: Context
     ) -> pb.LinkGroup:
-        config = LinkGroupConfig(request.link_group_id, request.description)
-        state = await self._store.create_link_group(config)
-        log.info("link group %s ready", config.link_group_id)
+        description = check_text(request.description, "description", bounds.DESCRIPTION_MAX_CHARS)
+        config = LinkGroupConfig(check_id(request.link_group_id, "link group id"), description)
+        state = await self._store.create_link_group(config, actor=caller().actor)
+        log.info("link group %s ready (%s)", config.link_group_id, caller())
         return convert.link_group(state)
 
     async def GetLinkGroup(self, request: pb.GetLinkGroupRequest, context: Context) -> pb.LinkGroup:
@@ -51,9 +57,11 @@ class AdminService(pb_grpc.AdminServiceServicer):
 
     async def CreateMeter(self, request: pb.CreateMeterRequest, context: Context) -> pb.Meter:
         config = convert.meter_config(request)
-        state = await self._store.create_meter(config)
+        state = await self._store.create_meter(config, actor=caller().actor)
         self._metrics.set_meter_states([state])
-        log.info("meter %s ready in link group %s", config.meter_id, config.link_group_id)
+        log.info(
+            "meter %s ready in link group %s (%s)", config.meter_id, config.link_group_id, caller()
+        )
         return convert.meter(state)
 
     async def GetMeter(self, request: pb.GetMeterRequest, context: Context) -> pb.Meter:
@@ -63,40 +71,65 @@ class AdminService(pb_grpc.AdminServiceServicer):
     async def ListMeters(
         self, request: pb.ListMetersRequest, context: Context
     ) -> pb.ListMetersResponse:
-        if request.link_group_id:
-            await self._store.get_link_group(request.link_group_id)
-        meters = await self._store.list_meters(request.link_group_id)
+        link_group_id = convert.optional_link_group_id(request.link_group_id)
+        if link_group_id:
+            await self._store.get_link_group(link_group_id)
+        meters = await self._store.list_meters(link_group_id)
         return pb.ListMetersResponse(meters=[convert.meter(m) for m in meters])
 
     async def RegisterTable(self, request: pb.RegisterTableRequest, context: Context) -> pb.Table:
         if not request.HasField("table"):
             raise InvalidArgument("table is required")
         config = convert.table_config(request.table)
-        await self._store.register_table(config)
+        await self._store.register_table(config, actor=caller().actor)
         log.info(
-            "table %s registered: %s, %d seats, wagers %s, meters %s",
+            "table %s registered: %s, %d seats, wagers %s, meters %s (%s)",
             config.table_id,
             config.game,
             config.seats,
             ", ".join(f"{o.wager} ({o.paytable.name})" for o in config.wagers),
             ", ".join(config.meter_ids) or "none",
+            caller(),
         )
         return convert.table(config)
 
     async def ListTables(
         self, request: pb.ListTablesRequest, context: Context
     ) -> pb.ListTablesResponse:
-        if request.link_group_id:
-            await self._store.get_link_group(request.link_group_id)
-        tables = await self._store.list_tables(request.link_group_id)
+        link_group_id = convert.optional_link_group_id(request.link_group_id)
+        if link_group_id:
+            await self._store.get_link_group(link_group_id)
+        tables = await self._store.list_tables(link_group_id)
         return pb.ListTablesResponse(tables=[convert.table(t) for t in tables])
+
+    async def RebaseTableRounds(
+        self, request: pb.RebaseTableRoundsRequest, context: Context
+    ) -> pb.RebaseTableRoundsResponse:
+        table = await self._store.get_table(convert.table_id(request.table_id))
+        last_round_id = check_range(request.last_round_id, "last_round_id", 0, MAX_REBASE_ROUND_ID)
+        why = convert.reason(request.reason)
+        before, after = await self._store.rebase_table_rounds(
+            table, last_round_id, reason=why, actor=caller().actor
+        )
+        log.warning(
+            "table %s rounds rebased from %d to %d by %s: %s",
+            table.table_id,
+            before,
+            after,
+            caller(),
+            why,
+        )
+        return pb.RebaseTableRoundsResponse(
+            table_id=table.table_id, previous_last_round_id=before, last_round_id=after
+        )
 
     async def ListPendingJackpots(
         self, request: pb.ListPendingJackpotsRequest, context: Context
     ) -> pb.ListPendingJackpotsResponse:
-        if request.link_group_id:
-            await self._store.get_link_group(request.link_group_id)
-        jackpots = await self._store.list_pending_jackpots(request.link_group_id)
+        link_group_id = convert.optional_link_group_id(request.link_group_id)
+        if link_group_id:
+            await self._store.get_link_group(link_group_id)
+        jackpots = await self._store.list_pending_jackpots(link_group_id)
         return pb.ListPendingJackpotsResponse(jackpots=[convert.jackpot(j) for j in jackpots])
 
     async def ApproveJackpot(
@@ -108,17 +141,18 @@ class AdminService(pb_grpc.AdminServiceServicer):
         return await self._review(request, approve=False)
 
     async def _review(self, request: pb.ReviewJackpotRequest, *, approve: bool) -> pb.Jackpot:
-        if not request.jackpot_id:
-            raise InvalidArgument("jackpot_id is required")
-        supervisor = request.supervisor.strip()
-        if not supervisor:
-            raise InvalidArgument(
-                "supervisor is required: a floorperson or above validates a progressive "
-                "payout (§ 639a.11(c)(5)(iii))"
-            )
+        """A supervisor's validation (§ 639a.11(c)(5)(iii)): the reviewer is the caller's
+        certificate, never a name typed into the request."""
+        jackpot_id = check_jackpot_id(request.jackpot_id)
+        note = check_text(request.note, "note", bounds.NOTE_MAX_CHARS)
+        reviewer = caller()
         record = await self._store.review_jackpot(
-            request.jackpot_id, approve=approve, supervisor=supervisor, note=request.note
+            jackpot_id,
+            approve=approve,
+            reviewer=reviewer.uri,
+            reviewer_cert=reviewer.fingerprint,
+            note=note,
         )
-        log.info("jackpot %s %s by %s", record.jackpot_id, record.status, supervisor)
+        log.info("jackpot %s %s by %s", record.jackpot_id, record.status, reviewer)
         self._metrics.set_meter_states([await self._store.get_meter(record.meter_id)])
         return convert.jackpot(record)

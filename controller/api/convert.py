@@ -1,20 +1,28 @@
 """Protobuf <-> domain. Protobuf types stop here: servicers hand the domain dataclasses.
 
 Parsing checks what the wire alone can get wrong (missing ids, a round id out of range, an
-unspecified enum, a card that is not a card) and raises :mod:`controller.errors` classes
-with messages that name the seat or field concerned.
+unspecified enum, a card that is not a card) and the bound of every text and repeated field
+(:mod:`controller.domain.bounds`), before anything is converted, and raises
+:mod:`controller.errors` classes with messages that name the seat or field concerned.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import replace
 
+from controller.domain import bounds
+from controller.domain.bounds import check_count, check_each_text, check_id, check_range, check_text
 from controller.domain.cards import parse_cards
 from controller.domain.config import DEFAULT_WAGER_CENTS, MeterConfig, TableConfig, WagerOffer
 from controller.domain.games import get_game
 from controller.domain.joker_poker import parse_joker_cards
-from controller.domain.money import MICROCENTS_PER_CENT, format_percent, parse_percent_ppm
+from controller.domain.money import (
+    MAX_METER_CENTS,
+    MICROCENTS_PER_CENT,
+    format_percent,
+    parse_percent_ppm,
+)
 from controller.domain.paytables import Lines
 from controller.domain.records import (
     AcceptedWager,
@@ -56,13 +64,26 @@ _OUTCOME_TO_PB = {
 }
 
 
-def round_key(table_id: str, round_id: int) -> tuple[str, int]:
-    """Check the idempotency key of an agent write: a table id and a round id in range."""
-    if not table_id:
+def table_id(value: str) -> str:
+    """A table id from a request (required)."""
+    if not value:
         raise InvalidArgument("table_id is required")
-    if not 1 <= round_id <= MAX_ROUND_ID:
-        raise InvalidArgument(f"round_id must be 1 to {MAX_ROUND_ID}, got {round_id}")
-    return table_id, round_id
+    return check_id(value, "table_id")
+
+
+def optional_link_group_id(value: str) -> str:
+    """A link group id filter: empty (all link groups) or an id."""
+    return check_id(value, "link_group_id") if value else ""
+
+
+def round_key(table: str, round_id: int) -> tuple[str, int]:
+    """Check the idempotency key of an agent write: a table id and a round id in range."""
+    return table_id(table), check_range(round_id, "round_id", 1, MAX_ROUND_ID)
+
+
+def reason(value: str, field: str = "reason") -> str:
+    """A void's (or rebase's) reason: required, printable, bounded."""
+    return check_text(value, field, bounds.REASON_MAX_CHARS, required=True)
 
 
 def wager_kind(number: int, where: str) -> str:
@@ -73,8 +94,9 @@ def wager_kind(number: int, where: str) -> str:
     return kind
 
 
-def wagers(items: Iterable[pb.Wager]) -> list[Wager]:
+def wagers(items: Sequence[pb.Wager]) -> list[Wager]:
     """The wagers of a lockout; an unspecified or unknown kind is refused."""
+    check_count(items, "wagers", bounds.MAX_WAGERS_PER_ROUND)
     return [
         Wager(
             item.seat,
@@ -87,7 +109,9 @@ def wagers(items: Iterable[pb.Wager]) -> list[Wager]:
     ]
 
 
-def _cards(texts: Iterable[str], whose: str, joker: bool) -> Cards:
+def _cards(texts: Sequence[str], whose: str, joker: bool) -> Cards:
+    check_count(texts, f"the cards of {whose}", bounds.MAX_CARDS_PER_HAND)
+    check_each_text(texts, f"the cards of {whose}", bounds.CARD_TEXT_MAX_CHARS)
     try:
         return cards_of(parse_joker_cards(texts)) if joker else parse_cards(texts)
     except InvalidCards as error:
@@ -96,19 +120,27 @@ def _cards(texts: Iterable[str], whose: str, joker: bool) -> Cards:
 
 def round_cards(request: pb.SettleRequest, joker: bool) -> RoundCards:
     """The cards of a settlement, parsed (``joker``: the game's deck holds ``JK``)."""
+    check_count(request.seats, "seats", bounds.MAX_SEAT_REPORTS)
     return RoundCards(
         seats=tuple(
             SeatCards(
                 item.seat,
                 _cards(item.cards, f"seat {item.seat}", joker),
                 item.folded,
-                item.base_game_win_cents,
+                check_range(
+                    item.base_game_win_cents,
+                    f"seat {item.seat} base_game_win_cents",
+                    0,
+                    MAX_METER_CENTS,
+                ),
             )
             for item in request.seats
         ),
         dealer=_cards(request.dealer_cards, "the dealer", joker),
         community=_cards(request.community_cards, "the community cards", joker),
-        rest_of_round_void=request.rest_of_round_void.strip(),
+        rest_of_round_void=check_text(
+            request.rest_of_round_void, "rest_of_round_void", bounds.REASON_MAX_CHARS
+        ),
     )
 
 
@@ -165,6 +197,13 @@ def seat_result(result: SeatResult) -> pb.SeatResult:
 
 def meter_config(request: pb.CreateMeterRequest) -> MeterConfig:
     """A meter definition from the wire (rates are decimal percent strings)."""
+    check_text(request.game, "game", bounds.NAME_MAX_CHARS)
+    check_text(
+        request.rate_of_progression_percent,
+        "rate_of_progression_percent",
+        bounds.RATE_TEXT_MAX_CHARS,
+    )
+    check_text(request.reserve_rate_percent, "reserve_rate_percent", bounds.RATE_TEXT_MAX_CHARS)
     return MeterConfig(
         meter_id=request.meter_id,
         link_group_id=request.link_group_id,
@@ -198,9 +237,19 @@ def meter(state: MeterState) -> pb.Meter:
     )
 
 
+def _check_lines(lines: Sequence[pb.PaytableLine], field: str) -> None:
+    check_count(lines, field, bounds.MAX_PAYTABLE_LINES)
+    check_each_text([line.hand for line in lines], f"{field} hand", bounds.NAME_MAX_CHARS)
+    check_each_text([line.award for line in lines], f"{field} award", bounds.AWARD_TEXT_MAX_CHARS)
+
+
 def _offer(game: str, table_id: str, item: pb.TableWager) -> WagerOffer:
     kind = wager_kind(item.kind, f"table {table_id}")
     where = f"table {table_id} {kind} wager"
+    check_text(item.paytable, f"{where} paytable", bounds.NAME_MAX_CHARS)
+    _check_lines(item.lines, f"{where} lines")
+    _check_lines(item.envy_lines, f"{where} envy_lines")
+    check_count(item.meter_ids, f"{where} meter_ids", bounds.MAX_METERS_PER_WAGER)
     rules = get_game(game).wager(kind)
     lines = [(line.hand, line.award) for line in item.lines]
     envy = [(line.hand, line.award) for line in item.envy_lines]
@@ -222,6 +271,10 @@ def _offer(game: str, table_id: str, item: pb.TableWager) -> WagerOffer:
 def table_config(table: pb.Table) -> TableConfig:
     """A table definition from the wire: its wagers, or the shorthand of a table that offers
     only the progressive wager (``paytable``, ``meter_id``, ``wager_cents``; 0 means $1)."""
+    check_id(table.table_id, "table id")
+    check_text(table.game, "game", bounds.NAME_MAX_CHARS)
+    check_text(table.paytable, "paytable", bounds.NAME_MAX_CHARS)
+    check_count(table.wagers, "wagers", bounds.MAX_WAGER_OFFERS)
     if not table.wagers:
         return TableConfig.progressive(
             table.table_id,

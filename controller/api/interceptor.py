@@ -1,9 +1,15 @@
-"""One server interceptor for every RPC: error mapping and the gRPC metrics.
+"""One server interceptor for every RPC: who calls, what it may do, errors and metrics.
 
-Servicers raise :mod:`controller.errors` classes; here each becomes its status code (from
-``controller.api.status``) with the error's message, and every call is counted and timed
-(go-grpc-prometheus names). An unexpected exception is logged and answered INTERNAL without
-its details.
+For each call, in this order: the caller's identity from its client certificate
+(:mod:`controller.api.peers`; UNAUTHENTICATED), the role table (:mod:`controller.api.access`;
+PERMISSION_DENIED), the request decoded here rather than by gRPC (a malformed body is
+INVALID_ARGUMENT, not UNKNOWN with a traceback), a table's certificate naming another table
+(PERMISSION_DENIED), a table's call rate (RESOURCE_EXHAUSTED); then the servicer. Servicers
+raise :mod:`controller.errors` classes; each becomes its status code
+(``controller.api.status``) with the error's message. Every call is counted and timed
+(go-grpc-prometheus names), refusals included; every refusal of access is also counted in
+``jackpot_access_denied_total``. An unexpected exception is logged and answered INTERNAL
+without its details.
 """
 
 from __future__ import annotations
@@ -18,14 +24,20 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import grpc
 from grpc import aio
 
+from controller.api.access import check_role, check_table, set_caller
+from controller.api.limits import RateLimiter
+from controller.api.peers import Authenticator
 from controller.api.status import status_for
-from controller.errors import JackpotError
+from controller.domain.identity import Identity, Role
+from controller.errors import AccessDenied, InvalidArgument, JackpotError
 from controller.metrics import Metrics
 
 log = logging.getLogger("controller.api")
 
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 Continuation: TypeAlias = Callable[[grpc.HandlerCallDetails], Awaitable[Handler]]
+Context: TypeAlias = "aio.ServicerContext[Any, Any]"
+Labels: TypeAlias = tuple[str, str, str]
 
 
 if TYPE_CHECKING:  # the type stubs make these generic; the runtime classes are not
@@ -35,10 +47,15 @@ else:
 
 
 class ServerInterceptor(_Interceptor):
-    """Maps errors to status codes and records ``grpc_server_*`` metrics for each call."""
+    """Admits each call (identity, role, table, rate), maps errors to status codes and records
+    ``grpc_server_*`` metrics."""
 
-    def __init__(self, metrics: Metrics) -> None:
+    def __init__(
+        self, metrics: Metrics, authenticator: Authenticator, table_rates: RateLimiter
+    ) -> None:
         self._metrics = metrics
+        self._authenticator = authenticator
+        self._table_rates = table_rates
 
     async def intercept_service(
         self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
@@ -46,51 +63,120 @@ class ServerInterceptor(_Interceptor):
         handler = await continuation(handler_call_details)
         if handler is None:  # an unknown method: gRPC answers UNIMPLEMENTED
             return handler
-        service, _, method = handler_call_details.method.strip("/").rpartition("/")
+        method = handler_call_details.method
+        service, _, name = method.strip("/").rpartition("/")
+        decode = handler.request_deserializer
         if handler.unary_unary is not None:
-            labels = ("unary", service, method)
             return grpc.unary_unary_rpc_method_handler(
-                self._wrap_unary(handler.unary_unary, labels),
-                request_deserializer=handler.request_deserializer,
+                self._wrap_unary(handler.unary_unary, method, decode, ("unary", service, name)),
+                request_deserializer=None,  # raw bytes: decoded in _admit
                 response_serializer=handler.response_serializer,
             )
         if handler.unary_stream is not None:
-            labels = ("server_stream", service, method)
             return grpc.unary_stream_rpc_method_handler(
-                self._wrap_stream(handler.unary_stream, labels),
-                request_deserializer=handler.request_deserializer,
+                self._wrap_stream(
+                    handler.unary_stream, method, decode, ("server_stream", service, name)
+                ),
+                request_deserializer=None,
                 response_serializer=handler.response_serializer,
             )
-        return handler
+        if handler.stream_stream is not None:
+            return grpc.stream_stream_rpc_method_handler(
+                self._wrap_bidi(handler.stream_stream, method, ("bidi_stream", service, name)),
+                request_deserializer=decode,
+                response_serializer=handler.response_serializer,
+            )
+        return handler  # no client-streaming RPC is served
+
+    def _identify(self, method: str, context: Context) -> tuple[Identity, bool]:
+        """The caller and whether it must name its own table; counts a refusal."""
+        caller: Identity | None = None
+        try:
+            caller = self._authenticator.identify(context.auth_context())
+            access = check_role(method, caller)
+        except AccessDenied as denied:
+            self._count_denied(method, caller, denied)
+            raise
+        set_caller(caller)
+        return caller, access.for_own_table
+
+    def _admit(
+        self, method: str, raw: bytes, context: Context, decode: Callable[[bytes], Any] | None
+    ) -> Any:
+        """The decoded request, once the caller may make it."""
+        caller, own_table = self._identify(method, context)
+        request = _decode(method, raw, decode)
+        if own_table:
+            try:
+                check_table(caller, str(getattr(request, "table_id", "")))
+            except AccessDenied as denied:
+                self._count_denied(method, caller, denied)
+                raise
+        if caller.role is Role.TABLE:
+            self._table_rates.acquire(caller.name, caller.uri)
+        return request
+
+    def _count_denied(self, method: str, caller: Identity | None, denied: AccessDenied) -> None:
+        role = caller.role.value if caller else "none"
+        self._metrics.access_denied.labels(method.rsplit("/", 1)[-1], role, denied.reason).inc()
+        log.warning("refused %s: %s", method, denied)
 
     def _wrap_unary(
-        self, behaviour: Callable[..., Any], labels: tuple[str, str, str]
-    ) -> Callable[[Any, aio.ServicerContext[Any, Any]], Awaitable[Any]]:
-        async def unary(request: Any, context: aio.ServicerContext[Any, Any]) -> Any:
+        self,
+        behaviour: Callable[..., Any],
+        method: str,
+        decode: Callable[[bytes], Any] | None,
+        labels: Labels,
+    ) -> Callable[[bytes, Context], Awaitable[Any]]:
+        async def unary(raw: bytes, context: Context) -> Any:
             async with _Observed(self._metrics, labels, context):
-                return await behaviour(request, context)
+                return await behaviour(self._admit(method, raw, context, decode), context)
 
         return unary
 
     def _wrap_stream(
-        self, behaviour: Callable[..., Any], labels: tuple[str, str, str]
-    ) -> Callable[[Any, aio.ServicerContext[Any, Any]], AsyncIterator[Any]]:
-        async def stream(
-            request: Any, context: aio.ServicerContext[Any, Any]
-        ) -> AsyncIterator[Any]:
+        self,
+        behaviour: Callable[..., Any],
+        method: str,
+        decode: Callable[[bytes], Any] | None,
+        labels: Labels,
+    ) -> Callable[[bytes, Context], AsyncIterator[Any]]:
+        async def stream(raw: bytes, context: Context) -> AsyncIterator[Any]:
             async with _Observed(self._metrics, labels, context):
+                request = self._admit(method, raw, context, decode)
                 async for response in behaviour(request, context):
                     yield response
 
         return stream
 
+    def _wrap_bidi(
+        self, behaviour: Callable[..., Any], method: str, labels: Labels
+    ) -> Callable[[Any, Context], AsyncIterator[Any]]:
+        async def bidi(requests: Any, context: Context) -> AsyncIterator[Any]:
+            async with _Observed(self._metrics, labels, context):
+                self._identify(method, context)
+                async for response in behaviour(requests, context):
+                    yield response
+
+        return bidi
+
+
+def _decode(method: str, raw: bytes, decode: Callable[[bytes], Any] | None) -> Any:
+    if decode is None:
+        return raw
+    try:
+        return decode(raw)
+    except Exception:  # protobuf raises DecodeError, and others for some malformed bodies
+        raise InvalidArgument(
+            f"the request body ({len(raw):,} bytes) is not a valid request of "
+            f"{method.rsplit('/', 1)[-1]}"
+        ) from None
+
 
 class _Observed:
     """Times one call, maps the exception that ends it to a status, and counts the code."""
 
-    def __init__(
-        self, metrics: Metrics, labels: tuple[str, str, str], context: aio.ServicerContext[Any, Any]
-    ) -> None:
+    def __init__(self, metrics: Metrics, labels: Labels, context: Context) -> None:
         self._metrics = metrics
         self._labels = labels
         self._context = context

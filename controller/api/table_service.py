@@ -1,13 +1,12 @@
 """TableService: what a table agent calls at lockout, settlement and void, and meter displays.
 
 Each method checks its request, evaluates what the domain decides (hands, awards), runs one
-atomic store step and translates the answer; errors are mapped to status codes by the
-interceptor.
+atomic store step and translates the answer; who may call (a table for its own table only)
+is checked, and errors are mapped to status codes, by the interceptor.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeAlias, TypeVar, cast
@@ -15,6 +14,9 @@ from typing import TypeAlias, TypeVar, cast
 from grpc import aio
 
 from controller.api import convert
+from controller.api.access import caller
+from controller.api.meter_watch import MeterWatcher
+from controller.domain.bounds import MAX_WATCH_INTERVAL_MS, check_range
 from controller.domain.money import format_cents
 from controller.domain.records import SeatOutcome
 from controller.domain.rounds import (
@@ -24,7 +26,7 @@ from controller.domain.rounds import (
     settle_fingerprint,
     void_fingerprint,
 )
-from controller.errors import InvalidArgument, NotConfirmed, RoundStateError
+from controller.errors import NotConfirmed, RoundStateError
 from controller.metrics import Metrics
 from controller.store.redis_store import RedisStore
 from jackpot.v1 import jackpot_pb2 as pb
@@ -42,9 +44,10 @@ Context: TypeAlias = "aio.ServicerContext[object, object]"
 class TableService(pb_grpc.TableServiceServicer):
     """The agent-facing service."""
 
-    def __init__(self, store: RedisStore, metrics: Metrics) -> None:
+    def __init__(self, store: RedisStore, metrics: Metrics, watcher: MeterWatcher) -> None:
         self._store = store
         self._metrics = metrics
+        self._watcher = watcher
 
     async def Lockout(self, request: pb.LockoutRequest, context: Context) -> pb.LockoutResponse:
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
@@ -111,9 +114,7 @@ class TableService(pb_grpc.TableServiceServicer):
         self, request: pb.VoidRoundRequest, context: Context
     ) -> pb.VoidRoundResponse:
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
-        reason = request.reason.strip()
-        if not reason:
-            raise InvalidArgument("reason is required: name the irregularity that voids the round")
+        reason = convert.reason(request.reason)
         table = await self._store.get_table(table_id)
         result = await _recorded(
             self._store.void_round(table, round_id, reason, void_fingerprint(reason)),
@@ -137,19 +138,25 @@ class TableService(pb_grpc.TableServiceServicer):
     async def WatchMeters(
         self, request: pb.WatchMetersRequest, context: Context
     ) -> AsyncIterator[pb.MeterSnapshot]:
-        if not request.table_id:
-            raise InvalidArgument("table_id is required")
-        table = await self._store.get_table(request.table_id)
-        interval_ms = max(
-            request.min_interval_ms or DEFAULT_WATCH_INTERVAL_MS, MIN_WATCH_INTERVAL_MS
+        table = await self._store.get_table(convert.table_id(request.table_id))
+        interval_ms = check_range(
+            request.min_interval_ms, "min_interval_ms", 0, MAX_WATCH_INTERVAL_MS
         )
-        last: tuple[object, ...] | None = None
-        while True:
-            values = await self._store.meter_values(table.link_group_id)
-            if values != last:
+        interval_s = max(interval_ms or DEFAULT_WATCH_INTERVAL_MS, MIN_WATCH_INTERVAL_MS) / 1000
+        self._metrics.meter_streams.inc()
+        try:
+            async for values in self._watcher.watch(table.link_group_id, caller().uri, interval_s):
                 yield pb.MeterSnapshot(meters=[convert.meter_value(m) for m in values])
-                last = values
-            await asyncio.sleep(interval_ms / 1000)
+        finally:
+            self._metrics.meter_streams.dec()
+
+    async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
+        table = await self._store.get_table(convert.table_id(request.table_id))
+        return pb.GetTableResponse(
+            table=convert.table(table),
+            last_round_id=await self._store.last_round(table),
+            max_round_step=self._store.max_round_step,
+        )
 
 
 async def _recorded(step: Awaitable[Result], record: Callable[[Result], None]) -> Result:

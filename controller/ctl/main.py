@@ -1,5 +1,9 @@
 """``jackpotctl``: the operator's command line.
 
+    jackpotctl certs init --dir certs --san controller.casino.internal
+    jackpotctl certs issue --dir certs --role operator --name alice
+    jackpotctl certs issue --dir certs --role table --name cs-1
+    export JACKPOT_CA=certs/ca.crt JACKPOT_CERT=certs/alice.crt JACKPOT_KEY=certs/alice.key
     jackpotctl audit verify --redis redis://127.0.0.1:6379/0
     jackpotctl --controller 127.0.0.1:50051 link-groups create casino-floor
     jackpotctl --controller ... meters create cs-main --link-group casino-floor \\
@@ -7,13 +11,17 @@
     jackpotctl --controller ... tables register cs-1 --game caribbean-stud --paytable B \\
         --seats 7 --link-group casino-floor --meter cs-main
     jackpotctl --controller ... jackpots list
-    jackpotctl --controller ... jackpots approve casino-floor:42 --supervisor "J. Smith"
+    jackpotctl --controller ... jackpots approve casino-floor:42 --note "verified"
+    jackpotctl --controller ... tables rebase-rounds cs-1 --to 5000 --reason "agent replaced"
     echo "AS KS QS JS TS" | jackpotctl hands classify --game caribbean-stud
     jackpotctl odds --game caribbean-stud --wager progressive --paytable B --meter 25000
     jackpotctl rules check deploy/rules/caribbean-stud.toml
 
-Amounts are given in dollars ("10000", "12.50") and printed in dollars; rates in percent.
-Every refusal prints the controller's reason and exits 1; a usage error exits 2.
+Calls to the controller use mutual TLS: ``--ca``, ``--cert`` and ``--key`` (or
+``JACKPOT_CA``, ``JACKPOT_CERT``, ``JACKPOT_KEY``) name the casino's CA and this user's
+certificate, whose role (operator, supervisor, auditor) decides what may be done. Amounts are
+given in dollars ("10000", "12.50") and printed in dollars; rates in percent. Every refusal
+prints the controller's reason and exits 1; a usage error exits 2.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -30,16 +39,21 @@ import grpc
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 
+from controller import certs
 from controller.audit import verify
 from controller.ctl import odds
 from controller.ctl.hands import classify_stream
 from controller.domain.games import get_game
+from controller.domain.identity import CERTIFICATE_ROLES
 from controller.domain.money import format_cents, parse_dollars_cents, parse_percent_ppm
-from controller.errors import InvalidAmount, JackpotError
+from controller.errors import InvalidAmount, InvalidConfiguration, JackpotError
 from controller.rules_file import describe, load_submission
 from controller.store.redis_store import RedisStore
+from jackpot import tls
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+
+REDIS_PASSWORD_ENV = "JACKPOT_REDIS_PASSWORD"
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -53,12 +67,53 @@ def _parser() -> argparse.ArgumentParser:
         help="controller address for admin commands (default %(default)s)",
     )
     parser.add_argument("--json", action="store_true", help="print results as JSON")
+    tls.add_arguments(parser)
     top = parser.add_subparsers(dest="area", required=True)
+
+    cert_cmds = top.add_parser("certs", help="the casino's CA and its certificates")
+    cert_actions = cert_cmds.add_subparsers(dest="action", required=True)
+    init = cert_actions.add_parser(
+        "init", help="create the CA (ca.crt, ca.key) and the controller's certificate"
+    )
+    init.add_argument("--dir", type=Path, required=True)
+    init.add_argument(
+        "--san",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another host name or IP the controller is reached at (repeatable; localhost and "
+        "127.0.0.1 are always in)",
+    )
+    init.add_argument("--days", type=int, default=certs.CA_DAYS, help="the CA's validity")
+    init.set_defaults(handler=_certs_init)
+    issue = cert_actions.add_parser(
+        "issue", help="issue a client certificate jackpot://ROLE/NAME as NAME.crt and NAME.key"
+    )
+    issue.add_argument("--dir", type=Path, required=True, help="where the CA is (certs init)")
+    issue.add_argument("--role", required=True, choices=CERTIFICATE_ROLES)
+    issue.add_argument("--name", required=True, help="a table's name is its table id")
+    issue.add_argument("--days", type=int, default=certs.CLIENT_DAYS)
+    issue.add_argument(
+        "--out", type=Path, metavar="DIR", help="write NAME.crt and NAME.key here (default --dir)"
+    )
+    issue.add_argument("--force", action="store_true", help="replace NAME.crt and NAME.key")
+    issue.set_defaults(handler=_certs_issue)
+    print_fingerprint = cert_actions.add_parser(
+        "fingerprint", help="a certificate's SHA-256 fingerprint, for the deny list"
+    )
+    print_fingerprint.add_argument("file", type=Path)
+    print_fingerprint.set_defaults(handler=_certs_fingerprint)
 
     audit = top.add_parser("audit", help="check the meters against the journal")
     audit_cmds = audit.add_subparsers(dest="action", required=True)
     audit_verify = audit_cmds.add_parser("verify", help="recompute meters from the journal")
     audit_verify.add_argument("--redis", required=True, metavar="URL")
+    audit_verify.add_argument(
+        "--redis-password-file",
+        type=Path,
+        metavar="FILE",
+        help=f"file holding the Redis password (or ${REDIS_PASSWORD_ENV})",
+    )
     audit_verify.set_defaults(handler=_audit_verify)
 
     groups = top.add_parser("link-groups", help="link groups").add_subparsers(
@@ -106,6 +161,13 @@ def _parser() -> argparse.ArgumentParser:
     list_tables = tables.add_parser("list")
     list_tables.add_argument("--link-group", default="")
     list_tables.set_defaults(handler=_list_tables)
+    rebase = tables.add_parser(
+        "rebase-rounds", help="move a table's last round forward (journaled with why)"
+    )
+    rebase.add_argument("table_id")
+    rebase.add_argument("--to", type=int, required=True, metavar="ROUND_ID")
+    rebase.add_argument("--reason", required=True)
+    rebase.set_defaults(handler=_rebase_rounds)
 
     rules = top.add_parser("rules", help="Rules Submissions").add_subparsers(
         dest="action", required=True
@@ -152,20 +214,65 @@ def _parser() -> argparse.ArgumentParser:
     list_jackpots.add_argument("--link-group", default="")
     list_jackpots.set_defaults(handler=_list_jackpots)
     for decision in ("approve", "reject"):
-        review = jackpots.add_parser(decision)
+        review = jackpots.add_parser(
+            decision, help=f"{decision} as the supervisor this certificate names"
+        )
         review.add_argument("jackpot_id")
-        review.add_argument("--supervisor", required=True)
         review.add_argument("--note", default="")
         review.set_defaults(handler=_review_jackpot, decision=decision)
     return parser
 
 
+# ----------------------------------------------------------------------------- certificates
+
+
+def _certs_init(args: argparse.Namespace) -> int:
+    ca, controller = certs.init_authority(args.dir, sans=args.san, days=args.days)
+    print(f"CA: {ca.cert} (key {ca.key}, keep it offline)")
+    print(f"controller: {controller.cert} (key {controller.key})")
+    print(
+        f"next: jackpotctl certs issue --dir {args.dir} --role table --name <table id> "
+        "(and operator, supervisor, auditor, display)"
+    )
+    return 0
+
+
+def _certs_issue(args: argparse.Namespace) -> int:
+    issued = certs.issue(
+        args.dir, args.role, args.name, days=args.days, force=args.force, out=args.out
+    )
+    print(f"jackpot://{args.role}/{args.name}: {issued.cert} (key {issued.key})")
+    print(f"sha256 {issued.fingerprint}")
+    return 0
+
+
+def _certs_fingerprint(args: argparse.Namespace) -> int:
+    try:
+        pem = args.file.read_bytes()
+    except OSError as error:
+        raise certs.CertificateError(f"cannot read {args.file}: {error.strerror}") from None
+    print(f"{certs.fingerprint(pem)}  {args.file}")
+    return 0
+
+
 # ----------------------------------------------------------------------------- audit
 
 
+def _redis_password(args: argparse.Namespace) -> str | None:
+    path: Path | None = args.redis_password_file
+    if path is None:
+        return os.environ.get(REDIS_PASSWORD_ENV) or None
+    try:
+        return path.read_text(encoding="utf-8").rstrip("\r\n")
+    except OSError as error:
+        raise InvalidConfiguration(f"cannot read {path}: {error.strerror}") from None
+
+
 def _audit_verify(args: argparse.Namespace) -> int:
+    password = _redis_password(args)
+
     async def run() -> int:
-        store = RedisStore.from_url(args.redis)
+        store = RedisStore.from_url(args.redis, password=password)
         try:
             report = await verify(store)
         finally:
@@ -188,7 +295,7 @@ def _audit_verify(args: argparse.Namespace) -> int:
 
 
 def _call(args: argparse.Namespace, method: str, request: Message) -> Any:
-    with grpc.insecure_channel(args.controller) as channel:
+    with tls.channel(args.controller, tls.from_arguments(args)) as channel:
         stub = pb_grpc.AdminServiceStub(channel)
         return getattr(stub, method)(request, timeout=10)
 
@@ -313,6 +420,21 @@ def _jackpot_line(jackpot: pb.Jackpot) -> str:
     )
 
 
+def _rebase_rounds(args: argparse.Namespace) -> int:
+    reply = _call(
+        args,
+        "RebaseTableRounds",
+        pb.RebaseTableRoundsRequest(
+            table_id=args.table_id, last_round_id=args.to, reason=args.reason
+        ),
+    )
+    text = (
+        f"table {reply.table_id}: last round {reply.previous_last_round_id} -> "
+        f"{reply.last_round_id}; its next round id is {reply.last_round_id + 1}"
+    )
+    return _show(args, reply, text)
+
+
 def _list_jackpots(args: argparse.Namespace) -> int:
     reply = _call(
         args, "ListPendingJackpots", pb.ListPendingJackpotsRequest(link_group_id=args.link_group)
@@ -326,9 +448,7 @@ def _review_jackpot(args: argparse.Namespace) -> int:
     reply = _call(
         args,
         method,
-        pb.ReviewJackpotRequest(
-            jackpot_id=args.jackpot_id, supervisor=args.supervisor, note=args.note
-        ),
+        pb.ReviewJackpotRequest(jackpot_id=args.jackpot_id, note=args.note),
     )
     return _show(args, reply, _jackpot_line(reply))
 
@@ -383,7 +503,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         details = error.details() if isinstance(error, grpc.Call) else str(error)
         print(f"jackpotctl: {code.name if code else 'error'}: {details}", file=sys.stderr)
         return 1
-    except JackpotError as error:
+    except (JackpotError, certs.CertificateError, tls.TLSConfigError) as error:
         print(f"jackpotctl: {error}", file=sys.stderr)
         return 1
 

@@ -7,29 +7,19 @@ into Redis key names (no braces, colons or spaces) and into metric labels.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from controller.domain.bounds import check_id
 from controller.domain.games import Game, get_game
 from controller.domain.money import FULL_PPM, MAX_METER_CENTS, format_cents, format_percent
 from controller.domain.paytables import AwardKind, AwardRule, Paytable
 from controller.errors import InvalidAmount, InvalidConfiguration
 
-_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 DEFAULT_WAGER_CENTS = 100  # the $1 chip on the progressive sensor
 # Keeps wager x rate (microcents) and wager x the largest "N for 1" exact in Redis's Lua.
 MAX_WAGER_CENTS = 100_000_000  # $1,000,000
-
-
-def check_id(value: str, what: str) -> str:
-    """Return ``value`` if it is a valid identifier, else raise naming ``what`` it is."""
-    if not _ID.match(value):
-        raise InvalidConfiguration(
-            f"{what} {value!r} must be 1-64 characters of letters, digits, '.', '_' or '-'"
-        )
-    return value
 
 
 @dataclass(frozen=True, slots=True)

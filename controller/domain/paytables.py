@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from controller.domain.bounds import AWARD_TEXT_MAX_CHARS, excerpt
 from controller.domain.money import (
     FULL_PPM,
     format_cents,
@@ -73,12 +74,17 @@ class AwardRule:
     @classmethod
     def parse(cls, text: str) -> AwardRule:
         """Read an award as a paytable prints it: "500 for 1", "25 to 1", "10% of meter",
-        "$500"; raise :class:`InvalidConfiguration` otherwise."""
+        "$500"; raise :class:`InvalidConfiguration` otherwise. The text is bounded before any
+        number in it is converted (:data:`~controller.domain.bounds.AWARD_TEXT_MAX_CHARS`)."""
+        if len(text) > AWARD_TEXT_MAX_CHARS:
+            raise InvalidConfiguration(
+                f"award {excerpt(text)} is longer than {AWARD_TEXT_MAX_CHARS} characters"
+            )
         cleaned = " ".join(text.split())
         match = _AWARD.match(cleaned)
         if match is None:
             raise InvalidConfiguration(
-                f"award {text!r} is not one of 'N for 1', 'N to 1', 'P% of meter', '$A'"
+                f"award {excerpt(text)} is not one of 'N for 1', 'N to 1', 'P% of meter', '$A'"
             )
         if match["odds"]:
             multiplier = int(match["odds"].replace(",", ""))

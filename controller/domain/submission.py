@@ -42,12 +42,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from controller.domain.bounds import check_id
 from controller.domain.config import (
     LinkGroupConfig,
     MeterConfig,
     TableConfig,
     WagerOffer,
-    check_id,
     payout_limit_floor_cents,
 )
 from controller.domain.games import Game, get_game

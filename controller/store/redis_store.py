@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import re
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.commands.core import AsyncScript
 from redis.exceptions import (
     BusyLoadingError,
@@ -46,6 +48,7 @@ from controller.errors import (
     AlreadyExists,
     FailedPrecondition,
     IdempotencyConflict,
+    InvalidArgument,
     InvalidConfiguration,
     JackpotError,
     NotConfirmed,
@@ -56,9 +59,18 @@ from controller.errors import (
 from controller.store import codec, keys
 from controller.store.scripts import Scripts
 
+log = logging.getLogger("controller.store")
+
 Result = TypeVar("Result")
 
 DEFAULT_ROUND_RETENTION_SECONDS = 7 * 24 * 3600
+DEFAULT_MAX_ROUND_STEP = 1000
+"""How far above a table's last locked-out round a new round id may be."""
+DEFAULT_MAX_CONNECTIONS = 64
+"""Redis connections of one controller; a call waits for a free one (bounded by
+``pool_timeout_s`` and by the call's own deadline) rather than opening more."""
+UNREACHABLE = "Redis is unreachable; retry the same request (it is idempotent)"
+"""What a client is told when Redis cannot be reached: never the host or port."""
 # Redis appends where in the script an error was raised; the caller needs only the message.
 _SCRIPT_LOCATION = re.compile(r"\s*script: \w+, on @user_script:\d+\.?$")
 
@@ -81,7 +93,12 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "NOT_FOUND": NotFound,
     "EXISTS": AlreadyExists,
     "INVALID": InvalidConfiguration,
+    "BOUND": InvalidArgument,
 }
+
+MAX_REBASE_ROUND_ID = 2**52
+"""The highest round an operator may rebase a table to (far below the 2**53 the scripts
+compare exactly, so a rebased table always has room to play)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,21 +133,41 @@ class RedisStore:
         client: Redis,
         *,
         round_retention_seconds: int = DEFAULT_ROUND_RETENTION_SECONDS,
+        max_round_step: int = DEFAULT_MAX_ROUND_STEP,
         wait_replicas: int = 0,
         wait_timeout_ms: int = 1000,
     ) -> None:
         self._client = client
         self._scripts = Scripts.register(client)
         self._round_retention_seconds = round_retention_seconds
+        self.max_round_step = max_round_step
         self._wait_replicas = wait_replicas
         self._wait_timeout_ms = wait_timeout_ms
         self._tables: dict[str, TableConfig] = {}
+        self._unreachable_logged = 0.0
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> RedisStore:
-        """A store on a new client for ``url`` (``redis://host:port/db``)."""
-        client = Redis.from_url(url, decode_responses=True, socket_timeout=5.0)
-        return cls(client, **options)
+    def from_url(
+        cls,
+        url: str,
+        *,
+        password: str | None = None,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        pool_timeout_s: float = 5.0,
+        **options: Any,
+    ) -> RedisStore:
+        """A store on a new client for ``url`` (``redis://host:port/db``, ``rediss://`` for
+        TLS). ``password`` (from a file or the environment) overrides one in the URL. At most
+        ``max_connections`` are opened; a call waits up to ``pool_timeout_s`` for one."""
+        pool = BlockingConnectionPool.from_url(
+            url,
+            decode_responses=True,
+            socket_timeout=5.0,
+            max_connections=max_connections,
+            timeout=pool_timeout_s,
+            **({"password": password} if password else {}),
+        )
+        return cls(Redis.from_pool(pool), **options)  # the client owns (and closes) the pool
 
     @property
     def client(self) -> Redis:
@@ -151,7 +188,7 @@ class RedisStore:
             except ResponseError:  # managed services often disable CONFIG
                 config = {"appendonly": "unknown", "appendfsync": "unknown"}
         except (RedisConnectionError, RedisTimeoutError) as error:
-            raise StoreUnavailable(f"Redis is unreachable: {error}") from error
+            raise self._unreachable(error) from error
         return Persistence(
             redis_version=str(info.get("redis_version", "?")),
             aof_enabled={"yes": True, "no": False}.get(str(config.get("appendonly"))),
@@ -200,9 +237,7 @@ class RedisStore:
         except ResponseError as error:
             raise _script_error(error) from None
         except (RedisConnectionError, RedisTimeoutError) as error:
-            raise StoreUnavailable(
-                f"Redis is unreachable ({error}); retry the same request (it is idempotent)"
-            ) from error
+            raise self._unreachable(error) from error
         return reply
 
     async def _apply(
@@ -223,17 +258,29 @@ class RedisStore:
         try:
             return await coroutine
         except (RedisConnectionError, RedisTimeoutError) as error:
-            raise StoreUnavailable(f"Redis is unreachable ({error})") from error
+            raise self._unreachable(error) from error
+
+    def _unreachable(self, error: Exception) -> StoreUnavailable:
+        """The error for a client (no host, port or password in it); the detail goes to the
+        log, at most once every 5 seconds."""
+        now = time.monotonic()
+        if now - self._unreachable_logged >= 5.0:
+            self._unreachable_logged = now
+            log.warning("Redis is unreachable: %s", error)
+        return StoreUnavailable(UNREACHABLE)
 
     # ---------------------------------------------------------------- configuration
 
-    async def create_link_group(self, config: LinkGroupConfig) -> LinkGroupState:
-        """Create a link group, or return it if it exists with the same description."""
+    async def create_link_group(self, config: LinkGroupConfig, *, actor: str) -> LinkGroupState:
+        """Create a link group, or return it if it exists with the same description.
+
+        ``actor`` (who asked: a certificate identity) is journaled with every configuration
+        change."""
         group = keys.LinkGroupKeys(config.link_group_id)
         await self._run(
             self._scripts.create_link_group,
             [group.info, group.journal, group.seq],
-            [config.link_group_id, config.description],
+            [config.link_group_id, config.description, actor],
         )
         await self._read(self._client.sadd(keys.LINK_GROUPS, config.link_group_id))
         return await self.get_link_group(config.link_group_id)
@@ -262,7 +309,7 @@ class RedisStore:
         """Every link group, by id."""
         return [await self.get_link_group(group_id) for group_id in await self._group_ids()]
 
-    async def create_meter(self, config: MeterConfig) -> MeterState:
+    async def create_meter(self, config: MeterConfig, *, actor: str) -> MeterState:
         """Create a meter at its reset amount (journaled as operator seed); idempotent."""
         group = keys.LinkGroupKeys(config.link_group_id)
         async with self._claim(keys.METER_INDEX, config.meter_id, config.link_group_id, "meter"):
@@ -277,6 +324,7 @@ class RedisStore:
                     config.rate_ppm,
                     config.reserve_rate_ppm,
                     config.ceiling_cents,
+                    actor,
                 ],
             )
         return await self.get_meter(config.meter_id)
@@ -345,7 +393,7 @@ class RedisStore:
             if value is not None
         )
 
-    async def register_table(self, table: TableConfig) -> TableConfig:
+    async def register_table(self, table: TableConfig, *, actor: str) -> TableConfig:
         """Register a table in its meters' link group; idempotent for the same definition."""
         for meter_id in table.meter_ids:
             meter_group = await self._meter_link_group(meter_id)
@@ -375,6 +423,7 @@ class RedisStore:
                     codec.table_json(table),
                     json.dumps(table.meter_ids),
                     table.game,
+                    actor,
                 ],
             )
         self._tables[table.table_id] = table
@@ -395,6 +444,25 @@ class RedisStore:
         table = codec.table_config(raw)
         self._tables[table_id] = table
         return table
+
+    async def last_round(self, table: TableConfig) -> int:
+        """The table's last locked-out round id (0: none yet)."""
+        group = keys.LinkGroupKeys(table.link_group_id)
+        last = await self._read(self._client.hget(group.table(table.table_id), "last_round"))
+        return int(last or 0)
+
+    async def rebase_table_rounds(
+        self, table: TableConfig, last_round_id: int, *, reason: str, actor: str
+    ) -> tuple[int, int]:
+        """Move the table's last round forward to ``last_round_id`` (journaled with ``actor``
+        and ``reason``); the same rebase again changes nothing. Returns (before, after)."""
+        group = keys.LinkGroupKeys(table.link_group_id)
+        before, after, _ = await self._run(
+            self._scripts.rebase_table_rounds,
+            [group.table(table.table_id), group.journal, group.seq],
+            [table.table_id, last_round_id, reason, actor, MAX_REBASE_ROUND_ID],
+        )
+        return int(before), int(after)
 
     async def list_tables(self, link_group_id: str = "") -> list[TableConfig]:
         """The tables of one link group, or of all of them, ordered by id."""
@@ -434,6 +502,7 @@ class RedisStore:
                 payload,
                 json.dumps(table.meter_ids),
                 self._round_retention_seconds,
+                self.max_round_step,
             ],
             codec.lockout_result,
         )
@@ -516,9 +585,11 @@ class RedisStore:
         return sorted(found, key=lambda j: (j.link_group_id, j.journal_seq))
 
     async def review_jackpot(
-        self, jackpot_id: str, *, approve: bool, supervisor: str, note: str
+        self, jackpot_id: str, *, approve: bool, reviewer: str, reviewer_cert: str, note: str
     ) -> Jackpot:
-        """Approve or reject a pending jackpot; repeating the same decision changes nothing."""
+        """Approve or reject a pending jackpot as ``reviewer`` (a certificate identity, with
+        its fingerprint ``reviewer_cert``); the same reviewer repeating the same decision
+        changes nothing, any other review of a decided jackpot is refused."""
         link_group_id, _, seq = jackpot_id.rpartition(":")
         if not link_group_id or not seq.isdigit():
             raise NotFound(f"jackpot {jackpot_id} does not exist (ids look like 'group:17')")
@@ -530,7 +601,7 @@ class RedisStore:
         decided = await self._run(
             self._scripts.review_jackpot,
             [group.jackpots, group.pending, group.meter(meter_id), group.journal, group.seq],
-            [jackpot_id, "approved" if approve else "rejected", supervisor, note],
+            [jackpot_id, "approved" if approve else "rejected", reviewer, note, reviewer_cert],
         )
         return codec.jackpot(decided)
 

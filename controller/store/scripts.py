@@ -21,6 +21,7 @@ SCRIPT_NAMES = (
     "settle",
     "void_round",
     "review_jackpot",
+    "rebase_table_rounds",
     "audit_snapshot",
 )
 
@@ -44,6 +45,7 @@ class Scripts:
     settle: AsyncScript
     void_round: AsyncScript
     review_jackpot: AsyncScript
+    rebase_table_rounds: AsyncScript
     audit_snapshot: AsyncScript
 
     @classmethod

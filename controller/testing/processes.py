@@ -13,11 +13,14 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from controller.testing.children import free_port, stop_process
+from controller.testing.pki import TestPKI
+from jackpot import tls
 
 
 class ControllerProcess:
-    """``jackpot-controller serve --insecure`` on a free loopback port, logging to a file
-    (optionally applying a Rules Submission at start).
+    """``jackpot-controller serve`` on a free loopback port with mutual TLS from ``pki``
+    (``--insecure`` when it is None), logging to a file, optionally applying Rules
+    Submissions at start; ``extra_args`` go on its command line.
 
     :meth:`start` returns once the gRPC health service answers SERVING.
     """
@@ -27,11 +30,15 @@ class ControllerProcess:
         redis_url: str,
         log_path: Path,
         *,
+        pki: TestPKI | None,
         metrics: bool = True,
         rules: Path | Sequence[Path] = (),
+        extra_args: Sequence[str] = (),
     ) -> None:
         self.redis_url = redis_url
         self.log_path = log_path
+        self.pki = pki
+        self.extra_args = list(extra_args)
         self.rules = [rules] if isinstance(rules, Path) else list(rules)
         self.port = free_port()
         self.metrics_port = free_port() if metrics else -1
@@ -49,6 +56,24 @@ class ControllerProcess:
             raise RuntimeError("the controller is not running")
         return self.process.pid
 
+    def security_args(self) -> list[str]:
+        """``--tls-cert``, ``--tls-key``, ``--client-ca``; or ``--insecure``."""
+        if self.pki is None:
+            return ["--insecure"]
+        files = self.pki.server()
+        return [
+            "--tls-cert",
+            str(files.cert),
+            "--tls-key",
+            str(files.key),
+            "--client-ca",
+            str(files.client_ca),
+        ]
+
+    def client_args(self, role: str, name: str) -> list[str]:
+        """A client command's TLS options as ``role``/``name`` (``--insecure`` without TLS)."""
+        return ["--insecure"] if self.pki is None else self.pki.client_args(role, name)
+
     def start(self, timeout_s: float = 30.0) -> ControllerProcess:
         """Start the process and wait until it reports SERVING."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -59,7 +84,7 @@ class ControllerProcess:
                     "-m",
                     "controller.cli",
                     "serve",
-                    "--insecure",
+                    *self.security_args(),
                     "--listen",
                     self.target,
                     "--redis",
@@ -67,12 +92,14 @@ class ControllerProcess:
                     "--metrics-port",
                     str(self.metrics_port),
                     *(arg for path in self.rules for arg in ("--rules", str(path))),
+                    *self.extra_args,
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
         deadline = time.monotonic() + timeout_s
-        with grpc.insecure_channel(self.target) as channel:
+        probe = self.pki.client("auditor", "health-probe") if self.pki else None
+        with tls.channel(self.target, probe) as channel:
             health = health_pb2_grpc.HealthStub(channel)
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:

@@ -12,6 +12,13 @@ floating point ever touches them.
 Every write from a table agent carries (table_id, round_id) and is idempotent per phase
 (lockout, settle, void): a retry with the same content returns the original answer and
 changes nothing; the same key with different content is refused with FAILED_PRECONDITION.
+
+Every connection is mutual TLS. The client certificate names the caller with one URI SAN,
+jackpot://<role>/<name>: a table (its name is its table id; TableService for that table
+only), a supervisor, an operator, an auditor or a display. Each RPC below says which roles
+may call it; any other caller gets PERMISSION_DENIED. Every string and repeated field has a
+maximum length or count (controller/domain/bounds.py); beyond it the call is refused with
+INVALID_ARGUMENT naming the field and the bound, and nothing changes.
 """
 
 from collections import abc as _abc
@@ -222,7 +229,9 @@ class LockoutRequest(_message.Message):
     WAGERS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     round_id: _builtins.int
-    """increases with every round of the table"""
+    """Increases with every round of the table, by at most the controller's max_round_step
+    (GetTableResponse) over the last locked-out round.
+    """
     @_builtins.property
     def wagers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Wager]:
         """every wager accepted at lockout; may be empty"""
@@ -350,7 +359,7 @@ class SeatCards(_message.Message):
     BASE_GAME_WIN_CENTS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     folded: _builtins.bool
-    """the player did not make the Bet Wager and forfeits (§ 639a.11(b))"""
+    """no Bet Wager: the player forfeits all wagers (§ 639a.11(b))"""
     base_game_win_cents: _builtins.int
     """What the seat's other wagers (Ante, Flop, Turn, River at Texas Hold 'Em Bonus) won this
     round, for the aggregate payout limit per hand (§ 647a.12(c)); 0 elsewhere.
@@ -523,6 +532,7 @@ class SettleResponse(_message.Message):
     def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatResult]:
         """In settlement order: seat N down to seat 1, each seat's wagers in the order its game
         settles them; envy bonuses after every wager of their kind (§ 670a.11(h)(1)(ii), (3)(ii)).
+        At Six-Card Fortune each wager is settled at every seat before the next (§ 670a.11(h)).
         """
 
     @_builtins.property
@@ -645,6 +655,53 @@ class MeterSnapshot(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MeterSnapshot: _TypeAlias = MeterSnapshot  # noqa: Y015
+
+@_typing.final
+class GetTableRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetTableRequest: _TypeAlias = GetTableRequest  # noqa: Y015
+
+@_typing.final
+class GetTableResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    LAST_ROUND_ID_FIELD_NUMBER: _builtins.int
+    MAX_ROUND_STEP_FIELD_NUMBER: _builtins.int
+    last_round_id: _builtins.int
+    """the last locked-out round (0: none yet)"""
+    max_round_step: _builtins.int
+    """a new round id is at most this far above last_round_id"""
+    @_builtins.property
+    def table(self) -> Global___Table: ...
+    def __init__(
+        self,
+        *,
+        table: Global___Table | None = ...,
+        last_round_id: _builtins.int = ...,
+        max_round_step: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["last_round_id", b"last_round_id", "max_round_step", b"max_round_step", "table", b"table"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetTableResponse: _TypeAlias = GetTableResponse  # noqa: Y015
 
 @_typing.final
 class LinkGroup(_message.Message):
@@ -1070,6 +1127,58 @@ class RegisterTableRequest(_message.Message):
 Global___RegisterTableRequest: _TypeAlias = RegisterTableRequest  # noqa: Y015
 
 @_typing.final
+class RebaseTableRoundsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    LAST_ROUND_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    last_round_id: _builtins.int
+    """the new last round: at least the current one, at most 2^52"""
+    reason: _builtins.str
+    """why (journaled with the operator's identity); required"""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        last_round_id: _builtins.int = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["last_round_id", b"last_round_id", "reason", b"reason", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RebaseTableRoundsRequest: _TypeAlias = RebaseTableRoundsRequest  # noqa: Y015
+
+@_typing.final
+class RebaseTableRoundsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    PREVIOUS_LAST_ROUND_ID_FIELD_NUMBER: _builtins.int
+    LAST_ROUND_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    previous_last_round_id: _builtins.int
+    last_round_id: _builtins.int
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        previous_last_round_id: _builtins.int = ...,
+        last_round_id: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["last_round_id", b"last_round_id", "previous_last_round_id", b"previous_last_round_id", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RebaseTableRoundsResponse: _TypeAlias = RebaseTableRoundsResponse  # noqa: Y015
+
+@_typing.final
 class ListTablesRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -1142,6 +1251,7 @@ class Jackpot(_message.Message):
     """"pending", "approved" or "rejected" """
     journal_seq: _builtins.int
     reviewed_by: _builtins.str
+    """the reviewer's certificate identity, jackpot://supervisor/<name>"""
     note: _builtins.str
     def __init__(
         self,
@@ -1214,22 +1324,20 @@ class ReviewJackpotRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     JACKPOT_ID_FIELD_NUMBER: _builtins.int
-    SUPERVISOR_FIELD_NUMBER: _builtins.int
     NOTE_FIELD_NUMBER: _builtins.int
     jackpot_id: _builtins.str
-    supervisor: _builtins.str
-    """the floorperson or above who validated it; required"""
+    """"<link group id>:<journal sequence>" """
     note: _builtins.str
+    """at most 500 characters"""
     def __init__(
         self,
         *,
         jackpot_id: _builtins.str = ...,
-        supervisor: _builtins.str = ...,
         note: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["jackpot_id", b"jackpot_id", "note", b"note", "supervisor", b"supervisor"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["jackpot_id", b"jackpot_id", "note", b"note"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

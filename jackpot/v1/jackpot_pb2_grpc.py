@@ -57,6 +57,11 @@ class TableServiceStub:
                 request_serializer=jackpot_dot_v1_dot_jackpot__pb2.WatchMetersRequest.SerializeToString,
                 response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.MeterSnapshot.FromString,
                 _registered_method=True)
+        self.GetTable = channel.unary_unary(
+                '/jackpot.v1.TableService/GetTable',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.GetTableRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.GetTableResponse.FromString,
+                _registered_method=True)
 
 
 class TableServiceServicer:
@@ -67,6 +72,7 @@ class TableServiceServicer:
 
     def Lockout(self, request, context):
         """"No more bets": records the round's accepted wagers and applies their contributions.
+        Role: table (its own table).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -74,6 +80,7 @@ class TableServiceServicer:
 
     def Settle(self, request, context):
         """Reports the cards; the controller evaluates every hand and pays in settlement order.
+        Role: table (its own table).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -81,6 +88,7 @@ class TableServiceServicer:
 
     def VoidRound(self, request, context):
         """Voids a locked, unsettled round: its contributions leave the meters.
+        Role: table (its own table).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -88,6 +96,16 @@ class TableServiceServicer:
 
     def WatchMeters(self, request, context):
         """The meters of a table's link group: one snapshot now, then one at every change.
+        Roles: table (its own table), display (any table). Streams are limited per caller and in
+        total (RESOURCE_EXHAUSTED beyond).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTable(self, request, context):
+        """The table's registration and its last locked-out round (an agent's next round id must be
+        above it and at most max_round_step ahead). Role: table (its own table).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -115,6 +133,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.WatchMeters,
                     request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.WatchMetersRequest.FromString,
                     response_serializer=jackpot_dot_v1_dot_jackpot__pb2.MeterSnapshot.SerializeToString,
+            ),
+            'GetTable': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTable,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.GetTableRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.GetTableResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -238,6 +261,33 @@ class TableService:
             metadata,
             _registered_method=True)
 
+    @staticmethod
+    def GetTable(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.TableService/GetTable',
+            jackpot_dot_v1_dot_jackpot__pb2.GetTableRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.GetTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
 
 class AdminServiceStub:
     """---------------------------------------------------------------------------------------------
@@ -291,6 +341,11 @@ class AdminServiceStub:
                 request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ListTablesRequest.SerializeToString,
                 response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ListTablesResponse.FromString,
                 _registered_method=True)
+        self.RebaseTableRounds = channel.unary_unary(
+                '/jackpot.v1.AdminService/RebaseTableRounds',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.RebaseTableRoundsRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RebaseTableRoundsResponse.FromString,
+                _registered_method=True)
         self.ListPendingJackpots = channel.unary_unary(
                 '/jackpot.v1.AdminService/ListPendingJackpots',
                 request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ListPendingJackpotsRequest.SerializeToString,
@@ -315,67 +370,87 @@ class AdminServiceServicer:
     """
 
     def CreateLinkGroup(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Role: operator.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetLinkGroup(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Roles: operator, supervisor, auditor.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListLinkGroups(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Roles: operator, supervisor, auditor.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def CreateMeter(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Role: operator.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetMeter(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Roles: operator, supervisor, auditor.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListMeters(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Roles: operator, supervisor, auditor.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def RegisterTable(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Role: operator.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListTables(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Roles: operator, supervisor, auditor.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RebaseTableRounds(self, request, context):
+        """Moves a table's round counter forward (journaled with who and why), e.g. for an agent
+        whose round ids are further ahead than max_round_step allows. Role: operator.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListPendingJackpots(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Roles: supervisor, operator, auditor.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ApproveJackpot(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Role: supervisor. The reviewer recorded is the caller's certificate identity; a jackpot
+        reviewed by another identity is FAILED_PRECONDITION, the same review again returns it.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def RejectJackpot(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Role: supervisor (as ApproveJackpot).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -422,6 +497,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.ListTables,
                     request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ListTablesRequest.FromString,
                     response_serializer=jackpot_dot_v1_dot_jackpot__pb2.ListTablesResponse.SerializeToString,
+            ),
+            'RebaseTableRounds': grpc.unary_unary_rpc_method_handler(
+                    servicer.RebaseTableRounds,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RebaseTableRoundsRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.RebaseTableRoundsResponse.SerializeToString,
             ),
             'ListPendingJackpots': grpc.unary_unary_rpc_method_handler(
                     servicer.ListPendingJackpots,
@@ -658,6 +738,33 @@ class AdminService:
             '/jackpot.v1.AdminService/ListTables',
             jackpot_dot_v1_dot_jackpot__pb2.ListTablesRequest.SerializeToString,
             jackpot_dot_v1_dot_jackpot__pb2.ListTablesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RebaseTableRounds(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/RebaseTableRounds',
+            jackpot_dot_v1_dot_jackpot__pb2.RebaseTableRoundsRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.RebaseTableRoundsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -12,6 +12,13 @@ floating point ever touches them.
 Every write from a table agent carries (table_id, round_id) and is idempotent per phase
 (lockout, settle, void): a retry with the same content returns the original answer and
 changes nothing; the same key with different content is refused with FAILED_PRECONDITION.
+
+Every connection is mutual TLS. The client certificate names the caller with one URI SAN,
+jackpot://<role>/<name>: a table (its name is its table id; TableService for that table
+only), a supervisor, an operator, an auditor or a display. Each RPC below says which roles
+may call it; any other caller gets PERMISSION_DENIED. Every string and repeated field has a
+maximum length or count (controller/domain/bounds.py); beyond it the call is refused with
+INVALID_ARGUMENT naming the field and the bound, and nothing changes.
 """
 
 from collections import abc as _abc
@@ -47,13 +54,26 @@ class TableServiceStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> TableServiceAsyncStub: ...
     Lockout: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.LockoutRequest, _jackpot_pb2.LockoutResponse]
-    """"No more bets": records the round's accepted wagers and applies their contributions."""
+    """"No more bets": records the round's accepted wagers and applies their contributions.
+    Role: table (its own table).
+    """
     Settle: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.SettleRequest, _jackpot_pb2.SettleResponse]
-    """Reports the cards; the controller evaluates every hand and pays in settlement order."""
+    """Reports the cards; the controller evaluates every hand and pays in settlement order.
+    Role: table (its own table).
+    """
     VoidRound: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.VoidRoundRequest, _jackpot_pb2.VoidRoundResponse]
-    """Voids a locked, unsettled round: its contributions leave the meters."""
+    """Voids a locked, unsettled round: its contributions leave the meters.
+    Role: table (its own table).
+    """
     WatchMeters: _grpc.UnaryStreamMultiCallable[_jackpot_pb2.WatchMetersRequest, _jackpot_pb2.MeterSnapshot]
-    """The meters of a table's link group: one snapshot now, then one at every change."""
+    """The meters of a table's link group: one snapshot now, then one at every change.
+    Roles: table (its own table), display (any table). Streams are limited per caller and in
+    total (RESOURCE_EXHAUSTED beyond).
+    """
+    GetTable: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.GetTableRequest, _jackpot_pb2.GetTableResponse]
+    """The table's registration and its last locked-out round (an agent's next round id must be
+    above it and at most max_round_step ahead). Role: table (its own table).
+    """
 
 @_typing.type_check_only
 class TableServiceAsyncStub(TableServiceStub):
@@ -63,13 +83,26 @@ class TableServiceAsyncStub(TableServiceStub):
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     Lockout: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.LockoutRequest, _jackpot_pb2.LockoutResponse]  # type: ignore[assignment]
-    """"No more bets": records the round's accepted wagers and applies their contributions."""
+    """"No more bets": records the round's accepted wagers and applies their contributions.
+    Role: table (its own table).
+    """
     Settle: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.SettleRequest, _jackpot_pb2.SettleResponse]  # type: ignore[assignment]
-    """Reports the cards; the controller evaluates every hand and pays in settlement order."""
+    """Reports the cards; the controller evaluates every hand and pays in settlement order.
+    Role: table (its own table).
+    """
     VoidRound: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.VoidRoundRequest, _jackpot_pb2.VoidRoundResponse]  # type: ignore[assignment]
-    """Voids a locked, unsettled round: its contributions leave the meters."""
+    """Voids a locked, unsettled round: its contributions leave the meters.
+    Role: table (its own table).
+    """
     WatchMeters: _aio.UnaryStreamMultiCallable[_jackpot_pb2.WatchMetersRequest, _jackpot_pb2.MeterSnapshot]  # type: ignore[assignment]
-    """The meters of a table's link group: one snapshot now, then one at every change."""
+    """The meters of a table's link group: one snapshot now, then one at every change.
+    Roles: table (its own table), display (any table). Streams are limited per caller and in
+    total (RESOURCE_EXHAUSTED beyond).
+    """
+    GetTable: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.GetTableRequest, _jackpot_pb2.GetTableResponse]  # type: ignore[assignment]
+    """The table's registration and its last locked-out round (an agent's next round id must be
+    above it and at most max_round_step ahead). Role: table (its own table).
+    """
 
 class TableServiceServicer(metaclass=_abc_1.ABCMeta):
     """---------------------------------------------------------------------------------------------
@@ -82,7 +115,9 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _jackpot_pb2.LockoutRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_jackpot_pb2.LockoutResponse, _abc.Awaitable[_jackpot_pb2.LockoutResponse]]:
-        """"No more bets": records the round's accepted wagers and applies their contributions."""
+        """"No more bets": records the round's accepted wagers and applies their contributions.
+        Role: table (its own table).
+        """
 
     @_abc_1.abstractmethod
     def Settle(
@@ -90,7 +125,9 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _jackpot_pb2.SettleRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_jackpot_pb2.SettleResponse, _abc.Awaitable[_jackpot_pb2.SettleResponse]]:
-        """Reports the cards; the controller evaluates every hand and pays in settlement order."""
+        """Reports the cards; the controller evaluates every hand and pays in settlement order.
+        Role: table (its own table).
+        """
 
     @_abc_1.abstractmethod
     def VoidRound(
@@ -98,7 +135,9 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _jackpot_pb2.VoidRoundRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_jackpot_pb2.VoidRoundResponse, _abc.Awaitable[_jackpot_pb2.VoidRoundResponse]]:
-        """Voids a locked, unsettled round: its contributions leave the meters."""
+        """Voids a locked, unsettled round: its contributions leave the meters.
+        Role: table (its own table).
+        """
 
     @_abc_1.abstractmethod
     def WatchMeters(
@@ -106,7 +145,20 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _jackpot_pb2.WatchMetersRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_jackpot_pb2.MeterSnapshot], _abc.AsyncIterator[_jackpot_pb2.MeterSnapshot]]:
-        """The meters of a table's link group: one snapshot now, then one at every change."""
+        """The meters of a table's link group: one snapshot now, then one at every change.
+        Roles: table (its own table), display (any table). Streams are limited per caller and in
+        total (RESOURCE_EXHAUSTED beyond).
+        """
+
+    @_abc_1.abstractmethod
+    def GetTable(
+        self,
+        request: _jackpot_pb2.GetTableRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.GetTableResponse, _abc.Awaitable[_jackpot_pb2.GetTableResponse]]:
+        """The table's registration and its last locked-out round (an agent's next round id must be
+        above it and at most max_round_step ahead). Role: table (its own table).
+        """
 
 def add_TableServiceServicer_to_server(servicer: TableServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 
@@ -120,16 +172,33 @@ class AdminServiceStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> AdminServiceAsyncStub: ...
     CreateLinkGroup: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.CreateLinkGroupRequest, _jackpot_pb2.LinkGroup]
+    """Role: operator."""
     GetLinkGroup: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.GetLinkGroupRequest, _jackpot_pb2.LinkGroup]
+    """Roles: operator, supervisor, auditor."""
     ListLinkGroups: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ListLinkGroupsRequest, _jackpot_pb2.ListLinkGroupsResponse]
+    """Roles: operator, supervisor, auditor."""
     CreateMeter: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.CreateMeterRequest, _jackpot_pb2.Meter]
+    """Role: operator."""
     GetMeter: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.GetMeterRequest, _jackpot_pb2.Meter]
+    """Roles: operator, supervisor, auditor."""
     ListMeters: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ListMetersRequest, _jackpot_pb2.ListMetersResponse]
+    """Roles: operator, supervisor, auditor."""
     RegisterTable: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.RegisterTableRequest, _jackpot_pb2.Table]
+    """Role: operator."""
     ListTables: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ListTablesRequest, _jackpot_pb2.ListTablesResponse]
+    """Roles: operator, supervisor, auditor."""
+    RebaseTableRounds: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.RebaseTableRoundsRequest, _jackpot_pb2.RebaseTableRoundsResponse]
+    """Moves a table's round counter forward (journaled with who and why), e.g. for an agent
+    whose round ids are further ahead than max_round_step allows. Role: operator.
+    """
     ListPendingJackpots: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ListPendingJackpotsRequest, _jackpot_pb2.ListPendingJackpotsResponse]
+    """Roles: supervisor, operator, auditor."""
     ApproveJackpot: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewJackpotRequest, _jackpot_pb2.Jackpot]
+    """Role: supervisor. The reviewer recorded is the caller's certificate identity; a jackpot
+    reviewed by another identity is FAILED_PRECONDITION, the same review again returns it.
+    """
     RejectJackpot: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewJackpotRequest, _jackpot_pb2.Jackpot]
+    """Role: supervisor (as ApproveJackpot)."""
 
 @_typing.type_check_only
 class AdminServiceAsyncStub(AdminServiceStub):
@@ -139,16 +208,33 @@ class AdminServiceAsyncStub(AdminServiceStub):
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     CreateLinkGroup: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.CreateLinkGroupRequest, _jackpot_pb2.LinkGroup]  # type: ignore[assignment]
+    """Role: operator."""
     GetLinkGroup: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.GetLinkGroupRequest, _jackpot_pb2.LinkGroup]  # type: ignore[assignment]
+    """Roles: operator, supervisor, auditor."""
     ListLinkGroups: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ListLinkGroupsRequest, _jackpot_pb2.ListLinkGroupsResponse]  # type: ignore[assignment]
+    """Roles: operator, supervisor, auditor."""
     CreateMeter: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.CreateMeterRequest, _jackpot_pb2.Meter]  # type: ignore[assignment]
+    """Role: operator."""
     GetMeter: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.GetMeterRequest, _jackpot_pb2.Meter]  # type: ignore[assignment]
+    """Roles: operator, supervisor, auditor."""
     ListMeters: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ListMetersRequest, _jackpot_pb2.ListMetersResponse]  # type: ignore[assignment]
+    """Roles: operator, supervisor, auditor."""
     RegisterTable: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.RegisterTableRequest, _jackpot_pb2.Table]  # type: ignore[assignment]
+    """Role: operator."""
     ListTables: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ListTablesRequest, _jackpot_pb2.ListTablesResponse]  # type: ignore[assignment]
+    """Roles: operator, supervisor, auditor."""
+    RebaseTableRounds: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.RebaseTableRoundsRequest, _jackpot_pb2.RebaseTableRoundsResponse]  # type: ignore[assignment]
+    """Moves a table's round counter forward (journaled with who and why), e.g. for an agent
+    whose round ids are further ahead than max_round_step allows. Role: operator.
+    """
     ListPendingJackpots: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ListPendingJackpotsRequest, _jackpot_pb2.ListPendingJackpotsResponse]  # type: ignore[assignment]
+    """Roles: supervisor, operator, auditor."""
     ApproveJackpot: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewJackpotRequest, _jackpot_pb2.Jackpot]  # type: ignore[assignment]
+    """Role: supervisor. The reviewer recorded is the caller's certificate identity; a jackpot
+    reviewed by another identity is FAILED_PRECONDITION, the same review again returns it.
+    """
     RejectJackpot: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewJackpotRequest, _jackpot_pb2.Jackpot]  # type: ignore[assignment]
+    """Role: supervisor (as ApproveJackpot)."""
 
 class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
     """---------------------------------------------------------------------------------------------
@@ -160,76 +246,99 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _jackpot_pb2.CreateLinkGroupRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_jackpot_pb2.LinkGroup, _abc.Awaitable[_jackpot_pb2.LinkGroup]]: ...
+    ) -> _typing.Union[_jackpot_pb2.LinkGroup, _abc.Awaitable[_jackpot_pb2.LinkGroup]]:
+        """Role: operator."""
 
     @_abc_1.abstractmethod
     def GetLinkGroup(
         self,
         request: _jackpot_pb2.GetLinkGroupRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_jackpot_pb2.LinkGroup, _abc.Awaitable[_jackpot_pb2.LinkGroup]]: ...
+    ) -> _typing.Union[_jackpot_pb2.LinkGroup, _abc.Awaitable[_jackpot_pb2.LinkGroup]]:
+        """Roles: operator, supervisor, auditor."""
 
     @_abc_1.abstractmethod
     def ListLinkGroups(
         self,
         request: _jackpot_pb2.ListLinkGroupsRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_jackpot_pb2.ListLinkGroupsResponse, _abc.Awaitable[_jackpot_pb2.ListLinkGroupsResponse]]: ...
+    ) -> _typing.Union[_jackpot_pb2.ListLinkGroupsResponse, _abc.Awaitable[_jackpot_pb2.ListLinkGroupsResponse]]:
+        """Roles: operator, supervisor, auditor."""
 
     @_abc_1.abstractmethod
     def CreateMeter(
         self,
         request: _jackpot_pb2.CreateMeterRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_jackpot_pb2.Meter, _abc.Awaitable[_jackpot_pb2.Meter]]: ...
+    ) -> _typing.Union[_jackpot_pb2.Meter, _abc.Awaitable[_jackpot_pb2.Meter]]:
+        """Role: operator."""
 
     @_abc_1.abstractmethod
     def GetMeter(
         self,
         request: _jackpot_pb2.GetMeterRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_jackpot_pb2.Meter, _abc.Awaitable[_jackpot_pb2.Meter]]: ...
+    ) -> _typing.Union[_jackpot_pb2.Meter, _abc.Awaitable[_jackpot_pb2.Meter]]:
+        """Roles: operator, supervisor, auditor."""
 
     @_abc_1.abstractmethod
     def ListMeters(
         self,
         request: _jackpot_pb2.ListMetersRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_jackpot_pb2.ListMetersResponse, _abc.Awaitable[_jackpot_pb2.ListMetersResponse]]: ...
+    ) -> _typing.Union[_jackpot_pb2.ListMetersResponse, _abc.Awaitable[_jackpot_pb2.ListMetersResponse]]:
+        """Roles: operator, supervisor, auditor."""
 
     @_abc_1.abstractmethod
     def RegisterTable(
         self,
         request: _jackpot_pb2.RegisterTableRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_jackpot_pb2.Table, _abc.Awaitable[_jackpot_pb2.Table]]: ...
+    ) -> _typing.Union[_jackpot_pb2.Table, _abc.Awaitable[_jackpot_pb2.Table]]:
+        """Role: operator."""
 
     @_abc_1.abstractmethod
     def ListTables(
         self,
         request: _jackpot_pb2.ListTablesRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_jackpot_pb2.ListTablesResponse, _abc.Awaitable[_jackpot_pb2.ListTablesResponse]]: ...
+    ) -> _typing.Union[_jackpot_pb2.ListTablesResponse, _abc.Awaitable[_jackpot_pb2.ListTablesResponse]]:
+        """Roles: operator, supervisor, auditor."""
+
+    @_abc_1.abstractmethod
+    def RebaseTableRounds(
+        self,
+        request: _jackpot_pb2.RebaseTableRoundsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.RebaseTableRoundsResponse, _abc.Awaitable[_jackpot_pb2.RebaseTableRoundsResponse]]:
+        """Moves a table's round counter forward (journaled with who and why), e.g. for an agent
+        whose round ids are further ahead than max_round_step allows. Role: operator.
+        """
 
     @_abc_1.abstractmethod
     def ListPendingJackpots(
         self,
         request: _jackpot_pb2.ListPendingJackpotsRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_jackpot_pb2.ListPendingJackpotsResponse, _abc.Awaitable[_jackpot_pb2.ListPendingJackpotsResponse]]: ...
+    ) -> _typing.Union[_jackpot_pb2.ListPendingJackpotsResponse, _abc.Awaitable[_jackpot_pb2.ListPendingJackpotsResponse]]:
+        """Roles: supervisor, operator, auditor."""
 
     @_abc_1.abstractmethod
     def ApproveJackpot(
         self,
         request: _jackpot_pb2.ReviewJackpotRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_jackpot_pb2.Jackpot, _abc.Awaitable[_jackpot_pb2.Jackpot]]: ...
+    ) -> _typing.Union[_jackpot_pb2.Jackpot, _abc.Awaitable[_jackpot_pb2.Jackpot]]:
+        """Role: supervisor. The reviewer recorded is the caller's certificate identity; a jackpot
+        reviewed by another identity is FAILED_PRECONDITION, the same review again returns it.
+        """
 
     @_abc_1.abstractmethod
     def RejectJackpot(
         self,
         request: _jackpot_pb2.ReviewJackpotRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_jackpot_pb2.Jackpot, _abc.Awaitable[_jackpot_pb2.Jackpot]]: ...
+    ) -> _typing.Union[_jackpot_pb2.Jackpot, _abc.Awaitable[_jackpot_pb2.Jackpot]]:
+        """Role: supervisor (as ApproveJackpot)."""
 
 def add_AdminServiceServicer_to_server(servicer: AdminServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

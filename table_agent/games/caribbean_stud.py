@@ -7,8 +7,8 @@ One 52-card deck per round (§ 639a.3).
 
 Side wagers (§ 639a.7(d)(2)-(4)): the Progressive Payout Wager, the Caribbean Stud Bonus
 Wager, and the Five Card Hand Bonus Wager on the player's hand, the dealer's hand, or both
-(two wagers). A player who does not make the Bet Wager forfeits every wager on his own hand
-(§ 639a.11(b)); a Five Card Hand Bonus on the dealer's hand still settles.
+(two wagers). A player who does not make the Bet Wager forfeits all wagers, a Five Card Hand
+Bonus on the dealer's hand too (§ 639a.11(b)).
 """
 
 from __future__ import annotations

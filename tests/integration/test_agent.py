@@ -6,39 +6,46 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import grpc
 import pytest
-from grpc import aio
 
 from controller.domain.cards import parse_cards
-from controller.server import ControllerServer, ServerConfig
-from controller.testing import free_port
-from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from table_agent.client import ControllerClient, ControllerRefused, ControllerUnreachable
+from controller.server import ControllerServer
+from controller.testing import TestPKI, free_port
+from table_agent.client import ControllerRefused, ControllerUnreachable
 from table_agent.outbox import Outbox
 from table_agent.reports import SettleReport
 from table_agent.script import ScriptedRound
 from table_agent.simulator import SimulationConfig, TableSimulator
 from table_agent.table import RoundStateError, TableAgent
 from table_agent.wagers import WagerKind
-from tests.helpers import RESET_CENTS, ROYAL_SPADES, STRAIGHT_FLUSH_HEARTS, Floor
+from tests.helpers import (
+    RESET_CENTS,
+    ROYAL_SPADES,
+    STRAIGHT_FLUSH_HEARTS,
+    Floor,
+    connect,
+    server_config,
+    table_client,
+)
 
 
 @pytest.fixture
-async def admin_floor_port(redis_url: str) -> AsyncIterator[int]:
+async def admin_floor_port(redis_url: str, pki: TestPKI) -> AsyncIterator[int]:
     """The standard floor, created through a controller that is stopped again; a free port
     for a controller the test starts later."""
-    server = ControllerServer(
-        ServerConfig(listen="127.0.0.1:0", redis_url=redis_url, metrics_port=None)
-    )
+    server = ControllerServer(server_config(redis_url, pki))
     await server.start()
-    async with aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
-        await Floor(pb_grpc.AdminServiceStub(channel)).create()
+    async with connect(f"127.0.0.1:{server.port}", pki) as (_, admin):
+        await Floor(admin).create()
     await server.stop(grace_s=1)
     yield free_port()
 
 
-async def test_scripted_round_pays_both_hits(controller: ControllerServer, floor: Floor) -> None:
-    client = ControllerClient(f"127.0.0.1:{controller.port}")
+async def test_scripted_round_pays_both_hits(
+    controller: ControllerServer, floor: Floor, pki: TestPKI
+) -> None:
+    client = table_client(controller.port, pki)
     lines: list[str] = []
     simulator = TableSimulator(TableAgent("t1", client), SimulationConfig(), say=lines.append)
     hands = {6: parse_cards(STRAIGHT_FLUSH_HEARTS.split()), 2: parse_cards(ROYAL_SPADES.split())}
@@ -51,25 +58,24 @@ async def test_scripted_round_pays_both_hits(controller: ControllerServer, floor
 
 
 async def test_recovery_resends_and_voids_a_round_a_crash_left_locked(
-    controller: ControllerServer, floor: Floor, tmp_path: Path
+    controller: ControllerServer, floor: Floor, tmp_path: Path, pki: TestPKI
 ) -> None:
-    target = f"127.0.0.1:{controller.port}"
     # A crash right after the lockout was written to the outbox, before it was sent.
     outbox = Outbox(tmp_path, "t1")
     outbox.put("100:lockout", "lockout", 100, {"wagers": [[1, 100], [4, 100]]})
-    client = ControllerClient(target)
+    client = table_client(controller.port, pki)
     agent = TableAgent("t1", client, Outbox(tmp_path, "t1"))
     assert await agent.recover() == 2  # the lockout, then the void of its round
     assert (await floor.meter()).amount_cents == RESET_CENTS
     assert Outbox(tmp_path, "t1").pending() == []
-    assert agent.new_round() > 100
+    assert agent.new_round() == 101
     await client.close()
 
 
 async def test_refusals_are_final_and_states_are_enforced(
-    controller: ControllerServer, floor: Floor
+    controller: ControllerServer, floor: Floor, pki: TestPKI
 ) -> None:
-    client = ControllerClient(f"127.0.0.1:{controller.port}")
+    client = table_client(controller.port, pki)
     agent = TableAgent("t1", client)
     round_id = agent.new_round()
     with pytest.raises(RoundStateError):
@@ -80,8 +86,8 @@ async def test_refusals_are_final_and_states_are_enforced(
     await client.close()
 
 
-async def test_unreachable_controller_gives_up_after_the_retry_window() -> None:
-    client = ControllerClient("127.0.0.1:1", retry_for_s=0.3)
+async def test_unreachable_controller_gives_up_after_the_retry_window(pki: TestPKI) -> None:
+    client = table_client(1, pki, retry_for_s=0.3)
     agent = TableAgent("t1", client)
     with pytest.raises(ControllerUnreachable, match="controller unreachable"):
         await agent.lockout(agent.new_round(), [(1, 100)])
@@ -89,18 +95,16 @@ async def test_unreachable_controller_gives_up_after_the_retry_window() -> None:
 
 
 async def test_a_report_is_retried_with_the_same_key_until_the_controller_answers(
-    redis_url: str, admin_floor_port: int
+    redis_url: str, admin_floor_port: int, pki: TestPKI
 ) -> None:
-    client = ControllerClient(f"127.0.0.1:{admin_floor_port}", retry_for_s=20)
+    client = table_client(admin_floor_port, pki, retry_for_s=20)
     agent = TableAgent("t1", client)
     round_id = agent.new_round()
     # The controller is not listening yet: the agent keeps sending the same lockout.
     pending = asyncio.create_task(agent.lockout(round_id, [(1, 100), (2, 100)]))
     await asyncio.sleep(0.5)
     assert not pending.done()
-    server = ControllerServer(
-        ServerConfig(listen=f"127.0.0.1:{admin_floor_port}", redis_url=redis_url, metrics_port=None)
-    )
+    server = ControllerServer(server_config(redis_url, pki, listen=f"127.0.0.1:{admin_floor_port}"))
     await server.start()
     try:
         answer = await asyncio.wait_for(pending, timeout=15)
@@ -111,14 +115,21 @@ async def test_a_report_is_retried_with_the_same_key_until_the_controller_answer
         await server.stop(grace_s=1)
 
 
-async def test_the_agent_learns_a_shorthand_registration_from_list_tables(
-    controller: ControllerServer, floor: Floor
+async def test_the_agent_learns_its_registration_and_last_round_from_get_table(
+    controller: ControllerServer, floor: Floor, pki: TestPKI
 ) -> None:
-    client = ControllerClient(f"127.0.0.1:{controller.port}")
-    layout = await client.list_table("t1")
-    assert await client.list_table("nope") is None
+    client = table_client(controller.port, pki)
+    agent = TableAgent("t1", client)
+    await agent.lockout(agent.new_round(), [(1, 100)])
+    info = await client.get_table("t1")
     await client.close()
-    assert layout is not None
+    assert (info.last_round_id, info.max_round_step) == (1, 1000)
+    stranger = table_client(controller.port, pki, "nope")
+    with pytest.raises(ControllerRefused) as refused:
+        await stranger.get_table("nope")
+    await stranger.close()
+    assert refused.value.code is grpc.StatusCode.NOT_FOUND
+    layout = info.layout
     assert (layout.game, layout.seats) == ("caribbean-stud", 7)
     offer = layout.offer(WagerKind.PROGRESSIVE)
     assert offer is not None and offer.fixed and offer.min_cents == 100

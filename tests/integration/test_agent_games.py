@@ -1,7 +1,8 @@
 """Every game's simulated table against a real controller process and a real Redis.
 
-One controller per test, started with the game's example Rules Submission (deploy/rules/). The
-agent learns its table from AdminService.ListTables, plays rounds with every side wager the
+One controller per test, started with the game's example Rules Submission (deploy/rules/) and
+mutual TLS. The agent, with its table's certificate, learns its table from
+TableService.GetTable, plays rounds with every side wager the
 table offers (misdeal voids included), then a scripted round with a top hand. Checked: every
 accepted wager has exactly one result, envy bonuses name another reported seat, results come in
 settlement order, folded seats forfeit only their own hand's wagers; and the agent's tally of
@@ -18,13 +19,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from grpc import aio
 
 from controller.domain.games import get_game
 from controller.domain.records import SeatOutcome
-from controller.testing import ControllerProcess
+from controller.testing import ControllerProcess, TestPKI
 from jackpot.v1 import jackpot_pb2 as pb
-from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.client import ControllerClient, Lockout, SeatResult, Settlement
 from table_agent.deck import parse_deck_cards
 from table_agent.reports import SettleReport
@@ -32,6 +31,7 @@ from table_agent.script import ScriptedRound
 from table_agent.simulator import MeterTally, SimulationConfig, TableSimulator
 from table_agent.table import TableAgent, as_placed_wager
 from table_agent.wagers import PlacedWager, TableLayout, WagerKind
+from tests.helpers import connect
 
 RULES = Path(__file__).resolve().parents[2] / "deploy" / "rules"
 MICRO = 1_000_000
@@ -47,10 +47,13 @@ ROUNDS = 40
 
 
 @contextmanager
-def controller_for(game: str, redis_url: str, work: Path) -> Iterator[ControllerProcess]:
+def controller_for(
+    game: str, redis_url: str, work: Path, pki: TestPKI
+) -> Iterator[ControllerProcess]:
     """A controller process serving the game's example Rules Submission."""
     rules = RULES / f"{game}.toml"
-    with ControllerProcess(redis_url, work / "controller.log", metrics=False, rules=rules) as c:
+    log = work / "controller.log"
+    with ControllerProcess(redis_url, log, pki=pki, metrics=False, rules=rules) as c:
         yield c
 
 
@@ -142,9 +145,9 @@ def check_meters(
         assert meter.reserve_microcents == tally.to_reserve_microcents, meter
 
 
-async def list_meters(target: str) -> list[pb.Meter]:
-    async with aio.insecure_channel(target) as channel:
-        reply = await pb_grpc.AdminServiceStub(channel).ListMeters(pb.ListMetersRequest())
+async def list_meters(target: str, pki: TestPKI) -> list[pb.Meter]:
+    async with connect(target, pki) as (_, admin):
+        reply = await admin.ListMeters(pb.ListMetersRequest())
     return list(reply.meters)
 
 
@@ -210,14 +213,16 @@ def scripted_round(layout: TableLayout) -> tuple[ScriptedRound, int, str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("game", sorted(TABLES))
 async def test_a_simulated_table_of_each_game_settles_every_wager(
-    game: str, redis_url: str, tmp_path: Path
+    game: str, redis_url: str, tmp_path: Path, pki: TestPKI
 ) -> None:
     table_id = TABLES[game]
-    with controller_for(game, redis_url, tmp_path) as controller:
-        client = ControllerClient(controller.target, retry_for_s=30)
+    with controller_for(game, redis_url, tmp_path, pki) as controller:
+        client = ControllerClient(
+            controller.target, tls_files=pki.client("table", table_id), retry_for_s=30
+        )
         try:
-            layout = await client.list_table(table_id)
-            assert layout is not None and layout.game == game and layout.offers
+            layout = (await client.get_table(table_id)).layout
+            assert layout.game == game and layout.offers
             agent = RecordingAgent(table_id, client)
             config = SimulationConfig(
                 occupancy_percent=90,
@@ -235,7 +240,7 @@ async def test_a_simulated_table_of_each_game_settles_every_wager(
                 check_results(game, agent.wagers[round_id], report, settlement)
             assert tally.results == sum(len(s.results) for _, s in agent.settled.values())
             awards = [award for _, award in tally.awards]
-            check_meters(await list_meters(controller.target), tally.meters, awards)
+            check_meters(await list_meters(controller.target, pki), tally.meters, awards)
             if game == "texas-holdem-bonus":
                 assert tally.rest_of_round_voids > 0
 
@@ -251,24 +256,27 @@ async def test_a_simulated_table_of_each_game_settles_every_wager(
             await client.close()
 
 
-def run_agent(table_id: str, target: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """``table-agent --sim`` for ``table_id`` against ``target`` with more ``args``."""
+def run_agent(
+    controller: ControllerProcess, table_id: str, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``table-agent --sim`` for ``table_id`` with its certificate, with more ``args``."""
     command = [sys.executable, "-m", "table_agent.cli", "--table-id", table_id]
-    command += ["--controller", target, "--sim", *args]
+    command += ["--controller", controller.target, "--sim"]
+    command += [*controller.client_args("table", table_id), *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=240, check=False)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("game", sorted(TABLES))
 async def test_the_agent_command_plays_each_registered_game(
-    game: str, redis_url: str, tmp_path: Path
+    game: str, redis_url: str, tmp_path: Path, pki: TestPKI
 ) -> None:
     table_id = TABLES[game]
     summary_path = tmp_path / "summary.json"
-    with controller_for(game, redis_url, tmp_path) as controller:
+    with controller_for(game, redis_url, tmp_path, pki) as controller:
         done = run_agent(
+            controller,
             table_id,
-            controller.target,
             *("--rounds", "25", "--void-percent", "5", "--rest-of-round-void-percent", "10"),
             *("--quiet", "--state-dir", str(tmp_path / "agents")),
             *("--summary-json", str(summary_path)),
@@ -291,18 +299,20 @@ async def test_the_agent_command_plays_each_registered_game(
             for a in summary["awards"]
         ]
         tallied = {meter: MeterTally(**counts) for meter, counts in summary["meters"].items()}
-        check_meters(await list_meters(controller.target), tallied, awards)
+        check_meters(await list_meters(controller.target, pki), tallied, awards)
 
 
-def test_an_unlisted_table_or_another_game_is_refused(redis_url: str, tmp_path: Path) -> None:
-    with controller_for("texas-holdem-bonus", redis_url, tmp_path) as controller:
-        done = run_agent("nope", controller.target, "--rounds", "1")
+def test_an_unlisted_table_or_another_game_is_refused(
+    redis_url: str, tmp_path: Path, pki: TestPKI
+) -> None:
+    with controller_for("texas-holdem-bonus", redis_url, tmp_path, pki) as controller:
+        done = run_agent(controller, "nope", "--rounds", "1")
         assert done.returncode == 2
         assert "table nope is not registered at the controller" in done.stderr
-        done = run_agent("thb-1", controller.target, "--game", "caribbean-stud")
+        done = run_agent(controller, "thb-1", "--game", "caribbean-stud")
         assert done.returncode == 2
         assert "--game caribbean-stud, but the table is registered for texas-holdem-bonus" in (
             done.stderr
         )
-        done = run_agent("thb-1", controller.target, "--rounds", "1", "--wager-cents", "100")
+        done = run_agent(controller, "thb-1", "--rounds", "1", "--wager-cents", "100")
         assert done.returncode == 2 and "leave --wager-cents out" in done.stderr

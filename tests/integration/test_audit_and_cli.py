@@ -10,10 +10,13 @@ from redis.asyncio import Redis
 from controller.ctl.main import main as jackpotctl
 from controller.server import ControllerServer
 from controller.store import keys
+from controller.testing import TestPKI
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import (
+    OPERATOR,
     ROYAL_SPADES,
     STRAIGHT_FLUSH_HEARTS,
+    SUPERVISOR,
     Floor,
     journal,
     lockout,
@@ -65,9 +68,14 @@ async def test_audit_finds_a_gap_in_the_journal(
 
 
 async def test_admin_commands(
-    controller: ControllerServer, redis_url: str, capsys: pytest.CaptureFixture[str]
+    controller: ControllerServer,
+    redis_url: str,
+    pki: TestPKI,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    target = ["--controller", f"127.0.0.1:{controller.port}"]
+    address = ["--controller", f"127.0.0.1:{controller.port}"]
+    target = [*address, *pki.client_args(*OPERATOR)]
+    supervisor = [*address, *pki.client_args(*SUPERVISOR)]
     assert await ctl(*target, "link-groups", "create", "floor") == 0
     assert (
         await ctl(
@@ -131,8 +139,13 @@ async def test_admin_commands(
     assert "reserve rate 2.5%" in out
     assert await ctl(*target, "jackpots", "list") == 0
     assert "no pending jackpots" in capsys.readouterr().out
-    assert await ctl(*target, "jackpots", "approve", "floor:1", "--supervisor", "s") == 1
+    assert await ctl(*supervisor, "jackpots", "approve", "floor:1") == 1
     assert "NOT_FOUND: jackpot floor:1 does not exist" in capsys.readouterr().err
+    # An operator does not validate jackpots: that is a supervisor's certificate's role.
+    assert await ctl(*target, "jackpots", "approve", "floor:1") == 1
+    assert "PERMISSION_DENIED: jackpot://operator/ops may not call ApproveJackpot" in (
+        capsys.readouterr().err
+    )
     assert await ctl(*target, "--json", "tables", "list") == 0
     assert '"paytable": "B"' in capsys.readouterr().out
 

@@ -56,7 +56,8 @@ async def test_bad_cards_and_seats_at_settlement(
         (lockout("t1", 1, [2], amount_cents=500), INVALID, "fixed at 100 cents"),
         (lockout("t1", 1, [3, 3]), INVALID, "seat 3 progressive is placed twice"),
         (lockout("t1", 0, [1]), INVALID, "round_id must be 1 to"),
-        (lockout("", 1, [1]), INVALID, "table_id is required"),
+        # A table's certificate speaks for its own table only: an empty id is not its own.
+        (lockout("", 1, [1]), grpc.StatusCode.PERMISSION_DENIED, "for its own table only"),
         (lockout("nope", 1, [1]), NOT_FOUND, "table nope is not registered"),
         (
             pb.LockoutRequest(

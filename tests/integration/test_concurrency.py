@@ -7,6 +7,7 @@ import asyncio
 
 from controller.audit import verify
 from controller.server import ControllerServer, ServerConfig
+from controller.testing import TestPKI
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.client import ControllerClient
 from table_agent.simulator import SimulationConfig, TableSimulator
@@ -18,18 +19,22 @@ ROUNDS = 50
 
 
 async def test_twenty_tables_by_fifty_rounds_in_parallel_on_one_meter(
-    controller: ControllerServer, admin: pb_grpc.AdminServiceAsyncStub, redis_url: str
+    controller: ControllerServer,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    server_config: ServerConfig,
+    pki: TestPKI,
 ) -> None:
     table_ids = [f"t{n}" for n in range(1, TABLES + 1)]
     floor = Floor(admin)
     await floor.create(tables=table_ids)
     # Two controller replicas on the same Redis: half of the tables talk to each.
-    replica = ControllerServer(
-        ServerConfig(listen="127.0.0.1:0", redis_url=redis_url, metrics_port=None)
-    )
+    replica = ControllerServer(server_config)
     await replica.start()
     targets = [f"127.0.0.1:{controller.port}", f"127.0.0.1:{replica.port}"]
-    clients = [ControllerClient(targets[n % 2], retry_for_s=30) for n in range(TABLES)]
+    clients = [
+        ControllerClient(targets[n % 2], tls_files=pki.client("table", table_id), retry_for_s=30)
+        for n, table_id in enumerate(table_ids)
+    ]
     simulators = [
         TableSimulator(
             TableAgent(table_id, client),

@@ -12,11 +12,10 @@ from redis.asyncio import Redis
 
 from controller.domain.config import LinkGroupConfig, MeterConfig
 from controller.errors import AlreadyExists, NotConfirmed
-from controller.server import ControllerServer, ServerConfig
+from controller.server import ControllerServer
 from controller.store.redis_store import RedisStore
-from controller.testing import RedisServer
-from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from tests.helpers import RESET_CENTS, Floor, lockout
+from controller.testing import RedisServer, TestPKI
+from tests.helpers import RESET_CENTS, Floor, connect, lockout, server_config
 
 
 @pytest.fixture
@@ -40,30 +39,24 @@ async def replicated(tmp_path: Path) -> AsyncIterator[tuple[RedisServer, RedisSe
             yield primary, replica
 
 
-async def start(url: str, wait_replicas: int) -> ControllerServer:
+async def start(url: str, wait_replicas: int, pki: TestPKI) -> ControllerServer:
     server = ControllerServer(
-        ServerConfig(
-            listen="127.0.0.1:0",
-            redis_url=url,
-            metrics_port=None,
-            wait_replicas=wait_replicas,
-            wait_timeout_ms=200,
-        )
+        server_config(url, pki, wait_replicas=wait_replicas, wait_timeout_ms=200)
     )
     await server.start()
     return server
 
 
 async def test_acknowledged_writes_are_on_the_replica(
-    replicated: tuple[RedisServer, RedisServer],
+    replicated: tuple[RedisServer, RedisServer], pki: TestPKI
 ) -> None:
     primary, replica = replicated
-    server = await start(primary.url, wait_replicas=1)
+    server = await start(primary.url, 1, pki)
     try:
-        async with aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
-            floor = Floor(pb_grpc.AdminServiceStub(channel))
+        async with connect(f"127.0.0.1:{server.port}", pki) as (tables, admin):
+            floor = Floor(admin)
             await floor.create()
-            reply = await pb_grpc.TableServiceStub(channel).Lockout(lockout("t1", 1, [1, 2]))
+            reply = await tables.Lockout(lockout("t1", 1, [1, 2]))
         assert reply.meters[0].amount_cents == RESET_CENTS + 30
         copy = Redis.from_url(replica.url, decode_responses=True)
         meter = await copy.hget("jp:{lg:floor}:meter:cs-main", "value_microcents")
@@ -74,23 +67,22 @@ async def test_acknowledged_writes_are_on_the_replica(
 
 
 async def test_a_write_not_confirmed_by_enough_replicas_is_unavailable_and_safe_to_retry(
-    replicated: tuple[RedisServer, RedisServer],
+    replicated: tuple[RedisServer, RedisServer], pki: TestPKI
 ) -> None:
     primary, _ = replicated
-    setup = await start(primary.url, wait_replicas=1)
-    strict = await start(primary.url, wait_replicas=2)  # only one replica exists
+    setup = await start(primary.url, 1, pki)
+    strict = await start(primary.url, 2, pki)  # only one replica exists
     try:
-        async with aio.insecure_channel(f"127.0.0.1:{setup.port}") as channel:
-            await Floor(pb_grpc.AdminServiceStub(channel)).create()
-        async with aio.insecure_channel(f"127.0.0.1:{strict.port}") as channel:
-            tables = pb_grpc.TableServiceStub(channel)
+        async with connect(f"127.0.0.1:{setup.port}", pki) as (_, admin):
+            await Floor(admin).create()
+        async with connect(f"127.0.0.1:{strict.port}", pki) as (tables, _):
             with pytest.raises(aio.AioRpcError) as caught:
                 await tables.Lockout(lockout("t1", 1, [1]))
             assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
             assert "confirmed by 1 of 2 replicas" in (caught.value.details() or "")
-        async with aio.insecure_channel(f"127.0.0.1:{setup.port}") as channel:
-            retry = await pb_grpc.TableServiceStub(channel).Lockout(lockout("t1", 1, [1]))
-            meter = await Floor(pb_grpc.AdminServiceStub(channel)).meter()
+        async with connect(f"127.0.0.1:{setup.port}", pki) as (tables, admin):
+            retry = await tables.Lockout(lockout("t1", 1, [1]))
+            meter = await Floor(admin).meter()
         assert retry.meters[0].amount_cents == RESET_CENTS + 15
         assert meter.wagers_total == 1  # the retry was answered, not applied again
     finally:
@@ -99,10 +91,10 @@ async def test_a_write_not_confirmed_by_enough_replicas_is_unavailable_and_safe_
 
 
 async def test_start_warns_loudly_when_the_append_only_file_is_off(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, pki: TestPKI
 ) -> None:
     with RedisServer(tmp_path / "volatile", appendonly=False) as redis:
-        server = await start(redis.url, wait_replicas=0)
+        server = await start(redis.url, 0, pki)
         await server.stop(grace_s=1)
     assert "REDIS APPEND-ONLY FILE IS OFF" in caplog.text
     assert server.metrics.aof_enabled._value.get() == 0
@@ -115,15 +107,16 @@ async def test_a_creation_applied_but_not_confirmed_keeps_its_claim(
     strict = RedisStore.from_url(primary.url, wait_replicas=2, wait_timeout_ms=100)
     relaxed = RedisStore.from_url(primary.url)
     try:
-        await relaxed.create_link_group(LinkGroupConfig("floor"))
+        await relaxed.create_link_group(LinkGroupConfig("floor"), actor="test")
         meter = MeterConfig("cs-main", "floor", "caribbean-stud", RESET_CENTS, 150_000)
         with pytest.raises(NotConfirmed):
-            await strict.create_meter(meter)
+            await strict.create_meter(meter, actor="test")
         assert (await relaxed.get_meter("cs-main")).reset_cents == RESET_CENTS
-        await relaxed.create_link_group(LinkGroupConfig("annex"))
+        await relaxed.create_link_group(LinkGroupConfig("annex"), actor="test")
         with pytest.raises(AlreadyExists, match="meter cs-main exists in link group floor"):
             await relaxed.create_meter(
-                MeterConfig("cs-main", "annex", "caribbean-stud", RESET_CENTS, 150_000)
+                MeterConfig("cs-main", "annex", "caribbean-stud", RESET_CENTS, 150_000),
+                actor="test",
             )
     finally:
         await strict.close()

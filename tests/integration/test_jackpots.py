@@ -14,8 +14,11 @@ from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import (
     ROYAL_SPADES,
     STRAIGHT_FLUSH_HEARTS,
+    SUPERVISOR,
+    Channels,
     Floor,
     expect_refusal,
+    journal,
     lockout,
     settle,
     snapshot,
@@ -44,30 +47,53 @@ async def test_approve_and_reject(
 
     sf_id, royal_id = (r.jackpot_id for r in settled.results)
     approved = await admin.ApproveJackpot(
-        pb.ReviewJackpotRequest(
-            jackpot_id=royal_id, supervisor="floor supervisor 7", note="hand verified"
-        )
+        pb.ReviewJackpotRequest(jackpot_id=royal_id, note="hand verified")
     )
-    assert approved.status == "approved" and approved.reviewed_by == "floor supervisor 7"
+    # The reviewer is the certificate's identity, never a name typed into the request.
+    assert approved.status == "approved"
+    assert approved.reviewed_by == f"jackpot://{SUPERVISOR[0]}/{SUPERVISOR[1]}"
     before = await snapshot(redis_client)
     again = await admin.ApproveJackpot(
-        pb.ReviewJackpotRequest(
-            jackpot_id=royal_id, supervisor="floor supervisor 7", note="hand verified"
-        )
+        pb.ReviewJackpotRequest(jackpot_id=royal_id, note="hand verified")
     )
     assert again == approved and await snapshot(redis_client) == before
 
     # The straight flush was paid before the royal flush, whose amount came from the meter
     # the straight flush had reduced: rejecting it now would misstate the royal flush.
     await expect_refusal(
-        admin.RejectJackpot(pb.ReviewJackpotRequest(jackpot_id=sf_id, supervisor="manager")),
+        admin.RejectJackpot(pb.ReviewJackpotRequest(jackpot_id=sf_id)),
         grpc.StatusCode.FAILED_PRECONDITION,
         "a later hit on meter cs-main",
     )
-    await admin.ApproveJackpot(pb.ReviewJackpotRequest(jackpot_id=sf_id, supervisor="manager"))
+    await admin.ApproveJackpot(pb.ReviewJackpotRequest(jackpot_id=sf_id))
     assert (await floor.meter()).pending_jackpots == 0
     assert not (await admin.ListPendingJackpots(pb.ListPendingJackpotsRequest())).jackpots
     assert (await verify(controller.store)).ok
+    entries = [fields for _, fields in await journal(redis_client)]
+    approvals = [e for e in entries if e["type"] == "jackpot_approved"]
+    assert {e["reviewer"] for e in approvals} == {approved.reviewed_by}
+    assert all(len(e["reviewer_cert"]) == 64 for e in approvals)  # the certificate's SHA-256
+
+
+async def test_a_jackpot_reviewed_by_one_supervisor_cannot_be_reviewed_by_another(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    channels: Channels,
+    floor: Floor,
+    redis_client: Redis,
+) -> None:
+    settled = await two_hits(tables)
+    royal_id = settled.results[1].jackpot_id
+    approved = await admin.ApproveJackpot(pb.ReviewJackpotRequest(jackpot_id=royal_id))
+    other = pb_grpc.AdminServiceStub(channels("supervisor", "night-shift"))
+    before = await snapshot(redis_client)
+    for review in (other.ApproveJackpot, other.RejectJackpot):
+        await expect_refusal(
+            review(pb.ReviewJackpotRequest(jackpot_id=royal_id)),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            f"was already approved by {approved.reviewed_by}",
+        )
+    assert await snapshot(redis_client) == before
 
 
 async def test_rejecting_the_latest_hit_returns_its_amount_to_the_meter(
@@ -80,9 +106,7 @@ async def test_rejecting_the_latest_hit_returns_its_amount_to_the_meter(
     settled = await tables.Settle(settle("t1", 1, {6: STRAIGHT_FLUSH_HEARTS}))
     hit = settled.results[0]
     rejected = await admin.RejectJackpot(
-        pb.ReviewJackpotRequest(
-            jackpot_id=hit.jackpot_id, supervisor="shift manager", note="cards misread"
-        )
+        pb.ReviewJackpotRequest(jackpot_id=hit.jackpot_id, note="cards misread")
     )
     assert rejected.status == "rejected"
     meter = await floor.meter()
@@ -90,19 +114,21 @@ async def test_rejecting_the_latest_hit_returns_its_amount_to_the_meter(
     assert meter.pending_jackpots == 0 and meter.hits_total == 0
     assert (await verify(controller.store)).ok
     await expect_refusal(
-        admin.ApproveJackpot(pb.ReviewJackpotRequest(jackpot_id=hit.jackpot_id, supervisor="x")),
+        admin.ApproveJackpot(pb.ReviewJackpotRequest(jackpot_id=hit.jackpot_id)),
         grpc.StatusCode.FAILED_PRECONDITION,
-        "already rejected by shift manager",
+        f"already rejected by {rejected.reviewed_by}",
     )
 
 
 @pytest.mark.parametrize(
-    ("jackpot_id", "supervisor", "code", "text"),
+    ("jackpot_id", "note", "code", "text"),
     [
-        ("floor:999", "sup", grpc.StatusCode.NOT_FOUND, "jackpot floor:999 does not exist"),
-        ("garbage", "sup", grpc.StatusCode.NOT_FOUND, "does not exist"),
-        ("", "sup", grpc.StatusCode.INVALID_ARGUMENT, "jackpot_id is required"),
-        ("floor:5", " ", grpc.StatusCode.INVALID_ARGUMENT, "supervisor is required"),
+        ("floor:999", "", grpc.StatusCode.NOT_FOUND, "jackpot floor:999 does not exist"),
+        ("garbage", "", grpc.StatusCode.INVALID_ARGUMENT, "is not a jackpot id"),
+        ("", "", grpc.StatusCode.INVALID_ARGUMENT, "is not a jackpot id"),
+        ("floor:5\n", "", grpc.StatusCode.INVALID_ARGUMENT, "is not a jackpot id"),
+        ("floor:5", "x" * 501, grpc.StatusCode.INVALID_ARGUMENT, "at most 500 are accepted"),
+        ("floor:5", "ok\x1b[2J", grpc.StatusCode.INVALID_ARGUMENT, "control characters"),
     ],
 )
 async def test_bad_reviews(
@@ -111,15 +137,13 @@ async def test_bad_reviews(
     floor: Floor,
     redis_client: Redis,
     jackpot_id: str,
-    supervisor: str,
+    note: str,
     code: grpc.StatusCode,
     text: str,
 ) -> None:
     await two_hits(tables)
     before = await snapshot(redis_client)
     with pytest.raises(aio.AioRpcError) as caught:
-        await admin.ApproveJackpot(
-            pb.ReviewJackpotRequest(jackpot_id=jackpot_id, supervisor=supervisor)
-        )
+        await admin.ApproveJackpot(pb.ReviewJackpotRequest(jackpot_id=jackpot_id, note=note))
     assert caught.value.code() == code and text in (caught.value.details() or "")
     assert await snapshot(redis_client) == before

@@ -10,10 +10,9 @@ from redis.asyncio import Redis
 
 from controller.audit import verify
 from controller.server import ControllerServer
-from controller.testing import free_port
+from controller.testing import TestPKI, free_port
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from table_agent.client import ControllerClient
 from table_agent.simulator import SimulationConfig, TableSimulator
 from table_agent.table import TableAgent
 from tests.helpers import (
@@ -26,6 +25,7 @@ from tests.helpers import (
     lockout,
     settle,
     snapshot,
+    table_client,
 )
 
 MICRO = 1_000_000
@@ -63,10 +63,10 @@ async def test_sub_cent_meter_awards_round_down_and_the_remainder_funds_the_rese
 
 
 async def test_a_read_only_redis_is_unavailable_and_the_agent_retries_until_it_is_writable(
-    controller: ControllerServer, floor: Floor, redis_client: Redis
+    controller: ControllerServer, floor: Floor, redis_client: Redis, pki: TestPKI
 ) -> None:
     await redis_client.replicaof("127.0.0.1", free_port())
-    client = ControllerClient(f"127.0.0.1:{controller.port}", retry_for_s=20)
+    client = table_client(controller.port, pki, retry_for_s=20)
     try:
         direct = pb_grpc.TableServiceStub(client._channel)
         await expect_refusal(
@@ -87,11 +87,11 @@ async def test_a_read_only_redis_is_unavailable_and_the_agent_retries_until_it_i
 
 
 async def test_audit_is_ok_while_tables_play(
-    controller: ControllerServer, admin: pb_grpc.AdminServiceAsyncStub
+    controller: ControllerServer, admin: pb_grpc.AdminServiceAsyncStub, pki: TestPKI
 ) -> None:
     table_ids = [f"t{n}" for n in range(1, 7)]
     await Floor(admin).create(tables=table_ids, reserve_rate="5")
-    clients = [ControllerClient(f"127.0.0.1:{controller.port}") for _ in table_ids]
+    clients = [table_client(controller.port, pki, t) for t in table_ids]
     play = asyncio.gather(
         *(
             TableSimulator(
@@ -207,9 +207,7 @@ async def test_rejecting_a_royal_flush_undoes_its_reset_exactly(
     before = await floor.meter()
     settled = await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES, 2: FLUSH_CLUBS}))
     royal = next(r for r in settled.results if r.seat == 1)
-    await admin.RejectJackpot(
-        pb.ReviewJackpotRequest(jackpot_id=royal.jackpot_id, supervisor="shift manager")
-    )
+    await admin.RejectJackpot(pb.ReviewJackpotRequest(jackpot_id=royal.jackpot_id))
     after = await floor.meter()
     assert after.amount_microcents == before.amount_microcents
     assert after.reserve_microcents == before.reserve_microcents

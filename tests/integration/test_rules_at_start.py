@@ -49,9 +49,9 @@ async def test_every_example_is_applied_and_applying_them_again_changes_nothing(
 async def test_a_submission_that_contradicts_the_store_is_refused(redis_url: str) -> None:
     store = RedisStore.from_url(redis_url)
     rules = load_submission(EXAMPLE)
-    await store.create_link_group(rules.link_groups[0])
+    await store.create_link_group(rules.link_groups[0], actor="test")
     changed = dataclasses.replace(rules.meters[0], reset_cents=2_000_000)
-    await store.create_meter(changed)
+    await store.create_meter(changed, actor="test")
     await store.close()
     server = ControllerServer(
         ServerConfig(listen="127.0.0.1:0", redis_url=redis_url, metrics_port=None, rules=(rules,))

@@ -1,4 +1,5 @@
-"""The whole system as processes: Redis, the controller, three table agents, jackpotctl."""
+"""The whole system as processes: Redis, the controller (mutual TLS), three table agents,
+jackpotctl."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.testing import ControllerProcess, RedisServer, free_port
+from controller.testing import ControllerProcess, RedisServer, TestPKI, free_port
 
 RULES = Path(__file__).resolve().parents[2] / "deploy" / "rules" / "caribbean-stud.toml"
 ROUNDS_PER_TABLE = 100
@@ -24,18 +25,20 @@ def run(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def system(tmp_path: Path) -> Iterator[tuple[str, str, int]]:
+def system(tmp_path: Path, pki: TestPKI) -> Iterator[tuple[str, ControllerProcess]]:
     with RedisServer(tmp_path / "redis") as redis:
         # the example Rules Submission: link group floor, meter cs-main, tables cs-1..cs-3
-        with ControllerProcess(redis.url, tmp_path / "controller.log", rules=RULES) as controller:
-            yield redis.url, controller.target, controller.metrics_port
+        log = tmp_path / "controller.log"
+        with ControllerProcess(redis.url, log, pki=pki, rules=RULES) as controller:
+            yield redis.url, controller
 
 
 @pytest.mark.slow
 def test_three_agents_play_hundreds_of_rounds_then_the_audit_is_ok(
-    system: tuple[str, str, int], tmp_path: Path
+    system: tuple[str, ControllerProcess], tmp_path: Path
 ) -> None:
-    redis_url, target, metrics_port = system
+    redis_url, controller = system
+    target, metrics_port = controller.target, controller.metrics_port
     agents = [
         subprocess.Popen(
             [
@@ -46,6 +49,7 @@ def test_three_agents_play_hundreds_of_rounds_then_the_audit_is_ok(
                 table_id,
                 "--controller",
                 target,
+                *controller.client_args("table", table_id),
                 "--sim",
                 "--rounds",
                 str(ROUNDS_PER_TABLE),
@@ -79,7 +83,41 @@ def test_three_agents_play_hundreds_of_rounds_then_the_audit_is_ok(
 def test_controller_refuses_to_serve_without_insecure_or_tls() -> None:
     result = run("controller.cli", "serve")
     assert result.returncode == 2
-    assert "pass --insecure" in result.stderr
+    assert "mutual TLS needs --tls-cert, --tls-key, --client-ca" in result.stderr
+    result = run("controller.cli", "serve", "--insecure", "--listen", "0.0.0.0:0")
+    assert result.returncode == 2
+    assert "--insecure is for development on a loopback address, not '0.0.0.0'" in result.stderr
+
+
+def test_a_plaintext_client_gets_nothing_from_a_tls_controller(
+    system: tuple[str, ControllerProcess],
+) -> None:
+    _, controller = system
+    plaintext = run(
+        "controller.ctl.main", "--controller", controller.target, "--insecure", "meters", "list"
+    )
+    assert plaintext.returncode == 1 and "UNAVAILABLE" in plaintext.stderr
+    no_certificate = run("controller.ctl.main", "--controller", controller.target, "meters", "list")
+    assert no_certificate.returncode == 1
+    assert "give --ca, --cert, --key" in no_certificate.stderr
+    auditor = controller.client_args("auditor", "lab")
+    listed = run(
+        "controller.ctl.main", "--controller", controller.target, *auditor, "meters", "list"
+    )
+    assert listed.returncode == 0 and "cs-main (floor, caribbean-stud)" in listed.stdout
+    created = run(
+        "controller.ctl.main",
+        "--controller",
+        controller.target,
+        *auditor,
+        "link-groups",
+        "create",
+        "annex",
+    )
+    assert created.returncode == 1
+    assert "PERMISSION_DENIED: jackpot://auditor/lab may not call CreateLinkGroup" in (
+        created.stderr
+    )
 
 
 def test_controller_reports_an_unreachable_redis(tmp_path: Path) -> None:

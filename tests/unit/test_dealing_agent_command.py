@@ -1,4 +1,4 @@
-"""How the agent command settles its table: the registration, or the flags as a fallback."""
+"""How the agent command settles its table: the registration, checked against the flags."""
 
 from __future__ import annotations
 
@@ -7,24 +7,24 @@ import argparse
 import grpc
 import pytest
 
-from table_agent.cli import TableSetupError, _check, _parser, learn_layout
-from table_agent.client import ControllerClient, ControllerRefused
-from table_agent.wagers import TableLayout, WagerKind, WagerOffer, progressive_only
+from table_agent.cli import TableSetupError, _check, _parser, learn_table
+from table_agent.client import ControllerClient, ControllerRefused, TableInfo
+from table_agent.wagers import TableLayout, WagerKind, WagerOffer
 
 THB = TableLayout("thb-1", "texas-holdem-bonus", 6, (WagerOffer(WagerKind.BONUS, 500, 10_000),))
 
 
-class Listing(ControllerClient):
-    """Answers ListTables with ``layout``, or refuses it with ``code``."""
+class Registered(ControllerClient):
+    """Answers GetTable with ``layout`` (last round 41), or refuses it with ``code``."""
 
     def __init__(self, layout: TableLayout | None, code: grpc.StatusCode | None = None) -> None:
         self.layout = layout
         self.code = code
 
-    async def list_table(self, table_id: str) -> TableLayout | None:
-        if self.code is not None:
-            raise ControllerRefused(self.code, "no")
-        return self.layout
+    async def get_table(self, table_id: str) -> TableInfo:
+        if self.code is not None or self.layout is None:
+            raise ControllerRefused(self.code or grpc.StatusCode.NOT_FOUND, "no")
+        return TableInfo(self.layout, 41, 1000)
 
 
 def args(*extra: str) -> argparse.Namespace:
@@ -38,8 +38,11 @@ def test_usage_checks() -> None:
 
 
 async def test_the_registration_is_the_table() -> None:
-    assert await learn_layout(Listing(THB), args()) == THB
-    assert await learn_layout(Listing(THB), args("--seats", "4", "--game", THB.game)) == THB
+    info = await learn_table(Registered(THB), args())
+    assert info.layout == THB and info.last_round_id == 41
+    assert (
+        await learn_table(Registered(THB), args("--seats", "4", "--game", THB.game))
+    ).layout == THB
 
 
 @pytest.mark.parametrize(
@@ -54,23 +57,29 @@ async def test_flags_that_contradict_the_registration_are_refused(
     flags: tuple[str, ...], message: str
 ) -> None:
     with pytest.raises(TableSetupError, match=message):
-        await learn_layout(Listing(THB), args(*flags))
+        await learn_table(Registered(THB), args(*flags))
 
 
 async def test_an_unregistered_table_is_refused() -> None:
     with pytest.raises(TableSetupError, match="not registered"):
-        await learn_layout(Listing(None), args())
+        await learn_table(Registered(None), args())
 
 
-async def test_flags_stand_in_only_when_the_controller_does_not_list_tables() -> None:
-    refusing = Listing(None, grpc.StatusCode.PERMISSION_DENIED)
-    flags = args("--game", "three-card-poker", "--wager-cents", "500")
-    layout = await learn_layout(refusing, flags)
-    assert layout == progressive_only("thb-1", "three-card-poker", 7, 500)
-    assert await learn_layout(refusing, args()) == progressive_only(
-        "thb-1", "caribbean-stud", 7, 100
+async def test_a_refusal_of_the_certificate_is_not_papered_over() -> None:
+    """A controller that refuses this table's certificate (another table's, revoked) stops
+    the agent: it never plays a table it guessed from its flags."""
+    for code in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED):
+        with pytest.raises(ControllerRefused):
+            await learn_table(Registered(THB, code), args("--game", THB.game))
+
+
+def test_the_agent_needs_its_certificate_or_insecure() -> None:
+    from jackpot import tls
+
+    with pytest.raises(tls.TLSConfigError, match="--ca, --cert, --key"):
+        tls.from_arguments(args(), environ={})
+    assert tls.from_arguments(args("--insecure"), environ={}) is None
+    files = tls.from_arguments(
+        args(), environ={"JACKPOT_CA": "c", "JACKPOT_CERT": "t.crt", "JACKPOT_KEY": "t.key"}
     )
-    with pytest.raises(TableSetupError, match="offers no Progressive Payout Wager"):
-        await learn_layout(refusing, args("--game", "texas-holdem-bonus"))
-    with pytest.raises(ControllerRefused):
-        await learn_layout(Listing(None, grpc.StatusCode.INVALID_ARGUMENT), args())
+    assert files is not None and str(files.cert) == "t.crt"

@@ -2,7 +2,7 @@
 -- Idempotent: the same parameters again change nothing; other parameters are refused.
 -- KEYS: 1 link group info, 2 meter, 3 meters set, 4 journal, 5 seq
 -- ARGV: 1 meter_id, 2 link_group_id, 3 game, 4 reset_cents, 5 rate_ppm, 6 reserve_rate_ppm,
---       7 ceiling_cents
+--       7 ceiling_cents, 8 actor
 local meter_id, link_group_id = ARGV[1], ARGV[2]
 if redis.call('EXISTS', KEYS[1]) == 0 then
   refuse('NOT_FOUND', 'link group ' .. link_group_id .. ' does not exist; create it first')
@@ -25,5 +25,5 @@ redis.call('HSET', KEYS[2], 'meter_id', meter_id, 'link_group_id', link_group_id
   'awards_cents_total', '0', 'operator_seed_microcents_total', int(seed), unpack(params))
 redis.call('SADD', KEYS[3], meter_id)
 journal(KEYS[4], KEYS[5], 'meter_created', meter_id, seed, 0,
-  {'operator_seed_microcents', int(seed), unpack(params)})
+  {'operator_seed_microcents', int(seed), 'by', ARGV[8], unpack(params)})
 return 'created'

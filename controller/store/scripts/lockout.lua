@@ -4,7 +4,7 @@
 -- KEYS: 1 round, 2 table, 3 journal, 4 seq, 5.. the table's meters (in ARGV[5]'s order)
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint,
 --       4 wagers JSON [{seat, kind, amount_cents, on_dealer, envy, meters = [meter ids]}],
---       5 meter ids JSON, 6 round retention seconds
+--       5 meter ids JSON, 6 round retention seconds, 7 max round step
 local table_id, round_id, fp = ARGV[1], ARGV[2], ARGV[3]
 local where = 'round ' .. round_id .. ' of table ' .. table_id
 
@@ -24,6 +24,11 @@ local last = num(redis.call('HGET', KEYS[2], 'last_round'))
 if tonumber(round_id) <= last then
   refuse('STALE', where .. ' is not after the table\'s last locked-out round ' .. int(last)
     .. '; round ids must increase')
+end
+if tonumber(round_id) - last > tonumber(ARGV[7]) then
+  refuse('BOUND', 'round_id ' .. round_id .. ' is more than ' .. ARGV[7] .. ' above the last '
+    .. 'locked-out round ' .. int(last) .. ' of table ' .. table_id .. '; the next round is '
+    .. int(last + 1) .. ' (an operator can rebase the table\'s rounds, journaled)')
 end
 
 -- Compute every split first (nothing is written before every check has passed).

@@ -1,5 +1,6 @@
 -- Settle: pay a round's plan in settlement order (seat N down to seat 1, each seat's wagers
--- in its game's order, then the envy bonuses). The controller has evaluated every hand and
+-- in its game's order, then the envy bonuses; at Six-Card Fortune each wager at every seat,
+-- then its envy bonuses, before the next wager, § 670a.11(h)). The controller has evaluated every hand and
 -- computed every fixed award; a percentage award is computed here from its meter as it
 -- stands at that wager's turn, in whole cents rounded down, and taken from the meter at once
 -- (§ 639a.12(d)(4)); a 100% award resets the meter to its reset amount, funded from the

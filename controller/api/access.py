@@ -1,0 +1,98 @@
+"""Who may call what: the one table of RPCs and the roles each admits.
+
+A method missing from :data:`ACCESS` is refused to everyone (deny by default). A method
+``for_own_table`` admits a table's certificate only for requests whose ``table_id`` is that
+table's id; other roles listed for it may name any table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from controller.domain.identity import Identity, Role
+from controller.errors import PermissionDenied
+
+TABLE = frozenset({Role.TABLE})
+OPERATOR = frozenset({Role.OPERATOR})
+SUPERVISOR = frozenset({Role.SUPERVISOR})
+READERS = frozenset({Role.OPERATOR, Role.SUPERVISOR, Role.AUDITOR})
+EVERYONE = frozenset(Role)
+
+_TABLES = "/jackpot.v1.TableService/"
+_ADMIN = "/jackpot.v1.AdminService/"
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """The roles an RPC admits; ``for_own_table``: a table may only name its own table."""
+
+    roles: frozenset[Role]
+    for_own_table: bool = False
+
+
+ACCESS: Mapping[str, Access] = {
+    _TABLES + "Lockout": Access(TABLE, for_own_table=True),
+    _TABLES + "Settle": Access(TABLE, for_own_table=True),
+    _TABLES + "VoidRound": Access(TABLE, for_own_table=True),
+    _TABLES + "GetTable": Access(TABLE, for_own_table=True),
+    _TABLES + "WatchMeters": Access(frozenset({Role.TABLE, Role.DISPLAY}), for_own_table=True),
+    _ADMIN + "CreateLinkGroup": Access(OPERATOR),
+    _ADMIN + "CreateMeter": Access(OPERATOR),
+    _ADMIN + "RegisterTable": Access(OPERATOR),
+    _ADMIN + "RebaseTableRounds": Access(OPERATOR),
+    _ADMIN + "GetLinkGroup": Access(READERS),
+    _ADMIN + "ListLinkGroups": Access(READERS),
+    _ADMIN + "GetMeter": Access(READERS),
+    _ADMIN + "ListMeters": Access(READERS),
+    _ADMIN + "ListTables": Access(READERS),
+    _ADMIN + "ListPendingJackpots": Access(READERS),
+    _ADMIN + "ApproveJackpot": Access(SUPERVISOR),
+    _ADMIN + "RejectJackpot": Access(SUPERVISOR),
+    # Any authenticated caller may ask whether the controller serves, and what it serves.
+    "/grpc.health.v1.Health/Check": Access(EVERYONE),
+    "/grpc.health.v1.Health/Watch": Access(EVERYONE),
+    "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": Access(EVERYONE),
+}
+
+
+def check_role(method: str, caller: Identity) -> Access:
+    """The method's :class:`Access` if ``caller``'s role may call it, else
+    :class:`PermissionDenied`. The insecure development caller may call everything.
+    """
+    access = ACCESS.get(method)
+    if access is None:
+        raise PermissionDenied("unknown_method", f"{method[:100]} is not served to any caller")
+    if caller.role is Role.INSECURE or caller.role in access.roles:
+        return access
+    allowed = ", ".join(sorted(role.value for role in access.roles))
+    raise PermissionDenied(
+        "role",
+        f"{caller.uri} may not call {method.rsplit('/', 1)[-1]}; it is for: {allowed}",
+    )
+
+
+def check_table(caller: Identity, table_id: str) -> None:
+    """For a method ``for_own_table``: refuse a table's certificate naming another table
+    (:class:`PermissionDenied`)."""
+    if caller.role is Role.TABLE and table_id != caller.name:
+        raise PermissionDenied(
+            "other_table",
+            f"{caller.uri} reports for table {table_id[:64]!r}; a table's certificate is "
+            "for its own table only",
+        )
+
+
+_CALLER: ContextVar[Identity] = ContextVar("jackpot_caller")
+
+
+def set_caller(caller: Identity) -> None:
+    """Record the authenticated caller of the call being served (the interceptor does)."""
+    _CALLER.set(caller)
+
+
+def caller() -> Identity:
+    """The authenticated caller of the call being served (set by the interceptor before any
+    servicer method runs)."""
+    return _CALLER.get()

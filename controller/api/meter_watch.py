@@ -1,0 +1,120 @@
+"""One shared poller per link group for every WatchMeters stream.
+
+A stream does not hold a Redis connection: the first stream of a link group starts one
+poller task that reads the group's meter values (two round trips) every interval — the
+shortest any of its streams asked for — and wakes the streams when they change; the last
+stream to leave stops it. So a thousand displays cost Redis what one does, and the
+connection pool stays free for the rounds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+from controller.api.limits import StreamSlots
+from controller.domain.records import MeterValue
+from controller.errors import StoreUnavailable
+
+log = logging.getLogger("controller.meter_watch")
+
+Values = tuple[MeterValue, ...]
+Reader = Callable[[str], Awaitable[Values]]
+
+
+class _Feed:
+    """The latest values of one link group and who is waiting for the next."""
+
+    def __init__(self) -> None:
+        self.values: Values = ()
+        self.version = 0  # 0: nothing read yet
+        self.changed = asyncio.Event()
+        self.intervals: list[float] = []
+        self.task: asyncio.Task[None] | None = None
+
+    def publish(self, values: Values) -> None:
+        if self.version and values == self.values:
+            return
+        self.values = values
+        self.version += 1
+        self.changed.set()
+        self.changed = asyncio.Event()
+
+
+class MeterWatcher:
+    """Meter streams for displays and agents; at most ``slots`` open at once."""
+
+    def __init__(self, read: Reader, slots: StreamSlots) -> None:
+        self._read = read
+        self.slots = slots
+        self._feeds: dict[str, _Feed] = {}
+        self._closed = False
+
+    async def _poll(self, link_group_id: str, feed: _Feed) -> None:
+        failing = False
+        while True:
+            try:
+                feed.publish(await self._read(link_group_id))
+                if failing:
+                    log.info("meter streams of link group %s: Redis answers again", link_group_id)
+                failing = False
+            except StoreUnavailable as error:
+                if not failing:
+                    log.warning("meter streams of link group %s: %s", link_group_id, error)
+                failing = True
+            await asyncio.sleep(min(feed.intervals))
+
+    def _join(self, link_group_id: str, interval_s: float) -> _Feed:
+        feed = self._feeds.get(link_group_id)
+        if feed is None:
+            feed = self._feeds[link_group_id] = _Feed()
+        feed.intervals.append(interval_s)
+        if feed.task is None:
+            feed.task = asyncio.create_task(
+                self._poll(link_group_id, feed), name=f"meters-{link_group_id}"
+            )
+        return feed
+
+    def _leave(self, link_group_id: str, feed: _Feed, interval_s: float) -> None:
+        feed.intervals.remove(interval_s)
+        if not feed.intervals and feed.task is not None:
+            feed.task.cancel()
+            self._feeds.pop(link_group_id, None)
+
+    async def watch(
+        self, link_group_id: str, caller: str, interval_s: float
+    ) -> AsyncIterator[Values]:
+        """The group's meter values now, then at every change, at most one per
+        ``interval_s``, until :meth:`close`; :class:`controller.errors.ResourceExhausted`
+        beyond the slots."""
+        with self.slots.hold(caller):
+            feed = self._join(link_group_id, interval_s)
+            try:
+                seen = 0
+                while not self._closed:
+                    if feed.version != seen:
+                        seen = feed.version
+                        yield feed.values
+                        await asyncio.sleep(interval_s)
+                        continue
+                    await feed.changed.wait()
+            finally:
+                self._leave(link_group_id, feed, interval_s)
+
+    @property
+    def pollers(self) -> int:
+        """Link groups polled now (one task each)."""
+        return len(self._feeds)
+
+    async def close(self) -> None:
+        """End every stream and stop every poller."""
+        self._closed = True
+        feeds = list(self._feeds.values())
+        for feed in feeds:
+            feed.changed.set()
+            if feed.task is not None:
+                feed.task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await feed.task
