@@ -170,7 +170,8 @@ def init_authority(
             f"{directory} holds a CA already; a second one would orphan every certificate it "
             "signed (nothing was written)"
         )
-    names = [_san(name) for name in dict.fromkeys((*DEFAULT_SANS, *sans))]
+    for name in sans:
+        _san(name)  # refuse a bad name before anything is written
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name(
         [
@@ -206,14 +207,31 @@ def init_authority(
         .sign(key, hashes.SHA256())
     )
     ca = _save(directory, "ca", ca_cert, key, force=False)
-    cert, leaf_key = _leaf(
-        (ca_cert, key),
+    return ca, issue_controller(directory, sans=sans, days=min(days, CONTROLLER_DAYS))
+
+
+def issue_controller(
+    directory: Path,
+    *,
+    sans: Sequence[str] = (),
+    days: int = CONTROLLER_DAYS,
+    force: bool = False,
+    out: Path | None = None,
+) -> Issued:
+    """The controller's certificate (valid for localhost, 127.0.0.1 and ``sans``) from the CA
+    in ``directory``, as ``controller.crt`` and ``controller.key`` there (or in ``out``):
+    renewing it (``force``) needs no new CA, and a running controller picks it up at its
+    next handshake."""
+    _check_days(days)
+    names = [_san(name) for name in dict.fromkeys((*DEFAULT_SANS, *sans))]
+    cert, key = _leaf(
+        _load_authority(directory),
         "jackpot controller",
         names,
         ExtendedKeyUsageOID.SERVER_AUTH,
-        min(days, CONTROLLER_DAYS),
+        days,
     )
-    return ca, _save(directory, "controller", cert, leaf_key, force=False)
+    return _save(out or directory, "controller", cert, key, force=force)
 
 
 def issue(

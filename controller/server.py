@@ -50,6 +50,9 @@ MAX_REQUEST_BYTES = 256 * 1024
 written paytables, is a few kilobytes); a larger one is refused by gRPC before decoding."""
 MAX_CONCURRENT_RPCS = 4096
 """Calls in progress at once on one controller, meter streams included."""
+MAX_STREAMS_PER_CONNECTION = 100
+"""Calls in progress at once on one client connection (HTTP/2 streams); a client that
+sends more waits for one of its own to finish."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +97,7 @@ class ControllerServer:
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
-        self.host = config.listen.rpartition(":")[0]
+        self.host = config.listen.rpartition(":")[0]  # "[::]" for IPv6
         if config.tls is None and not is_loopback(self.host):
             raise ValueError(
                 f"plaintext (--insecure) is for development on loopback only, not {self.host!r}"
@@ -127,6 +130,7 @@ class ControllerServer:
             options=[
                 ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
                 ("grpc.so_reuseport", 0),  # a second controller on a used port fails to start
+                ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
             ],
             maximum_concurrent_rpcs=MAX_CONCURRENT_RPCS,
         )
@@ -186,7 +190,7 @@ class ControllerServer:
             raise OSError(f"cannot listen on {address} (in use, or not an address of this host)")
         if self.config.metrics_port is not None:
             self._http = HttpEndpoint(
-                self.host or "0.0.0.0",
+                self.host.strip("[]") or "0.0.0.0",
                 self.config.metrics_port,
                 self.metrics.registry,
                 lambda: self.serving,

@@ -80,7 +80,10 @@ class ServerCertificates:
                 log.error("TLS files changed but %s; keeping the certificates in use", error)
                 return None
             self._stamp = stamp
-        log.warning("TLS certificate, key or client CA changed on disk: new handshakes use them")
+        log.warning(
+            "TLS certificate, key or client CA changed on disk: offered to new handshakes "
+            "(gRPC keeps the old ones if the new ones do not load)"
+        )
         return configuration
 
     def credentials(self) -> grpc.ServerCredentials:

@@ -104,7 +104,7 @@ def table_client(port: int, pki: TestPKI, table_id: str = "t1", **options: Any) 
     return ControllerClient(f"127.0.0.1:{port}", tls_files=pki.client("table", table_id), **options)
 
 
-def server_config(redis_url: str, pki: TestPKI, **options: Any) -> ServerConfig:
+def controller_config(redis_url: str, pki: TestPKI, **options: Any) -> ServerConfig:
     """An in-process controller on a free loopback port with mutual TLS and no metrics."""
     defaults: dict[str, Any] = {
         "listen": "127.0.0.1:0",

@@ -82,8 +82,10 @@ class ServerInterceptor(_Interceptor):
             )
         if handler.stream_stream is not None:
             return grpc.stream_stream_rpc_method_handler(
-                self._wrap_bidi(handler.stream_stream, method, ("bidi_stream", service, name)),
-                request_deserializer=decode,
+                self._wrap_bidi(
+                    handler.stream_stream, method, decode, ("bidi_stream", service, name)
+                ),
+                request_deserializer=None,  # raw bytes: decoded as they are read
                 response_serializer=handler.response_serializer,
             )
         return handler  # no client-streaming RPC is served
@@ -144,21 +146,40 @@ class ServerInterceptor(_Interceptor):
         async def stream(raw: bytes, context: Context) -> AsyncIterator[Any]:
             async with _Observed(self._metrics, labels, context):
                 request = self._admit(method, raw, context, decode)
-                async for response in behaviour(request, context):
+                async for response in _responses(behaviour(request, context)):
                     yield response
 
         return stream
 
     def _wrap_bidi(
-        self, behaviour: Callable[..., Any], method: str, labels: Labels
-    ) -> Callable[[Any, Context], AsyncIterator[Any]]:
-        async def bidi(requests: Any, context: Context) -> AsyncIterator[Any]:
+        self,
+        behaviour: Callable[..., Any],
+        method: str,
+        decode: Callable[[bytes], Any] | None,
+        labels: Labels,
+    ) -> Callable[[AsyncIterator[bytes], Context], AsyncIterator[Any]]:
+        async def bidi(requests: AsyncIterator[bytes], context: Context) -> AsyncIterator[Any]:
             async with _Observed(self._metrics, labels, context):
                 self._identify(method, context)
-                async for response in behaviour(requests, context):
+
+                async def decoded() -> AsyncIterator[Any]:
+                    async for raw in requests:
+                        yield _decode(method, raw, decode)
+
+                async for response in _responses(behaviour(decoded(), context)):
                     yield response
 
         return bidi
+
+
+async def _responses(result: Any) -> AsyncIterator[Any]:
+    """The replies of a streaming handler: an async generator's items; nothing from a
+    coroutine that writes its replies itself (``context.write``, as the health Watch does)."""
+    if hasattr(result, "__aiter__"):
+        async for response in result:
+            yield response
+    else:
+        await result
 
 
 def _decode(method: str, raw: bytes, decode: Callable[[bytes], Any] | None) -> Any:

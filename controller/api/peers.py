@@ -35,17 +35,19 @@ class DenyListError(Exception):
 
 
 def read_deny_list(path: Path) -> frozenset[str]:
-    """The fingerprints in a deny list file: one SHA-256 (64 hex digits, ':' allowed) per
-    line; ``#`` starts a comment; blank lines are ignored."""
+    """The fingerprints in a deny list file: one SHA-256 (64 hex digits, ':' allowed) first
+    on a line, then anything (``jackpotctl certs fingerprint FILE`` prints a line to append
+    as it is); ``#`` starts a comment; blank lines are ignored."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise DenyListError(f"cannot read the deny list {path}: {error}") from None
     found: set[str] = set()
     for number, line in enumerate(text.splitlines(), 1):
-        entry = line.split("#", 1)[0].strip().replace(":", "").lower()
-        if not entry:
+        words = line.split("#", 1)[0].split()
+        if not words:
             continue
+        entry = words[0].replace(":", "").lower()
         if not _FINGERPRINT.fullmatch(entry):
             raise DenyListError(
                 f"{path} line {number}: {entry[:70]!r} is not a SHA-256 fingerprint "

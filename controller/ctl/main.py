@@ -98,6 +98,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     issue.add_argument("--force", action="store_true", help="replace NAME.crt and NAME.key")
     issue.set_defaults(handler=_certs_issue)
+    renew = cert_actions.add_parser(
+        "controller", help="issue the controller's certificate again (renewal, new names)"
+    )
+    renew.add_argument("--dir", type=Path, required=True, help="where the CA is (certs init)")
+    renew.add_argument("--san", action="append", default=[], metavar="NAME")
+    renew.add_argument("--days", type=int, default=certs.CONTROLLER_DAYS)
+    renew.add_argument("--out", type=Path, metavar="DIR", help="write here (default --dir)")
+    renew.add_argument(
+        "--force", action="store_true", help="replace controller.crt and controller.key"
+    )
+    renew.set_defaults(handler=_certs_controller)
     print_fingerprint = cert_actions.add_parser(
         "fingerprint", help="a certificate's SHA-256 fingerprint, for the deny list"
     )
@@ -243,6 +254,15 @@ def _certs_issue(args: argparse.Namespace) -> int:
     )
     print(f"jackpot://{args.role}/{args.name}: {issued.cert} (key {issued.key})")
     print(f"sha256 {issued.fingerprint}")
+    return 0
+
+
+def _certs_controller(args: argparse.Namespace) -> int:
+    issued = certs.issue_controller(
+        args.dir, sans=args.san, days=args.days, force=args.force, out=args.out
+    )
+    print(f"controller: {issued.cert} (key {issued.key}); a running controller uses it at its")
+    print("next handshake (its --tls-cert and --tls-key files are re-read when they change)")
     return 0
 
 

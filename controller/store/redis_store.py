@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.commands.core import AsyncScript
 from redis.exceptions import (
+    AuthenticationError,
     BusyLoadingError,
     OutOfMemoryError,
     ReadOnlyError,
@@ -266,7 +267,12 @@ class RedisStore:
         now = time.monotonic()
         if now - self._unreachable_logged >= 5.0:
             self._unreachable_logged = now
-            log.warning("Redis is unreachable: %s", error)
+            log.warning("Redis did not serve a call: %s", error)
+        if isinstance(error, AuthenticationError):
+            return StoreUnavailable(
+                "Redis refused the password; correct it (--redis-password-file or "
+                "$JACKPOT_REDIS_PASSWORD)"
+            )
         return StoreUnavailable(UNREACHABLE)
 
     # ---------------------------------------------------------------- configuration

@@ -1,13 +1,17 @@
-"""Static checks of deploy/: files parse, names match the product, promtool agrees.
+"""Static checks of deploy/: files parse, names match the product, promtool agrees, and the
+deployments run the controller as docs/security.md says (mutual TLS, Redis behind a password
+read from a file, probes on /healthz, network policies, every option one the programs know).
 
 Nothing here starts a container. The promtool tests run when `promtool` is on PATH (Debian
-package `prometheus`) and are skipped otherwise.
+package `prometheus`) and are skipped otherwise; the Redis password scripts run under /bin/sh.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
+import shlex
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -16,6 +20,11 @@ from typing import Any
 
 import pytest
 import yaml
+
+from controller import cli as controller_cli
+from controller.api.peers import read_deny_list
+from controller.ctl import main as ctl_main
+from table_agent import cli as agent_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -26,6 +35,7 @@ RUNBOOK = DEPLOY / "RUNBOOK.md"
 DATASOURCES = DEPLOY / "grafana" / "provisioning" / "datasources" / "prometheus.yml"
 DASHBOARD_PROVIDER = DEPLOY / "grafana" / "provisioning" / "dashboards" / "jackpot.yml"
 COMPOSE = DEPLOY / "compose" / "docker-compose.yml"
+DOCKERFILE = DEPLOY / "compose" / "Dockerfile"
 KUBERNETES = DEPLOY / "kubernetes"
 
 YAML_FILES = sorted([*DEPLOY.rglob("*.yml"), *DEPLOY.rglob("*.yaml")])
@@ -49,6 +59,7 @@ METRICS: dict[str, frozenset[str]] = {
     "jackpot_redis_aof_enabled": frozenset(),
     "jackpot_redis_appendfsync_always": frozenset(),
     "jackpot_build_info": frozenset({"version"}),
+    "jackpot_access_denied_total": frozenset({"grpc_method", "role", "reason"}),
     "up": frozenset(),  # synthesized by Prometheus for every scrape target
 }
 HISTOGRAMS = frozenset({"grpc_server_handling_seconds"})
@@ -66,6 +77,7 @@ EXPECTED_ALERTS = frozenset(
         "JackpotRedisFsyncNotAlways",
         "JackpotControllerTargetDown",
         "JackpotControllerAllDown",
+        "JackpotAccessDenied",
     }
 )
 SEVERITIES = frozenset({"critical", "warning", "info"})
@@ -368,46 +380,161 @@ def test_prometheus_config() -> None:
     assert set(jobs) == {"jackpot-controller"}, "scrape the controller replicas only"
     (sd,) = jobs["jackpot-controller"]["dns_sd_configs"]
     assert sd["port"] == 9102
+    assert jobs["jackpot-controller"].get("scheme", "http") == "http", "the metrics port is HTTP"
 
 
-def test_compose_redis_is_durable() -> None:
-    command = services()["redis"]["command"]
-    assert command[0] == "redis-server"
-    assert command[command.index("--appendonly") + 1] == "yes"
-    assert command[command.index("--appendfsync") + 1] == "always"
-    assert any(v.startswith("redis-data:") for v in services()["redis"]["volumes"])
+def kube_workload(kind: str, name: str) -> dict[str, Any]:
+    pod: dict[str, Any] = kube_objects()[(kind, name)]["spec"]["template"]
+    return pod
 
 
-def test_compose_controller_and_agents() -> None:
-    svc = services()
-    controller = svc["controller"]
-    assert controller["deploy"]["replicas"] == 2
-    assert controller["command"][:2] == ["jackpot-controller", "serve"]
-    assert {"--listen", "--redis", "--metrics-port", "--insecure"} <= set(controller["command"])
-    build = controller["build"]
-    assert (COMPOSE.parent / build["context"] / build["dockerfile"]).is_file()
-    table_ids = set()
-    for name, service in svc.items():
-        if service.get("command", [None])[0] == "table-agent":
-            command = service["command"]
-            table_ids.add(command[command.index("--table-id") + 1])
-            assert command[command.index("--controller") + 1] == "controller:50051", name
-            assert "--sim" in command
-    assert table_ids == {"cs-1", "cs-2", "cs-3"}
+def kube_container(name: str) -> dict[str, Any]:
+    pods = [kube_workload("Deployment", "jackpot-controller")]
+    pods.append(kube_workload("StatefulSet", "jackpot-redis"))
+    for pod in pods:
+        for container in pod["spec"].get("initContainers", []) + pod["spec"]["containers"]:
+            if container["name"] == name:
+                found: dict[str, Any] = container
+                return found
+    raise AssertionError(f"no container {name}")
 
 
-def test_compose_mounts_exist_and_match_grafana_provider() -> None:
-    mounts: dict[str, str] = {}
-    for service in services().values():
-        for volume in service.get("volumes", []):
-            source, target = volume.split(":")[:2]
-            if source.startswith("."):
-                assert (COMPOSE.parent / source).exists(), source
-                mounts[target] = str((COMPOSE.parent / source).resolve().relative_to(ROOT))
-    assert mounts["/etc/prometheus/prometheus.yml"] == "deploy/prometheus/prometheus.yml"
-    assert mounts["/etc/grafana/provisioning"] == "deploy/grafana/provisioning"
-    (provider,) = load_yaml(DASHBOARD_PROVIDER)["providers"]
-    assert mounts[provider["options"]["path"]] == "deploy/grafana/dashboards"
+# --- the programs' options --------------------------------------------------------------------
+
+
+def option_strings(parser: argparse.ArgumentParser) -> frozenset[str]:
+    return frozenset(s for action in parser._actions for s in action.option_strings)
+
+
+SERVE_OPTIONS = option_strings(controller_cli._parser()[1])
+AGENT_OPTIONS = option_strings(agent_cli._parser())
+
+
+def flags(command: list[str]) -> list[str]:
+    return [arg.partition("=")[0] for arg in command if arg.startswith("--")]
+
+
+def flag_value(command: list[str], flag: str) -> str:
+    assert command.count(flag) == 1, f"{flag} given {command.count(flag)} times in {command}"
+    return command[command.index(flag) + 1]
+
+
+def env_option(variable: str) -> str:
+    """The serve option a JACKPOT_<NAME> variable sets (controller.settings)."""
+    return "--" + variable.removeprefix("JACKPOT_").lower().replace("_", "-")
+
+
+def dockerfile_cmd() -> list[str]:
+    text = DOCKERFILE.read_text(encoding="utf-8").replace("\\\n", " ")
+    (cmd,) = re.findall(r"^CMD\s+(\[.*\])\s*$", text, re.MULTILINE)
+    command: list[str] = json.loads(cmd)
+    return command
+
+
+def test_option_helpers() -> None:
+    assert {"--tls-cert", "--client-ca", "--deny-list", "--insecure"} <= SERVE_OPTIONS
+    assert "--no-such-option" not in SERVE_OPTIONS
+    assert {"--ca", "--cert", "--key", "--table-id"} <= AGENT_OPTIONS
+    assert flags(["serve", "--listen", "x", "--log-level=INFO"]) == ["--listen", "--log-level"]
+    assert env_option("JACKPOT_REDIS_PASSWORD_FILE") == "--redis-password-file"
+
+
+def controller_commands() -> list[tuple[str, list[str], dict[str, str]]]:
+    """(where, command, environment) of every place deploy/ starts the controller."""
+    found: list[tuple[str, list[str], dict[str, str]]] = [(rel(DOCKERFILE), dockerfile_cmd(), {})]
+    service = services()["controller"]
+    found.append((rel(COMPOSE), service["command"], dict(service.get("environment") or {})))
+    container = kube_container("controller")
+    env = {e["name"]: e.get("value", "") for e in container.get("env", [])}
+    found.append(("kubernetes controller.yaml", container["command"], env))
+    return found
+
+
+CONTROLLER_COMMANDS = controller_commands()
+
+
+@pytest.mark.parametrize(
+    ("where", "command", "env"), CONTROLLER_COMMANDS, ids=[c[0] for c in CONTROLLER_COMMANDS]
+)
+def test_controller_options_exist(where: str, command: list[str], env: dict[str, str]) -> None:
+    """A manifest naming an option `jackpot-controller serve` does not have would crash-loop."""
+    assert command[:2] == ["jackpot-controller", "serve"], where
+    unknown = [flag for flag in flags(command) if flag not in SERVE_OPTIONS]
+    assert not unknown, f"{where}: not options of jackpot-controller serve: {unknown}"
+    variables = [name for name in env if name.startswith("JACKPOT_")]
+    unknown = [name for name in variables if env_option(name) not in SERVE_OPTIONS]
+    assert not unknown, f"{where}: not settings of jackpot-controller serve: {unknown}"
+    # The same command line must parse (values of the right type, no stray arguments).
+    parser, _ = controller_cli._parser()
+    args = parser.parse_args(command[1:])
+    assert args.command == "serve"
+
+
+@pytest.mark.parametrize(
+    ("where", "command", "env"), CONTROLLER_COMMANDS, ids=[c[0] for c in CONTROLLER_COMMANDS]
+)
+def test_controller_is_never_insecure(where: str, command: list[str], env: dict[str, str]) -> None:
+    assert "--insecure" not in command, where
+    assert "JACKPOT_INSECURE" not in env, where
+    listen = flag_value(command, "--listen")
+    assert listen.rpartition(":")[0] not in ("127.0.0.1", "localhost", "[::1]"), (
+        f"{where}: a container's loopback address is unreachable"
+    )
+    redis = command[command.index("--redis") + 1] if "--redis" in command else ""
+    assert "@" not in redis, f"{where}: no credentials in the --redis URL"
+
+
+def test_dockerfile_default_command_needs_tls_from_the_environment() -> None:
+    command = dockerfile_cmd()
+    assert not {"--tls-cert", "--tls-key", "--client-ca"} & set(command)
+    text = DOCKERFILE.read_text(encoding="utf-8")
+    for variable in ("JACKPOT_TLS_CERT", "JACKPOT_TLS_KEY", "JACKPOT_CLIENT_CA"):
+        assert variable in text, f"the Dockerfile should say that {variable} is needed"
+        assert env_option(variable) in SERVE_OPTIONS
+    ignored = (DEPLOY / "compose" / "Dockerfile.dockerignore").read_text(encoding="utf-8")
+    assert "**/*.key" in ignored.split(), "never copy a private key into the image"
+
+
+# --- Kubernetes ----------------------------------------------------------------------------------
+
+
+def mounted_source(pod: dict[str, Any], container: dict[str, Any], path: str) -> tuple[str, str]:
+    """(kind, name) of the volume source a file path of ``container`` is mounted from:
+    ("secret", secret name), ("configMap", name), ("emptyDir", volume name), ...; asserts
+    that the file is one the source provides and that the mount sees updates (no subPath)."""
+    mounts = [m for m in container.get("volumeMounts", []) if path.startswith(m["mountPath"] + "/")]
+    assert len(mounts) == 1, f"{path} is not on exactly one volume mount of {container['name']}"
+    (mount,) = mounts
+    assert "subPath" not in mount, f"{path}: a subPath mount never sees a Secret/ConfigMap update"
+    (volume,) = [v for v in pod["spec"]["volumes"] if v["name"] == mount["name"]]
+    for kind, name_key in (("secret", "secretName"), ("configMap", "name")):
+        if kind in volume:
+            source = volume[kind]
+            file = path.removeprefix(mount["mountPath"] + "/")
+            items = source.get("items")
+            if items is not None:
+                assert file in {item["path"] for item in items}, f"{path}: not in the {kind}"
+            assert not source.get("optional", False), f"{path}: the {kind} must exist"
+            return kind, str(source[name_key])
+    (kind,) = [key for key in volume if key != "name"]
+    return kind, str(volume["name"])
+
+
+def secret_key(pod: dict[str, Any], container: dict[str, Any], path: str) -> str:
+    """The key of the Secret or ConfigMap that ``path`` shows."""
+    (mount,) = [m for m in container["volumeMounts"] if path.startswith(m["mountPath"] + "/")]
+    (volume,) = [v for v in pod["spec"]["volumes"] if v["name"] == mount["name"]]
+    source = volume.get("secret") or volume.get("configMap") or {}
+    file = path.removeprefix(mount["mountPath"] + "/")
+    keys = {item["path"]: item["key"] for item in source.get("items", [])}
+    return str(keys.get(file, file))
+
+
+def named_port(container: dict[str, Any], port: int | str) -> int:
+    if isinstance(port, int):
+        return port
+    (number,) = [p["containerPort"] for p in container["ports"] if p["name"] == port]
+    return int(number)
 
 
 def test_kubernetes_controller() -> None:
@@ -421,23 +548,412 @@ def test_kubernetes_controller() -> None:
         "grpc": 50051,
         "metrics": 9102,
     }
-    for probe in ("readinessProbe", "livenessProbe"):
-        assert container[probe]["grpc"]["port"] == 50051, probe
+    assert flag_value(container["command"], "--metrics-port") == "9102"
+    assert flag_value(container["command"], "--listen").endswith(":50051")
     grpc_service = objects[("Service", "jackpot-controller-grpc")]["spec"]
-    assert grpc_service["clusterIP"] == "None", "agents need every pod IP (round_robin)"
+    assert grpc_service["clusterIP"] == "None", "clients need every pod IP (round_robin)"
+    assert "appProtocol" not in grpc_service["ports"][0], "the port is TLS, not h2c"
     metrics_service = objects[("Service", "jackpot-controller-metrics")]["spec"]
     assert [p["port"] for p in metrics_service["ports"]] == [9102]
 
 
-def test_kubernetes_redis_is_durable() -> None:
-    objects = kube_objects()
-    statefulset = objects[("StatefulSet", "jackpot-redis")]["spec"]
-    (container,) = statefulset["template"]["spec"]["containers"]
+def test_kubernetes_probes_use_healthz_on_the_metrics_port() -> None:
+    """The gRPC port requires a client certificate the kubelet does not have."""
+    container = kube_container("controller")
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        check = container[probe]
+        assert set(check) & {"httpGet", "grpc", "exec", "tcpSocket"} == {"httpGet"}, probe
+        assert check["httpGet"]["path"] == "/healthz", probe
+        assert named_port(container, check["httpGet"]["port"]) == 9102, probe
+        assert check["httpGet"].get("scheme", "HTTP") == "HTTP", probe
+
+
+def test_kubernetes_controller_files_come_from_secrets() -> None:
+    pod = kube_workload("Deployment", "jackpot-controller")
+    container = kube_container("controller")
     command = container["command"]
+    expected = {
+        "--tls-cert": ("secret", "jackpot-controller-tls"),
+        "--tls-key": ("secret", "jackpot-controller-tls"),
+        "--client-ca": ("secret", "jackpot-controller-tls"),
+        "--redis-password-file": ("secret", "jackpot-redis"),
+        "--deny-list": ("configMap", "jackpot-deny-list"),
+    }
+    for flag, source in expected.items():
+        path = flag_value(command, flag)
+        assert mounted_source(pod, container, path) == source, flag
+    assert secret_key(pod, container, flag_value(command, "--redis-password-file")) == "password"
+    keys = {secret_key(pod, container, flag_value(command, f)) for f in expected}
+    assert {"tls.crt", "tls.key", "ca.crt"} <= keys
+    for volume in pod["spec"]["volumes"]:
+        if "secret" in volume:
+            mode = volume["secret"].get("defaultMode", 0o644)
+            assert mode & 0o007 == 0, f"Secret volume {volume['name']} is world-readable"
+    security = pod["spec"]["securityContext"]
+    assert security["fsGroup"] == security["runAsUser"], "group-readable Secret files"
+    assert "env" not in container or all("value" not in e for e in container["env"])
+
+
+def test_kubernetes_redis_requires_the_password_and_is_durable() -> None:
+    pod = kube_workload("StatefulSet", "jackpot-redis")
+    redis = kube_container("redis")
+    command = redis["command"]
+    assert command[0] == "redis-server"
     assert command[command.index("--appendonly") + 1] == "yes"
     assert command[command.index("--appendfsync") + 1] == "always"
-    claims = {claim["metadata"]["name"] for claim in statefulset["volumeClaimTemplates"]}
-    assert {mount["name"] for mount in container["volumeMounts"]} <= claims
+    config = command[1]
+    assert config.endswith(".conf"), "the generated redis.conf comes first"
+    assert mounted_source(pod, redis, config)[0] == "emptyDir"
+    (conf_volume,) = [v for v in pod["spec"]["volumes"] if "emptyDir" in v]
+    assert conf_volume["emptyDir"].get("medium") == "Memory", "keep the password off disk"
+    # The init container writes requirepass into that file from the Secret.
+    (init,) = pod["spec"]["initContainers"]
+    script = init["command"][-1]
+    (password_file,) = re.findall(r"cat ([^\s)]+)\)", script)
+    assert mounted_source(pod, init, password_file) == ("secret", "jackpot-redis")
+    assert secret_key(pod, init, password_file) == "password"
+    assert "requirepass" in script and f"> {config}" in script
+    # The readiness probe authenticates (redis-cli exits 0 on NOAUTH).
+    probe = " ".join(redis["readinessProbe"]["exec"]["command"])
+    assert "REDISCLI_AUTH=" in probe and "PONG" in probe
+    (probe_file,) = re.findall(r"cat ([^\s)]+)\)", probe)
+    assert mounted_source(pod, redis, probe_file) == ("secret", "jackpot-redis")
+
+
+def pod_claims() -> list[dict[str, Any]]:
+    claims: list[dict[str, Any]] = kube_objects()[("StatefulSet", "jackpot-redis")]["spec"][
+        "volumeClaimTemplates"
+    ]
+    return claims
+
+
+def test_kubernetes_redis_data_is_a_persistent_volume() -> None:
+    redis = kube_container("redis")
+    claims = {claim["metadata"]["name"] for claim in pod_claims()}
+    data = [m for m in redis["volumeMounts"] if m["mountPath"] == "/data"]
+    assert [m["name"] for m in data] == ["data"] and "data" in claims
+
+
+def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """Whether a Kubernetes label selector (matchLabels, matchExpressions In/Exists) selects
+    ``labels``."""
+    if any(labels.get(k) != v for k, v in selector.get("matchLabels", {}).items()):
+        return False
+    for expression in selector.get("matchExpressions", []):
+        key, operator = expression["key"], expression["operator"]
+        if operator == "In" and labels.get(key) not in expression["values"]:
+            return False
+        if operator == "Exists" and key not in labels:
+            return False
+        assert operator in ("In", "Exists"), f"unexpected selector operator {operator}"
+    return True
+
+
+def policies_for(labels: dict[str, str]) -> list[dict[str, Any]]:
+    return [
+        obj["spec"]
+        for (kind, _), obj in kube_objects().items()
+        if kind == "NetworkPolicy" and selects(obj["spec"]["podSelector"], labels)
+    ]
+
+
+def ingress_by_port(labels: dict[str, str]) -> dict[int, list[dict[str, Any]]]:
+    """Every peer (``from`` item) admitted to each port of the pods with ``labels``."""
+    policies = policies_for(labels)
+    assert policies, f"no NetworkPolicy selects {labels}"
+    admitted: dict[int, list[dict[str, Any]]] = {}
+    for policy in policies:
+        assert "Ingress" in policy["policyTypes"]
+        for rule in policy.get("ingress", []):
+            assert rule.get("ports"), "a rule without ports admits every port"
+            assert rule.get("from"), "a rule without peers admits everyone"
+            for port in rule["ports"]:
+                admitted.setdefault(int(port["port"]), []).extend(rule["from"])
+    return admitted
+
+
+CONTROLLER_LABELS = {"app.kubernetes.io/name": "jackpot-controller"}
+
+
+def test_kubernetes_network_policy_of_the_controller() -> None:
+    pod_labels = kube_workload("Deployment", "jackpot-controller")["metadata"]["labels"]
+    assert pod_labels == CONTROLLER_LABELS
+    admitted = ingress_by_port(pod_labels)
+    assert set(admitted) == {50051, 9102}
+    clients = admitted[50051]
+    for peer in clients:
+        assert set(peer) == {"podSelector"}, "gRPC from labelled pods only (no ipBlock/namespace)"
+        assert peer["podSelector"], "an empty podSelector admits every pod"
+    for component in ("table-agent", "jackpotctl", "meter-display"):
+        assert any(
+            selects(peer["podSelector"], {"app.kubernetes.io/component": component})
+            for peer in clients
+        ), component
+    assert not any(selects(peer["podSelector"], {"app": "other"}) for peer in clients)
+    (prometheus,) = admitted[9102]
+    assert selects(prometheus["podSelector"], {"app.kubernetes.io/name": "prometheus"})
+    assert not selects(prometheus["podSelector"], {"app.kubernetes.io/component": "table-agent"})
+    assert prometheus["namespaceSelector"]["matchLabels"], "Prometheus's namespace, not any"
+
+
+def test_kubernetes_network_policy_of_redis() -> None:
+    pod_labels = kube_workload("StatefulSet", "jackpot-redis")["metadata"]["labels"]
+    admitted = ingress_by_port(pod_labels)
+    assert set(admitted) == {6379}
+    (peer,) = admitted[6379]
+    assert set(peer) == {"podSelector"}
+    assert selects(peer["podSelector"], CONTROLLER_LABELS)
+    assert not selects(peer["podSelector"], {"app.kubernetes.io/component": "table-agent"})
+
+
+def test_kustomization_lists_every_manifest() -> None:
     kustomization = load_yaml(KUBERNETES / "kustomization.yaml")
-    for resource in kustomization["resources"]:
+    resources = kustomization["resources"]
+    for resource in resources:
         assert (KUBERNETES / resource).is_file(), resource
+    manifests = {p.name for p in KUBERNETES.glob("*.yaml")} - {"kustomization.yaml"}
+    assert set(resources) == manifests
+    assert not {"secretGenerator", "configMapGenerator"} & set(kustomization), (
+        "Secrets and the deny list are created by the operator (controller.yaml), never here"
+    )
+
+
+# --- no secret in the repository ---------------------------------------------------------------
+
+DEPLOY_TEXT_FILES = sorted(
+    p for p in DEPLOY.rglob("*") if p.is_file() and p.suffix not in (".json",)
+)
+
+
+@pytest.mark.parametrize("path", DEPLOY_TEXT_FILES, ids=rel)
+def test_no_secret_literals(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert "PRIVATE KEY-----" not in text, "a private key"
+    for line in text.splitlines():
+        code = line.split("#", 1)[0] if path.suffix in (".yml", ".yaml") else line
+        match = re.search(r"\b(?:requirepass|masterauth)\s+(\S+)", code)
+        if match:
+            assert match[1].startswith("%s"), f"a literal Redis password: {line.strip()}"
+        assert "--requirepass" not in code, "redis-server's arguments are visible in the pod"
+        assert not re.search(r"rediss?://[^/\s]*@", code), "credentials in a Redis URL"
+
+
+def test_kubernetes_has_no_secret_objects_or_password_values() -> None:
+    for kind, name in kube_objects():
+        assert kind != "Secret", f"Secret {name} belongs in the cluster, not the repository"
+    for workload in (("Deployment", "jackpot-controller"), ("StatefulSet", "jackpot-redis")):
+        spec = kube_workload(*workload)["spec"]
+        for container in spec.get("initContainers", []) + spec["containers"]:
+            for env in container.get("env", []):
+                literal = "value" in env and "PASSWORD" in env["name"].upper()
+                assert not literal, f"{container['name']}: {env['name']} is a literal"
+
+
+# --- Docker Compose ----------------------------------------------------------------------------
+
+
+def compose_script(service: dict[str, Any]) -> str:
+    """The shell script of an ``entrypoint: [/bin/sh, -c]`` service, after Compose's own
+    interpolation ($$ is a literal $)."""
+    assert service["entrypoint"] == ["/bin/sh", "-c"]
+    (script,) = service["command"]
+    return str(script).replace("$$", "$")
+
+
+def mount_of(service: dict[str, Any], path: str) -> str:
+    """The volume (or relative host path) a file path of ``service`` is on."""
+    sources = [
+        volume.split(":")[0]
+        for volume in service.get("volumes", [])
+        if path.startswith(volume.split(":")[1].rstrip("/") + "/")
+    ]
+    assert len(sources) == 1, f"{path} is not on exactly one volume"
+    return str(sources[0])
+
+
+def expand_loops(script: str) -> str:
+    """``for t in a b; do X $t; done`` written out as ``X a; X b;`` (enough for deploy/)."""
+
+    def expand(loop: re.Match[str]) -> str:
+        name, values, body = loop[1], loop[2].split(), loop[3]
+        return " ".join(body.replace(f"${name}", value) for value in values)
+
+    return re.sub(r"\bfor (\w+) in ([^;]+); do (.*?)\bdone\b", expand, script, flags=re.DOTALL)
+
+
+def jackpotctl_calls(script: str) -> list[argparse.Namespace]:
+    """Every jackpotctl command of a compose shell script, parsed by jackpotctl's own parser
+    (an option it does not have fails here, as it would in the container)."""
+    prefix = re.search(r'\bC="(jackpotctl[^"]*)";', script)
+    if prefix:
+        script = script.replace(prefix[0], "").replace("$C", prefix[1])
+    calls = []
+    for text in re.findall(r"\bjackpotctl\b[^;|]*", expand_loops(script)):
+        calls.append(ctl_main._parser().parse_args(shlex.split(text)[1:]))
+    return calls
+
+
+def test_compose_script_helpers() -> None:
+    script = (
+        'C="jackpotctl --controller c:1"; for t in a b; do $C tables list --link-group $t; done'
+    )
+    calls = jackpotctl_calls(script)
+    assert [(c.controller, c.link_group) for c in calls] == [("c:1", "a"), ("c:1", "b")]
+    with pytest.raises(SystemExit):
+        jackpotctl_calls("jackpotctl certs issue --no-such-flag")
+
+
+def test_compose_redis_requires_the_password_and_is_durable() -> None:
+    compose = load_yaml(COMPOSE)
+    redis = compose["services"]["redis"]
+    assert redis["secrets"] == ["redis-password"]
+    secret = compose["secrets"]["redis-password"]
+    assert set(secret) == {"file"}, "a file the operator creates, not a value"
+    ignored = (COMPOSE.parent / ".gitignore").read_text(encoding="utf-8").split()
+    assert "/" + Path(secret["file"]).name in ignored, "git must ignore the password file"
+    script = compose_script(redis)
+    assert 'p="$(cat /run/secrets/redis-password)"' in script
+    (config,) = re.findall(r"printf 'requirepass %s\\n' \"\$p\" > (\S+);", script)
+    assert any(config.startswith(tmpfs.rstrip("/") + "/") for tmpfs in redis["tmpfs"])
+    server = shlex.split(script.partition("exec ")[2])
+    assert server[:2] == ["redis-server", config]
+    assert server[server.index("--appendonly") + 1] == "yes"
+    assert server[server.index("--appendfsync") + 1] == "always"
+    assert any(v.startswith("redis-data:/data") for v in redis["volumes"])
+    health = " ".join(redis["healthcheck"]["test"]).replace("$$", "$")
+    assert "REDISCLI_AUTH=" in health and "/run/secrets/redis-password" in health
+    assert "PONG" in health
+
+
+def test_compose_controller() -> None:
+    svc = services()
+    controller = svc["controller"]
+    assert controller["deploy"]["replicas"] == 2
+    command = controller["command"]
+    assert flag_value(command, "--redis-password-file") == "/run/secrets/redis-password"
+    assert controller["secrets"] == ["redis-password"]
+    for flag in ("--tls-cert", "--tls-key", "--client-ca"):
+        assert mount_of(controller, flag_value(command, flag)) == "controller-tls", flag
+    assert mount_of(controller, flag_value(command, "--deny-list")).startswith("./")
+    assert controller["depends_on"]["certs"]["condition"] == "service_completed_successfully"
+    health = " ".join(controller["healthcheck"]["test"])
+    assert "http://localhost:9102/healthz" in health and "grpc" not in health
+    build = controller["build"]
+    assert (COMPOSE.parent / build["context"] / build["dockerfile"]).is_file()
+
+
+def test_compose_deny_list_parses() -> None:
+    controller = services()["controller"]
+    path = flag_value(controller["command"], "--deny-list")
+    source, target = next(
+        v.split(":")[:2] for v in controller["volumes"] if path.startswith(v.split(":")[1])
+    )
+    assert read_deny_list(COMPOSE.parent / source / path.removeprefix(target + "/")) == frozenset()
+
+
+def agent_services() -> dict[str, dict[str, Any]]:
+    return {
+        name: service
+        for name, service in services().items()
+        if service.get("command", [None])[0] == "table-agent"
+    }
+
+
+def test_compose_agents_use_their_own_table_certificate() -> None:
+    table_ids = set()
+    for name, service in agent_services().items():
+        command = service["command"]
+        unknown = [flag for flag in flags(command) if flag not in AGENT_OPTIONS]
+        assert not unknown, f"{name}: not options of table-agent: {unknown}"
+        agent_cli._parser().parse_args(command[1:])
+        table_id = flag_value(command, "--table-id")
+        table_ids.add(table_id)
+        assert flag_value(command, "--controller") == "controller:50051", name
+        assert "--sim" in command and "--insecure" not in command
+        cert, key = flag_value(command, "--cert"), flag_value(command, "--key")
+        assert (Path(cert).name, Path(key).name) == (f"{table_id}.crt", f"{table_id}.key")
+        for path in (flag_value(command, "--ca"), cert, key):
+            assert mount_of(service, path) == "agent-certs", name
+    assert table_ids == {"cs-1", "cs-2", "cs-3"}
+
+
+def test_compose_certs_service_issues_every_identity() -> None:
+    svc = services()
+    certs = svc["certs"]
+    volumes = dict(v.split(":")[:2][::-1] for v in certs["volumes"])  # target -> volume
+    calls = jackpotctl_calls(compose_script(certs))
+    (init,) = [c for c in calls if c.action == "init"]
+    agents_dial = {
+        flag_value(s["command"], "--controller").rpartition(":")[0]
+        for s in agent_services().values()
+    }
+    assert agents_dial <= set(init.san), "the controller's certificate must name its host"
+    issued = {(c.role, c.name): volumes[str(c.out)] for c in calls if c.action == "issue"}
+    for table_id in ("cs-1", "cs-2", "cs-3"):
+        assert issued[("table", table_id)] == "agent-certs"
+    roles = {role: volume for (role, _), volume in issued.items()}
+    assert roles["operator"] == "ops-certs" and roles["supervisor"] == "ops-certs"
+    assert volumes[str(init.dir)] == "ca"
+    for name, service in svc.items():
+        if name != "certs":
+            assert not any(v.startswith("ca:") for v in service.get("volumes", [])), (
+                f"{name} must not see the CA's key"
+            )
+    script = compose_script(certs)
+    assert "cp /ca/controller.crt /ca/controller.key /ca/ca.crt /tls/" in script
+    assert "chown -R 10001:10001" in script  # the image's user
+
+
+def test_compose_configure_runs_as_the_operator() -> None:
+    configure = services()["configure"]
+    env = configure["environment"]
+    calls = jackpotctl_calls(compose_script(configure))
+    assert calls and all(c.controller == "controller:50051" for c in calls)
+    assert {c.area for c in calls} == {"link-groups", "meters", "tables"}
+    issued = jackpotctl_calls(compose_script(services()["certs"]))
+    (operator,) = [c.name for c in issued if c.action == "issue" and c.role == "operator"]
+    assert Path(env["JACKPOT_CERT"]).name == f"{operator}.crt"
+    for variable in ("JACKPOT_CA", "JACKPOT_CERT", "JACKPOT_KEY"):
+        assert mount_of(configure, env[variable]) == "ops-certs", variable
+
+
+# --- the Redis password scripts, run --------------------------------------------------------
+
+
+def redis_password_scripts() -> list[tuple[str, str, str, str]]:
+    """(where, script, password file, config file) of both ways deploy/ writes redis.conf."""
+    (init,) = kube_workload("StatefulSet", "jackpot-redis")["spec"]["initContainers"]
+    kube = str(init["command"][-1])
+    compose = compose_script(services()["redis"]).partition("exec ")[0] + "exit 0"
+    return [
+        ("kubernetes", kube, "/etc/redis-auth/password", "/run/redis/redis.conf"),
+        ("compose", compose, "/run/secrets/redis-password", "/run/redis/redis.conf"),
+    ]
+
+
+PASSWORD_SCRIPTS = redis_password_scripts()
+GOOD_PASSWORDS = ["0123456789abcdef" * 4, "Zm9v+YmFy/YmF6=._-"]
+BAD_PASSWORDS = ["", "two words", 'quote"d', "new\nline", "semi;colon", "back\\slash"]
+
+
+@pytest.mark.skipif(not Path("/bin/sh").exists(), reason="needs /bin/sh")
+@pytest.mark.parametrize(
+    ("where", "script", "secret", "config"), PASSWORD_SCRIPTS, ids=[s[0] for s in PASSWORD_SCRIPTS]
+)
+@pytest.mark.parametrize("password", GOOD_PASSWORDS + BAD_PASSWORDS)
+def test_redis_password_script(
+    tmp_path: Path, where: str, script: str, secret: str, config: str, password: str
+) -> None:
+    secret_file, config_file = tmp_path / "password", tmp_path / "conf" / "redis.conf"
+    config_file.parent.mkdir()
+    secret_file.write_text(password + "\n", encoding="utf-8")
+    script = script.replace(secret, str(secret_file)).replace(config, str(config_file))
+    result = subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True, check=False)
+    if password in GOOD_PASSWORDS:
+        assert result.returncode == 0, result.stderr
+        assert config_file.read_text(encoding="utf-8") == f"requirepass {password}\n"
+        assert config_file.stat().st_mode & 0o077 == 0, "redis.conf readable by its owner only"
+    else:
+        assert result.returncode != 0, f"{where} accepted {password!r}"
+        assert "openssl rand -hex 32" in result.stderr
+        assert not config_file.exists()

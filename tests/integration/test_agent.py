@@ -25,7 +25,7 @@ from tests.helpers import (
     STRAIGHT_FLUSH_HEARTS,
     Floor,
     connect,
-    server_config,
+    controller_config,
     table_client,
 )
 
@@ -34,7 +34,7 @@ from tests.helpers import (
 async def admin_floor_port(redis_url: str, pki: TestPKI) -> AsyncIterator[int]:
     """The standard floor, created through a controller that is stopped again; a free port
     for a controller the test starts later."""
-    server = ControllerServer(server_config(redis_url, pki))
+    server = ControllerServer(controller_config(redis_url, pki))
     await server.start()
     async with connect(f"127.0.0.1:{server.port}", pki) as (_, admin):
         await Floor(admin).create()
@@ -104,7 +104,9 @@ async def test_a_report_is_retried_with_the_same_key_until_the_controller_answer
     pending = asyncio.create_task(agent.lockout(round_id, [(1, 100), (2, 100)]))
     await asyncio.sleep(0.5)
     assert not pending.done()
-    server = ControllerServer(server_config(redis_url, pki, listen=f"127.0.0.1:{admin_floor_port}"))
+    server = ControllerServer(
+        controller_config(redis_url, pki, listen=f"127.0.0.1:{admin_floor_port}")
+    )
     await server.start()
     try:
         answer = await asyncio.wait_for(pending, timeout=15)

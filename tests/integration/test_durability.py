@@ -15,7 +15,7 @@ from controller.errors import AlreadyExists, NotConfirmed
 from controller.server import ControllerServer
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer, TestPKI
-from tests.helpers import RESET_CENTS, Floor, connect, lockout, server_config
+from tests.helpers import RESET_CENTS, Floor, connect, controller_config, lockout
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ async def replicated(tmp_path: Path) -> AsyncIterator[tuple[RedisServer, RedisSe
 
 async def start(url: str, wait_replicas: int, pki: TestPKI) -> ControllerServer:
     server = ControllerServer(
-        server_config(url, pki, wait_replicas=wait_replicas, wait_timeout_ms=200)
+        controller_config(url, pki, wait_replicas=wait_replicas, wait_timeout_ms=200)
     )
     await server.start()
     return server
