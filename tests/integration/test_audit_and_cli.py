@@ -11,6 +11,7 @@ from controller.ctl.main import main as jackpotctl
 from controller.server import ControllerServer
 from controller.store import keys
 from controller.testing import TestPKI
+from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import (
     OPERATOR,
@@ -154,3 +155,27 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         jackpotctl(["meters", "create"])
     assert exited.value.code == 2
+
+
+async def test_a_second_supervisor_is_told_the_jackpot_was_reviewed(
+    controller: ControllerServer,
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    pki: TestPKI,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    await play(tables)
+    pending = await admin.ListPendingJackpots(pb.ListPendingJackpotsRequest())
+    royal = pending.jackpots[-1].jackpot_id
+    address = ["--controller", f"127.0.0.1:{controller.port}"]
+    first = [*address, *pki.client_args("supervisor", "day-shift")]
+    second = [*address, *pki.client_args("supervisor", "night-shift")]
+    assert await ctl(*first, "jackpots", "approve", royal, "--note", "verified") == 0
+    assert "reviewed by jackpot://supervisor/day-shift" in capsys.readouterr().out
+    assert await ctl(*first, "jackpots", "approve", royal) == 0  # the same review again
+    assert await ctl(*second, "jackpots", "reject", royal) == 1
+    assert (
+        f"FAILED_PRECONDITION: jackpot {royal} was already approved by "
+        "jackpot://supervisor/day-shift; a jackpot is reviewed once"
+    ) in capsys.readouterr().err

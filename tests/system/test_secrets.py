@@ -4,6 +4,7 @@ command line, the log, the metrics or a client's error; a wrong one is said plai
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import urllib.request
@@ -90,3 +91,42 @@ def test_a_controller_with_a_wrong_password_does_not_start(tmp_path: Path, pki: 
     assert result.returncode == 1
     assert "Redis refused the password" in result.stderr
     assert "not-it" not in result.stderr
+
+
+def test_sighup_rereads_the_deny_list_and_a_revoked_table_is_refused(
+    tmp_path: Path, pki: TestPKI
+) -> None:
+    deny_list = tmp_path / "deny-list.txt"
+    deny_list.write_text("# none revoked yet\n")
+    with RedisServer(tmp_path / "redis") as redis:
+        controller = ControllerProcess(
+            redis.url,
+            tmp_path / "controller.log",
+            pki=pki,
+            rules=RULES,
+            extra_args=("--deny-list", str(deny_list)),
+        )
+        with controller:
+            agent = [
+                sys.executable,
+                "-m",
+                "table_agent.cli",
+                "--table-id",
+                "cs-1",
+                "--controller",
+                controller.target,
+                "--sim",
+                "--rounds",
+                "3",
+                *controller.client_args("table", "cs-1"),
+            ]
+            played = subprocess.run(agent, capture_output=True, text=True, timeout=60, check=False)
+            assert played.returncode == 0, played.stderr
+            fingerprint = _ctl("certs", "fingerprint", str(pki.client("table", "cs-1").cert))
+            deny_list.write_text(deny_list.read_text() + fingerprint.stdout)
+            controller.process.send_signal(signal.SIGHUP)  # type: ignore[union-attr]
+            refused = subprocess.run(agent, capture_output=True, text=True, timeout=60, check=False)
+            assert refused.returncode == 1
+            assert "UNAUTHENTICATED" in refused.stderr and "is revoked" in refused.stderr
+            assert controller.process is not None and controller.process.poll() is None
+        assert "deny list" in controller.log_tail(1_000_000)
