@@ -29,8 +29,6 @@ from controller.tls import TLSFiles, is_loopback
 
 log = logging.getLogger("controller")
 
-REDIS_PASSWORD_ENV = "JACKPOT_REDIS_PASSWORD"
-
 
 class UsageError(Exception):
     """Options that do not make a controller (exit 2)."""
@@ -60,7 +58,7 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         "--redis-password-file",
         type=Path,
         metavar="FILE",
-        help=f"file holding the Redis password (or ${REDIS_PASSWORD_ENV})",
+        help=f"file holding the Redis password (or ${settings.REDIS_PASSWORD_ENV})",
     )
     serve.add_argument("--tls-cert", type=Path, metavar="FILE", help="the controller's certificate")
     serve.add_argument("--tls-key", type=Path, metavar="FILE", help="its private key")
@@ -153,18 +151,6 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     return parser, serve
 
 
-def _redis_password(args: argparse.Namespace, environ: Mapping[str, str]) -> str | None:
-    path: Path | None = args.redis_password_file
-    if path is not None:
-        try:
-            return path.read_text(encoding="utf-8").rstrip("\r\n")
-        except OSError as error:
-            raise UsageError(
-                f"cannot read --redis-password-file {path}: {error.strerror}"
-            ) from None
-    return environ.get(REDIS_PASSWORD_ENV) or None
-
-
 def _tls(args: argparse.Namespace) -> TLSFiles | None:
     given = {"--tls-cert": args.tls_cert, "--tls-key": args.tls_key, "--client-ca": args.client_ca}
     host = args.listen.rpartition(":")[0]
@@ -207,7 +193,7 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
         log.warning(
             "the --redis URL holds credentials, visible in process listings; use "
             "--redis-password-file or $%s",
-            REDIS_PASSWORD_ENV,
+            settings.REDIS_PASSWORD_ENV,
         )
     if args.deny_list is not None:
         read_deny_list(args.deny_list)  # refuse to start on an unreadable list
@@ -215,7 +201,7 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
         rules=tuple(load_submission(path) for path in args.rules),
         listen=args.listen,
         redis_url=args.redis,
-        redis_password=_redis_password(args, environ),
+        redis_password=settings.redis_password(args.redis_password_file, environ),
         tls=_tls(args),
         deny_list=args.deny_list,
         metrics_port=None if args.metrics_port < 0 else args.metrics_port,

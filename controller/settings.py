@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 ENV_PREFIX = "JACKPOT_"
+REDIS_PASSWORD_ENV = "JACKPOT_REDIS_PASSWORD"
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
 
@@ -80,3 +81,16 @@ def apply(
         if variable in env:
             defaults[action.dest] = _value(action, env[variable], variable)
     parser.set_defaults(**defaults)
+
+
+def redis_password(path: Path | None, environ: Mapping[str, str] | None = None) -> str | None:
+    """The Redis password: the first line of ``path`` (``--redis-password-file``), else
+    ``$JACKPOT_REDIS_PASSWORD``, else None. :class:`SettingsError` if the file is unreadable."""
+    if path is None:
+        env = os.environ if environ is None else environ
+        return env.get(REDIS_PASSWORD_ENV) or None
+    try:
+        return path.read_text(encoding="utf-8").rstrip("\r\n")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise SettingsError(f"cannot read --redis-password-file {path}: {reason}") from None

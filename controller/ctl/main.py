@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -39,21 +38,19 @@ import grpc
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 
-from controller import certs
+from controller import certs, settings
 from controller.audit import verify
 from controller.ctl import odds
 from controller.ctl.hands import classify_stream
 from controller.domain.games import get_game
 from controller.domain.identity import CERTIFICATE_ROLES
 from controller.domain.money import format_cents, parse_dollars_cents, parse_percent_ppm
-from controller.errors import InvalidAmount, InvalidConfiguration, JackpotError
+from controller.errors import InvalidAmount, JackpotError
 from controller.rules_file import describe, load_submission
 from controller.store.redis_store import RedisStore
 from jackpot import tls
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-
-REDIS_PASSWORD_ENV = "JACKPOT_REDIS_PASSWORD"
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -123,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
         "--redis-password-file",
         type=Path,
         metavar="FILE",
-        help=f"file holding the Redis password (or ${REDIS_PASSWORD_ENV})",
+        help=f"file holding the Redis password (or ${settings.REDIS_PASSWORD_ENV})",
     )
     audit_verify.set_defaults(handler=_audit_verify)
 
@@ -278,18 +275,8 @@ def _certs_fingerprint(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- audit
 
 
-def _redis_password(args: argparse.Namespace) -> str | None:
-    path: Path | None = args.redis_password_file
-    if path is None:
-        return os.environ.get(REDIS_PASSWORD_ENV) or None
-    try:
-        return path.read_text(encoding="utf-8").rstrip("\r\n")
-    except OSError as error:
-        raise InvalidConfiguration(f"cannot read {path}: {error.strerror}") from None
-
-
 def _audit_verify(args: argparse.Namespace) -> int:
-    password = _redis_password(args)
+    password = settings.redis_password(args.redis_password_file)
 
     async def run() -> int:
         store = RedisStore.from_url(args.redis, password=password)
@@ -523,7 +510,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         details = error.details() if isinstance(error, grpc.Call) else str(error)
         print(f"jackpotctl: {code.name if code else 'error'}: {details}", file=sys.stderr)
         return 1
-    except (JackpotError, certs.CertificateError, tls.TLSConfigError) as error:
+    except (
+        JackpotError,
+        certs.CertificateError,
+        settings.SettingsError,
+        tls.TLSConfigError,
+    ) as error:
         print(f"jackpotctl: {error}", file=sys.stderr)
         return 1
 

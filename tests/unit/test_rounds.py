@@ -4,53 +4,32 @@ wager's hand, folds, the dealer's hand, community cards (§ 649a.9(b)), envy bon
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from controller.domain.cards import parse_cards
 from controller.domain.config import TableConfig
-from controller.domain.joker_poker import parse_joker_cards
 from controller.domain.records import SeatOutcome
 from controller.domain.rounds import (
     Payout,
     RoundCards,
-    SeatCards,
     Wager,
-    cards_of,
     check_lockout,
     lockout_fingerprint,
     plan_settlement,
     settle_fingerprint,
 )
 from controller.errors import InvalidAmount, InvalidArgument, InvalidCards, InvalidSeat
-from controller.rules_file import load_submission
 from tests.helpers import PAIR, ROYAL_SPADES, STRAIGHT_FLUSH_HEARTS, THREE_SEVENS
+from tests.unit.rounds_kit import (
+    CARIBBEAN,
+    HOLDEM,
+    SIX_CARD,
+    THREE_CARD,
+    P,
+    deal,
+    seat,
+)
 
-RULES = Path(__file__).resolve().parents[2] / "deploy" / "rules"
 TABLE = TableConfig.progressive("t1", "caribbean-stud", "B", 7, "g", "m")
-P = "progressive"
-
-
-def example(game: str) -> TableConfig:
-    """The first table of the shipped example submission of ``game``."""
-    return load_submission(RULES / f"{game}.toml").table_configs()[0]
-
-
-CARIBBEAN = example("caribbean-stud")
-THREE_CARD = example("three-card-poker")
-SIX_CARD = example("six-card-fortune-pai-gow")
-HOLDEM = example("texas-holdem-bonus")
-
-
-def seat(number: int, cards: str = "", folded: bool = False, base_win: int = 0) -> SeatCards:
-    return SeatCards(number, cards_of(parse_joker_cards(cards.split())), folded, base_win)
-
-
-def deal(*seats: SeatCards, dealer: str = "", community: str = "", void: str = "") -> RoundCards:
-    return RoundCards(
-        seats, cards_of(parse_joker_cards(dealer.split())), parse_cards(community.split()), void
-    )
 
 
 def summary(plan: tuple[Payout, ...]) -> list[tuple[int, str, str, int, int]]:

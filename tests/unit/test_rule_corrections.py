@@ -13,47 +13,29 @@ from __future__ import annotations
 import copy
 import tomllib
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
-from controller.domain.cards import parse_cards
 from controller.domain.config import TableConfig, WagerOffer, payout_limit_floor_cents
 from controller.domain.games import SIX_CARD_FORTUNE_PAI_GOW, TEXAS_HOLDEM_BONUS
-from controller.domain.joker_poker import parse_joker_cards
 from controller.domain.paytables import AwardRule
 from controller.domain.records import SeatOutcome
-from controller.domain.rounds import Payout, RoundCards, SeatCards, Wager, cards_of, plan_settlement
+from controller.domain.rounds import Payout, Wager, plan_settlement
 from controller.domain.submission import parse_submission
 from controller.domain.wagers import TEXAS_HOLDEM_BONUS_WAGERS
 from controller.errors import InvalidCards, InvalidConfiguration
-from controller.rules_file import load_submission
 from tests.helpers import PAIR, ROYAL_SPADES
+from tests.unit.rounds_kit import (
+    CARIBBEAN,
+    RULES,
+    SIX_CARD,
+    THREE_CARD,
+    P,
+    deal,
+    seat,
+)
 
-RULES = Path(__file__).resolve().parents[2] / "deploy" / "rules"
-P = "progressive"
 FCB = "five_card_bonus"
-
-
-def example(game: str) -> TableConfig:
-    """The first table of the shipped example submission of ``game``."""
-    return load_submission(RULES / f"{game}.toml").table_configs()[0]
-
-
-CARIBBEAN = example("caribbean-stud")
-THREE_CARD = example("three-card-poker")
-SIX_CARD = example("six-card-fortune-pai-gow")
-HOLDEM = example("texas-holdem-bonus")
-
-
-def seat(number: int, cards: str = "", folded: bool = False) -> SeatCards:
-    return SeatCards(number, cards_of(parse_joker_cards(cards.split())), folded)
-
-
-def deal(*seats: SeatCards, dealer: str = "", community: str = "") -> RoundCards:
-    return RoundCards(
-        seats, cards_of(parse_joker_cards(dealer.split())), parse_cards(community.split())
-    )
 
 
 def sequence(plan: tuple[Payout, ...]) -> list[tuple[int, str, int]]:
