@@ -37,8 +37,8 @@ def memory_bytes(pid: int, field: str = "VmRSS") -> int:
 
 class System:
     """A redis-server (AOF on, appendfsync always) and one controller process on loopback,
-    with mutual TLS as in production (the per-table call rate limit off: the benchmark
-    measures how many rounds one controller can settle).
+    with mutual TLS as in production (the call rate limits off: the benchmark measures how
+    many rounds one controller can settle).
 
     A context manager: entering starts both and waits until the controller serves; leaving
     stops both and removes the working directory.
@@ -53,7 +53,7 @@ class System:
             self.work / "controller.log",
             pki=self.pki,
             metrics=False,
-            extra_args=("--table-calls-per-second", "0"),
+            extra_args=("--table-calls-per-second", "0", "--client-calls-per-second", "0"),
         )
         self._channels: list[aio.Channel] = []
 

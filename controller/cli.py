@@ -24,7 +24,7 @@ from controller import logs, settings
 from controller.api.peers import DenyListError, read_deny_list
 from controller.errors import JackpotError
 from controller.rules_file import load_submission
-from controller.server import ControllerServer, ServerConfig
+from controller.server import MAX_CONCURRENT_RPCS, ControllerServer, ServerConfig
 from controller.tls import TLSFiles, is_loopback
 
 log = logging.getLogger("controller")
@@ -109,19 +109,32 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     serve.add_argument(
         "--table-calls-per-second",
         type=float,
-        default=50.0,
+        default=2.0,
         metavar="N",
-        help="calls one table may make a second (bursts of twice that); 0: no limit",
+        help="calls one table may make a second, bursts of 20 or ten times that; a real table "
+        "makes one every several seconds; 0: no limit",
     )
     serve.add_argument(
-        "--max-meter-streams", type=int, default=1000, metavar="N", help="open meter streams"
+        "--client-calls-per-second",
+        type=float,
+        default=10.0,
+        metavar="N",
+        help="calls any other identity (a person, a tool, a display) may make a second, bursts "
+        "of 20 or twice that; 0: no limit",
     )
     serve.add_argument(
-        "--max-meter-streams-per-caller",
+        "--max-streams",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="open streams (meters, health, reflection) in all",
+    )
+    serve.add_argument(
+        "--max-streams-per-caller",
         type=int,
         default=8,
         metavar="N",
-        help="open meter streams of one certificate identity",
+        help="open streams of one certificate identity",
     )
     serve.add_argument(
         "--redis-max-connections",
@@ -183,11 +196,15 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
         raise UsageError("--wait-replicas must be >= 0 and --round-retention-hours >= 1")
     if not 1 <= args.max_round_step <= 1_000_000_000:
         raise UsageError("--max-round-step must be 1 to 1,000,000,000")
-    limits = (args.max_meter_streams, args.max_meter_streams_per_caller, args.redis_max_connections)
-    if min(limits) < 1 or args.table_calls_per_second < 0:
+    limits = (args.max_streams, args.max_streams_per_caller, args.redis_max_connections)
+    if min(limits) < 1 or min(args.table_calls_per_second, args.client_calls_per_second) < 0:
         raise UsageError(
-            "--max-meter-streams, --max-meter-streams-per-caller and --redis-max-connections "
-            "must be >= 1, --table-calls-per-second >= 0"
+            "--max-streams, --max-streams-per-caller and --redis-max-connections must be >= 1, "
+            "--table-calls-per-second and --client-calls-per-second >= 0"
+        )
+    if args.max_streams > MAX_CONCURRENT_RPCS // 2:
+        raise UsageError(
+            f"--max-streams must leave room for calls: at most {MAX_CONCURRENT_RPCS // 2}"
         )
     if "@" in args.redis.partition("://")[2].partition("/")[0]:
         log.warning(
@@ -208,9 +225,11 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
         round_retention_seconds=int(args.round_retention_hours * 3600),
         max_round_step=args.max_round_step,
         table_calls_per_s=args.table_calls_per_second,
-        table_call_burst=max(1, int(args.table_calls_per_second * 2)),
-        max_meter_streams=args.max_meter_streams,
-        max_meter_streams_per_caller=args.max_meter_streams_per_caller,
+        table_call_burst=max(20, int(args.table_calls_per_second * 10)),
+        client_calls_per_s=args.client_calls_per_second,
+        client_call_burst=max(20, int(args.client_calls_per_second * 2)),
+        max_streams=args.max_streams,
+        max_streams_per_caller=args.max_streams_per_caller,
         redis_max_connections=args.redis_max_connections,
         wait_replicas=args.wait_replicas,
         wait_timeout_ms=args.wait_timeout_ms,

@@ -49,7 +49,8 @@ MAX_REQUEST_BYTES = 256 * 1024
 """The largest request body accepted (the largest real one, a table registration with
 written paytables, is a few kilobytes); a larger one is refused by gRPC before decoding."""
 MAX_CONCURRENT_RPCS = 4096
-"""Calls in progress at once on one controller, meter streams included."""
+"""Calls in progress at once on one controller, streams included (keep ``max_streams`` well
+below it, so that unary calls always find room)."""
 MAX_STREAMS_PER_CONNECTION = 100
 """Calls in progress at once on one client connection (HTTP/2 streams); a client that
 sends more waits for one of its own to finish."""
@@ -77,10 +78,12 @@ class ServerConfig:
     wait_replicas: int = 0
     wait_timeout_ms: int = 1000
     refresh_interval_s: float = 5.0
-    table_calls_per_s: float = 50.0
-    table_call_burst: int = 100
-    max_meter_streams: int = 1000
-    max_meter_streams_per_caller: int = 8
+    table_calls_per_s: float = 2.0
+    table_call_burst: int = 20
+    client_calls_per_s: float = 10.0
+    client_call_burst: int = 20
+    max_streams: int = 1000
+    max_streams_per_caller: int = 8
     redis_max_connections: int = DEFAULT_MAX_CONNECTIONS
     rules: tuple[RulesSubmission, ...] = ()  # applied at start, in order
 
@@ -115,18 +118,17 @@ class ControllerServer:
         )
         self.deny_list = DenyList(config.deny_list) if config.deny_list else None
         self.certificates = ServerCertificates(config.tls) if config.tls else None
-        self.watcher = MeterWatcher(
-            self.store.meter_values,
-            StreamSlots(config.max_meter_streams, config.max_meter_streams_per_caller),
-        )
+        self.watcher = MeterWatcher(self.store.meter_values)
         self.health = health_aio.HealthServicer()
-        interceptor = ServerInterceptor(
+        self.interceptor = ServerInterceptor(
             self.metrics,
             Authenticator(insecure=config.tls is None, deny_list=self.deny_list),
-            RateLimiter(config.table_calls_per_s, config.table_call_burst),
+            table_rates=RateLimiter(config.table_calls_per_s, config.table_call_burst),
+            client_rates=RateLimiter(config.client_calls_per_s, config.client_call_burst),
+            streams=StreamSlots(config.max_streams, config.max_streams_per_caller),
         )
         self.server = aio.server(
-            interceptors=[interceptor],
+            interceptors=[self.interceptor],
             options=[
                 ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
                 ("grpc.so_reuseport", 0),  # a second controller on a used port fails to start

@@ -84,8 +84,9 @@ def apply(
 
 
 def redis_password(path: Path | None, environ: Mapping[str, str] | None = None) -> str | None:
-    """The Redis password: the first line of ``path`` (``--redis-password-file``), else
-    ``$JACKPOT_REDIS_PASSWORD``, else None. :class:`SettingsError` if the file is unreadable."""
+    """The Redis password: the content of ``path`` (``--redis-password-file``) without its
+    final line break, else ``$JACKPOT_REDIS_PASSWORD``, else None. :class:`SettingsError` if
+    the file is unreadable."""
     if path is None:
         env = os.environ if environ is None else environ
         return env.get(REDIS_PASSWORD_ENV) or None

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import cast
 
 import grpc
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 
 log = logging.getLogger("controller.tls")
 
@@ -29,6 +31,20 @@ class TLSFiles:
     cert: Path
     key: Path
     client_ca: Path
+
+
+def _check_pair(files: TLSFiles, key_pem: bytes, cert_pem: bytes) -> None:
+    try:
+        certificate = x509.load_pem_x509_certificate(cert_pem)
+    except ValueError:
+        raise OSError(f"{files.cert} is not a PEM certificate") from None
+    try:
+        key = serialization.load_pem_private_key(key_pem, None)
+    except (ValueError, TypeError):
+        raise OSError(f"{files.key} is not an unencrypted PEM private key") from None
+    raw = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    if key.public_key().public_bytes(*raw) != certificate.public_key().public_bytes(*raw):
+        raise OSError(f"{files.key} is not the key of {files.cert}")
 
 
 def is_loopback(host: str) -> bool:
@@ -61,11 +77,19 @@ class ServerCertificates:
         return tuple(stamps)
 
     def _read(self) -> grpc.ServerCertificateConfiguration:
+        """The files as a configuration, once they are usable: a key that matches the
+        certificate, and at least one CA certificate (an empty or half-written CA file would
+        otherwise refuse every client). :class:`OSError` naming the file otherwise."""
         try:
             key, cert = self.files.key.read_bytes(), self.files.cert.read_bytes()
             client_ca = self.files.client_ca.read_bytes()
         except OSError as error:
             raise OSError(f"cannot read {error.filename}: {error.strerror}") from None
+        _check_pair(self.files, key, cert)
+        try:
+            x509.load_pem_x509_certificates(client_ca)
+        except ValueError:
+            raise OSError(f"{self.files.client_ca} holds no PEM CA certificate") from None
         return grpc.ssl_server_certificate_configuration([(key, cert)], client_ca)
 
     def _fetch(self) -> grpc.ServerCertificateConfiguration | None:

@@ -256,7 +256,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     banner("Start: redis-server (append-only file, fsync always) and the controller (mTLS)")
     redis = RedisServer(work / "redis").start()
     print(f"redis-server on {redis.url}, data in {redis.data_dir}")
-    controller = ControllerProcess(redis.url, work / "controller.log", pki=pki, rules=RULES)
+    controller = ControllerProcess(
+        redis.url,
+        work / "controller.log",
+        pki=pki,
+        rules=RULES,
+        # The simulated tables play a round in milliseconds, a real one in a minute or so: the
+        # demo raises the per-table call rate limit (2 a second by default) to match.
+        extra_args=("--table-calls-per-second", "200"),
+    )
     try:
         controller.start()
         target = controller.target

@@ -199,7 +199,7 @@ async def _run(
             info = await learn_table(client, args)
         except (UnknownGame, ValueError) as error:
             raise TableSetupError(str(error)) from None
-        agent.observe_last_round(info.last_round_id)
+        agent.continue_after(info.last_round_id)
         layout = info.layout
         log.info("table %s: %s", args.table_id, layout.describe())
         config = SimulationConfig(

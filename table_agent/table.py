@@ -54,10 +54,13 @@ class TableAgent:
         self.states: dict[int, RoundState] = {}
         self._last_round_id = outbox.last_round_id() if outbox else 0
 
-    def observe_last_round(self, round_id: int) -> None:
-        """The controller's last locked-out round of this table (TableService.GetTable): new
-        round ids continue above it, as they must (by at most the controller's step)."""
-        self._last_round_id = max(self._last_round_id, round_id)
+    def continue_after(self, round_id: int) -> None:
+        """Continue after the controller's last locked-out round of this table
+        (TableService.GetTable). Call it once :meth:`recover` has delivered (or seen refused)
+        every report of the outbox: the controller's count is then the truth, also when this
+        agent's is higher (a lockout it refused, ids from an older agent's clock, a Redis
+        restored from a backup), so the next id is never refused for jumping ahead."""
+        self._last_round_id = round_id
 
     def new_round(self) -> int:
         """Open a new round: the last id this agent or the controller knows, plus one, so ids
@@ -128,22 +131,18 @@ class TableAgent:
 
     async def recover(self) -> int:
         """Re-send every unacknowledged report, void any round a crash left locked, then
-        compact the outbox. Returns how many reports were sent."""
+        compact the outbox. Returns how many reports were sent. A report the controller
+        refuses is final: it is logged for the dealer, marked refused, and recovery goes on."""
         if self.outbox is None:
             return 0
         sent = 0
         for report in self.outbox.pending():
             round_id, phase, payload = report["round_id"], report["phase"], report["payload"]
             log.warning("re-sending the %s of round %s, never acknowledged", phase, round_id)
-            if phase == "lockout":
-                self.states[round_id] = RoundState.OPEN
-                await self.lockout(round_id, [PlacedWager.from_data(w) for w in payload["wagers"]])
-            elif phase == "settle":
-                self.states[round_id] = RoundState.LOCKED
-                await self.settle(round_id, SettleReport.from_data(payload))
-            else:
-                self.states[round_id] = RoundState.LOCKED
-                await self.void(round_id, payload["reason"])
+            try:
+                await self._resend(round_id, phase, payload)
+            except ControllerRefused as refusal:
+                log.error("the %s of round %s was refused: %s", phase, round_id, refusal)
             sent += 1
         for round_id in self.outbox.unfinished_rounds():
             log.warning("voiding round %s: %s", round_id, RESTART_VOID_REASON)
@@ -155,3 +154,14 @@ class TableAgent:
             sent += 1
         self.outbox.compact()
         return sent
+
+    async def _resend(self, round_id: int, phase: str, payload: dict[str, Any]) -> None:
+        if phase == "lockout":
+            self.states[round_id] = RoundState.OPEN
+            await self.lockout(round_id, [PlacedWager.from_data(w) for w in payload["wagers"]])
+        elif phase == "settle":
+            self.states[round_id] = RoundState.LOCKED
+            await self.settle(round_id, SettleReport.from_data(payload))
+        else:
+            self.states[round_id] = RoundState.LOCKED
+            await self.void(round_id, payload["reason"])

@@ -62,6 +62,10 @@ def server_config(redis_url: str, metrics_port: int | None, pki: TestPKI) -> Ser
         tls=pki.server(),
         metrics_port=metrics_port,
         refresh_interval_s=0.2,
+        # Simulated tables play far faster than real ones: no call rate limit here (the
+        # limiter has tests of its own, tests/integration/test_resources.py).
+        table_calls_per_s=0,
+        client_calls_per_s=0,
     )
 
 

@@ -105,12 +105,15 @@ def table_client(port: int, pki: TestPKI, table_id: str = "t1", **options: Any) 
 
 
 def controller_config(redis_url: str, pki: TestPKI, **options: Any) -> ServerConfig:
-    """An in-process controller on a free loopback port with mutual TLS and no metrics."""
+    """An in-process controller on a free loopback port with mutual TLS, no metrics and no
+    call rate limit."""
     defaults: dict[str, Any] = {
         "listen": "127.0.0.1:0",
         "redis_url": redis_url,
         "tls": pki.server(),
         "metrics_port": None,
+        "table_calls_per_s": 0,  # simulated tables play far faster than real ones
+        "client_calls_per_s": 0,
     }
     return ServerConfig(**{**defaults, **options})
 

@@ -50,10 +50,11 @@ ACCESS: Mapping[str, Access] = {
     _ADMIN + "ListPendingJackpots": Access(READERS),
     _ADMIN + "ApproveJackpot": Access(SUPERVISOR),
     _ADMIN + "RejectJackpot": Access(SUPERVISOR),
-    # Any authenticated caller may ask whether the controller serves, and what it serves.
+    # Any authenticated caller may ask whether the controller serves; the long-lived streams of
+    # health and reflection are for the people and tools that operate it.
     "/grpc.health.v1.Health/Check": Access(EVERYONE),
-    "/grpc.health.v1.Health/Watch": Access(EVERYONE),
-    "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": Access(EVERYONE),
+    "/grpc.health.v1.Health/Watch": Access(READERS),
+    "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": Access(READERS),
 }
 
 

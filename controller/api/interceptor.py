@@ -2,9 +2,12 @@
 
 For each call, in this order: the caller's identity from its client certificate
 (:mod:`controller.api.peers`; UNAUTHENTICATED), the role table (:mod:`controller.api.access`;
-PERMISSION_DENIED), the request decoded here rather than by gRPC (a malformed body is
+PERMISSION_DENIED), the caller's call rate (RESOURCE_EXHAUSTED; tables and other identities
+each have their own), the request decoded here rather than by gRPC (a malformed body is
 INVALID_ARGUMENT, not UNKNOWN with a traceback), a table's certificate naming another table
-(PERMISSION_DENIED), a table's call rate (RESOURCE_EXHAUSTED); then the servicer. Servicers
+(PERMISSION_DENIED); then the servicer. A stream also holds one of the caller's stream slots
+while it is open (RESOURCE_EXHAUSTED beyond), and ends UNAUTHENTICATED at its next message
+once its certificate is revoked. Servicers
 raise :mod:`controller.errors` classes; each becomes its status code
 (``controller.api.status``) with the error's message. Every call is counted and timed
 (go-grpc-prometheus names), refusals included; every refusal of access is also counted in
@@ -15,6 +18,7 @@ without its details.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -25,7 +29,7 @@ import grpc
 from grpc import aio
 
 from controller.api.access import check_role, check_table, set_caller
-from controller.api.limits import RateLimiter
+from controller.api.limits import RateLimiter, StreamSlots
 from controller.api.peers import Authenticator
 from controller.api.status import status_for
 from controller.domain.identity import Identity, Role
@@ -51,11 +55,19 @@ class ServerInterceptor(_Interceptor):
     ``grpc_server_*`` metrics."""
 
     def __init__(
-        self, metrics: Metrics, authenticator: Authenticator, table_rates: RateLimiter
+        self,
+        metrics: Metrics,
+        authenticator: Authenticator,
+        *,
+        table_rates: RateLimiter,
+        client_rates: RateLimiter,
+        streams: StreamSlots,
     ) -> None:
         self._metrics = metrics
         self._authenticator = authenticator
         self._table_rates = table_rates
+        self._client_rates = client_rates
+        self.streams = streams
 
     async def intercept_service(
         self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
@@ -91,7 +103,8 @@ class ServerInterceptor(_Interceptor):
         return handler  # no client-streaming RPC is served
 
     def _identify(self, method: str, context: Context) -> tuple[Identity, bool]:
-        """The caller and whether it must name its own table; counts a refusal."""
+        """The caller and whether it must name its own table; counts a refusal, takes one
+        call of the caller's rate."""
         caller: Identity | None = None
         try:
             caller = self._authenticator.identify(context.auth_context())
@@ -99,13 +112,15 @@ class ServerInterceptor(_Interceptor):
         except AccessDenied as denied:
             self._count_denied(method, caller, denied)
             raise
+        rates = self._table_rates if caller.role is Role.TABLE else self._client_rates
+        rates.acquire(caller.uri, caller.uri)
         set_caller(caller)
         return caller, access.for_own_table
 
     def _admit(
         self, method: str, raw: bytes, context: Context, decode: Callable[[bytes], Any] | None
-    ) -> Any:
-        """The decoded request, once the caller may make it."""
+    ) -> tuple[Identity, Any]:
+        """The caller and its decoded request, once it may make it."""
         caller, own_table = self._identify(method, context)
         request = _decode(method, raw, decode)
         if own_table:
@@ -114,9 +129,22 @@ class ServerInterceptor(_Interceptor):
             except AccessDenied as denied:
                 self._count_denied(method, caller, denied)
                 raise
-        if caller.role is Role.TABLE:
-            self._table_rates.acquire(caller.name, caller.uri)
-        return request
+        return caller, request
+
+    async def _streamed(
+        self, method: str, caller: Identity, start: Callable[[], Any]
+    ) -> AsyncIterator[Any]:
+        """The replies of the handler call ``start`` makes, once the caller holds one of its
+        stream slots (until the stream ends); it ends UNAUTHENTICATED at the first reply after
+        its certificate is revoked."""
+        with self.streams.hold(caller.uri):
+            async for reply in _responses(start()):
+                try:
+                    self._authenticator.check_not_revoked(caller)
+                except AccessDenied as denied:
+                    self._count_denied(method, caller, denied)
+                    raise
+                yield reply
 
     def _count_denied(self, method: str, caller: Identity | None, denied: AccessDenied) -> None:
         role = caller.role.value if caller else "none"
@@ -132,7 +160,8 @@ class ServerInterceptor(_Interceptor):
     ) -> Callable[[bytes, Context], Awaitable[Any]]:
         async def unary(raw: bytes, context: Context) -> Any:
             async with _Observed(self._metrics, labels, context):
-                return await behaviour(self._admit(method, raw, context, decode), context)
+                _, request = self._admit(method, raw, context, decode)
+                return await behaviour(request, context)
 
         return unary
 
@@ -145,8 +174,9 @@ class ServerInterceptor(_Interceptor):
     ) -> Callable[[bytes, Context], AsyncIterator[Any]]:
         async def stream(raw: bytes, context: Context) -> AsyncIterator[Any]:
             async with _Observed(self._metrics, labels, context):
-                request = self._admit(method, raw, context, decode)
-                async for response in _responses(behaviour(request, context)):
+                caller, request = self._admit(method, raw, context, decode)
+                start = functools.partial(behaviour, request, context)
+                async for response in self._streamed(method, caller, start):
                     yield response
 
         return stream
@@ -160,13 +190,14 @@ class ServerInterceptor(_Interceptor):
     ) -> Callable[[AsyncIterator[bytes], Context], AsyncIterator[Any]]:
         async def bidi(requests: AsyncIterator[bytes], context: Context) -> AsyncIterator[Any]:
             async with _Observed(self._metrics, labels, context):
-                self._identify(method, context)
+                caller, _ = self._identify(method, context)
 
                 async def decoded() -> AsyncIterator[Any]:
                     async for raw in requests:
                         yield _decode(method, raw, decode)
 
-                async for response in _responses(behaviour(decoded(), context)):
+                start = functools.partial(behaviour, decoded(), context)
+                async for response in self._streamed(method, caller, start):
                     yield response
 
         return bidi

@@ -1,7 +1,7 @@
-"""Bounds on what one caller can take: a call rate per table, open streams per caller.
+"""Bounds on what one caller can take: a call rate per identity, open streams per identity.
 
-Both answer RESOURCE_EXHAUSTED beyond their bound (:class:`LimitExceeded`), which agents
-treat as "retry later": a hostile or broken table slows itself down, never the others.
+Both answer RESOURCE_EXHAUSTED beyond their bound (:class:`ResourceExhausted`), which agents
+treat as "retry later": a hostile or broken caller slows itself down, never the others.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ class RateLimiter:
 
 
 class StreamSlots:
-    """Open streams, at most ``per_caller`` for one caller and ``total`` in all."""
+    """Open streams (meters, health, reflection), at most ``per_caller`` for one caller and
+    ``total`` in all."""
 
     def __init__(self, total: int, per_caller: int) -> None:
         self.total = total
@@ -77,12 +78,12 @@ class StreamSlots:
         """Hold a slot for one stream of ``caller`` while the block runs."""
         if self._count >= self.total:
             raise ResourceExhausted(
-                f"the controller serves {self.total} meter streams already; retry later"
+                f"the controller serves {self.total} streams already; retry later"
             )
         mine = self._open.get(caller, 0)
         if mine >= self.per_caller:
             raise ResourceExhausted(
-                f"{caller} has {mine} meter streams open, the most one caller may; close one"
+                f"{caller} has {mine} streams open, the most one caller may; close one"
             )
         self._open[caller] = mine + 1
         self._count += 1

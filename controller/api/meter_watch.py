@@ -14,7 +14,6 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-from controller.api.limits import StreamSlots
 from controller.domain.records import MeterValue
 from controller.errors import StoreUnavailable
 
@@ -44,15 +43,17 @@ class _Feed:
 
 
 class MeterWatcher:
-    """Meter streams for displays and agents; at most ``slots`` open at once."""
+    """Meter streams for displays and agents (how many may be open is the interceptor's
+    :class:`~controller.api.limits.StreamSlots`)."""
 
-    def __init__(self, read: Reader, slots: StreamSlots) -> None:
+    def __init__(self, read: Reader) -> None:
         self._read = read
-        self.slots = slots
         self._feeds: dict[str, _Feed] = {}
         self._closed = False
 
     async def _poll(self, link_group_id: str, feed: _Feed) -> None:
+        """Read until cancelled; a failure (Redis gone, busy, a refusal, bad data) is logged
+        once and the next interval tries again, so a display never freezes for good."""
         failing = False
         while True:
             try:
@@ -60,9 +61,15 @@ class MeterWatcher:
                 if failing:
                     log.info("meter streams of link group %s: Redis answers again", link_group_id)
                 failing = False
-            except StoreUnavailable as error:
+            except Exception as error:  # keep polling: the displays depend on it
                 if not failing:
-                    log.warning("meter streams of link group %s: %s", link_group_id, error)
+                    log.warning(
+                        "meter streams of link group %s cannot read the meters: %s",
+                        link_group_id,
+                        error
+                        if isinstance(error, StoreUnavailable)
+                        else f"{type(error).__name__}: {error}",
+                    )
                 failing = True
             await asyncio.sleep(min(feed.intervals))
 
@@ -83,25 +90,21 @@ class MeterWatcher:
             feed.task.cancel()
             self._feeds.pop(link_group_id, None)
 
-    async def watch(
-        self, link_group_id: str, caller: str, interval_s: float
-    ) -> AsyncIterator[Values]:
+    async def watch(self, link_group_id: str, interval_s: float) -> AsyncIterator[Values]:
         """The group's meter values now, then at every change, at most one per
-        ``interval_s``, until :meth:`close`; :class:`controller.errors.ResourceExhausted`
-        beyond the slots."""
-        with self.slots.hold(caller):
-            feed = self._join(link_group_id, interval_s)
-            try:
-                seen = 0
-                while not self._closed:
-                    if feed.version != seen:
-                        seen = feed.version
-                        yield feed.values
-                        await asyncio.sleep(interval_s)
-                        continue
-                    await feed.changed.wait()
-            finally:
-                self._leave(link_group_id, feed, interval_s)
+        ``interval_s``, until :meth:`close`."""
+        feed = self._join(link_group_id, interval_s)
+        try:
+            seen = 0
+            while not self._closed:
+                if feed.version != seen:
+                    seen = feed.version
+                    yield feed.values
+                    await asyncio.sleep(interval_s)
+                    continue
+                await feed.changed.wait()
+        finally:
+            self._leave(link_group_id, feed, interval_s)
 
     @property
     def pollers(self) -> int:
@@ -116,5 +119,5 @@ class MeterWatcher:
             feed.changed.set()
             if feed.task is not None:
                 feed.task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
+                with contextlib.suppress(Exception, asyncio.CancelledError):  # stopping
                     await feed.task

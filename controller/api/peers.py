@@ -138,9 +138,11 @@ class Authenticator:
             raise Unauthenticated(
                 "revoked", f"certificate {fingerprint[:16]}... is revoked (on the deny list)"
             )
+        # peer_uri: the certificate's URI SANs only (a DNS or e-mail SAN spelling an identity
+        # is not one).
         names = [
             value.decode("utf-8", "replace")
-            for value in auth_context.get("x509_subject_alternative_name") or ()
+            for value in auth_context.get("peer_uri") or ()
             if value.startswith(b"jackpot://")
         ]
         if len(names) != 1:
@@ -153,3 +155,11 @@ class Authenticator:
             return Identity.parse(names[0], fingerprint)
         except IdentityError as error:
             raise Unauthenticated("no_identity", f"the client certificate: {error}") from None
+
+    def check_not_revoked(self, caller: Identity) -> None:
+        """Refuse a caller whose certificate was revoked since its call began (a stream)."""
+        if self.deny_list is not None and caller.fingerprint in self.deny_list:
+            raise Unauthenticated(
+                "revoked",
+                f"certificate {caller.fingerprint[:16]}... is revoked (on the deny list)",
+            )

@@ -14,7 +14,6 @@ from typing import TypeAlias, TypeVar, cast
 from grpc import aio
 
 from controller.api import convert
-from controller.api.access import caller
 from controller.api.meter_watch import MeterWatcher
 from controller.domain.bounds import MAX_WATCH_INTERVAL_MS, check_range
 from controller.domain.money import format_cents
@@ -145,7 +144,7 @@ class TableService(pb_grpc.TableServiceServicer):
         interval_s = max(interval_ms or DEFAULT_WATCH_INTERVAL_MS, MIN_WATCH_INTERVAL_MS) / 1000
         self._metrics.meter_streams.inc()
         try:
-            async for values in self._watcher.watch(table.link_group_id, caller().uri, interval_s):
+            async for values in self._watcher.watch(table.link_group_id, interval_s):
                 yield pb.MeterSnapshot(meters=[convert.meter_value(m) for m in values])
         finally:
             self._metrics.meter_streams.dec()

@@ -518,6 +518,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ) as error:
         print(f"jackpotctl: {error}", file=sys.stderr)
         return 1
+    except (ValueError, OverflowError) as error:  # a number the request cannot carry
+        print(f"jackpotctl: {str(error)[:200]}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -65,7 +65,9 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
 
 
 def _has_control(text: str) -> bool:
-    return any(unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co") for char in text)
+    # Controls, formats (bidirectional overrides), surrogates, private use, line and
+    # paragraph separators: none belongs in a reason, a note or a name.
+    return any(unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp") for char in text)
 
 
 def check_text(value: str, field: str, max_chars: int, *, required: bool = False) -> str:

@@ -247,6 +247,11 @@ class TableConfig:
                 raise InvalidConfiguration(
                     f"table {self.table_id}: {game.title} has no payout limit per hand"
                 )
+            if not 0 < self.payout_limit_cents <= MAX_METER_CENTS:
+                raise InvalidConfiguration(
+                    f"table {self.table_id}: payout limit must be above $0 and at most "
+                    f"{format_cents(MAX_METER_CENTS)}"
+                )
             floor = self.payout_limit_floor_cents
             if self.payout_limit_cents < floor:
                 winnable = ", ".join(

@@ -27,7 +27,8 @@ MAX_EXACT_MICROCENTS = 2**53 - 1
 MAX_METER_CENTS = MAX_EXACT_MICROCENTS // MICROCENTS_PER_CENT
 
 _PERCENT = re.compile(r"^(\d{1,3})(?:\.(\d{1,4}))?$")
-_DOLLARS = re.compile(r"^\$?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?$")
+# At most 15 digits of dollars: far above any meter, far below any integer limit.
+_DOLLARS = re.compile(r"^\$?(\d{1,3}(?:,\d{3}){1,4}|\d{1,15})(?:\.(\d{1,2}))?$")
 
 
 def parse_percent_ppm(text: str, what: str) -> int:
@@ -59,7 +60,10 @@ def parse_dollars_cents(text: str) -> int:
     """Parse "$10,000", "10000" or "12.50" into cents; raise :class:`InvalidAmount` otherwise."""
     match = _DOLLARS.match(text.strip())
     if not match:
-        raise InvalidAmount(f"{text!r} is not an amount of dollars such as '10000' or '12.50'")
+        raise InvalidAmount(
+            f"{text[:32]!r} is not an amount of dollars such as '10000' or '12.50' (at most "
+            "15 digits)"
+        )
     dollars = int(match.group(1).replace(",", ""))
     cents = int((match.group(2) or "").ljust(2, "0"))
     return dollars * 100 + cents

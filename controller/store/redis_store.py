@@ -76,9 +76,26 @@ UNREACHABLE = "Redis is unreachable; retry the same request (it is idempotent)"
 _SCRIPT_LOCATION = re.compile(r"\s*script: \w+, on @user_script:\d+\.?$")
 
 # Replies that mean "not now" rather than "no": a retry of the same request can succeed.
-_TRANSIENT_ERRORS = (ReadOnlyError, OutOfMemoryError, BusyLoadingError)
+# redis-py raises these classes with the reply's code taken off the message.
+_TRANSIENT_ERRORS: dict[type[Exception], str] = {
+    ReadOnlyError: "READONLY",
+    OutOfMemoryError: "OOM",
+    BusyLoadingError: "LOADING",
+}
 _TRANSIENT_CODES = frozenset(
-    {"READONLY", "OOM", "BUSY", "LOADING", "MASTERDOWN", "NOREPLICAS", "TRYAGAIN", "CLUSTERDOWN"}
+    {
+        "READONLY",
+        "OOM",
+        "BUSY",
+        "LOADING",
+        "MASTERDOWN",
+        "NOREPLICAS",
+        "TRYAGAIN",
+        "CLUSTERDOWN",
+        "MISCONF",  # it cannot persist (a full disk, a failed save): not now
+        "MOVED",  # a cluster slot elsewhere (never the host in a reply to a client)
+        "ASK",
+    }
 )
 
 # Error code at the start of a script's error reply -> the error class it means.
@@ -260,6 +277,8 @@ class RedisStore:
             return await coroutine
         except (RedisConnectionError, RedisTimeoutError) as error:
             raise self._unreachable(error) from error
+        except ResponseError as error:  # BUSY, LOADING, MISCONF, ...: as a script's would be
+            raise _script_error(error) from None
 
     def _unreachable(self, error: Exception) -> StoreUnavailable:
         """The error for a client (no host, port or password in it); the detail goes to the
@@ -698,14 +717,19 @@ def _script_error(error: ResponseError) -> JackpotError:
     """Map a script's "CODE message" error reply to its error class.
 
     Server states that pass (a replica after a failover, out of memory, busy, loading, too
-    few replicas) are :class:`StoreUnavailable`, so the caller retries; anything else
-    unexpected is a plain :class:`JackpotError` (INTERNAL).
+    few replicas, a failed save) are :class:`StoreUnavailable`, so the caller retries;
+    anything else unexpected is a plain :class:`JackpotError` (INTERNAL, detail logged).
     """
     text = _SCRIPT_LOCATION.sub("", str(error))
     code, _, message = text.partition(" ")
-    if isinstance(error, _TRANSIENT_ERRORS) or code in _TRANSIENT_CODES:
-        return StoreUnavailable(f"Redis cannot take writes now ({text}); retry the same request")
+    code = _TRANSIENT_ERRORS.get(type(error), code)
+    if code in _TRANSIENT_CODES:
+        log.warning("Redis answered %s: %s", code, text)
+        return StoreUnavailable(
+            f"Redis cannot serve this now ({code}); retry the same request (it is idempotent)"
+        )
     error_class = _SCRIPT_ERRORS.get(code)
-    if error_class is None:
-        return JackpotError(f"Redis refused a script: {text}")
+    if error_class is None:  # a fault to look into: the detail is logged, not sent
+        log.error("Redis refused a call: %s", text)
+        return JackpotError(f"Redis refused the call ({code[:20]}); see the controller log")
     return error_class(message)

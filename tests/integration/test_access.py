@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -237,3 +237,60 @@ async def test_a_certificate_of_our_ca_without_a_jackpot_identity_is_unauthentic
             grpc.StatusCode.UNAUTHENTICATED,
             "exactly one URI SAN jackpot://<role>/<name> is required",
         )
+
+
+async def test_a_revoked_display_loses_its_open_meter_stream(
+    deny_list: Path,
+    channels: Channels,
+    tables: pb_grpc.TableServiceAsyncStub,
+    floor: Floor,
+    controller: ControllerServer,
+    pki: TestPKI,
+) -> None:
+    sign = pb_grpc.TableServiceStub(channels("display", "lobby-sign"))
+    stream = sign.WatchMeters(pb.WatchMetersRequest(table_id="t1", min_interval_ms=50))
+    first = await stream.read()
+    assert isinstance(first, pb.MeterSnapshot) and first.meters[0].amount_cents == 1_000_000
+    fingerprint = certs.fingerprint(pki.client("display", "lobby-sign").cert.read_bytes())
+    deny_list.write_text(fingerprint + "\n", encoding="utf-8")
+    controller.reload()
+    await tables.Lockout(lockout("t1", 1, [1]))  # the meter moves: the stream's next message
+    with pytest.raises(aio.AioRpcError) as caught:
+        await stream.read()
+    assert caught.value.code() is grpc.StatusCode.UNAUTHENTICATED
+    assert "is revoked" in (caught.value.details() or "")
+
+
+async def _refused_certificate(
+    controller: ControllerServer,
+    pki: TestPKI,
+    tmp_path: Path,
+    names: Sequence[x509.GeneralName],
+) -> str:
+    """The refusal of a certificate of our CA whose subject alternative names are ``names``."""
+    authority = certs._load_authority(pki.directory)
+    cert, key = certs._leaf(authority, "x", names, ExtendedKeyUsageOID.CLIENT_AUTH, 30)
+    issued = certs._save(tmp_path, f"x{len(names)}", cert, key, force=True)
+    files = tls.ClientTLS(pki.ca, issued.cert, issued.key)
+    async with tls.aio_channel(f"127.0.0.1:{controller.port}", files) as channel:
+        with pytest.raises(aio.AioRpcError) as caught:
+            await pb_grpc.AdminServiceStub(channel).ListMeters(pb.ListMetersRequest())
+    assert caught.value.code() is grpc.StatusCode.UNAUTHENTICATED
+    return caught.value.details() or ""
+
+
+async def test_only_a_uri_san_names_an_identity(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, tmp_path: Path
+) -> None:
+    spelled = "jackpot://operator/evil"
+    for names in ([x509.DNSName(spelled)], [x509.RFC822Name(spelled)]):
+        assert "names 0 jackpot identities" in await _refused_certificate(
+            controller, pki, tmp_path, names
+        )
+    two = [
+        x509.UniformResourceIdentifier("jackpot://operator/a"),
+        x509.UniformResourceIdentifier("jackpot://supervisor/b"),
+    ]
+    assert "names 2 jackpot identities" in await _refused_certificate(
+        controller, pki, tmp_path, two
+    )

@@ -136,3 +136,23 @@ async def test_the_agent_learns_its_registration_and_last_round_from_get_table(
     offer = layout.offer(WagerKind.PROGRESSIVE)
     assert offer is not None and offer.fixed and offer.min_cents == 100
     assert [o.kind for o in layout.offers] == [WagerKind.PROGRESSIVE]
+
+
+async def test_an_agent_far_ahead_of_the_controller_continues_from_the_controller(
+    controller: ControllerServer, floor: Floor, tmp_path: Path, pki: TestPKI
+) -> None:
+    """An outbox from an older agent (round ids from its clock) or a Redis restored from a
+    backup: the stale lockout is refused for jumping ahead, recovery goes on, and the agent
+    continues after the controller's last round instead of being refused for good."""
+    outbox = Outbox(tmp_path, "t1")
+    outbox.put("1764561600000:lockout", "lockout", 1_764_561_600_000, {"wagers": [[1, 100]]})
+    client = table_client(controller.port, pki)
+    agent = TableAgent("t1", client, Outbox(tmp_path, "t1"))
+    assert await agent.recover() == 1
+    info = await client.get_table("t1")
+    agent.continue_after(info.last_round_id)
+    round_id = agent.new_round()
+    assert round_id == 1
+    assert (await agent.lockout(round_id, [(1, 100)])).accepted_seats == (1,)
+    await client.close()
+    assert (await floor.meter()).wagers_total == 1

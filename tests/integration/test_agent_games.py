@@ -53,7 +53,10 @@ def controller_for(
     """A controller process serving the game's example Rules Submission."""
     rules = RULES / f"{game}.toml"
     log = work / "controller.log"
-    with ControllerProcess(redis_url, log, pki=pki, metrics=False, rules=rules) as c:
+    unlimited = ("--table-calls-per-second", "0")  # simulated tables play fast
+    with ControllerProcess(
+        redis_url, log, pki=pki, metrics=False, rules=rules, extra_args=unlimited
+    ) as c:
         yield c
 
 

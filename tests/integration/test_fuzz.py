@@ -17,7 +17,7 @@ Two kinds of request body:
   -1, the type's limits and 2**31, 2**32, 2**52, 2**53, 2**63 (each +- 1); repeated fields from
   empty to a few items beyond their bound; unknown enum numbers; nested messages unset.
 
-The controller is a real process (mutual TLS; the per-table call rate limit off, so that the
+The controller is a real process (mutual TLS; the call rate limits off, so that the
 examples are not simply refused for their pace) on its own real redis-server, started once
 for this module with the example Caribbean Stud Rules Submission, after real rounds at table
 cs-1: a royal flush and a straight flush (two pending jackpots), a voided round and a round
@@ -581,7 +581,7 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory, pki: TestPKI) -> Iterator[F
             pki=pki,
             metrics=False,
             rules=RULES,
-            extra_args=("--table-calls-per-second", "0"),
+            extra_args=("--table-calls-per-second", "0", "--client-calls-per-second", "0"),
         ) as controller,
     ):
         target = Fuzzed(controller, pki)

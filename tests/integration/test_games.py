@@ -231,6 +231,20 @@ async def test_six_card_fortune_joker_envies_and_insurance_and_a_replay(
         (2, "progressive", PAID, "$25.00", 2_500, 4),
         (4, "progressive", PAID, "$500.00", 50_000, 2),
     ]
+    # The journal pays them in that order too: each paid result's entry follows the one before.
+    paid = [r for r in reply.results if r.outcome == PAID]
+    seqs = [r.journal_seq for r in paid]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    entries = {int(fields["seq"]): fields for _, fields in await journal(redis_client, "pai-gow")}
+    assert [(entries[s]["type"], entries[s]["seat"]) for s in seqs] == [
+        ("fixed_award", "1"),
+        ("fixed_award", "1"),
+        ("fixed_award", "1"),
+        ("fixed_award", "4"),
+        ("award", "2"),
+        ("fixed_award", "2"),
+        ("fixed_award", "4"),
+    ]
     state = await snapshot(redis_client)
     assert await tables.Settle(request) == reply  # a retry is answered, nothing changes
     assert await snapshot(redis_client) == state

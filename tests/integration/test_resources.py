@@ -5,12 +5,17 @@ a Redis that is gone."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
 from grpc import aio
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from redis.asyncio import Redis
+from redis.exceptions import ResponseError
 
 from controller.server import ControllerServer, ServerConfig
 from controller.testing import RedisServer, TestPKI
@@ -27,11 +32,13 @@ def server_config(server_config: ServerConfig) -> ServerConfig:
     """Small bounds so that each is reached quickly."""
     return dataclasses.replace(
         server_config,
-        max_meter_streams=60,
-        max_meter_streams_per_caller=8,
+        max_streams=60,
+        max_streams_per_caller=8,
         redis_max_connections=3,
         table_calls_per_s=20,
         table_call_burst=20,
+        client_calls_per_s=20,
+        client_call_burst=40,
     )
 
 
@@ -94,7 +101,7 @@ async def test_five_thousand_meter_streams_are_bounded_and_tables_keep_playing(
         if controller.watcher.pollers == 0:
             break
         await asyncio.sleep(0.05)
-    assert controller.watcher.pollers == 0 and controller.watcher.slots.open == 0
+    assert controller.watcher.pollers == 0 and controller.interceptor.streams.open == 0
 
 
 async def test_one_display_holds_at_most_its_share_of_streams(
@@ -169,3 +176,90 @@ async def test_a_lost_redis_is_unavailable_without_revealing_where_it_is(
                 assert "Redis is unreachable; retry" in details
                 assert "127.0.0.1" not in details and str(redis.port) not in details
         await server.stop(grace_s=1)
+
+
+async def test_every_kind_of_stream_takes_a_slot_of_its_caller(
+    channels: Channels, tables: pb_grpc.TableServiceAsyncStub, floor: Floor
+) -> None:
+    """Health Watch and reflection are streams too: one identity cannot hold them all open
+    and starve the tables (and a display may not open them at all)."""
+    display = health_pb2_grpc.HealthStub(channels("display", "sign"))
+    with pytest.raises(aio.AioRpcError) as caught:
+        async for _ in display.Watch(health_pb2.HealthCheckRequest(), timeout=5):
+            break
+    assert caught.value.code() is grpc.StatusCode.PERMISSION_DENIED
+    auditor = health_pb2_grpc.HealthStub(channels("auditor", "lab"))
+    calls = [auditor.Watch(health_pb2.HealthCheckRequest(), timeout=30) for _ in range(12)]
+
+    async def first(call: Any) -> grpc.StatusCode:
+        try:
+            async for _ in call:
+                return grpc.StatusCode.OK
+        except aio.AioRpcError as error:
+            return error.code()
+        return grpc.StatusCode.OK
+
+    codes = await asyncio.gather(*(first(call) for call in calls))
+    assert codes.count(grpc.StatusCode.OK) == 8
+    assert codes.count(grpc.StatusCode.RESOURCE_EXHAUSTED) == 4
+    assert (await tables.Lockout(lockout("t1", 1, [1]), timeout=10)).accepted
+    for call in calls:
+        call.cancel()
+
+
+async def test_people_and_tools_have_a_call_rate_too(
+    channels: Channels, floor: Floor, server_config: ServerConfig
+) -> None:
+    auditor = pb_grpc.AdminServiceStub(channels("auditor", "lab"))
+    codes = []
+    for _ in range(60):
+        try:
+            await auditor.ListMeters(pb.ListMetersRequest())
+            codes.append(grpc.StatusCode.OK)
+        except aio.AioRpcError as error:
+            codes.append(error.code())
+    assert set(codes) == {grpc.StatusCode.OK, grpc.StatusCode.RESOURCE_EXHAUSTED}
+
+
+async def test_a_busy_redis_is_unavailable_for_reads_and_writes(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    redis_url: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A long script elsewhere makes Redis answer BUSY: every call is UNAVAILABLE (the agents
+    retry), never INTERNAL, and the controller logs no traceback."""
+    blocker, other = Redis.from_url(redis_url), Redis.from_url(redis_url)
+    await blocker.config_set("busy-reply-threshold", 50)
+    spin: asyncio.Future[Any] = asyncio.ensure_future(blocker.eval("while true do end", 0))
+    try:
+        for _ in range(200):  # until Redis answers BUSY (bounded)
+            try:
+                await other.ping()
+            except ResponseError as error:
+                assert str(error).startswith("BUSY"), error
+                break
+            await asyncio.sleep(0.05)
+        for call in (
+            admin.ListMeters(pb.ListMetersRequest()),
+            tables.Lockout(lockout("t1", 1, [1])),
+        ):
+            with pytest.raises(aio.AioRpcError) as caught:
+                await call
+            assert caught.value.code() is grpc.StatusCode.UNAVAILABLE, caught.value.details()
+            assert "(BUSY); retry" in (caught.value.details() or "")
+    finally:
+        for _ in range(200):  # bounded: kill the script once it runs
+            with contextlib.suppress(ResponseError):
+                await other.script_kill()
+            if spin.done():
+                break
+            await asyncio.sleep(0.05)
+        with contextlib.suppress(Exception):
+            await spin
+        await other.config_set("busy-reply-threshold", 5000)
+        await other.aclose()
+        await blocker.aclose()
+    assert "Traceback" not in caplog.text
+    assert (await tables.Lockout(lockout("t1", 1, [1]))).accepted

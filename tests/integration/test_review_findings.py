@@ -72,7 +72,7 @@ async def test_a_read_only_redis_is_unavailable_and_the_agent_retries_until_it_i
         await expect_refusal(
             direct.Lockout(lockout("t1", 1, [1])),
             grpc.StatusCode.UNAVAILABLE,
-            "Redis cannot take writes now",
+            "Redis cannot serve this now (READONLY)",
         )
         agent = TableAgent("t1", client)
         pending = asyncio.create_task(agent.lockout(agent.new_round(), [(1, 100)]))

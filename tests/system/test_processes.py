@@ -29,7 +29,10 @@ def system(tmp_path: Path, pki: TestPKI) -> Iterator[tuple[str, ControllerProces
     with RedisServer(tmp_path / "redis") as redis:
         # the example Rules Submission: link group floor, meter cs-main, tables cs-1..cs-3
         log = tmp_path / "controller.log"
-        with ControllerProcess(redis.url, log, pki=pki, rules=RULES) as controller:
+        unlimited = ("--table-calls-per-second", "0")  # simulated tables play fast
+        with ControllerProcess(
+            redis.url, log, pki=pki, rules=RULES, extra_args=unlimited
+        ) as controller:
             yield redis.url, controller
 
 

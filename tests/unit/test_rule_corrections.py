@@ -164,6 +164,12 @@ def test_647a_12_c_a_table_without_its_limit_is_told_the_computed_floor() -> Non
         holdem_table(6_000, 0)
 
 
+def test_647a_12_c_a_limit_too_large_to_limit_anything_is_refused() -> None:
+    """A limit of 2**63 - 1 cents would switch the limit the regulation requires off."""
+    with pytest.raises(InvalidConfiguration, match="payout limit must be above"):
+        holdem_table(500, 2**63 - 1)
+
+
 def test_647a_12_c_a_rules_submission_is_checked_against_the_computed_floor() -> None:
     data = tomllib.loads((RULES / "texas-holdem-bonus.toml").read_text())
     assert parse_submission(data).payout_limits == {"texas-holdem-bonus": 5_000_000}

@@ -155,7 +155,7 @@ def test_the_authenticator_needs_one_identity_and_no_revocation(tmp_path: Path) 
     pem = issued.cert.read_bytes()
     context = {
         "x509_pem_cert": [pem],
-        "x509_subject_alternative_name": [b"jackpot://supervisor/ann"],
+        "peer_uri": [b"jackpot://supervisor/ann"],
     }
     assert Authenticator().identify(context) == Identity(Role.SUPERVISOR, "ann", issued.fingerprint)
     deny = tmp_path / "deny"
@@ -164,7 +164,7 @@ def test_the_authenticator_needs_one_identity_and_no_revocation(tmp_path: Path) 
         Authenticator(deny_list=DenyList(deny)).identify(context)
     with pytest.raises(Unauthenticated, match="a client certificate is required"):
         Authenticator().identify({})
-    two = {**context, "x509_subject_alternative_name": [b"jackpot://table/a", b"jackpot://table/b"]}
+    two = {**context, "peer_uri": [b"jackpot://table/a", b"jackpot://table/b"]}
     with pytest.raises(Unauthenticated, match="names 2 jackpot identities"):
         Authenticator().identify(two)
     assert Authenticator(insecure=True).identify({}) is INSECURE_CALLER
@@ -178,8 +178,9 @@ def test_bounds_name_the_field_and_quote_only_a_prefix() -> None:
     with pytest.raises(InvalidArgument) as caught:
         bounds.check_text(huge, "reason", 200)
     assert str(caught.value) == "reason is 1,000,000 characters long; at most 200 are accepted"
-    with pytest.raises(InvalidArgument, match="control characters"):
-        bounds.check_text("a\u202eb", "note", 10)  # a right-to-left override is refused too
+    for sneaky in ("a\u202eb", "a\u2028b", "a\u2029b"):  # bidi override, line separators
+        with pytest.raises(InvalidArgument, match="control characters"):
+            bounds.check_text(sneaky, "note", 10)
     assert bounds.check_text("  ok ", "note", 10) == "ok"
     with pytest.raises(InvalidArgument, match="table id 't1\\\\n' must be"):
         bounds.check_id("t1\n", "table id")
@@ -209,11 +210,11 @@ def test_the_rate_limiter_refills_per_key() -> None:
 def test_stream_slots_bound_each_caller_and_the_total() -> None:
     slots = StreamSlots(total=3, per_caller=2)
     with slots.hold("a"), slots.hold("a"):
-        with pytest.raises(ResourceExhausted, match="has 2 meter streams open"):
+        with pytest.raises(ResourceExhausted, match="has 2 streams open"):
             with slots.hold("a"):
                 pass
         with slots.hold("b"):
-            with pytest.raises(ResourceExhausted, match="serves 3 meter streams already"):
+            with pytest.raises(ResourceExhausted, match="serves 3 streams already"):
                 with slots.hold("c"):
                     pass
     assert slots.open == 0
@@ -272,3 +273,29 @@ def test_log_lines_escape_control_characters() -> None:
     record = logging.LogRecord("x", logging.INFO, "f", 1, "void reason=%r %s", (1, "a\nFAKE"), None)
     assert formatter.format(record) == "void reason=1 a\\nFAKE"
     assert logs.escape_controls("\x1b[2J\u2028") == "\\x1b[2J\\u2028"
+
+
+def test_unusable_tls_files_are_never_offered_to_handshakes(tmp_path: Path) -> None:
+    """An empty or half-written CA file, or a key of another certificate, would refuse every
+    client: refused at start, and ignored (the files in use kept) while serving."""
+    from controller.tls import ServerCertificates, TLSFiles
+
+    certs.init_authority(tmp_path)
+    other = certs.issue(tmp_path, "operator", "other")
+    files = TLSFiles(tmp_path / "controller.crt", tmp_path / "controller.key", tmp_path / "ca.crt")
+    serving = ServerCertificates(files)
+    good_ca = files.client_ca.read_bytes()
+    for path, content, message in (
+        (files.client_ca, b"", "holds no PEM CA certificate"),
+        (files.client_ca, good_ca[: len(good_ca) // 2], "holds no PEM CA certificate"),
+        (files.key, other.key.read_bytes(), "is not the key of"),
+    ):
+        before = path.read_bytes()
+        path.write_bytes(content)
+        with pytest.raises(OSError, match=message):
+            ServerCertificates(files)
+        assert serving._fetch() is None  # still the certificates in use
+        path.write_bytes(before)
+    rotated = certs.issue_controller(tmp_path, sans=["new-name"], force=True)
+    assert rotated.cert == files.cert
+    assert serving._fetch() is not None  # a usable new pair is offered at the next handshake
