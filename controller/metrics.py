@@ -1,15 +1,21 @@
 """Prometheus metrics of one controller process.
 
-Business metrics are labelled by meter (bounded: the meters a casino configures), never by
-table on a histogram. Money is exposed in cents (``*_cents``), as Prometheus gauges and
-counters; the counters of money are accumulated here as exact integers of microcents and
-only converted at exposition, because the text format has no integer type.
+Business metrics are labelled by meter, wager kind or paytable line (bounded: what a casino
+configures), never by table on a histogram. Money is exposed in cents (``*_cents``), as
+Prometheus gauges and counters; the counters of money are accumulated here as exact integers
+of microcents and only converted at exposition, because the text format has no integer type.
 
 * Gauges (state, the same on every replica; aggregate with ``max``): meter, reserve and
   pending jackpots per meter, refreshed from Redis and after every transition.
 * Counters (events this replica applied; aggregate with ``sum``): wagers, contributions,
-  hits, awards, voids, idempotent replays.
-* gRPC server metrics with the go-grpc-prometheus names, so stock dashboards work.
+  hits (per meter and paytable line), awards (per wager kind and award kind), voids,
+  idempotent replays. Every counter whose label values are known from the registered tables
+  is created at zero when the controller starts or a table is registered, so that
+  ``increase()`` sees the first event too.
+* gRPC server metrics with the go-grpc-prometheus names and code names (``grpc_code="OK"``,
+  ``"Unavailable"``), every served method and code created at zero, so stock dashboards and
+  the rules in deploy/ work.
+* The process and Python collectors (``process_*``, ``python_*``).
 """
 
 from __future__ import annotations
@@ -18,17 +24,22 @@ from collections.abc import Iterable, Iterator
 from threading import Lock
 
 from prometheus_client import (
+    GC_COLLECTOR,
     CollectorRegistry,
     Counter,
     Gauge,
     Histogram,
     Info,
+    PlatformCollector,
+    ProcessCollector,
     disable_created_metrics,
 )
 from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from controller.domain.config import TableConfig
 from controller.domain.money import MICROCENTS_PER_CENT, floor_cents
+from controller.domain.paytables import AwardKind
 from controller.domain.records import (
     AcceptedWager,
     Contribution,
@@ -50,34 +61,34 @@ LATENCY_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.
 
 
 class _ExactMoneyCounter(Collector):
-    """A counter of money per meter kept as integer microcents, exposed in cents."""
+    """A counter of money with one label (a meter, a wager kind) kept as integer microcents,
+    exposed in cents."""
 
-    def __init__(self, name: str, documentation: str) -> None:
+    def __init__(self, name: str, documentation: str, label: str = "meter") -> None:
         self._name = name
         self._documentation = documentation
+        self._label = label
         self._totals_microcents: dict[str, int] = {}
         self._lock = Lock()
 
-    def add(self, meter_id: str, microcents: int) -> None:
-        """Add ``microcents``; a counter only goes up."""
+    def add(self, key: str, microcents: int) -> None:
+        """Add ``microcents`` (0 creates the series); a counter only goes up."""
         if microcents < 0:
             raise ValueError(f"a counter cannot go down ({microcents} microcents)")
         with self._lock:
-            self._totals_microcents[meter_id] = (
-                self._totals_microcents.get(meter_id, 0) + microcents
-            )
+            self._totals_microcents[key] = self._totals_microcents.get(key, 0) + microcents
 
     def collect(self) -> Iterable[Metric]:
-        family = CounterMetricFamily(self._name, self._documentation, labels=["meter"])
+        family = CounterMetricFamily(self._name, self._documentation, labels=[self._label])
         with self._lock:
-            for meter_id, total in sorted(self._totals_microcents.items()):
-                family.add_metric([meter_id], total / MICROCENTS_PER_CENT)
+            for key, total in sorted(self._totals_microcents.items()):
+                family.add_metric([key], total / MICROCENTS_PER_CENT)
         yield family
 
-    def value_microcents(self, meter_id: str) -> int:
-        """The exact total for ``meter_id`` (for tests)."""
+    def value_microcents(self, key: str) -> int:
+        """The exact total for ``key`` (for tests)."""
         with self._lock:
-            return self._totals_microcents.get(meter_id, 0)
+            return self._totals_microcents.get(key, 0)
 
 
 class Metrics:
@@ -112,14 +123,14 @@ class Metrics:
         )
         self.hits = Counter(
             "jackpot_hits",
-            "Percentage-of-meter awards (hits) by hand.",
-            ["meter", "hand"],
+            "Percentage-of-meter awards (hits), by meter and the paytable line paid.",
+            ["meter", "line"],
             registry=r,
         )
         self.awards = Counter(
             "jackpot_awards",
-            "Winning wagers and envy bonuses by award kind (meter empty: a fixed award).",
-            ["meter", "kind"],
+            "Paid awards (envy bonuses included), by wager kind and award kind.",
+            ["wager", "kind"],
             registry=r,
         )
         self.replays = Counter(
@@ -137,11 +148,26 @@ class Metrics:
             "Contributions taken back out of the meter and reserve by voided rounds, in cents.",
         )
         self.awards_cents = _ExactMoneyCounter(
-            "jackpot_awards_cents_total", "Awards won on progressive wagers, in cents."
+            "jackpot_awards_cents_total",
+            "Paid awards (envy bonuses included) by wager kind, in cents.",
+            label="wager",
+        )
+        self.meter_awards_cents = _ExactMoneyCounter(
+            "jackpot_meter_awards_cents_total",
+            "Percentage-of-meter awards (hits) taken from each meter, in cents.",
         )
         r.register(self.contributions_cents)
         r.register(self.void_contributions_cents)
         r.register(self.awards_cents)
+        r.register(self.meter_awards_cents)
+        ProcessCollector(registry=r)
+        PlatformCollector(registry=r)
+        r.register(GC_COLLECTOR)
+        self.redis_up = Gauge(
+            "jackpot_redis_up",
+            "1 while Redis answers this controller (checked every few seconds), else 0.",
+            registry=r,
+        )
         self.aof_enabled = Gauge(
             "jackpot_redis_aof_enabled", "1 when Redis has the append-only file on.", registry=r
         )
@@ -181,6 +207,39 @@ class Metrics:
             registry=r,
         )
 
+    # ------------------------------------------------------------ series known in advance
+
+    def initialise_rpcs(self, rpcs: Iterable[tuple[str, str, str]], codes: Iterable[str]) -> None:
+        """Create every (grpc_type, grpc_service, grpc_method) at zero, with every code."""
+        names = tuple(codes)
+        for labels in rpcs:
+            self.grpc_started.labels(*labels)
+            self.grpc_latency.labels(*labels)
+            for code in names:
+                self.grpc_handled.labels(*labels, code)
+
+    def initialise_tables(self, tables: Iterable[TableConfig]) -> None:
+        """Create at zero every business series the tables' wagers can move: wagers,
+        contributions and voids of each meter; hits of each percentage line; awards of each
+        wager kind and award kind (envy included); the replay counters."""
+        for phase in ("lockout", "settle", "void"):
+            self.replays.labels(phase)
+        for table in tables:
+            for offer in table.wagers:
+                self.awards_cents.add(offer.wager, 0)
+                for meter_id in offer.meter_ids:
+                    self.wagers.labels(meter_id)
+                    self.voids.labels(meter_id)
+                    self.contributions_cents.add(meter_id, 0)
+                    self.void_contributions_cents.add(meter_id, 0)
+                    self.meter_awards_cents.add(meter_id, 0)
+                for line, rule in offer.paytable.lines:
+                    self.awards.labels(offer.wager, str(rule.kind))
+                    if rule.kind is AwardKind.PERCENT_OF_METER:
+                        self.hits.labels(offer.meter_of(rule), line)
+                if offer.paytable.envy_lines:
+                    self.awards.labels(offer.wager, str(AwardKind.ENVY))
+
     # ------------------------------------------------------------ state
 
     def set_meters(self, meters: Iterable[MeterValue]) -> None:
@@ -196,7 +255,7 @@ class Metrics:
             self.pending_jackpots.labels(state.meter_id).set(state.pending_jackpots)
 
     def set_persistence(self, persistence: Persistence) -> None:
-        """Show the durability settings found at start (nothing when they cannot be read)."""
+        """Show Redis's durability settings as last read (nothing when they cannot be read)."""
         if persistence.aof_enabled is None:
             return
         self.aof_enabled.set(1 if persistence.aof_enabled else 0)
@@ -220,10 +279,12 @@ class Metrics:
             self.replays.labels("settle").inc()
             return
         for seat in _paid(result):
-            self.awards.labels(seat.meter_id, seat.award_kind).inc()
-            self.awards_cents.add(seat.meter_id, seat.amount_cents * MICROCENTS_PER_CENT)
-            if seat.pending_validation:
-                self.hits.labels(seat.meter_id, seat.hand).inc()
+            microcents = seat.amount_cents * MICROCENTS_PER_CENT
+            self.awards.labels(seat.wager, seat.award_kind).inc()
+            self.awards_cents.add(seat.wager, microcents)
+            if seat.pending_validation:  # a percentage of the meter: a hit
+                self.hits.labels(seat.meter_id, seat.line).inc()
+                self.meter_awards_cents.add(seat.meter_id, microcents)
                 self.pending_jackpots.labels(seat.meter_id).inc()
         self.set_meters(result.meters)
 

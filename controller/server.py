@@ -17,13 +17,14 @@ from pathlib import Path
 from grpc import aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2
 
 from controller.api.admin_service import AdminService
 from controller.api.interceptor import ServerInterceptor
 from controller.api.limits import RateLimiter, StreamSlots
 from controller.api.meter_watch import MeterWatcher
 from controller.api.peers import Authenticator, DenyList
+from controller.api.status import CODE_LABELS
 from controller.api.table_service import TableService
 from controller.domain.submission import RulesSubmission
 from controller.errors import StoreUnavailable
@@ -77,7 +78,7 @@ class ServerConfig:
     max_round_step: int = DEFAULT_MAX_ROUND_STEP
     wait_replicas: int = 0
     wait_timeout_ms: int = 1000
-    refresh_interval_s: float = 5.0
+    refresh_interval_s: float = 2.0  # Redis's health, durability settings and meter gauges
     table_calls_per_s: float = 2.0
     table_call_burst: int = 20
     client_calls_per_s: float = 10.0
@@ -154,6 +155,7 @@ class ControllerServer:
         self.port = 0
         self.metrics_port = 0
         self.serving = False
+        self.redis_up = False
         self._http: HttpEndpoint | None = None
         self._refresher: asyncio.Task[None] | None = None
 
@@ -191,19 +193,26 @@ class ControllerServer:
         if self.port == 0:
             raise OSError(f"cannot listen on {address} (in use, or not an address of this host)")
         if self.config.metrics_port is not None:
-            self._http = HttpEndpoint(
-                self.host.strip("[]") or "0.0.0.0",
-                self.config.metrics_port,
-                self.metrics.registry,
-                lambda: self.serving,
-            )
+            try:
+                self._http = HttpEndpoint(
+                    self.host.strip("[]") or "0.0.0.0",
+                    self.config.metrics_port,
+                    self.metrics.registry,
+                    lambda: self.serving and self.redis_up,
+                )
+            except OSError as error:
+                raise OSError(
+                    f"cannot serve metrics on port {self.config.metrics_port}: "
+                    f"{error.strerror or error}"
+                ) from None
             self.metrics_port = self._http.port
+        self.metrics.initialise_rpcs(_served_rpcs(), CODE_LABELS)
+        self.metrics.initialise_tables(await self.store.list_tables())
         await self.server.start()
         await self._refresh_meters()
-        self._refresher = asyncio.create_task(self._refresh_forever())
-        for service in ("", *SERVICE_NAMES):
-            await self.health.set(service, health_pb2.HealthCheckResponse.SERVING)
         self.serving = True
+        await self._set_health(redis_up=True)
+        self._refresher = asyncio.create_task(self._refresh_forever())
         log.info(
             "controller serving on %s:%d with %s (metrics and /healthz on port %s)",
             self.host,
@@ -218,19 +227,51 @@ class ControllerServer:
         if self.deny_list is not None:
             self.deny_list.reload()
 
+    async def _set_health(self, *, redis_up: bool) -> None:
+        """SERVING while the controller serves and Redis answers, NOT_SERVING otherwise (gRPC
+        health, ``/healthz``, ``jackpot_redis_up``)."""
+        self.redis_up = redis_up
+        self.metrics.redis_up.set(1 if redis_up else 0)
+        status = (
+            health_pb2.HealthCheckResponse.SERVING
+            if self.serving and redis_up
+            else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
+        for service in ("", *SERVICE_NAMES):
+            await self.health.set(service, status)
+
     async def _refresh_meters(self) -> None:
         try:
             self.metrics.set_meter_states(await self.store.list_meters())
         except StoreUnavailable as error:
             log.warning("cannot refresh meter metrics: %s", error)
 
+    async def _check_redis(self) -> None:
+        """Read Redis's durability settings again (they can change at runtime) and follow
+        whether it answers at all."""
+        try:
+            persistence = await asyncio.wait_for(
+                self.store.persistence(), timeout=max(1.0, self.config.refresh_interval_s)
+            )
+        except (StoreUnavailable, TimeoutError) as error:
+            if self.redis_up:
+                reason = error or "no answer in time"
+                log.error("Redis does not answer: NOT_SERVING until it does (%s)", reason)
+                await self._set_health(redis_up=False)
+            return
+        self.metrics.set_persistence(persistence)
+        if not self.redis_up:
+            log.warning("Redis answers again: SERVING")
+            await self._set_health(redis_up=True)
+        await self._refresh_meters()
+
     async def _refresh_forever(self) -> None:
         while True:
             await asyncio.sleep(self.config.refresh_interval_s)
             try:
-                await self._refresh_meters()
+                await self._check_redis()
             except Exception:  # keep refreshing; the next round may succeed
-                log.exception("meter metrics refresh failed")
+                log.exception("refreshing Redis's state failed")
 
     async def stop(self, grace_s: float = 5.0) -> None:
         """Report NOT_SERVING, finish calls in flight (up to ``grace_s``), close everything."""
@@ -249,6 +290,26 @@ class ControllerServer:
     async def wait(self) -> None:
         """Serve until the server stops."""
         await self.server.wait_for_termination()
+
+
+def _served_rpcs() -> list[tuple[str, str, str]]:
+    """(grpc_type, grpc_service, grpc_method) of every RPC this server serves."""
+    services = [
+        *jackpot_pb2.DESCRIPTOR.services_by_name.values(),
+        health_pb2.DESCRIPTOR.services_by_name["Health"],
+        reflection_pb2.DESCRIPTOR.services_by_name["ServerReflection"],
+    ]
+    kinds = {
+        (False, False): "unary",
+        (False, True): "server_stream",
+        (True, False): "client_stream",
+        (True, True): "bidi_stream",
+    }
+    return [
+        (kinds[(m.client_streaming, m.server_streaming)], service.full_name, m.name)
+        for service in services
+        for m in service.methods
+    ]
 
 
 def _warn_about(aof_enabled: bool | None, appendfsync: str) -> None:

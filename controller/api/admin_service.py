@@ -82,6 +82,7 @@ class AdminService(pb_grpc.AdminServiceServicer):
             raise InvalidArgument("table is required")
         config = convert.table_config(request.table)
         await self._store.register_table(config, actor=caller().actor)
+        self._metrics.initialise_tables([config])
         log.info(
             "table %s registered: %s, %d seats, wagers %s, meters %s (%s)",
             config.table_id,

@@ -31,7 +31,7 @@ from grpc import aio
 from controller.api.access import check_role, check_table, set_caller
 from controller.api.limits import RateLimiter, StreamSlots
 from controller.api.peers import Authenticator
-from controller.api.status import status_for
+from controller.api.status import code_label, status_for
 from controller.domain.identity import Identity, Role
 from controller.errors import AccessDenied, InvalidArgument, JackpotError
 from controller.metrics import Metrics
@@ -261,7 +261,7 @@ class _Observed:
                 await self._context.abort(code, "internal error; see the controller log")
             return False
         finally:
-            self._metrics.grpc_handled.labels(*self._labels, code.name).inc()
+            self._metrics.grpc_handled.labels(*self._labels, code_label(code)).inc()
             self._metrics.grpc_latency.labels(*self._labels).observe(
                 time.perf_counter() - self._started
             )

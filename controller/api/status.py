@@ -25,3 +25,17 @@ def status_for(error: errors.JackpotError) -> grpc.StatusCode:
         if isinstance(error, error_class):
             return code
     return grpc.StatusCode.INTERNAL
+
+
+def code_label(code: grpc.StatusCode) -> str:
+    """A status code as the ``grpc_code`` label value of go-grpc-prometheus, which stock
+    dashboards and the rules in deploy/ query: ``OK``, ``InvalidArgument``, ``Unavailable``."""
+    if code is grpc.StatusCode.OK:
+        return "OK"
+    if code is grpc.StatusCode.CANCELLED:
+        return "Canceled"  # Go's spelling
+    return code.name.title().replace("_", "")
+
+
+CODE_LABELS = tuple(code_label(code) for code in grpc.StatusCode)
+"""Every ``grpc_code`` label value, for the series created at zero."""

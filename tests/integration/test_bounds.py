@@ -274,7 +274,7 @@ async def test_a_malformed_body_is_invalid_argument_and_counted(
             "grpc_type": "unary",
             "grpc_service": "jackpot.v1.TableService",
             "grpc_method": "Lockout",
-            "grpc_code": "INVALID_ARGUMENT",
+            "grpc_code": "InvalidArgument",
         },
     )
     assert handled == 1

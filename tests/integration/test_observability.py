@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import signal
+import urllib.error
 import urllib.request
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import grpc
 import pytest
@@ -11,12 +15,23 @@ from grpc import aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
+from redis.asyncio import Redis
 
 from controller.server import ControllerServer
-from controller.testing import free_port
+from controller.testing import RedisServer, TestPKI, free_port
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from tests.helpers import RESET_CENTS, ROYAL_SPADES, STRAIGHT_FLUSH_HEARTS, Floor, lockout, settle
+from tests.helpers import (
+    AUDITOR,
+    RESET_CENTS,
+    ROYAL_SPADES,
+    STRAIGHT_FLUSH_HEARTS,
+    Channels,
+    Floor,
+    controller_config,
+    lockout,
+    settle,
+)
 
 
 @pytest.fixture
@@ -52,13 +67,31 @@ async def test_metrics_show_meters_hits_and_status_codes(
     assert found['jackpot_meter_cents{meter="cs-main"}'] == RESET_CENTS
     assert found['jackpot_wagers_total{meter="cs-main"}'] == 2
     assert found['jackpot_contributions_cents_total{meter="cs-main"}'] == 30
-    assert found['jackpot_hits_total{hand="royal_flush",meter="cs-main"}'] == 1
-    assert found['jackpot_hits_total{hand="straight_flush",meter="cs-main"}'] == 1
+    assert found['jackpot_hits_total{line="royal_flush",meter="cs-main"}'] == 1
+    assert found['jackpot_hits_total{line="straight_flush",meter="cs-main"}'] == 1
+    assert found['jackpot_meter_awards_cents_total{meter="cs-main"}'] == 1_000_030
+    # Fixed and percentage awards by the wager that won them, never an unlabelled meter.
+    assert found['jackpot_awards_total{kind="percent_of_meter",wager="progressive"}'] == 2
+    assert found['jackpot_awards_cents_total{wager="progressive"}'] == 1_000_030
+    assert not any('meter=""' in name for name in found)
+    # Series known in advance exist at zero, so that increase() sees their first event.
+    assert found['jackpot_voids_total{meter="cs-main"}'] == 0
+    assert found['jackpot_awards_total{kind="for_one",wager="progressive"}'] == 0
+    assert (
+        found[
+            'grpc_server_handled_total{grpc_code="Unavailable",grpc_method="Settle",'
+            'grpc_service="jackpot.v1.TableService",grpc_type="unary"}'
+        ]
+        == 0
+    )
+    assert found["jackpot_redis_up"] == 1
+    assert found["process_resident_memory_bytes"] > 0
+    assert any(name.startswith("python_gc_") for name in found)
     assert found['jackpot_pending_jackpots{meter="cs-main"}'] == 2
     assert found["jackpot_redis_aof_enabled"] == 1
     assert (
         found[
-            'grpc_server_handled_total{grpc_code="INVALID_ARGUMENT",grpc_method="Lockout",'
+            'grpc_server_handled_total{grpc_code="InvalidArgument",grpc_method="Lockout",'
             'grpc_service="jackpot.v1.TableService",grpc_type="unary"}'
         ]
         == 1
@@ -111,3 +144,62 @@ async def test_watch_meters_of_an_unknown_table(tables: pb_grpc.TableServiceAsyn
     with pytest.raises(aio.AioRpcError) as caught:
         await stream.read()
     assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+async def test_health_and_gauges_follow_redis_while_serving(tmp_path: Path, pki: TestPKI) -> None:
+    """A Redis that stops answering turns the controller NOT_SERVING (gRPC health, /healthz,
+    jackpot_redis_up 0) and SERVING again when it answers; a durability setting changed at
+    runtime shows in the gauges the alerts read."""
+    with RedisServer(tmp_path / "redis") as redis:
+        config = controller_config(redis.url, pki, metrics_port=free_port(), refresh_interval_s=0.1)
+        server = ControllerServer(config)
+        await server.start()
+        channels = Channels(f"127.0.0.1:{server.port}", pki)
+        try:
+            health = health_pb2_grpc.HealthStub(channels(*AUDITOR))
+            admin = pb_grpc.AdminServiceStub(channels(*AUDITOR))
+
+            async def until(check: Callable[[], Awaitable[bool]]) -> None:
+                for _ in range(100):
+                    if await check():
+                        return
+                    await asyncio.sleep(0.05)
+                pytest.fail("the controller did not follow Redis")
+
+            async def status() -> int:
+                reply = await health.Check(health_pb2.HealthCheckRequest(), timeout=5)
+                return int(reply.status)
+
+            SERVING, NOT_SERVING = (
+                health_pb2.HealthCheckResponse.SERVING,
+                health_pb2.HealthCheckResponse.NOT_SERVING,
+            )
+            assert await status() == SERVING
+            client = Redis.from_url(redis.url)
+            await client.config_set("appendonly", "no")
+            await until(lambda: asyncio.sleep(0, server.metrics.aof_enabled._value.get() == 0))
+            await client.config_set("appendonly", "yes")
+            await client.aclose()
+            redis.process.send_signal(signal.SIGSTOP)  # type: ignore[union-attr]
+            try:
+                await until(lambda: asyncio.sleep(0, server.metrics.redis_up._value.get() == 0))
+                assert await status() == NOT_SERVING
+                healthz = await asyncio.to_thread(_healthz, server.metrics_port)
+                assert healthz == 503
+            finally:
+                redis.process.send_signal(signal.SIGCONT)  # type: ignore[union-attr]
+            await until(lambda: asyncio.sleep(0, server.metrics.redis_up._value.get() == 1))
+            assert await status() == SERVING
+            assert await asyncio.to_thread(_healthz, server.metrics_port) == 200
+            assert (await admin.ListMeters(pb.ListMetersRequest())) is not None
+        finally:
+            await channels.close()
+            await server.stop(grace_s=1)
+
+
+def _healthz(port: int) -> int:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as reply:
+            return int(reply.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
