@@ -187,9 +187,13 @@ class ControllerServer:
                 "may call everything; for development only",
                 address,
             )
-            self.port = self.server.add_insecure_port(address)
-        else:
-            self.port = self.server.add_secure_port(address, self.certificates.credentials())
+        try:
+            if self.certificates is None:
+                self.port = self.server.add_insecure_port(address)
+            else:
+                self.port = self.server.add_secure_port(address, self.certificates.credentials())
+        except RuntimeError:  # gRPC's "Failed to bind"
+            self.port = 0
         if self.port == 0:
             raise OSError(f"cannot listen on {address} (in use, or not an address of this host)")
         if self.config.metrics_port is not None:

@@ -159,3 +159,33 @@ def test_controller_refuses_an_invalid_rules_submission(tmp_path: Path) -> None:
     assert "below the $10,000.00 minimum for Caribbean Stud Poker (§ 639a.12(d)(3))" in (
         result.stderr
     )
+
+
+def test_a_second_controller_on_a_port_in_use_does_not_start(
+    system: tuple[str, ControllerProcess], tmp_path: Path, pki: TestPKI
+) -> None:
+    redis_url, running = system
+    files = pki.server()
+    tls_args = ["--tls-cert", str(files.cert), "--tls-key", str(files.key)]
+    tls_args += ["--client-ca", str(files.client_ca)]
+    for listen, metrics, message in (
+        (running.target, str(free_port()), f"cannot listen on {running.target}"),
+        (
+            f"127.0.0.1:{free_port()}",
+            str(running.metrics_port),
+            f"cannot serve metrics on port {running.metrics_port}",
+        ),
+    ):
+        second = run(
+            "controller.cli",
+            "serve",
+            "--listen",
+            listen,
+            "--metrics-port",
+            metrics,
+            "--redis",
+            redis_url,
+            *tls_args,
+        )
+        assert second.returncode == 1, second.stderr
+        assert message in second.stderr

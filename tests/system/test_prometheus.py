@@ -1,0 +1,217 @@
+"""The dashboards and alerts against a real Prometheus scraping a real controller.
+
+Debian's ``prometheus`` (the package .ci/run installs for promtool) scrapes the controller's
+metrics every second with the rules of deploy/ loaded. After a scripted scenario — rounds with
+a straight flush and a royal flush (hits), a void, a table naming another table, and a Redis
+stall long enough for calls to fail — every dashboard query and every vector selector of every
+alert must return data through Prometheus's HTTP API, and the alerts the scenario provokes
+must hold: calls failed (JackpotGrpcErrorRatioHigh), jackpots wait (JackpotPendingJackpotsWaiting),
+a certificate was refused (JackpotAccessDenied). This is what catches a label value the
+controller does not export (``grpc_code="UNAVAILABLE"`` against ``"Unavailable"``) or a
+counter that appears only at its first increment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+import yaml
+
+from controller.testing import ControllerProcess, RedisServer, TestPKI, free_port, stop_process
+from jackpot import tls
+from jackpot.v1 import jackpot_pb2 as pb
+from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from tests.deploy.test_deploy_files import (
+    DASHBOARDS,
+    RULES,
+    alert_rules,
+    dashboard_exprs,
+    load_json,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+CARIBBEAN = ROOT / "deploy" / "rules" / "caribbean-stud.toml"
+PROMETHEUS = shutil.which("prometheus")
+REQUIRED = os.environ.get("JACKPOT_REQUIRE_PROMETHEUS") == "1"  # set by .ci/run
+
+_GROUPING = re.compile(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)")
+_RANGE = re.compile(r"\[\s*\d+[smhdwy][^\]]*\]")  # a range, not a [.] in a regex
+_SELECTOR = re.compile(r"(?<![\w.$])([A-Za-z_:][A-Za-z0-9_:]*)\s*(\{[^}]*\})?(\s*\()?")
+_KEYWORDS = frozenset({"and", "or", "unless", "bool", "offset", "inf", "nan"})
+
+pytestmark = pytest.mark.skipif(
+    PROMETHEUS is None and not REQUIRED,
+    reason="prometheus not on PATH (Debian: apt-get install prometheus; .ci/run installs it)",
+)
+
+
+def selectors(expr: str) -> list[str]:
+    """The vector selectors of an expression (``name{matchers}``), functions left out."""
+    text = _RANGE.sub(" ", _GROUPING.sub(" ", expr))
+    return [
+        name + (matchers or "")
+        for name, matchers, call in _SELECTOR.findall(text)
+        if not call and name.lower() not in _KEYWORDS
+    ]
+
+
+def test_selectors_of_an_expression() -> None:
+    expr = (
+        'sum by (le) (rate(grpc_server_handling_seconds_bucket{grpc_method="Settle"}[5m]))'
+        ' > 0.25 and on (meter) up{grpc_service=~"jackpot[.]v1[.].+"} offset 5m'
+    )
+    assert selectors(expr) == [
+        'grpc_server_handling_seconds_bucket{grpc_method="Settle"}',
+        'up{grpc_service=~"jackpot[.]v1[.].+"}',
+    ]
+
+
+class Prometheus:
+    """A real Prometheus on a free loopback port with the rules of deploy/ loaded."""
+
+    def __init__(self, work: Path, target: str) -> None:
+        self.port = free_port()
+        config = {
+            "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+            "rule_files": [str(RULES)],
+            "scrape_configs": [
+                {"job_name": "jackpot-controller", "static_configs": [{"targets": [target]}]}
+            ],
+        }
+        work.mkdir(parents=True, exist_ok=True)
+        (work / "prometheus.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+        self.log = work / "prometheus.log"
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                [
+                    PROMETHEUS or "prometheus",
+                    f"--config.file={work / 'prometheus.yml'}",
+                    f"--storage.tsdb.path={work / 'data'}",
+                    f"--web.listen-address=127.0.0.1:{self.port}",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def query(self, expr: str) -> list[dict[str, Any]]:
+        """The result of an instant query (raises on a PromQL error)."""
+        url = f"http://127.0.0.1:{self.port}/api/v1/query?" + urllib.parse.urlencode(
+            {"query": expr}
+        )
+        with urllib.request.urlopen(url, timeout=10) as reply:
+            body = json.loads(reply.read())
+        assert body["status"] == "success", body
+        return list(body["data"]["result"])
+
+    def wait_for(self, expr: str, timeout_s: float = 60) -> list[dict[str, Any]]:
+        """Poll ``expr`` until it returns data (bounded)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                found = self.query(expr)
+                if found:
+                    return found
+            except OSError:
+                pass  # not listening yet
+            time.sleep(0.5)
+        tail = self.log.read_text(errors="replace")[-2000:]
+        raise AssertionError(f"no data for {expr} within {timeout_s}s\n{tail}")
+
+    def stop(self) -> None:
+        stop_process(self.process)
+
+
+@pytest.fixture
+def system(tmp_path: Path, pki: TestPKI) -> Iterator[tuple[RedisServer, ControllerProcess]]:
+    with RedisServer(tmp_path / "redis") as redis:
+        controller = ControllerProcess(
+            redis.url,
+            tmp_path / "controller.log",
+            pki=pki,
+            rules=CARIBBEAN,
+            extra_args=("--table-calls-per-second", "0"),
+        )
+        with controller:
+            yield redis, controller
+
+
+def _agent(controller: ControllerProcess, table_id: str, *args: str) -> None:
+    command = [sys.executable, "-m", "table_agent.cli", "--table-id", table_id]
+    command += ["--controller", controller.target, "--sim", "--quiet"]
+    command += [*controller.client_args("table", table_id), *args]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _scenario(redis: RedisServer, controller: ControllerProcess, work: Path) -> None:
+    """Rounds with a void, a scripted royal flush and straight flush, a table naming another
+    table, and Lockouts that fail while Redis is stopped."""
+    _agent(controller, "cs-1", "--rounds", "20", "--void-percent", "20")
+    script = work / "hits.json"
+    script.write_text(json.dumps({"hands": {"6": "9H TH JH QH KH", "2": "AS KS QS JS TS"}}))
+    _agent(controller, "cs-2", "--rounds", "0", "--script", str(script))
+    files = controller.pki.client("table", "cs-3") if controller.pki else None
+    with tls.channel(controller.target, files) as channel:
+        stub = pb_grpc.TableServiceStub(channel)
+        with pytest.raises(grpc.RpcError):  # cs-3's certificate naming cs-1: refused
+            stub.GetTable(pb.GetTableRequest(table_id="cs-1"), timeout=5)
+        assert redis.process is not None
+        redis.process.send_signal(signal.SIGSTOP)  # Redis stalls beyond the call deadlines
+        try:
+            for round_id in range(1, 4):
+                request = pb.LockoutRequest(table_id="cs-3", round_id=round_id)
+                with pytest.raises(grpc.RpcError):
+                    stub.Lockout(request, timeout=8)
+        finally:
+            redis.process.send_signal(signal.SIGCONT)
+
+
+@pytest.mark.slow
+def test_every_dashboard_query_and_alert_selector_returns_data(
+    system: tuple[RedisServer, ControllerProcess], tmp_path: Path
+) -> None:
+    redis, controller = system
+    prometheus = Prometheus(tmp_path / "prometheus", f"127.0.0.1:{controller.metrics_port}")
+    try:
+        prometheus.wait_for('up{job="jackpot-controller"} == 1')
+        _scenario(redis, controller, tmp_path)
+        # A few more scrapes after the scenario, and Redis answering again.
+        prometheus.wait_for("jackpot_redis_up == 1 and jackpot_redis_up offset 3s == 0", 60)
+        time.sleep(3)
+        empty = []
+        for path in DASHBOARDS:
+            for where, expr in dashboard_exprs(load_json(path)):
+                query = (
+                    expr.replace("$meter", ".+")
+                    .replace("$__range", "10m")
+                    .replace("$__rate_interval", "1m")
+                    .replace("$__interval", "15s")
+                )
+                if not prometheus.query(query):
+                    empty.append(f"{path.name}: {where}: {query}")
+        for rule in alert_rules():
+            for selector in selectors(str(rule["expr"])):
+                if not prometheus.query(selector):
+                    empty.append(f"{rule['alert']}: {selector}")
+        assert not empty, "queries without data:\n" + "\n".join(empty)
+        for alert in ("JackpotGrpcErrorRatioHigh", "JackpotPendingJackpotsWaiting"):
+            expr = next(str(r["expr"]) for r in alert_rules() if r["alert"] == alert)
+            assert prometheus.query(expr), f"{alert} does not hold after the scenario"
+        denied = next(str(r["expr"]) for r in alert_rules() if r["alert"] == "JackpotAccessDenied")
+        assert prometheus.query(denied)[0]["metric"]["reason"] == "other_table"
+    finally:
+        prometheus.stop()
