@@ -8,7 +8,6 @@ the same Redis.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -134,6 +133,9 @@ class ControllerServer:
                 ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
                 ("grpc.so_reuseport", 0),  # a second controller on a used port fails to start
                 ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
+                # Clients ping every 20 s to find dead connections (jackpot/tls.py).
+                ("grpc.keepalive_permit_without_calls", 1),
+                ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
             ],
             maximum_concurrent_rpcs=MAX_CONCURRENT_RPCS,
         )
@@ -270,7 +272,7 @@ class ControllerServer:
         await self._refresh_meters()
 
     async def _refresh_forever(self) -> None:
-        while True:
+        while self.serving:  # also ends it should a cancellation be lost (wait_for in 3.11)
             await asyncio.sleep(self.config.refresh_interval_s)
             try:
                 await self._check_redis()
@@ -283,8 +285,11 @@ class ControllerServer:
         await self.health.enter_graceful_shutdown()
         if self._refresher is not None:
             self._refresher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._refresher
+            # Bounded: Python 3.11's wait_for can swallow a cancellation that races with its
+            # inner call finishing; the loop then ends at its next turn (serving is False).
+            await asyncio.wait(
+                {self._refresher}, timeout=max(2.0, self.config.refresh_interval_s * 2)
+            )
         await self.watcher.close()
         await self.server.stop(grace_s)
         if self._http is not None:

@@ -10,6 +10,8 @@ talks plaintext to a development controller on loopback.
 from __future__ import annotations
 
 import argparse
+import ipaddress
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,7 +22,39 @@ from grpc import aio
 
 ENV_CA, ENV_CERT, ENV_KEY = "JACKPOT_CA", "JACKPOT_CERT", "JACKPOT_KEY"
 
-CHANNEL_OPTIONS: Sequence[tuple[str, int]] = (("grpc.max_receive_message_length", 4 * 1024 * 1024),)
+CHANNEL_OPTIONS: Sequence[tuple[str, int | str]] = (
+    ("grpc.max_receive_message_length", 4 * 1024 * 1024),
+    # Reconnect within a second of a controller's return (gRPC's default backs off to 120 s).
+    # Not grpc.min_reconnect_backoff_ms: it is also the time a connection attempt may take.
+    ("grpc.initial_reconnect_backoff_ms", 200),
+    ("grpc.max_reconnect_backoff_ms", 1000),
+    # Find a dead connection (a stalled network, a controller gone without a FIN) in 30 s.
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),
+    # Every address the target resolves to (controller replicas) takes calls in turn.
+    ("grpc.service_config", json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})),
+)
+
+
+def target(addresses: str) -> str:
+    """The gRPC target of ``--controller``: one HOST:PORT (a DNS name may resolve to every
+    replica), or several comma-separated IP:PORT for replicas without a shared name."""
+    parts = [part.strip() for part in addresses.split(",") if part.strip()]
+    if len(parts) <= 1:
+        return addresses.strip()
+    for part in parts:
+        host = part.rpartition(":")[0].strip("[]")
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            raise ValueError(
+                f"--controller {addresses[:100]!r}: several addresses must be IP:PORT (or give "
+                "one name that resolves to every controller)"
+            ) from None
+    family = "ipv6" if ":" in parts[0].rpartition(":")[0] else "ipv4"
+    return f"{family}:{','.join(parts)}"
 
 
 class TLSConfigError(Exception):
@@ -93,15 +127,26 @@ def from_arguments(
     return ClientTLS(Path(paths["--ca"]), Path(paths["--cert"]), Path(paths["--key"]))
 
 
-def aio_channel(target: str, tls: ClientTLS | None) -> aio.Channel:
-    """An asyncio channel to ``target`` (HOST:PORT): mutual TLS, or plaintext when None."""
-    if tls is None:
-        return aio.insecure_channel(target, options=CHANNEL_OPTIONS)
-    return aio.secure_channel(target, tls.credentials(), options=CHANNEL_OPTIONS)
+def _options(addresses: str) -> list[tuple[str, int | str]]:
+    """The channel options; several addresses are verified against the first one's host,
+    which every replica's certificate must name (``jackpotctl certs init --san``)."""
+    parts = [part.strip() for part in addresses.split(",") if part.strip()]
+    if len(parts) <= 1:
+        return list(CHANNEL_OPTIONS)
+    host = parts[0].rpartition(":")[0].strip("[]")
+    return [*CHANNEL_OPTIONS, ("grpc.ssl_target_name_override", host)]
 
 
-def channel(target: str, tls: ClientTLS | None) -> grpc.Channel:
-    """A blocking channel to ``target``: mutual TLS, or plaintext when None."""
+def aio_channel(addresses: str, tls: ClientTLS | None) -> aio.Channel:
+    """An asyncio channel to ``addresses`` (HOST:PORT, or several IP:PORT): mutual TLS, or
+    plaintext when None."""
     if tls is None:
-        return grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
-    return grpc.secure_channel(target, tls.credentials(), options=CHANNEL_OPTIONS)
+        return aio.insecure_channel(target(addresses), options=_options(addresses))
+    return aio.secure_channel(target(addresses), tls.credentials(), options=_options(addresses))
+
+
+def channel(addresses: str, tls: ClientTLS | None) -> grpc.Channel:
+    """A blocking channel to ``addresses``: mutual TLS, or plaintext when None."""
+    if tls is None:
+        return grpc.insecure_channel(target(addresses), options=_options(addresses))
+    return grpc.secure_channel(target(addresses), tls.credentials(), options=_options(addresses))

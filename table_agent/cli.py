@@ -60,7 +60,13 @@ class TableSetupError(Exception):
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="table-agent", description=__doc__.split("\n")[0])
     parser.add_argument("--table-id", required=True, help="the registered table id")
-    parser.add_argument("--controller", required=True, metavar="HOST:PORT")
+    parser.add_argument(
+        "--controller",
+        required=True,
+        metavar="HOST:PORT",
+        help="the controller (a name may resolve to every replica), or several IP:PORT "
+        "separated by commas; calls go to each in turn",
+    )
     parser.add_argument("--sim", action="store_true", help="simulate the table's play")
     parser.add_argument("--rounds", type=int, default=100, help="rounds to play (default 100)")
     parser.add_argument(
@@ -258,8 +264,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     problem = _check(args)
     try:
+        tls.target(args.controller)
         tls_files = tls.from_arguments(args)
-    except tls.TLSConfigError as error:
+    except (ValueError, tls.TLSConfigError) as error:
         problem = problem or str(error)
     if problem:
         print(f"table-agent: {problem}", file=sys.stderr)

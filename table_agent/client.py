@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ RETRYABLE = frozenset(
 )
 
 Response = TypeVar("Response")
+MAX_RETRY_DELAY_S = 1.0
 
 
 class ControllerRefused(Exception):
@@ -292,6 +294,9 @@ class ControllerClient:
         await self._channel.close(None)
 
     async def _call(self, what: str, send: Callable[[], Awaitable[Response]]) -> Response:
+        """Send until answered or refused: retries back off from 50 ms to at most 1 s, with
+        jitter (many tables never retry in step), so a report goes through within about a
+        second of the controller's return."""
         deadline = time.monotonic() + self._retry_for_s
         delay_s = 0.05
         while True:
@@ -313,8 +318,8 @@ class ControllerClient:
                     error.details(),
                     delay_s,
                 )
-                await asyncio.sleep(delay_s)
-                delay_s = min(delay_s * 2, 2.0)
+                await asyncio.sleep(delay_s * random.uniform(0.5, 1.0))
+                delay_s = min(delay_s * 2, MAX_RETRY_DELAY_S)
 
     async def get_table(self, table_id: str) -> TableInfo:
         """The table's registration and last round (TableService.GetTable); a table the

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 
+# Imported here, at collection, rather than lazily by its pytest plugin at the end of a run:
+# CPython 3.11.7's ast.parse can then fail with "AST constructor recursion depth mismatch"
+# after many gRPC calls (a CPython bug, fixed in later releases), turning a green run red.
+import hypothesis  # noqa: F401
 import pytest
 from grpc import aio
 from redis.asyncio import Redis

@@ -55,7 +55,7 @@ class MeterWatcher:
         """Read until cancelled; a failure (Redis gone, busy, a refusal, bad data) is logged
         once and the next interval tries again, so a display never freezes for good."""
         failing = False
-        while True:
+        while feed.intervals:  # until the last stream has left
             try:
                 feed.publish(await self._read(link_group_id))
                 if failing:
@@ -71,7 +71,7 @@ class MeterWatcher:
                         else f"{type(error).__name__}: {error}",
                     )
                 failing = True
-            await asyncio.sleep(min(feed.intervals))
+            await asyncio.sleep(min(feed.intervals, default=0))
 
     def _join(self, link_group_id: str, interval_s: float) -> _Feed:
         feed = self._feeds.get(link_group_id)

@@ -61,7 +61,8 @@ def _parser() -> argparse.ArgumentParser:
         "--controller",
         default="127.0.0.1:50051",
         metavar="HOST:PORT",
-        help="controller address for admin commands (default %(default)s)",
+        help="controller address for admin commands, or several IP:PORT separated by commas "
+        "(default %(default)s)",
     )
     parser.add_argument("--json", action="store_true", help="print results as JSON")
     tls.add_arguments(parser)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -10,9 +11,9 @@ import grpc
 import pytest
 
 from controller.domain.cards import parse_cards
-from controller.server import ControllerServer
+from controller.server import ControllerServer, ServerConfig
 from controller.testing import TestPKI, free_port
-from table_agent.client import ControllerRefused, ControllerUnreachable
+from table_agent.client import ControllerClient, ControllerRefused, ControllerUnreachable
 from table_agent.outbox import Outbox
 from table_agent.reports import SettleReport
 from table_agent.script import ScriptedRound
@@ -102,14 +103,18 @@ async def test_a_report_is_retried_with_the_same_key_until_the_controller_answer
     round_id = agent.new_round()
     # The controller is not listening yet: the agent keeps sending the same lockout.
     pending = asyncio.create_task(agent.lockout(round_id, [(1, 100), (2, 100)]))
-    await asyncio.sleep(0.5)
+    await asyncio.sleep(6)  # long enough for gRPC's default reconnect backoff to reach 5 s
     assert not pending.done()
     server = ControllerServer(
         controller_config(redis_url, pki, listen=f"127.0.0.1:{admin_floor_port}")
     )
     await server.start()
+    back = time.monotonic()
     try:
         answer = await asyncio.wait_for(pending, timeout=15)
+        # Reconnects back off to 1 s, retries to 1 s (jittered): about 2 s at most, where
+        # gRPC's defaults alone would wait 5 s and more here (a generous bound for CI).
+        assert time.monotonic() - back < 4.0
         assert sorted(answer.accepted_seats) == [1, 2]
         assert answer.meter_cents == {"cs-main": RESET_CENTS + 30}
     finally:
@@ -156,3 +161,31 @@ async def test_an_agent_far_ahead_of_the_controller_continues_from_the_controlle
     assert (await agent.lockout(round_id, [(1, 100)])).accepted_seats == (1,)
     await client.close()
     assert (await floor.meter()).wagers_total == 1
+
+
+async def test_calls_go_to_every_controller_replica_in_turn(
+    controller: ControllerServer, floor: Floor, server_config: ServerConfig, pki: TestPKI
+) -> None:
+    replica = ControllerServer(server_config)
+    await replica.start()
+    ports = (controller.port, replica.port)
+    client = ControllerClient(
+        ",".join(f"127.0.0.1:{port}" for port in ports), tls_files=pki.client("table", "t1")
+    )
+    try:
+        for _ in range(6):
+            await client.get_table("t1")
+    finally:
+        await client.close()
+        await replica.stop(grace_s=1)
+    for server in (controller, replica):
+        served = server.metrics.registry.get_sample_value(
+            "grpc_server_handled_total",
+            {
+                "grpc_type": "unary",
+                "grpc_service": "jackpot.v1.TableService",
+                "grpc_method": "GetTable",
+                "grpc_code": "OK",
+            },
+        )
+        assert served and served >= 2, server.port

@@ -299,3 +299,13 @@ def test_unusable_tls_files_are_never_offered_to_handshakes(tmp_path: Path) -> N
     rotated = certs.issue_controller(tmp_path, sans=["new-name"], force=True)
     assert rotated.cert == files.cert
     assert serving._fetch() is not None  # a usable new pair is offered at the next handshake
+
+
+def test_controller_addresses_for_clients() -> None:
+    from jackpot import tls
+
+    assert tls.target("controller.casino.internal:50051") == "controller.casino.internal:50051"
+    assert tls.target("10.0.0.1:50051, 10.0.0.2:50051") == "ipv4:10.0.0.1:50051,10.0.0.2:50051"
+    assert tls.target("[::1]:1,[::1]:2") == "ipv6:[::1]:1,[::1]:2"
+    with pytest.raises(ValueError, match="several addresses must be IP:PORT"):
+        tls.target("a.example:1,b.example:1")
