@@ -38,10 +38,14 @@ CHANNEL_OPTIONS: Sequence[tuple[str, int | str]] = (
 )
 
 
+def _split(addresses: str) -> list[str]:
+    return [part.strip() for part in addresses.split(",") if part.strip()]
+
+
 def target(addresses: str) -> str:
     """The gRPC target of ``--controller``: one HOST:PORT (a DNS name may resolve to every
     replica), or several comma-separated IP:PORT for replicas without a shared name."""
-    parts = [part.strip() for part in addresses.split(",") if part.strip()]
+    parts = _split(addresses)
     if len(parts) <= 1:
         return addresses.strip()
     for part in parts:
@@ -130,7 +134,7 @@ def from_arguments(
 def _options(addresses: str) -> list[tuple[str, int | str]]:
     """The channel options; several addresses are verified against the first one's host,
     which every replica's certificate must name (``jackpotctl certs init --san``)."""
-    parts = [part.strip() for part in addresses.split(",") if part.strip()]
+    parts = _split(addresses)
     if len(parts) <= 1:
         return list(CHANNEL_OPTIONS)
     host = parts[0].rpartition(":")[0].strip("[]")

@@ -7,12 +7,11 @@ each have their own), the request decoded here rather than by gRPC (a malformed 
 INVALID_ARGUMENT, not UNKNOWN with a traceback), a table's certificate naming another table
 (PERMISSION_DENIED); then the servicer. A stream also holds one of the caller's stream slots
 while it is open (RESOURCE_EXHAUSTED beyond), and ends UNAUTHENTICATED at its next message
-once its certificate is revoked. Servicers
-raise :mod:`controller.errors` classes; each becomes its status code
-(``controller.api.status``) with the error's message. Every call is counted and timed
-(go-grpc-prometheus names), refusals included; every refusal of access is also counted in
-``jackpot_access_denied_total``. An unexpected exception is logged and answered INTERNAL
-without its details.
+once its certificate is revoked. Servicers raise :mod:`controller.errors` classes; each
+becomes its status code (``controller.api.status``) with the error's message. Every call is
+counted and timed (go-grpc-prometheus names), refusals included; every refusal of access is
+also counted in ``jackpot_access_denied_total``. An unexpected exception is logged and
+answered INTERNAL without its details.
 """
 
 from __future__ import annotations

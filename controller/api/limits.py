@@ -52,8 +52,13 @@ class RateLimiter:
                 f"{self.burst}); slow down and retry"
             )
         bucket.tokens -= 1
-        if len(self._buckets) > 10_000:  # forget buckets that have refilled
-            full = [k for k, b in self._buckets.items() if b.tokens >= self.burst - 1]
+        if len(self._buckets) > 10_000:  # forget the buckets that have refilled since
+            refill = self.rate_per_s
+            full = [
+                k
+                for k, b in self._buckets.items()
+                if b.tokens + (now - b.updated) * refill >= self.burst
+            ]
             for stale in full:
                 del self._buckets[stale]
 

@@ -162,7 +162,6 @@ class RedisStore:
         self._wait_replicas = wait_replicas
         self._wait_timeout_ms = wait_timeout_ms
         self._tables: dict[str, TableConfig] = {}
-        self._unreachable_logged = 0.0
 
     @classmethod
     def from_url(
@@ -283,10 +282,7 @@ class RedisStore:
     def _unreachable(self, error: Exception) -> StoreUnavailable:
         """The error for a client (no host, port or password in it); the detail goes to the
         log, at most once every 5 seconds."""
-        now = time.monotonic()
-        if now - self._unreachable_logged >= 5.0:
-            self._unreachable_logged = now
-            log.warning("Redis did not serve a call: %s", error)
+        _warn_now_and_then("unreachable", "Redis did not serve a call: %s", error)
         if isinstance(error, AuthenticationError):
             return StoreUnavailable(
                 "Redis refused the password; correct it (--redis-password-file or "
@@ -713,6 +709,19 @@ def _plan_item(payout: Payout) -> dict[str, Any]:
     return item
 
 
+_LAST_WARNED: dict[str, float] = {}
+WARN_EVERY_S = 5.0
+
+
+def _warn_now_and_then(kind: str, message: str, *args: object) -> None:
+    """Log a warning of ``kind`` at most once every :data:`WARN_EVERY_S` seconds: during an
+    outage or a failover every call fails alike, and one line says it."""
+    now = time.monotonic()
+    if now - _LAST_WARNED.get(kind, -WARN_EVERY_S) >= WARN_EVERY_S:
+        _LAST_WARNED[kind] = now
+        log.warning(message, *args)
+
+
 def _script_error(error: ResponseError) -> JackpotError:
     """Map a script's "CODE message" error reply to its error class.
 
@@ -724,7 +733,7 @@ def _script_error(error: ResponseError) -> JackpotError:
     code, _, message = text.partition(" ")
     code = _TRANSIENT_ERRORS.get(type(error), code)
     if code in _TRANSIENT_CODES:
-        log.warning("Redis answered %s: %s", code, text)
+        _warn_now_and_then(code, "Redis answered %s: %s", code, text)
         return StoreUnavailable(
             f"Redis cannot serve this now ({code}); retry the same request (it is idempotent)"
         )
