@@ -124,6 +124,25 @@ class AdminService(pb_grpc.AdminServiceServicer):
             table_id=table.table_id, previous_last_round_id=before, last_round_id=after
         )
 
+    async def ResumeLinkGroup(
+        self, request: pb.ResumeLinkGroupRequest, context: Context
+    ) -> pb.LinkGroup:
+        link_group_id = check_id(request.link_group_id, "link group id")
+        why = convert.reason(request.reason)
+        operator = caller()
+        position = await self._store.resume_link_group(
+            link_group_id, reason=why, actor=operator.uri, actor_cert=operator.fingerprint
+        )
+        log.warning(
+            "link group %s resumed in epoch %s at journal #%d by %s: %s",
+            link_group_id,
+            position.epoch,
+            position.seq,
+            operator,
+            why,
+        )
+        return convert.link_group(await self._store.get_link_group(link_group_id))
+
     async def ListPendingJackpots(
         self, request: pb.ListPendingJackpotsRequest, context: Context
     ) -> pb.ListPendingJackpotsResponse:

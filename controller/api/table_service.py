@@ -52,8 +52,9 @@ class TableService(pb_grpc.TableServiceServicer):
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
         table = await self._store.get_table(table_id)
         wagers = check_lockout(table, convert.wagers(request.wagers))
+        known = convert.known_position(request.known)
         result = await _recorded(
-            self._store.lockout(table, round_id, wagers, lockout_fingerprint(wagers)),
+            self._store.lockout(table, round_id, wagers, lockout_fingerprint(wagers), known),
             self._metrics.record_lockout,
         )
         log.info(
@@ -68,12 +69,14 @@ class TableService(pb_grpc.TableServiceServicer):
             round_id=result.round_id,
             accepted=[convert.accepted_wager(w) for w in result.accepted],
             meters=[convert.meter_value(m) for m in result.meters],
+            journal=convert.journal_position(result.journal),
         )
 
     async def Settle(self, request: pb.SettleRequest, context: Context) -> pb.SettleResponse:
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
         table = await self._store.get_table(table_id)
         cards = convert.round_cards(request, table.game_rules.joker)
+        known = convert.known_position(request.known)
         locked = await self._store.locked_round(table, round_id)
         if locked is None:
             raise RoundStateError(
@@ -83,7 +86,7 @@ class TableService(pb_grpc.TableServiceServicer):
         plan = plan_settlement(table, locked.wagers, cards)
         result = await _recorded(
             self._store.settle(
-                table, round_id, plan, locked.lockout_fingerprint, settle_fingerprint(cards)
+                table, round_id, plan, locked.lockout_fingerprint, settle_fingerprint(cards), known
             ),
             self._metrics.record_settle,
         )
@@ -107,6 +110,7 @@ class TableService(pb_grpc.TableServiceServicer):
             round_id=result.round_id,
             results=[convert.seat_result(seat) for seat in result.results],
             meters=[convert.meter_value(m) for m in result.meters],
+            journal=convert.journal_position(result.journal),
         )
 
     async def VoidRound(
@@ -114,9 +118,10 @@ class TableService(pb_grpc.TableServiceServicer):
     ) -> pb.VoidRoundResponse:
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
         reason = convert.reason(request.reason)
+        known = convert.known_position(request.known)
         table = await self._store.get_table(table_id)
         result = await _recorded(
-            self._store.void_round(table, round_id, reason, void_fingerprint(reason)),
+            self._store.void_round(table, round_id, reason, void_fingerprint(reason), known),
             self._metrics.record_void,
         )
         log.info(
@@ -132,6 +137,7 @@ class TableService(pb_grpc.TableServiceServicer):
             round_id=result.round_id,
             reversed=[convert.accepted_wager(w) for w in result.reversed],
             meters=[convert.meter_value(m) for m in result.meters],
+            journal=convert.journal_position(result.journal),
         )
 
     async def WatchMeters(
@@ -151,10 +157,15 @@ class TableService(pb_grpc.TableServiceServicer):
 
     async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
         table = await self._store.get_table(convert.table_id(request.table_id))
+        known = convert.known_position(request.known)
+        journal = await self._store.check_position(
+            table.link_group_id, f"table {table.table_id}", known
+        )
         return pb.GetTableResponse(
             table=convert.table(table),
             last_round_id=await self._store.last_round(table),
             max_round_step=self._store.max_round_step,
+            journal=convert.journal_position(journal),
         )
 
 
