@@ -177,6 +177,13 @@ class Metrics:
             registry=r,
         )
         Info("jackpot_build", "Controller version.", registry=r).info({"version": version})
+        self.link_group_serving = Gauge(
+            "jackpot_link_group_serving",
+            "1 while the link group's state in Redis is sound and served; 0 while it is lost "
+            "or stopped (Redis lacks state it had: see the controller's log and the RUNBOOK)",
+            ["link_group"],
+            registry=r,
+        )
         self.access_denied = Counter(
             "jackpot_access_denied",
             "Calls refused for who made them: no or revoked certificate, a role that may not "
@@ -241,6 +248,12 @@ class Metrics:
                     self.awards.labels(offer.wager, str(AwardKind.ENVY))
 
     # ------------------------------------------------------------ state
+
+    def set_link_groups(self, known: Iterable[str], problems: Iterable[str]) -> None:
+        """Whether each known link group is served (1) or lost or stopped (0)."""
+        not_served = set(problems)
+        for group in known:
+            self.link_group_serving.labels(group).set(0 if group in not_served else 1)
 
     def set_meters(self, meters: Iterable[MeterValue]) -> None:
         """Show meter values (from a transition's answer)."""

@@ -16,6 +16,7 @@ from grpc import aio
 from controller.api import convert
 from controller.api.meter_watch import MeterWatcher
 from controller.domain.bounds import MAX_WATCH_INTERVAL_MS, check_range
+from controller.domain.config import TableConfig
 from controller.domain.money import format_cents
 from controller.domain.records import SeatOutcome
 from controller.domain.rounds import (
@@ -27,6 +28,7 @@ from controller.domain.rounds import (
 )
 from controller.errors import NotConfirmed, RoundStateError
 from controller.metrics import Metrics
+from controller.state_guard import StateGuard
 from controller.store.redis_store import RedisStore
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
@@ -43,14 +45,24 @@ Context: TypeAlias = "aio.ServicerContext[object, object]"
 class TableService(pb_grpc.TableServiceServicer):
     """The agent-facing service."""
 
-    def __init__(self, store: RedisStore, metrics: Metrics, watcher: MeterWatcher) -> None:
+    def __init__(
+        self, store: RedisStore, metrics: Metrics, watcher: MeterWatcher, guard: StateGuard
+    ) -> None:
         self._store = store
         self._metrics = metrics
         self._watcher = watcher
+        self._guard = guard
+
+    async def _table(self, table_id: str) -> TableConfig:
+        """The registered table; UNAVAILABLE while its link group is not served."""
+        self._guard.refuse_table(table_id)
+        table = await self._store.get_table(table_id)
+        self._guard.tables.setdefault(table_id, table.link_group_id)
+        return table
 
     async def Lockout(self, request: pb.LockoutRequest, context: Context) -> pb.LockoutResponse:
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
-        table = await self._store.get_table(table_id)
+        table = await self._table(table_id)
         wagers = check_lockout(table, convert.wagers(request.wagers))
         known = convert.known_position(request.known)
         result = await _recorded(
@@ -74,7 +86,7 @@ class TableService(pb_grpc.TableServiceServicer):
 
     async def Settle(self, request: pb.SettleRequest, context: Context) -> pb.SettleResponse:
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
-        table = await self._store.get_table(table_id)
+        table = await self._table(table_id)
         cards = convert.round_cards(request, table.game_rules.joker)
         known = convert.known_position(request.known)
         locked = await self._store.locked_round(table, round_id)
@@ -119,7 +131,7 @@ class TableService(pb_grpc.TableServiceServicer):
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
         reason = convert.reason(request.reason)
         known = convert.known_position(request.known)
-        table = await self._store.get_table(table_id)
+        table = await self._table(table_id)
         result = await _recorded(
             self._store.void_round(table, round_id, reason, void_fingerprint(reason), known),
             self._metrics.record_void,
@@ -143,7 +155,7 @@ class TableService(pb_grpc.TableServiceServicer):
     async def WatchMeters(
         self, request: pb.WatchMetersRequest, context: Context
     ) -> AsyncIterator[pb.MeterSnapshot]:
-        table = await self._store.get_table(convert.table_id(request.table_id))
+        table = await self._table(convert.table_id(request.table_id))
         interval_ms = check_range(
             request.min_interval_ms, "min_interval_ms", 0, MAX_WATCH_INTERVAL_MS
         )
@@ -156,7 +168,7 @@ class TableService(pb_grpc.TableServiceServicer):
             self._metrics.meter_streams.dec()
 
     async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
-        table = await self._store.get_table(convert.table_id(request.table_id))
+        table = await self._table(convert.table_id(request.table_id))
         known = convert.known_position(request.known)
         journal = await self._store.check_position(
             table.link_group_id, f"table {table.table_id}", known
