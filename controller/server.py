@@ -215,6 +215,7 @@ class ControllerServer:
                     self.config.metrics_port,
                     self.metrics.registry,
                     self._serves,
+                    lambda: self.serving,
                 )
             except OSError as error:
                 raise OSError(
@@ -261,6 +262,11 @@ class ControllerServer:
         self.guard.learn_tables((table.table_id, table.link_group_id) for table in tables)
         self.metrics.initialise_tables(tables)
         self.metrics.set_link_groups(self.guard.known(), self.guard.problems)
+        for group in self.guard.seen:
+            if group not in self.guard.problems:
+                checkpoint = await self.store.checkpoint(group)
+                entries = await self.store.journal_length(group)
+                self.metrics.set_journal(group, entries, checkpoint.exported_at_ms)
 
     async def check_state(self) -> None:
         """Check every link group's state now and report it in health and metrics (the

@@ -205,11 +205,25 @@ class MeterBalance:
 
 
 @dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """What the trimmed start of a link group's journal summed to: entries 1..``seq``, per
+    meter (microcents); and how far the journal was exported (``exported_seq``, at
+    ``exported_at_ms``). Entries are trimmed only once exported."""
+
+    seq: int = 0
+    value_microcents: dict[str, int] = field(default_factory=dict)
+    reserve_microcents: dict[str, int] = field(default_factory=dict)
+    exported_seq: int = 0
+    exported_at_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class LinkGroupSnapshot:
-    """A link group at one instant: the journal's last sequence number, the meters, and the
-    meter of every pending jackpot."""
+    """A link group at one instant: the journal's last sequence number, the meters, the
+    meter of every pending jackpot, and the checkpoint the journal now starts after."""
 
     seq: int
     meter_count: int
     meters: tuple[MeterBalance, ...]
     pending_jackpot_meters: tuple[str, ...]
+    checkpoint: Checkpoint = field(default_factory=Checkpoint)

@@ -15,6 +15,7 @@ from controller.domain.config import TableConfig
 from controller.domain.epochs import JournalPosition
 from controller.domain.records import (
     AcceptedWager,
+    Checkpoint,
     Contribution,
     Jackpot,
     LinkGroupSnapshot,
@@ -197,4 +198,22 @@ def link_group_snapshot(raw: str | bytes) -> LinkGroupSnapshot:
             for m in _items(reply.get("meters"))
         ),
         pending_jackpot_meters=tuple(str(m) for m in _items(reply.get("pending_meters"))),
+        checkpoint=checkpoint(reply.get("checkpoint") or {}),
+    )
+
+
+def checkpoint(fields: Mapping[str, str]) -> Checkpoint:
+    """Decode a checkpoint hash (``cjson`` encodes an empty one as ``[]``: no fields)."""
+    fields = fields if isinstance(fields, Mapping) else {}
+    sums: dict[str, dict[str, int]] = {"value": {}, "reserve": {}}
+    for name, value in fields.items():
+        kind, _, meter_id = name.partition(":")
+        if meter_id and kind in sums:
+            sums[kind][meter_id] = int(value)
+    return Checkpoint(
+        seq=int(fields.get("seq", 0)),
+        value_microcents=sums["value"],
+        reserve_microcents=sums["reserve"],
+        exported_seq=int(fields.get("exported_seq", 0)),
+        exported_at_ms=int(fields.get("exported_at_ms", 0)),
     )

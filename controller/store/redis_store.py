@@ -35,6 +35,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from controller.domain.config import LinkGroupConfig, MeterConfig, TableConfig
 from controller.domain.epochs import NO_POSITION, Epoch, JournalPosition
 from controller.domain.records import (
+    Checkpoint,
     Jackpot,
     JournalEntry,
     LinkGroupSnapshot,
@@ -596,6 +597,163 @@ class RedisStore:
         )
         return JournalPosition(epoch_id, int(seq))
 
+    # ---------------------------------------------------------------- export, trim, restore
+
+    async def export_snapshot(self, link_group_id: str, attempts: int = 5) -> dict[str, Any]:
+        """Everything of a link group a restore needs besides the journal, at one instant
+        (one read-only script; read again if a meter or table was added meanwhile), with the
+        installation record. Amounts stay the decimal strings Redis holds."""
+        group = keys.LinkGroupKeys(link_group_id)
+        for _ in range(attempts):
+            async with self._client.pipeline(transaction=False) as pipe:
+                pipe.smembers(group.meters)
+                pipe.smembers(group.tables)
+                meter_set, table_set = await self._read(pipe.execute())
+            meter_ids, table_ids = sorted(meter_set), sorted(table_set)
+            raw = await self._run(
+                self._scripts.export_snapshot,
+                [
+                    group.info,
+                    group.epoch,
+                    group.seq,
+                    group.checkpoint,
+                    group.meters,
+                    group.tables,
+                    group.jackpots,
+                    group.pending,
+                    *(group.meter(meter_id) for meter_id in meter_ids),
+                    *(group.table(table_id) for table_id in table_ids),
+                ],
+                [json.dumps(meter_ids), json.dumps(table_ids)],
+                confirm=False,
+            )
+            snapshot: dict[str, Any] = json.loads(raw)
+            if snapshot["meter_count"] == len(meter_ids) and snapshot["table_count"] == len(
+                table_ids
+            ):
+                if not snapshot["info"]:
+                    raise NotFound(f"link group {link_group_id} does not exist")
+                snapshot["link_group_id"] = link_group_id
+                snapshot["installation"] = await self.installation() or {}
+                for name in ("meters", "tables", "jackpots", "checkpoint", "epoch"):
+                    if not isinstance(snapshot.get(name), dict):  # cjson: {} is []
+                        snapshot[name] = {}
+                if not isinstance(snapshot.get("pending"), list):
+                    snapshot["pending"] = []
+                return snapshot
+        raise StoreUnavailable(f"link group {link_group_id} kept changing; export it again")
+
+    async def mark_exported(self, link_group_id: str, seq: int) -> int:
+        """Record that the journal up to ``seq`` is exported; answer the exported seq."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return int(
+            await self._run(
+                self._scripts.mark_exported,
+                [group.checkpoint, group.seq],
+                [seq, int(time.time() * 1000)],
+            )
+        )
+
+    async def checkpoint(self, link_group_id: str) -> Checkpoint:
+        """The link group's checkpoint: where its journal was trimmed and exported."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return codec.checkpoint(await self._read(self._client.hgetall(group.checkpoint)))
+
+    async def checkpoint_seq(self, link_group_id: str) -> int:
+        """The last journal sequence number trimmed (0: none)."""
+        return (await self.checkpoint(link_group_id)).seq
+
+    async def journal_length(self, link_group_id: str) -> int:
+        """How many entries the journal stream holds now."""
+        return int(await self._read(self._client.xlen(keys.LinkGroupKeys(link_group_id).journal)))
+
+    async def trim_journal(self, link_group_id: str, before_ms: int, batch: int = 500) -> int:
+        """Trim at most ``batch`` of the oldest exported entries written before ``before_ms``
+        (ms since the epoch), folding them into the checkpoint atomically; answer how many."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return int(
+            await self._run(
+                self._scripts.trim_journal, [group.journal, group.checkpoint], [before_ms, batch]
+            )
+        )
+
+    async def restore_state(
+        self, snapshot: dict[str, Any], entries: Sequence[dict[str, Any]], chunk: int = 500
+    ) -> None:
+        """Write a link group's exported state and journal entries (after its checkpoint)
+        into a Redis that lost it - every key but the epoch record, which
+        :meth:`restore_epoch` writes last (until then tables are refused: no epoch)."""
+        link_group_id = snapshot["link_group_id"]
+        group = keys.LinkGroupKeys(link_group_id)
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.exists(group.info, group.epoch, group.journal, group.seq)
+            (present,) = await self._read(pipe.execute())
+        if present:
+            raise AlreadyExists(
+                f"link group {link_group_id} has state in this Redis; restore only into a Redis "
+                "that lost it"
+            )
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.hset(group.info, mapping=snapshot["info"])
+            for meter_id, fields in snapshot["meters"].items():
+                pipe.hset(group.meter(meter_id), mapping=fields)
+                pipe.sadd(group.meters, meter_id)
+            for table_id, fields in snapshot["tables"].items():
+                pipe.hset(group.table(table_id), mapping=fields)
+                pipe.sadd(group.tables, table_id)
+            if snapshot["jackpots"]:
+                pipe.hset(group.jackpots, mapping=snapshot["jackpots"])
+            if snapshot["pending"]:
+                pipe.sadd(group.pending, *snapshot["pending"])
+            if snapshot["checkpoint"]:
+                pipe.hset(group.checkpoint, mapping=snapshot["checkpoint"])
+            await self._read(pipe.execute())
+        for start in range(0, len(entries), chunk):
+            async with self._client.pipeline(transaction=False) as pipe:
+                for entry in entries[start : start + chunk]:
+                    pipe.xadd(group.journal, entry["fields"], id=entry["id"])
+                await self._read(pipe.execute())
+        await self._read(self._client.set(group.seq, int(snapshot["seq"])))
+
+    async def restore_epoch(
+        self, snapshot: dict[str, Any], *, actor: str, reason: str, source: str
+    ) -> int:
+        """Make the restored link group a state again (a new epoch, journaled), then put it
+        back in the global indexes and the installation record; answer the journal seq."""
+        link_group_id = snapshot["link_group_id"]
+        group = keys.LinkGroupKeys(link_group_id)
+        epoch = snapshot["epoch"]
+        seq = int(
+            await self._run(
+                self._scripts.restore_epoch,
+                [group.epoch, group.journal, group.seq],
+                [
+                    link_group_id,
+                    new_epoch_id(),
+                    epoch.get("id", ""),
+                    epoch.get("lineage", ""),
+                    int(snapshot["seq"]),
+                    actor,
+                    reason,
+                    source,
+                ],
+            )
+        )
+        installation = snapshot.get("installation") or {}
+        if installation.get("id"):
+            if await self._read(self._client.hsetnx(keys.INSTALLATION, "id", installation["id"])):
+                rest = {k: v for k, v in installation.items() if k != "id"}
+                if rest:
+                    await self._read(self._client.hset(keys.INSTALLATION, mapping=rest))
+        else:
+            await self.ensure_installation(actor)
+        await self._read(self._client.sadd(keys.LINK_GROUPS, link_group_id))
+        for meter_id in snapshot["meters"]:
+            await self._read(self._client.hset(keys.METER_INDEX, meter_id, link_group_id))
+        for table_id in snapshot["tables"]:
+            await self._read(self._client.hset(keys.TABLE_INDEX, table_id, link_group_id))
+        return seq
+
     # ---------------------------------------------------------------- rounds
 
     def _round_keys(self, table: TableConfig, round_id: int) -> tuple[keys.LinkGroupKeys, str]:
@@ -770,6 +928,7 @@ class RedisStore:
                     group.meters,
                     group.pending,
                     group.jackpots,
+                    group.checkpoint,
                     *(group.meter(meter_id) for meter_id in ids),
                 ],
                 ids,

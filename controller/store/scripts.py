@@ -27,6 +27,10 @@ SCRIPT_NAMES = (
     "check_position",
     "stop_link_group",
     "resume_link_group",
+    "export_snapshot",
+    "mark_exported",
+    "trim_journal",
+    "restore_epoch",
 )
 
 
@@ -55,6 +59,10 @@ class Scripts:
     check_position: AsyncScript
     stop_link_group: AsyncScript
     resume_link_group: AsyncScript
+    export_snapshot: AsyncScript
+    mark_exported: AsyncScript
+    trim_journal: AsyncScript
+    restore_epoch: AsyncScript
 
     @classmethod
     def register(cls, client: Redis) -> Scripts:
