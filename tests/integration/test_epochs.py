@@ -254,3 +254,32 @@ async def test_a_lost_meter_is_never_created_again(
     await expect_refusal(
         floor.create(), grpc.StatusCode.UNAVAILABLE, "a meter is never created again"
     )
+
+
+async def test_an_earlier_releases_state_gets_its_epoch_once(
+    redis_url: str, redis_client: Redis, pki: TestPKI, tmp_path: Path
+) -> None:
+    """A Redis written by a release without epochs: the first start gives each link group its
+    epoch record and Redis its installation record, journaled, once; the tables play on."""
+    first = ControllerServer(controller_config(redis_url, pki))
+    await first.start()
+    async with connect(f"127.0.0.1:{first.port}", pki) as (_, admin):
+        await Floor(admin).create()
+    await first.stop(grace_s=1)
+    await redis_client.delete(keys.LinkGroupKeys("floor").epoch, keys.INSTALLATION)
+    length = len(await journal(redis_client))
+
+    for _ in range(2):  # the second start changes nothing
+        server = ControllerServer(controller_config(redis_url, pki))
+        await server.start()
+        try:
+            assert not server.guard.problems
+            agent = TableAgent("t1", table_client(server.port, pki), Outbox(tmp_path, "t1"))
+            agent.continue_after((await agent.client.get_table("t1")).last_round_id)
+            await TableSimulator(agent, SimulationConfig()).run(1)
+        finally:
+            await server.stop(grace_s=1)
+    entries = await journal(redis_client)
+    upgrades = [fields for _, fields in entries[length:] if fields["type"] == "epoch_created"]
+    assert len(upgrades) == 1 and upgrades[0]["link_group"] == "floor"
+    assert await redis_client.hget(keys.INSTALLATION, "by") is not None
