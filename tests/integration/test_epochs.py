@@ -166,6 +166,10 @@ async def test_a_table_ahead_of_redis_stops_its_link_group_until_an_operator_res
             pb.ResumeLinkGroupRequest(link_group_id="floor", reason="steps after #N paid by hand")
         )
         assert group.stopped == "" and group.journal.epoch != position.epoch
+        again = await admin.ResumeLinkGroup(  # a retry: the same answer, nothing changed
+            pb.ResumeLinkGroupRequest(link_group_id="floor", reason="steps after #N paid by hand")
+        )
+        assert again.journal == group.journal
         await expect_refusal(
             admin.ResumeLinkGroup(pb.ResumeLinkGroupRequest(link_group_id="floor", reason="again")),
             grpc.StatusCode.FAILED_PRECONDITION,
