@@ -376,7 +376,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"table-agent: the controller refused a report: {refusal}", file=sys.stderr)
         return 1
     except ControllerUnreachable as error:
-        kept = "; the report stays in the outbox" if args.state_dir else ""
+        kept = "; what was not acknowledged stays in the outbox" if args.state_dir else ""
         print(f"table-agent: {error}{kept}", file=sys.stderr)
         return 1
     except ScriptError as error:

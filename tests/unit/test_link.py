@@ -194,7 +194,7 @@ async def test_agent_metrics_exist_from_zero_and_follow_the_agent(tmp_path: Path
     assert sample("jackpot_agent_offline_periods_total") == 0
     assert sample("jackpot_agent_offline_after_seconds") == 2
     assert registry.get_sample_value("process_open_fds") is not None
-    assert registry.get_sample_value("python_info", {**_python_info()}) == 1
+    assert "python_info" in {metric.name for metric in registry.collect()}
     clock.now += 2.5
     link.check()
     assert sample("jackpot_agent_progressive_offline") == 1
@@ -207,19 +207,6 @@ async def test_agent_metrics_exist_from_zero_and_follow_the_agent(tmp_path: Path
     assert sample("jackpot_agent_progressive_offline") == 0
     seconds = sample("jackpot_agent_seconds_since_last_ack")
     assert seconds is not None and seconds >= 0
-
-
-def _python_info() -> dict[str, str]:
-    import platform
-
-    major, minor, patchlevel = platform.python_version_tuple()
-    return {
-        "implementation": platform.python_implementation(),
-        "major": major,
-        "minor": minor,
-        "patchlevel": patchlevel,
-        "version": platform.python_version(),
-    }
 
 
 async def test_the_metrics_endpoint_serves_and_names_a_port_in_use(tmp_path: Path) -> None:
