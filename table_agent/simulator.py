@@ -267,6 +267,8 @@ class TableSimulator:
         """Return once the table takes side wagers; :class:`ControllerUnreachable` once the
         controller has been silent for the client's retry window."""
         agent = self.agent
+        if not agent.link.check():
+            return
         try:
             await agent.link.wait_online(agent.client.retry_for_s)
         except TimeoutError as error:
