@@ -100,6 +100,7 @@ EXPECTED_ALERTS = frozenset(
         "JackpotAccessDenied",
         "JackpotLinkGroupNotServing",
         "JackpotJournalNotExported",
+        "JackpotAgentDown",
         "JackpotTableProgressiveOffline",
         "JackpotAgentOutboxNotDraining",
     }
@@ -1045,3 +1046,20 @@ def test_redis_password_script(
         assert result.returncode != 0, f"{where} accepted {password!r}"
         assert "openssl rand -hex 32" in result.stderr
         assert not config_file.exists()
+
+
+def test_money_panels_show_dollars() -> None:
+    """Amounts are exported in cents; each money panel divides by 100 exactly once and shows
+    dollars."""
+    money = 0
+    for path in DASHBOARDS:
+        for panel in iter_panels(load_json(path)["panels"]):
+            exprs = [target.get("expr", "") for target in panel.get("targets", [])]
+            if not any("_cents" in expr for expr in exprs):
+                continue
+            money += 1
+            for expr in exprs:
+                assert expr.count("/ 100") == 1, f"{panel['title']}: {expr}"
+            assert panel["fieldConfig"]["defaults"]["unit"] == "currencyUSD", panel["title"]
+            assert "cents" not in panel["title"], panel["title"]
+    assert money >= 4
