@@ -7,6 +7,7 @@ controller in their own tests (the way temporal ships ``WorkflowEnvironment``).
 from controller.testing.children import free_port, stop_process
 from controller.testing.pki import TestPKI
 from controller.testing.processes import ControllerProcess
+from controller.testing.proxy import FaultProxy
 from controller.testing.redis_server import RedisServer
 
-__all__ = ["ControllerProcess", "RedisServer", "TestPKI", "free_port", "stop_process"]
+__all__ = ["ControllerProcess", "FaultProxy", "RedisServer", "TestPKI", "free_port", "stop_process"]
