@@ -8,6 +8,7 @@ proxy's port) and, while tables play, make the link slow, cut it or partition it
         proxy.delay(0.5)                       # every chunk arrives half a second late
         proxy.reset()                          # every open connection gets a TCP RST
         proxy.partition()                      # nothing flows; connections stay open
+        proxy.partition(upstream=False)        # requests arrive and run; replies are held
         proxy.heal()                           # back to normal; held data flows on
 
 It runs an asyncio loop in a daemon thread of the calling process; every control call
@@ -16,11 +17,12 @@ the listening socket and ends the thread (toxiproxy, which does the same in Go, 
 installable here; docs: engineering.md section 6).
 
 A *partition* behaves like a network that drops packets until it heals, not like one that
-loses bytes: data already read is held, nothing more is read from either side, and new
-connections are accepted but not connected upstream. Clients see silence and hit their own
-timeouts; when the partition heals, what was held is delivered in order (TCP would
-retransmit it), so a request a client gave up on may still reach the server - the case a
-retried, idempotent write must survive.
+loses bytes: in a partitioned direction data already read is held and nothing more is
+read, and new connections are accepted but not connected upstream. Clients see silence and
+hit their own timeouts; when the partition heals, what was held is delivered in order (TCP
+would retransmit it), so a request a client gave up on may still reach the server - the
+case a retried, idempotent write must survive. Partitioning only the replies, then
+resetting, makes requests that ran but whose answers were lost.
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ class FaultProxy:
         self._links: set[_Link] = set()
         self._handlers: set[asyncio.Task[Any]] = set()
         self._delay_s = {UPSTREAM: 0.0, DOWNSTREAM: 0.0}
-        self._flowing: asyncio.Event | None = None
+        self._flowing: dict[str, asyncio.Event] = {}
 
     @property
     def url(self) -> str:
@@ -127,8 +129,9 @@ class FaultProxy:
         return self
 
     async def _listen(self) -> None:
-        self._flowing = asyncio.Event()
-        self._flowing.set()
+        self._flowing = {UPSTREAM: asyncio.Event(), DOWNSTREAM: asyncio.Event()}
+        for gate in self._flowing.values():
+            gate.set()
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
 
     def stop(self) -> None:
@@ -187,24 +190,33 @@ class FaultProxy:
         New connections are accepted as before."""
         return self._call(self._abort_all)
 
-    def partition(self) -> None:
-        """Stop forwarding in both directions without closing anything (see the module)."""
-        self._call(lambda: self._gate().clear())
+    def partition(self, *, upstream: bool = True, downstream: bool = True) -> None:
+        """Stop forwarding without closing anything (see the module), in the directions
+        chosen: with ``upstream=False`` requests still reach the server and run, and only
+        the replies are held (and lost, should :meth:`reset` follow)."""
+
+        def apply() -> None:
+            for direction, chosen in ((UPSTREAM, upstream), (DOWNSTREAM, downstream)):
+                if chosen:
+                    self._gate(direction).clear()
+
+        self._call(apply)
 
     def heal(self) -> None:
         """End every fault: no delay, forwarding again (held data is delivered first)."""
 
         def apply() -> None:
-            self._delay_s[UPSTREAM] = self._delay_s[DOWNSTREAM] = 0.0
-            self._gate().set()
+            for direction in (UPSTREAM, DOWNSTREAM):
+                self._delay_s[direction] = 0.0
+                self._gate(direction).set()
 
         self._call(apply)
 
     # ------------------------------------------------------------------ inside the loop
 
-    def _gate(self) -> asyncio.Event:
-        assert self._flowing is not None, "the proxy is not running"
-        return self._flowing
+    def _gate(self, direction: str) -> asyncio.Event:
+        """Set while ``direction`` forwards."""
+        return self._flowing[direction]
 
     def _abort_all(self) -> int:
         links = list(self._links)
@@ -221,7 +233,8 @@ class FaultProxy:
         assert handler is not None
         self._handlers.add(handler)
         try:
-            await self._gate().wait()  # a partitioned network does not connect either
+            for direction in (UPSTREAM, DOWNSTREAM):  # nor does a partitioned network connect
+                await self._gate(direction).wait()
             if link not in self._links:
                 return  # reset while it waited
             try:
@@ -257,7 +270,7 @@ class FaultProxy:
 
         async def read() -> None:
             while True:
-                await self._gate().wait()
+                await self._gate(direction).wait()
                 data = await source.read(CHUNK_BYTES)
                 if not data:
                     await held.put(None)
@@ -272,7 +285,7 @@ class FaultProxy:
                     return
                 due, data = item
                 await asyncio.sleep(max(0.0, due - loop.time()))
-                await self._gate().wait()
+                await self._gate(direction).wait()
                 sink.write(data)
                 await sink.drain()
         except (ConnectionError, OSError):

@@ -95,6 +95,26 @@ def test_a_partition_is_silence_without_a_close_and_healing_delivers_what_was_he
             assert ping(before) == PONG
 
 
+def test_a_partition_of_the_replies_lets_requests_run_and_a_reset_loses_their_answers(
+    proxy: FaultProxy, redis_server: RedisServer
+) -> None:
+    key = f"proxy-test-{free_port()}"
+    with connect(proxy) as sock:
+        assert ping(sock) == PONG  # connected through
+        proxy.partition(upstream=False)
+        sock.sendall(f"INCR {key}\r\n".encode())
+        sock.settimeout(SILENCE_S)
+        with pytest.raises(TimeoutError):
+            sock.recv(64)
+        assert proxy.reset() == 1
+        with pytest.raises(ConnectionResetError):
+            sock.recv(64)  # the answer is lost with the connection
+    proxy.heal()
+    with socket.create_connection(("127.0.0.1", redis_server.port), timeout=5) as direct:
+        direct.sendall(f"GET {key}\r\nDEL {key}\r\n".encode())
+        assert direct.recv(64).startswith(b"$1\r\n1\r\n")  # but the request ran
+
+
 def test_stop_closes_every_connection_and_the_port(redis_server: RedisServer) -> None:
     proxy = FaultProxy(redis_server.port).start()
     sock = connect(proxy)
