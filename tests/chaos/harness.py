@@ -210,17 +210,23 @@ Fault = Callable[[Rig], None]
 
 def play_through(rig: Rig, fault: Fault) -> dict[str, int]:
     """Warm up, apply ``fault``, then let every table finish its rounds. Answer each table's
-    last acknowledged round at the moment the fault was healed."""
+    last acknowledged round at the moment the fault was healed.
+
+    A table whose agent played all its rounds while the fault lasted (one that did not stop
+    it) is opened again for ROUNDS_AFTER_RECOVERY rounds, so that every table plays after
+    the fault, whatever its length."""
     rig.wait_for(
         f"every table to have {WARM_UP_ROUNDS} rounds acknowledged",
         lambda: all(len(a.acked_lockouts()) >= WARM_UP_ROUNDS for a in rig.agents.values()),
     )
     fault(rig)
     marks = {table_id: agent.last_acked_round() for table_id, agent in rig.agents.items()}
-    rig.wait_for(
-        "every table to finish its rounds",
-        lambda: all(a.exit_code == 0 for a in rig.agents.values()),
-    )
+    finished = "every table to finish its rounds"
+    rig.wait_for(finished, lambda: all(a.exit_code == 0 for a in rig.agents.values()))
+    for table_id, agent in rig.agents.items():
+        if agent.last_acked_round() - marks[table_id] < ROUNDS_AFTER_RECOVERY:
+            agent.start(ROUNDS_AFTER_RECOVERY)
+    rig.wait_for(finished, lambda: all(a.exit_code == 0 for a in rig.agents.values()))
     return marks
 
 
