@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -158,6 +159,18 @@ class AgentProcess:
         """Send ``signum`` to the running agent."""
         assert self.process is not None and self.process.poll() is None, "the agent is not running"
         os.kill(self.process.pid, signum)
+
+    def pause(self, timeout_s: float = 5.0) -> None:
+        """SIGSTOP the agent and return once it is stopped (a signal is delivered
+        asynchronously: until then it may still write to its outbox)."""
+        self.signal(signal.SIGSTOP)
+        assert self.process is not None
+        stat = Path(f"/proc/{self.process.pid}/stat")
+        deadline = time.monotonic() + timeout_s
+        while stat.read_text().rpartition(")")[2].split()[0] not in ("T", "t"):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"table {self.table_id}'s agent did not stop")
+            time.sleep(0.001)
 
     def kill(self) -> None:
         """kill -9, and reap it."""

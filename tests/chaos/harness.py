@@ -38,8 +38,7 @@ CONTROLLER_ARGS = ("--table-calls-per-second", "0")  # simulated tables play fas
 ROUNDS = 60
 """Rounds each table plays: a bounded load, a few seconds long at PACE_S."""
 PACE_S = 0.03
-"""The pause between two rounds of a table, and so the floor of a round's duration: a fault
-that does not stop the tables still leaves them rounds to play after it."""
+"""The pause between two rounds of a table (a round itself takes a few tens of ms)."""
 RETRY_FOR_S = 60.0
 """How long an agent retries one report: far longer than any fault here lasts."""
 AGENT_ARGS = (

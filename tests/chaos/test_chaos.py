@@ -1,7 +1,11 @@
 """Chaos under load: several simulated tables play while a process dies, Redis stalls or the
 network to it fails; afterwards the tables' own records of the money equal Redis's journal,
-to the microcent, nothing was applied twice, the audit is OK and the tables kept playing
-(tests/chaos/harness.py says exactly what is checked; scenarios.py holds the faults)."""
+to the microcent, nothing was applied twice, the audit is OK and the tables kept playing.
+
+harness.py runs the processes, scenarios.py holds the faults, checks.py says exactly what is
+checked. A failed scenario names each difference, per table, in cents, and where the
+processes' logs are (``--basetemp DIR`` keeps them: other pytest runs on the machine prune
+the default temporary directories)."""
 
 from __future__ import annotations
 
@@ -9,7 +13,6 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.chaos.checks import verify
 from tests.chaos.harness import Rig, Topology, play_through
 from tests.chaos.scenarios import SCENARIOS, Scenario
 
@@ -20,4 +23,4 @@ def test_the_money_survives(scenario: Scenario, make_rig: Callable[[Topology], R
     rig = make_rig(scenario.topology)
     rig.start()
     marks = play_through(rig, scenario.fault)
-    verify(rig, marks)
+    scenario.check(rig, marks)
