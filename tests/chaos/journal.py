@@ -7,6 +7,9 @@ controller/store/scripts/lockout.lua writes one ``contribution`` entry per wager
 (``amount_cents``) per paid result, void_round.lua one ``void`` entry per contribution taken
 back (``-(d_meter + d_reserve)``) and a ``round_voided`` marker. Every entry of one script
 run has consecutive sequence numbers (a script is atomic).
+
+The whole journal is read from Redis's stream: the chaos rig never runs ``jackpotctl journal
+trim`` (a scenario that does must read the export as well).
 """
 
 from __future__ import annotations
