@@ -47,6 +47,7 @@ from controller.domain.identity import CERTIFICATE_ROLES
 from controller.domain.money import format_cents, parse_dollars_cents, parse_percent_ppm
 from controller.errors import InvalidAmount, JackpotError
 from controller.rules_file import describe, load_submission
+from controller.store.connection import check_url
 from controller.store.redis_store import RedisStore
 from jackpot import tls
 from jackpot.v1 import jackpot_pb2 as pb
@@ -116,12 +117,25 @@ def _parser() -> argparse.ArgumentParser:
     audit = top.add_parser("audit", help="check the meters against the journal")
     audit_cmds = audit.add_subparsers(dest="action", required=True)
     audit_verify = audit_cmds.add_parser("verify", help="recompute meters from the journal")
-    audit_verify.add_argument("--redis", required=True, metavar="URL")
+    audit_verify.add_argument(
+        "--redis",
+        required=True,
+        metavar="URL",
+        help="redis://HOST:PORT/DB, rediss://, unix://, or "
+        "sentinel://HOST:PORT[,HOST:PORT...]/SERVICE[?db=N] (the primary Redis Sentinel names)",
+    )
     audit_verify.add_argument(
         "--redis-password-file",
         type=Path,
         metavar="FILE",
         help=f"file holding the Redis password (or ${settings.REDIS_PASSWORD_ENV})",
+    )
+    audit_verify.add_argument(
+        "--sentinel-password-file",
+        type=Path,
+        metavar="FILE",
+        help="file holding the Sentinels' own password, for a sentinel:// URL (or "
+        f"${settings.SENTINEL_PASSWORD_ENV})",
     )
     audit_verify.set_defaults(handler=_audit_verify)
 
@@ -277,10 +291,19 @@ def _certs_fingerprint(args: argparse.Namespace) -> int:
 
 
 def _audit_verify(args: argparse.Namespace) -> int:
+    check_url(args.redis)  # a URL it cannot use: exit 2, saying what is wrong
+    sentinel = args.redis.lower().startswith("sentinel://")
+    if args.sentinel_password_file is not None and not sentinel:
+        raise ValueError("--sentinel-password-file is for a sentinel:// --redis URL")
     password = settings.redis_password(args.redis_password_file)
+    sentinel_password = (
+        settings.sentinel_password(args.sentinel_password_file) if sentinel else None
+    )
 
     async def run() -> int:
-        store = RedisStore.from_url(args.redis, password=password)
+        store = RedisStore.from_url(
+            args.redis, password=password, sentinel_password=sentinel_password
+        )
         try:
             report = await verify(store)
         finally:

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 from redis.exceptions import (
     AuthenticationError,
@@ -57,7 +57,8 @@ from controller.errors import (
     RoundStateError,
     StoreUnavailable,
 )
-from controller.store import codec, keys
+from controller.store import codec, connection, keys
+from controller.store.durability import ReplicaWait
 from controller.store.scripts import Scripts
 
 log = logging.getLogger("controller.store")
@@ -161,6 +162,7 @@ class RedisStore:
         self.max_round_step = max_round_step
         self._wait_replicas = wait_replicas
         self._wait_timeout_ms = wait_timeout_ms
+        self._replica_wait = ReplicaWait(wait_replicas, wait_timeout_ms)
         self._tables: dict[str, TableConfig] = {}
 
     @classmethod
@@ -169,22 +171,23 @@ class RedisStore:
         url: str,
         *,
         password: str | None = None,
+        sentinel_password: str | None = None,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         pool_timeout_s: float = 5.0,
         **options: Any,
     ) -> RedisStore:
         """A store on a new client for ``url`` (``redis://host:port/db``, ``rediss://`` for
-        TLS). ``password`` (from a file or the environment) overrides one in the URL. At most
+        TLS, ``sentinel://`` for the primary Redis Sentinel names: :mod:`connection`).
+        ``password`` (from a file or the environment) overrides one in the URL. At most
         ``max_connections`` are opened; a call waits up to ``pool_timeout_s`` for one."""
-        pool = BlockingConnectionPool.from_url(
+        client = connection.connect(
             url,
-            decode_responses=True,
-            socket_timeout=5.0,
+            password=password,
+            sentinel_password=sentinel_password,
             max_connections=max_connections,
-            timeout=pool_timeout_s,
-            **({"password": password} if password else {}),
+            pool_timeout_s=pool_timeout_s,
         )
-        return cls(Redis.from_pool(pool), **options)  # the client owns (and closes) the pool
+        return cls(client, **options)  # the client owns (and closes) the pool
 
     @property
     def client(self) -> Redis:
@@ -206,9 +209,11 @@ class RedisStore:
                 config = {"appendonly": "unknown", "appendfsync": "unknown"}
         except (RedisConnectionError, RedisTimeoutError) as error:
             raise self._unreachable(error) from error
+        aof_enabled = {"yes": True, "no": False}.get(str(config.get("appendonly")))
+        self._replica_wait.choose(str(info.get("redis_version", "")), aof_enabled)
         return Persistence(
             redis_version=str(info.get("redis_version", "?")),
-            aof_enabled={"yes": True, "no": False}.get(str(config.get("appendonly"))),
+            aof_enabled=aof_enabled,
             appendfsync=str(config.get("appendfsync", "?")),
             role=str(replication.get("role", "?")),
             connected_replicas=int(replication.get("connected_slaves", 0)),
@@ -235,20 +240,22 @@ class RedisStore:
                 return await script(keys=list(keys_), args=list(args))
             async with self._client.pipeline(transaction=False) as pipe:
                 await script(keys=list(keys_), args=list(args), client=pipe)
-                pipe.wait(self._wait_replicas, self._wait_timeout_ms)
+                self._replica_wait.queue(pipe)  # WAIT, or WAITAOF on Redis 7.2+
                 reply, acked = await pipe.execute(raise_on_error=False)
             if isinstance(reply, Exception):
                 raise reply
             if isinstance(acked, Exception):
+                command = self._replica_wait.command
+                self._replica_wait.failed(acked)
                 raise NotConfirmed(
-                    f"the write was applied but WAIT failed ({acked}); retry the same request "
-                    "(it is idempotent)",
+                    f"the write was applied but {command} failed ({acked}); retry the same "
+                    "request (it is idempotent)",
                     reply,
                 )
-            if acked < self._wait_replicas:
+            shortfall = self._replica_wait.shortfall(acked)
+            if shortfall is not None:
                 raise NotConfirmed(
-                    f"the write was confirmed by {acked} of {self._wait_replicas} replicas in "
-                    "time; retry the same request (it is idempotent)",
+                    f"the write was {shortfall} in time; retry the same request (it is idempotent)",
                     reply,
                 )
         except ResponseError as error:
