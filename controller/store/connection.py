@@ -34,7 +34,14 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.connection import AbstractConnection, parse_url
-from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
+from redis.asyncio.retry import Retry
+from redis.asyncio.sentinel import (
+    MasterNotFoundError,
+    Sentinel,
+    SentinelConnectionPool,
+    SentinelManagedConnection,
+)
+from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -187,6 +194,33 @@ def check_url(url: str) -> None:
         raise _fail(url, f"the path must be the database number (/0, /1, ...), not {parts.path!r}")
 
 
+class Sentinels(Sentinel):
+    """The Sentinels of a ``sentinel://`` URL, each asked once in turn (no retry: the next
+    one is asked instead), with a short error saying what each one answered."""
+
+    async def discover_master(self, service_name: str) -> tuple[str, int]:
+        """(host, port) of the primary the first Sentinel that knows a healthy one names
+        (that Sentinel is asked first next time); :class:`MasterNotFoundError` saying what
+        every Sentinel answered otherwise."""
+        answers = []
+        for number, sentinel in enumerate(self.sentinels):
+            options = sentinel.connection_pool.connection_kwargs
+            where = f"{options.get('host')}:{options.get('port')}"
+            try:
+                masters: Any = await sentinel.sentinel_masters()
+            except (RedisConnectionError, RedisTimeoutError) as error:
+                answers.append(f"{where}: {type(error).__name__}: {error}")
+                continue
+            state = masters.get(service_name)
+            if state and self.check_master_state(state, service_name):
+                self.sentinels[0], self.sentinels[number] = sentinel, self.sentinels[0]
+                return str(state["ip"]), int(state["port"])
+            answers.append(f"{where}: " + ("primary down" if state else "service not monitored"))
+        raise MasterNotFoundError(
+            f"no Sentinel names a primary for {service_name!r} ({'; '.join(answers)})"
+        )
+
+
 class PrimaryConnection(SentinelManagedConnection):
     """A connection to the primary the Sentinels name. Besides READONLY (redis-py's own
     rule), a refused WAIT or WAITAOF ("cannot be used with replica instances": a replay
@@ -276,10 +310,11 @@ def connect(
     sentinel_options: dict[str, Any] = {
         "socket_timeout": SENTINEL_TIMEOUT_S,
         "socket_connect_timeout": SENTINEL_TIMEOUT_S,
+        "retry": Retry(NoBackoff(), 0),  # a Sentinel that does not answer: ask the next
     }
     if sentinel_password:
         sentinel_options["password"] = sentinel_password
-    manager = Sentinel(  # type: ignore[no-untyped-call]
+    manager = Sentinels(  # type: ignore[no-untyped-call]
         parsed.sentinels, sentinel_kwargs=sentinel_options
     )
     client: Redis = manager.master_for(
