@@ -154,7 +154,10 @@ class SentinelGroup:
 
     Use as a context manager, or call :meth:`start` and :meth:`stop`. :attr:`url` is the
     ``sentinel://`` URL the controller is given. The servers run with the append-only file on
-    and ``appendfsync always`` (:class:`RedisServer`'s defaults).
+    and ``appendfsync always`` (:class:`RedisServer`'s defaults). With ``password`` the
+    servers require it (and use it with each other); with ``sentinel_password`` the Sentinels
+    require theirs. (Both are on the test processes' command lines or in their config files:
+    for tests only.)
     """
 
     def __init__(
@@ -166,12 +169,17 @@ class SentinelGroup:
         quorum: int = 2,
         down_after_ms: int = 1000,
         failover_timeout_ms: int = 5000,
+        password: str | None = None,
+        sentinel_password: str | None = None,
     ) -> None:
         self.directory = directory
         self.service = service
+        self.password = password
         # No pause before a full sync (Redis waits 5 s for more replicas by default): a
         # replica, and a former primary that rejoins, are in sync at once.
-        at_once = ("--repl-diskless-sync-delay", "0")
+        at_once: tuple[str, ...] = ("--repl-diskless-sync-delay", "0")
+        if password is not None:
+            at_once += ("--requirepass", password, "--masterauth", password)
         self.primary = RedisServer(directory / "redis-a", extra_args=at_once)
         self.replica = RedisServer(
             directory / "redis-b",
@@ -186,6 +194,8 @@ class SentinelGroup:
                 quorum=quorum,
                 down_after_ms=down_after_ms,
                 failover_timeout_ms=failover_timeout_ms,
+                auth_pass=password,
+                password=sentinel_password,
             )
             for number in range(1, sentinels + 1)
         ]
@@ -247,13 +257,20 @@ class SentinelGroup:
         """The server the Sentinels name as the primary now."""
         return self.server_at(self.primary_address()[1])
 
-    @staticmethod
-    def role(server: RedisServer) -> dict[str, Any]:
+    def client(self, server: RedisServer) -> redis.Redis:
+        """A synchronous client of ``server`` (the caller closes it)."""
+        return redis.Redis(
+            host="127.0.0.1",
+            port=server.port,
+            password=self.password,
+            socket_timeout=1.0,
+            decode_responses=True,
+        )
+
+    def role(self, server: RedisServer) -> dict[str, Any]:
         """``INFO replication`` of ``server`` (``slave0``: a dict with ``state``, ...);
         empty when it does not answer."""
-        client = redis.Redis(
-            host="127.0.0.1", port=server.port, socket_timeout=1.0, decode_responses=True
-        )
+        client = self.client(server)
         with contextlib.closing(client):
             try:
                 return dict(client.info("replication"))
@@ -303,17 +320,31 @@ class SentinelGroup:
                 "SENTINEL FAILOVER", self.service
             )
 
+    def named_ports(self) -> set[int]:
+        """The primary's port as each Sentinel names it (a Sentinel that does not answer is
+        left out; peers learn of a failover within about two seconds)."""
+        ports = set()
+        for sentinel in self.sentinels:
+            with (
+                contextlib.suppress(redis.RedisError),
+                contextlib.closing(sentinel.client()) as client,
+            ):
+                address: Any = client.sentinel_get_master_addr_by_name(self.service)
+                if address:
+                    ports.add(int(address[1]))
+        return ports
+
     def wait_for_new_primary(self, old_port: int, timeout_s: float = 30.0) -> RedisServer:
-        """Wait until the Sentinels name a primary other than ``old_port`` and that server
-        reports the master role; return it."""
+        """Wait until every Sentinel names the same primary, not ``old_port``, and that
+        server reports the master role; return it."""
         deadline = time.monotonic() + timeout_s
 
         def promoted() -> bool:
-            try:
-                port = self.primary_address()[1]
-            except RuntimeError:
+            ports = self.named_ports()
+            if len(ports) != 1 or old_port in ports:
                 return False
-            return port != old_port and self.role(self.server_at(port)).get("role") == "master"
+            (port,) = ports
+            return self.role(self.server_at(port)).get("role") == "master"
 
         self._wait(deadline, "a new primary", promoted)
         return self.current_primary()
