@@ -111,6 +111,7 @@ class ControllerServer:
                 "; configure mutual TLS (--tls-cert, --tls-key, --client-ca)"
             )
         self.metrics = Metrics(_version())
+        self.metrics.redis_replicas_required.set(config.wait_replicas)
         self.store = RedisStore.from_url(
             config.redis_url,
             password=config.redis_password,
