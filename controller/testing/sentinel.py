@@ -313,12 +313,48 @@ class SentinelGroup:
             server.process = None
         return server
 
-    def failover(self) -> None:
-        """``SENTINEL FAILOVER``: promote the replica while the primary is still up."""
+    def _replicas_settled(self) -> bool:
+        """Every Sentinel sees every replica up, reporting the replica role, its link up."""
+        for sentinel in self.sentinels:
+            with contextlib.closing(sentinel.client()) as client:
+                try:
+                    replicas: Any = client.sentinel_slaves(self.service)
+                except redis.RedisError:
+                    return False
+            if not replicas:
+                return False
+            for replica in replicas:
+                if replica.get("is_sdown") or replica.get("is_odown"):
+                    return False
+                if (replica.get("role-reported"), replica.get("master-link-status")) != (
+                    "slave",
+                    "ok",
+                ):
+                    return False
+        return True
+
+    def failover(self, timeout_s: float = 30.0) -> None:
+        """``SENTINEL FAILOVER``: promote the replica while the primary is still up.
+
+        First waits until every Sentinel sees the replica as one, in sync: a Sentinel that
+        still thinks a rejoined server must be turned into a replica would otherwise undo the
+        promotion (the failover then aborts). Asked again (bounded by ``timeout_s``) while
+        the Sentinel answers that no replica is good yet (NOGOODSLAVE) or that a failover is
+        still in progress (INPROG)."""
+        deadline = time.monotonic() + timeout_s
+        self._wait(deadline, "every Sentinel to see the replica in sync", self._replicas_settled)
         with contextlib.closing(self.sentinels[0].client()) as client:
-            client.execute_command(  # type: ignore[no-untyped-call]
-                "SENTINEL FAILOVER", self.service
-            )
+            while True:
+                try:
+                    client.execute_command(  # type: ignore[no-untyped-call]
+                        "SENTINEL FAILOVER", self.service
+                    )
+                    return
+                except redis.ResponseError as error:
+                    not_yet = str(error).startswith(("NOGOODSLAVE", "INPROG"))
+                    if not not_yet or time.monotonic() > deadline:
+                        raise
+                time.sleep(0.2)
 
     def named_ports(self) -> set[int]:
         """The primary's port as each Sentinel names it (a Sentinel that does not answer is
