@@ -30,6 +30,7 @@ proto: bootstrap
 bench: bootstrap
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m bench.odds
+	$(BIN)/python -m bench.journal_memory
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -100,7 +100,16 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         action="append",
         default=[],
         metavar="FILE",
-        help="apply this Rules Submission at start (link groups, meters, tables); repeatable",
+        help="apply this Rules Submission at start (link groups, meters, tables); repeatable. "
+        "Nothing is created on a Redis that holds no installation record (a new installation, "
+        "or a Redis that lost its data) unless --first-install is given",
+    )
+    serve.add_argument(
+        "--first-install",
+        action="store_true",
+        help="this is a new installation: on a Redis without an installation record, create "
+        "one (and the Rules Submission's link groups). Never use it to recover a Redis that "
+        "lost its data: restore that (RUNBOOK)",
     )
     serve.add_argument(
         "--round-retention-hours",
@@ -234,6 +243,7 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
         read_deny_list(args.deny_list)  # refuse to start on an unreadable list
     return ServerConfig(
         rules=tuple(load_submission(path) for path in args.rules),
+        first_install=args.first_install,
         listen=args.listen,
         redis_url=args.redis,
         redis_password=settings.redis_password(args.redis_password_file, environ),

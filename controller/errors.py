@@ -15,7 +15,8 @@
     │   └── IdempotencyConflict    the same (table, round, phase) key with other content
     ├── ResourceExhausted          a caller's rate or stream bound     -> RESOURCE_EXHAUSTED
     └── StoreUnavailable           Redis is unreachable or not durable -> UNAVAILABLE
-        └── NotConfirmed           applied, but too few replicas confirmed it in time
+        ├── NotConfirmed           applied, but too few replicas confirmed it in time
+        └── LinkGroupStopped       Redis lacks state it had (controller.domain.epochs)
 
     AccessDenied                   who calls may not make this call (``controller.api.access``)
     ├── Unauthenticated            no usable certificate, or a revoked one -> UNAUTHENTICATED
@@ -111,3 +112,9 @@ class NotConfirmed(StoreUnavailable):
     def __init__(self, message: str, reply: object) -> None:
         super().__init__(message)
         self.reply = reply
+
+
+class LinkGroupStopped(StoreUnavailable):
+    """The link group's state in Redis is missing, or older than what a table was
+    acknowledged: nothing of it is served until an operator restores or resumes it. UNAVAILABLE,
+    so that tables keep their reports and send them again once it serves."""

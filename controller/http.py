@@ -1,7 +1,11 @@
 """The controller's plain HTTP port: Prometheus ``/metrics`` and ``/healthz``.
 
-``/healthz`` answers 200 while the controller serves and 503 otherwise, for load balancers
-and Kubernetes probes, which cannot present the client certificate the gRPC port requires.
+``/healthz`` answers 200 while the controller serves (Redis answers and some link group's
+state is sound) and 503 otherwise: readiness, for load balancers and Kubernetes, which cannot
+present the client certificate the gRPC port requires. ``/livez`` answers 200 while the
+process is up and not stopping: liveness, which must not restart a controller because Redis
+is down or lost its data (a restart cannot cure either, and the running controller is what
+tells operators about it).
 Neither path takes input or reveals a secret; keep the port on the operations network.
 """
 
@@ -27,19 +31,30 @@ class _QuietHandler(WSGIRequestHandler):
 
 
 class HttpEndpoint:
-    """``/metrics`` from ``registry`` and ``/healthz`` from ``serving()``, in a thread."""
+    """``/metrics`` from ``registry``, ``/healthz`` from ``serving()`` and ``/livez`` from
+    ``alive()``, in a thread."""
 
     def __init__(
-        self, host: str, port: int, registry: CollectorRegistry, serving: Callable[[], bool]
+        self,
+        host: str,
+        port: int,
+        registry: CollectorRegistry,
+        serving: Callable[[], bool],
+        alive: Callable[[], bool] = lambda: True,
     ) -> None:
         metrics = make_wsgi_app(registry)
+        checks = {
+            "/healthz": (serving, b"SERVING\n", b"NOT_SERVING\n"),
+            "/livez": (alive, b"ALIVE\n", b"STOPPING\n"),
+        }
 
         def app(environ: dict[str, object], start_response: StartResponse) -> Iterable[bytes]:
-            if environ.get("PATH_INFO") == "/healthz":
-                ok = serving()
+            check = checks.get(str(environ.get("PATH_INFO")))
+            if check is not None:
+                ok = check[0]()
                 status = "200 OK" if ok else "503 Service Unavailable"
                 start_response(status, [("Content-Type", "text/plain; charset=utf-8")])
-                return [b"SERVING\n" if ok else b"NOT_SERVING\n"]
+                return [check[1] if ok else check[2]]
             return metrics(environ, start_response)  # type: ignore[no-any-return]
 
         self._server = make_server(

@@ -194,6 +194,26 @@ class Metrics:
             registry=r,
         )
         Info("jackpot_build", "Controller version.", registry=r).info({"version": version})
+        self.link_group_serving = Gauge(
+            "jackpot_link_group_serving",
+            "1 while the link group's state in Redis is sound and served; 0 while it is lost "
+            "or stopped (Redis lacks state it had: see the controller's log and the RUNBOOK)",
+            ["link_group"],
+            registry=r,
+        )
+        self.journal_entries = Gauge(
+            "jackpot_journal_entries",
+            "Journal entries the link group's stream holds in Redis (exported entries are "
+            "trimmed by jackpotctl journal trim)",
+            ["link_group"],
+            registry=r,
+        )
+        self.journal_exported_at = Gauge(
+            "jackpot_journal_last_export_timestamp_seconds",
+            "When the link group's journal was last exported (jackpotctl journal export); 0: never",
+            ["link_group"],
+            registry=r,
+        )
         self.access_denied = Counter(
             "jackpot_access_denied",
             "Calls refused for who made them: no or revoked certificate, a role that may not "
@@ -258,6 +278,17 @@ class Metrics:
                     self.awards.labels(offer.wager, str(AwardKind.ENVY))
 
     # ------------------------------------------------------------ state
+
+    def set_link_groups(self, known: Iterable[str], problems: Iterable[str]) -> None:
+        """Whether each known link group is served (1) or lost or stopped (0)."""
+        not_served = set(problems)
+        for group in known:
+            self.link_group_serving.labels(group).set(0 if group in not_served else 1)
+
+    def set_journal(self, link_group_id: str, entries: int, exported_at_ms: int) -> None:
+        """The journal's length in Redis and when it was last exported (ms since the epoch)."""
+        self.journal_entries.labels(link_group_id).set(entries)
+        self.journal_exported_at.labels(link_group_id).set(exported_at_ms / 1000)
 
     def set_meters(self, meters: Iterable[MeterValue]) -> None:
         """Show meter values (from a transition's answer)."""

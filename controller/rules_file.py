@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import tomllib
+from collections.abc import Collection
 from pathlib import Path
 
 from controller.domain.money import format_cents, format_percent
@@ -73,12 +74,17 @@ RULES_ACTOR = "jackpot-controller serve --rules"
 """Who the journal says made what a Rules Submission applied at start created."""
 
 
-async def apply(store: RedisStore, submission: RulesSubmission) -> None:
-    """Create the submission's link groups, meters and tables (idempotent)."""
+async def apply(store: RedisStore, submission: RulesSubmission, skip: Collection[str] = ()) -> None:
+    """Create the submission's link groups, meters and tables (idempotent), except in the
+    link groups of ``skip`` (lost or stopped: never created again, see
+    :mod:`controller.state_guard`)."""
     for group in submission.link_groups:
-        await store.create_link_group(group, actor=RULES_ACTOR)
+        if group.link_group_id not in skip:
+            await store.create_link_group(group, actor=RULES_ACTOR)
     for meter in submission.meters:
-        await store.create_meter(meter, actor=RULES_ACTOR)
+        if meter.link_group_id not in skip:
+            await store.create_meter(meter, actor=RULES_ACTOR)
     for table in submission.table_configs():
-        await store.register_table(table, actor=RULES_ACTOR)
-        log.info("table %s registered from the Rules Submission", table.table_id)
+        if table.link_group_id not in skip:
+            await store.register_table(table, actor=RULES_ACTOR)
+            log.info("table %s registered from the Rules Submission", table.table_id)

@@ -30,6 +30,7 @@ from controller.errors import StoreUnavailable
 from controller.http import HttpEndpoint
 from controller.metrics import Metrics
 from controller.rules_file import apply as apply_rules
+from controller.state_guard import StateGuard
 from controller.store.connection import follow_primary
 from controller.store.redis_store import (
     DEFAULT_MAX_CONNECTIONS,
@@ -47,6 +48,8 @@ SERVICE_NAMES = (
     jackpot_pb2.DESCRIPTOR.services_by_name["TableService"].full_name,
     jackpot_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
 )
+LINK_GROUP_HEALTH = "jackpot.v1.LinkGroup/"
+"""The health service name of one link group is this prefix and its id."""
 MAX_REQUEST_BYTES = 256 * 1024
 """The largest request body accepted (the largest real one, a table registration with
 written paytables, is a few kilobytes); a larger one is refused by gRPC before decoding."""
@@ -90,6 +93,7 @@ class ServerConfig:
     max_streams_per_caller: int = 8
     redis_max_connections: int = DEFAULT_MAX_CONNECTIONS
     rules: tuple[RulesSubmission, ...] = ()  # applied at start, in order
+    first_install: bool = False  # a Redis without an installation record is a new one
 
 
 def _version() -> str:
@@ -125,6 +129,19 @@ class ControllerServer:
         self.deny_list = DenyList(config.deny_list) if config.deny_list else None
         self.certificates = ServerCertificates(config.tls) if config.tls else None
         self.watcher = MeterWatcher(self.store.meter_values)
+        self.guard = StateGuard(
+            self.store,
+            first_install=config.first_install,
+            expected=frozenset(
+                group.link_group_id for rules in config.rules for group in rules.link_groups
+            ),
+        )
+        self.guard.learn_tables(
+            (table.table_id, table.link_group_id)
+            for rules in config.rules
+            for table in rules.table_configs()
+        )
+        self._rules_applied = False
         self.health = health_aio.HealthServicer()
         self.interceptor = ServerInterceptor(
             self.metrics,
@@ -146,10 +163,10 @@ class ControllerServer:
             maximum_concurrent_rpcs=MAX_CONCURRENT_RPCS,
         )
         jackpot_pb2_grpc.add_TableServiceServicer_to_server(
-            TableService(self.store, self.metrics, self.watcher), self.server
+            TableService(self.store, self.metrics, self.watcher, self.guard), self.server
         )
         jackpot_pb2_grpc.add_AdminServiceServicer_to_server(
-            AdminService(self.store, self.metrics), self.server
+            AdminService(self.store, self.metrics, self.guard, self.check_state), self.server
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
@@ -180,14 +197,7 @@ class ControllerServer:
             persistence.connected_replicas,
         )
         _warn_about(persistence.aof_enabled, persistence.appendfsync)
-        for rules in self.config.rules:
-            await apply_rules(self.store, rules)
-            log.info(
-                "rules submission applied: %d link groups, %d meters, %d tables",
-                len(rules.link_groups),
-                len(rules.meters),
-                len(rules.tables),
-            )
+        await self._check_state()
         address = self.config.listen
         if self.certificates is None:
             log.warning(
@@ -210,7 +220,8 @@ class ControllerServer:
                     self.host.strip("[]") or "0.0.0.0",
                     self.config.metrics_port,
                     self.metrics.registry,
-                    lambda: self.serving and self.redis_up,
+                    self._serves,
+                    lambda: self.serving,
                 )
             except OSError as error:
                 raise OSError(
@@ -219,7 +230,6 @@ class ControllerServer:
                 ) from None
             self.metrics_port = self._http.port
         self.metrics.initialise_rpcs(_served_rpcs(), CODE_LABELS)
-        self.metrics.initialise_tables(await self.store.list_tables())
         await self.server.start()
         await self._refresh_meters()
         self.serving = True
@@ -239,18 +249,54 @@ class ControllerServer:
         if self.deny_list is not None:
             self.deny_list.reload()
 
+    async def _check_state(self) -> None:
+        """Check every link group's state (:class:`StateGuard`); once Redis is installed,
+        apply the Rules Submissions (never in a lost or stopped link group) and check again."""
+        await self.guard.check()
+        if self.guard.installed and not self._rules_applied:
+            for rules in self.config.rules:
+                await apply_rules(self.store, rules, skip=self.guard.problems)
+                log.info(
+                    "rules submission applied: %d link groups, %d meters, %d tables",
+                    len(rules.link_groups),
+                    len(rules.meters),
+                    len(rules.tables),
+                )
+            self._rules_applied = True
+            await self.guard.check()
+        tables = await self.store.list_tables()
+        self.guard.learn_tables((table.table_id, table.link_group_id) for table in tables)
+        self.metrics.initialise_tables(tables)
+        self.metrics.set_link_groups(self.guard.known(), self.guard.problems)
+        for group in self.guard.seen:
+            if group not in self.guard.problems:
+                checkpoint = await self.store.checkpoint(group)
+                entries = await self.store.journal_length(group)
+                self.metrics.set_journal(group, entries, checkpoint.exported_at_ms)
+
+    async def check_state(self) -> None:
+        """Check every link group's state now and report it in health and metrics (the
+        refresh loop does this every ``refresh_interval_s``; a resume does it at once)."""
+        await self._check_state()
+        await self._set_health(redis_up=self.redis_up)
+
+    def _serves(self) -> bool:
+        return self.serving and self.redis_up and not self.guard.nothing_to_serve()
+
     async def _set_health(self, *, redis_up: bool) -> None:
-        """SERVING while the controller serves and Redis answers, NOT_SERVING otherwise (gRPC
-        health, ``/healthz``, ``jackpot_redis_up``)."""
+        """SERVING while the controller serves, Redis answers and some known link group is
+        sound; NOT_SERVING otherwise (gRPC health, ``/healthz``, ``jackpot_redis_up``). Each
+        link group has its own service, ``jackpot.v1.LinkGroup/<id>``."""
         self.redis_up = redis_up
         self.metrics.redis_up.set(1 if redis_up else 0)
-        status = (
-            health_pb2.HealthCheckResponse.SERVING
-            if self.serving and redis_up
-            else health_pb2.HealthCheckResponse.NOT_SERVING
-        )
+        status = _status(self._serves())
         for service in ("", *SERVICE_NAMES):
             await self.health.set(service, status)
+        for group in self.guard.known():
+            await self.health.set(
+                LINK_GROUP_HEALTH + group,
+                _status(self.serving and redis_up and group not in self.guard.problems),
+            )
 
     async def _refresh_meters(self) -> None:
         try:
@@ -273,8 +319,9 @@ class ControllerServer:
             return
         self.metrics.set_persistence(persistence)
         if not self.redis_up:
-            log.warning("Redis answers again: SERVING")
-            await self._set_health(redis_up=True)
+            log.warning("Redis answers again")
+        self.redis_up = True
+        await self.check_state()
         await self._refresh_meters()
 
     async def _primary_persistence(self) -> Persistence:
@@ -312,6 +359,14 @@ class ControllerServer:
     async def wait(self) -> None:
         """Serve until the server stops."""
         await self.server.wait_for_termination()
+
+
+def _status(serving: bool) -> health_pb2.HealthCheckResponse.ServingStatus.ValueType:
+    return (
+        health_pb2.HealthCheckResponse.SERVING
+        if serving
+        else health_pb2.HealthCheckResponse.NOT_SERVING
+    )
 
 
 def _served_rpcs() -> list[tuple[str, str, str]]:

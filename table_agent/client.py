@@ -3,6 +3,10 @@
 It reads the table's registration (game, seats, offered wagers) from AdminService.ListTables
 and sends the round reports of TableService.
 
+Every call carries the last journal position the controller acknowledged to this table
+(:attr:`ControllerClient.known`, kept by the table's outbox across restarts): a controller
+whose Redis lacks it stops the link group rather than serve lost state (design.md, "Epochs").
+
 Every report is sent with its idempotency key (table, round, phase) and, on a transient
 failure (UNAVAILABLE, DEADLINE_EXCEEDED, ...), sent again unchanged - the controller answers a
 repeat with the original answer - until it is acknowledged or ``retry_for_s`` has passed.
@@ -23,7 +27,9 @@ from typing import TypeVar
 import grpc
 from grpc import aio
 
+from controller.domain.epochs import NO_POSITION, JournalPosition
 from controller.domain.records import SeatOutcome
+from controller.errors import InvalidArgument
 from jackpot import tls
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
@@ -105,6 +111,11 @@ class Settlement:
         return tuple(result for result in self.results if result.outcome is SeatOutcome.PAID)
 
     @property
+    def paid_cents(self) -> int:
+        """Every award of the round (fixed and percentage-of-meter)."""
+        return sum(result.amount_cents for result in self.awards)
+
+    @property
     def hands(self) -> dict[int, str]:
         """Each reported seat's hand, as the controller named it for its first result."""
         hands: dict[int, str] = {}
@@ -141,6 +152,30 @@ class Lockout:
     def accepted_seats(self) -> tuple[int, ...]:
         """The seat of each accepted wager, in the controller's order."""
         return tuple(accepted.wager.seat for accepted in self.accepted)
+
+    @property
+    def contributed_microcents(self) -> int:
+        """Everything the wagers added to meters and reserves."""
+        return _contributed(self.accepted)
+
+
+@dataclass(frozen=True, slots=True)
+class Void:
+    """The controller's answer to a void: the contributions taken back out."""
+
+    reversed: tuple[AcceptedWager, ...]
+    meter_cents: dict[str, int]
+
+    @property
+    def reversed_microcents(self) -> int:
+        """Everything that left the meters and reserves."""
+        return _contributed(self.reversed)
+
+
+def _contributed(wagers: Sequence[AcceptedWager]) -> int:
+    return sum(
+        c.to_meter_microcents + c.to_reserve_microcents for w in wagers for c in w.contributions
+    )
 
 
 _KIND_TO_WIRE: dict[WagerKind, pb.WagerKind.ValueType] = {
@@ -275,6 +310,9 @@ class ControllerClient:
     """TableService over one gRPC channel to ``target`` (HOST:PORT), with the table's
     certificate (``tls``; None only for a development controller started ``--insecure``)."""
 
+    known: JournalPosition = NO_POSITION
+    """The last journal position the controller answered this table (see the module)."""
+
     def __init__(
         self,
         target: str,
@@ -288,6 +326,15 @@ class ControllerClient:
         self._stub = pb_grpc.TableServiceStub(self._channel)
         self._call_timeout_s = call_timeout_s
         self._retry_for_s = retry_for_s
+
+    def _answered(self, wire: pb.JournalPosition) -> None:
+        try:
+            self.known = self.known.later(JournalPosition(wire.epoch, wire.seq))
+        except InvalidArgument as error:  # a controller of another make: keep what we know
+            log.warning("the controller answered an unusable journal position: %s", error)
+
+    def _known(self) -> pb.JournalPosition:
+        return pb.JournalPosition(epoch=self.known.epoch, seq=self.known.seq)
 
     async def close(self) -> None:
         """Close the channel."""
@@ -324,41 +371,51 @@ class ControllerClient:
     async def get_table(self, table_id: str) -> TableInfo:
         """The table's registration and last round (TableService.GetTable); a table the
         controller does not know is :class:`ControllerRefused` (NOT_FOUND)."""
-        request = pb.GetTableRequest(table_id=table_id)
+        request = pb.GetTableRequest(table_id=table_id, known=self._known())
         reply = await self._call(
             f"get table {table_id}",
             lambda: self._stub.GetTable(request, timeout=self._call_timeout_s),
         )
+        self._answered(reply.journal)
         return TableInfo(table_layout(reply.table), reply.last_round_id, reply.max_round_step)
 
     async def lockout(self, table_id: str, round_id: int, wagers: Sequence[PlacedWager]) -> Lockout:
         """Send "no more bets" with the accepted wagers."""
         request = pb.LockoutRequest(
-            table_id=table_id, round_id=round_id, wagers=[_wire_wager(w) for w in wagers]
+            table_id=table_id,
+            round_id=round_id,
+            wagers=[_wire_wager(w) for w in wagers],
+            known=self._known(),
         )
         reply = await self._call(
             f"lockout {table_id}/{round_id}",
             lambda: self._stub.Lockout(request, timeout=self._call_timeout_s),
         )
+        self._answered(reply.journal)
         return Lockout(tuple(_accepted(w) for w in reply.accepted), _meters(reply.meters))
 
     async def settle(self, table_id: str, round_id: int, report: SettleReport) -> Settlement:
         """Send the round's cards; answer every result in settlement order."""
         request = _settle_request(table_id, round_id, report)
+        request.known.CopyFrom(self._known())
         reply = await self._call(
             f"settle {table_id}/{round_id}",
             lambda: self._stub.Settle(request, timeout=self._call_timeout_s),
         )
+        self._answered(reply.journal)
         return Settlement(tuple(_seat_result(r) for r in reply.results), _meters(reply.meters))
 
-    async def void_round(self, table_id: str, round_id: int, reason: str) -> dict[str, int]:
-        """Void a locked round for ``reason``; answer the meters after the reversal."""
-        request = pb.VoidRoundRequest(table_id=table_id, round_id=round_id, reason=reason)
+    async def void_round(self, table_id: str, round_id: int, reason: str) -> Void:
+        """Void a locked round for ``reason``; answer the reversal and the meters after it."""
+        request = pb.VoidRoundRequest(
+            table_id=table_id, round_id=round_id, reason=reason, known=self._known()
+        )
         reply = await self._call(
             f"void {table_id}/{round_id}",
             lambda: self._stub.VoidRound(request, timeout=self._call_timeout_s),
         )
-        return _meters(reply.meters)
+        self._answered(reply.journal)
+        return Void(tuple(_accepted(w) for w in reply.reversed), _meters(reply.meters))
 
     async def watch_meters(
         self, table_id: str, min_interval_ms: int = 250

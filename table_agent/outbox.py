@@ -1,9 +1,15 @@
 """A durable outbox: every report is on disk before it is sent, and marked when acknowledged.
 
 One JSON object a line, appended and fsynced: ``{"report": ...}`` before a report is sent,
-``{"ack": id}`` once the controller acknowledged it. At start, :meth:`Outbox.pending` gives
-the reports that were never acknowledged, in order, to be sent again with the same key; the
-controller answers a repeat with its original answer, so nothing is applied twice.
+``{"ack": id, "epoch": ..., "seq": ..., "sums": {...}}`` once the controller acknowledged it:
+the journal position it answered (sent with every later call, so that a controller whose
+Redis lost it stops rather than serve lost state) and what the answer moved, in integers
+(``contributed_microcents`` of a lockout, ``paid_cents`` of a settlement,
+``reversed_microcents`` of a void) - the table's own record of the money, which an auditor can
+hold against the controller's journal (:meth:`Outbox.tally`). At start,
+:meth:`Outbox.pending` gives the reports that were never acknowledged, in order, to be sent
+again with the same key; the controller answers a repeat with its original answer, so
+nothing is applied twice.
 
 A report's payload is the full content of the call, so that a re-send is identical: a lockout
 ``{"wagers": [PlacedWager.to_data(), ...]}`` (seat, kind, amount_cents, on_dealer_hand, envy),
@@ -17,8 +23,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from controller.domain.epochs import JournalPosition
+
+SUMS = ("contributed_microcents", "paid_cents", "reversed_microcents")
+"""What an acknowledgement records the answer moved (integers)."""
 
 
 class Outbox:
@@ -40,9 +52,43 @@ class Outbox:
             {"report": {"id": report_id, "phase": phase, "round_id": round_id, "payload": payload}}
         )
 
-    def ack(self, report_id: str, refused: str = "") -> None:
-        """Mark a report answered: acknowledged, or ``refused`` with the controller's reason."""
-        self._append({"ack": report_id, "refused": refused} if refused else {"ack": report_id})
+    def ack(
+        self,
+        report_id: str,
+        refused: str = "",
+        *,
+        position: JournalPosition | None = None,
+        sums: dict[str, int] | None = None,
+    ) -> None:
+        """Mark a report answered: acknowledged at journal ``position`` having moved ``sums``
+        (see :data:`SUMS`), or ``refused`` with the controller's reason."""
+        if refused:
+            self._append({"ack": report_id, "refused": refused})
+            return
+        record: dict[str, Any] = {"ack": report_id, "sums": sums or {}}
+        if position is not None:
+            record |= {"epoch": position.epoch, "seq": position.seq}
+        self._append(record)
+
+    def last_position(self) -> JournalPosition:
+        """The last journal position the controller acknowledged (none for a new outbox)."""
+        position = JournalPosition()
+        for record in self._records():
+            if "epoch" in record:
+                position = position.later(JournalPosition(record["epoch"], record["seq"]))
+        return position
+
+    def tally(self) -> dict[str, int]:
+        """What every acknowledged report moved, summed (:data:`SUMS`, plus ``acks``), over
+        the whole life of the outbox (compaction keeps the sums)."""
+        totals: Counter[str] = Counter({name: 0 for name in (*SUMS, "acks")})
+        for record in self._records():
+            if "totals" in record:
+                totals.update(record["totals"])
+            elif "ack" in record and not record.get("refused"):
+                totals.update(record.get("sums", {}))
+                totals["acks"] += 1
+        return dict(totals)
 
     def _records(self) -> list[dict[str, Any]]:
         if not self.path.exists():
@@ -84,13 +130,18 @@ class Outbox:
         return max(ids, default=0)
 
     def compact(self) -> None:
-        """Rewrite the file as just the last round id; only call with nothing pending."""
+        """Rewrite the file as the last round id, the last journal position and the tally;
+        only call with nothing pending."""
         if self.pending() or self.unfinished_rounds():
             raise RuntimeError("the outbox still holds reports to deliver")
+        position = self.last_position()
+        record = {
+            "last_round_id": self.last_round_id(),
+            "totals": self.tally(),
+            **({"epoch": position.epoch, "seq": position.seq} if position.epoch else {}),
+        }
         temporary = self.path.with_suffix(".tmp")
-        temporary.write_text(
-            json.dumps({"last_round_id": self.last_round_id()}) + "\n", encoding="utf-8"
-        )
+        temporary.write_text(json.dumps(record, sort_keys=True) + "\n", encoding="utf-8")
         with temporary.open("rb") as handle:
             os.fsync(handle.fileno())
         temporary.replace(self.path)

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from table_agent.client import ControllerClient, ControllerRefused, Lockout, Settlement
+from table_agent.client import ControllerClient, ControllerRefused, Lockout, Settlement, Void
 from table_agent.outbox import Outbox
 from table_agent.reports import SettleReport
 from table_agent.wagers import PlacedWager
@@ -53,6 +53,8 @@ class TableAgent:
         self.outbox = outbox
         self.states: dict[int, RoundState] = {}
         self._last_round_id = outbox.last_round_id() if outbox else 0
+        if outbox:
+            client.known = outbox.last_position()
 
     def continue_after(self, round_id: int) -> None:
         """Continue after the controller's last locked-out round of this table
@@ -80,7 +82,12 @@ class TableAgent:
         self.states[round_id] = new
 
     async def _report(
-        self, phase: str, round_id: int, payload: dict[str, Any], send: Callable[[], Awaitable[T]]
+        self,
+        phase: str,
+        round_id: int,
+        payload: dict[str, Any],
+        send: Callable[[], Awaitable[T]],
+        sums: Callable[[T], dict[str, int]],
     ) -> T:
         report_id = f"{round_id}:{phase}"
         if self.outbox:
@@ -92,7 +99,7 @@ class TableAgent:
                 self.outbox.ack(report_id, refused=refusal.message)  # final: never re-sent
             raise
         if self.outbox:
-            self.outbox.ack(report_id)
+            self.outbox.ack(report_id, position=self.client.known, sums=sums(answer))
         return answer
 
     async def lockout(
@@ -107,6 +114,7 @@ class TableAgent:
             round_id,
             {"wagers": [wager.to_data() for wager in placed]},
             lambda: self.client.lockout(self.table_id, round_id, placed),
+            lambda lockout: {"contributed_microcents": lockout.contributed_microcents},
         )
 
     async def settle(self, round_id: int, report: SettleReport) -> Settlement:
@@ -117,9 +125,10 @@ class TableAgent:
             round_id,
             report.to_data(),
             lambda: self.client.settle(self.table_id, round_id, report),
+            lambda settlement: {"paid_cents": settlement.paid_cents},
         )
 
-    async def void(self, round_id: int, reason: str) -> dict[str, int]:
+    async def void(self, round_id: int, reason: str) -> Void:
         """Void a locked round for an irregularity; its wagers are returned."""
         self._move(round_id, RoundState.LOCKED, RoundState.VOIDED)
         return await self._report(
@@ -127,6 +136,7 @@ class TableAgent:
             round_id,
             {"reason": reason},
             lambda: self.client.void_round(self.table_id, round_id, reason),
+            lambda void: {"reversed_microcents": void.reversed_microcents},
         )
 
     async def recover(self) -> int:

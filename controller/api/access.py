@@ -39,6 +39,7 @@ ACCESS: Mapping[str, Access] = {
     _TABLES + "GetTable": Access(TABLE, for_own_table=True),
     _TABLES + "WatchMeters": Access(frozenset({Role.TABLE, Role.DISPLAY}), for_own_table=True),
     _ADMIN + "CreateLinkGroup": Access(OPERATOR),
+    _ADMIN + "ResumeLinkGroup": Access(OPERATOR),
     _ADMIN + "CreateMeter": Access(OPERATOR),
     _ADMIN + "RegisterTable": Access(OPERATOR),
     _ADMIN + "RebaseTableRounds": Access(OPERATOR),

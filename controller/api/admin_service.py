@@ -9,6 +9,7 @@ caller's certificate identity.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TypeAlias
 
 from grpc import aio
@@ -20,6 +21,7 @@ from controller.domain.bounds import check_id, check_jackpot_id, check_range, ch
 from controller.domain.config import LinkGroupConfig
 from controller.errors import InvalidArgument
 from controller.metrics import Metrics
+from controller.state_guard import StateGuard
 from controller.store.redis_store import MAX_REBASE_ROUND_ID, RedisStore
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
@@ -32,15 +34,24 @@ Context: TypeAlias = "aio.ServicerContext[object, object]"
 class AdminService(pb_grpc.AdminServiceServicer):
     """The operator-facing service."""
 
-    def __init__(self, store: RedisStore, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        store: RedisStore,
+        metrics: Metrics,
+        guard: StateGuard,
+        check_state: Callable[[], Awaitable[None]],
+    ) -> None:
         self._store = store
         self._metrics = metrics
+        self._guard = guard
+        self._check_state = check_state
 
     async def CreateLinkGroup(
         self, request: pb.CreateLinkGroupRequest, context: Context
     ) -> pb.LinkGroup:
         description = check_text(request.description, "description", bounds.DESCRIPTION_MAX_CHARS)
         config = LinkGroupConfig(check_id(request.link_group_id, "link group id"), description)
+        self._guard.refuse_group(config.link_group_id)
         state = await self._store.create_link_group(config, actor=caller().actor)
         log.info("link group %s ready (%s)", config.link_group_id, caller())
         return convert.link_group(state)
@@ -57,6 +68,7 @@ class AdminService(pb_grpc.AdminServiceServicer):
 
     async def CreateMeter(self, request: pb.CreateMeterRequest, context: Context) -> pb.Meter:
         config = convert.meter_config(request)
+        self._guard.refuse_group(config.link_group_id)
         state = await self._store.create_meter(config, actor=caller().actor)
         self._metrics.set_meter_states([state])
         log.info(
@@ -81,6 +93,7 @@ class AdminService(pb_grpc.AdminServiceServicer):
         if not request.HasField("table"):
             raise InvalidArgument("table is required")
         config = convert.table_config(request.table)
+        self._guard.refuse_group(config.link_group_id)
         await self._store.register_table(config, actor=caller().actor)
         self._metrics.initialise_tables([config])
         log.info(
@@ -123,6 +136,26 @@ class AdminService(pb_grpc.AdminServiceServicer):
         return pb.RebaseTableRoundsResponse(
             table_id=table.table_id, previous_last_round_id=before, last_round_id=after
         )
+
+    async def ResumeLinkGroup(
+        self, request: pb.ResumeLinkGroupRequest, context: Context
+    ) -> pb.LinkGroup:
+        link_group_id = check_id(request.link_group_id, "link group id")
+        why = convert.reason(request.reason)
+        operator = caller()
+        position = await self._store.resume_link_group(
+            link_group_id, reason=why, actor=operator.uri, actor_cert=operator.fingerprint
+        )
+        log.warning(
+            "link group %s resumed in epoch %s at journal #%d by %s: %s",
+            link_group_id,
+            position.epoch,
+            position.seq,
+            operator,
+            why,
+        )
+        await self._check_state()  # served again by this replica now, by the others within 2 s
+        return convert.link_group(await self._store.get_link_group(link_group_id))
 
     async def ListPendingJackpots(
         self, request: pb.ListPendingJackpotsRequest, context: Context

@@ -15,6 +15,7 @@ from controller.domain import bounds
 from controller.domain.bounds import check_count, check_each_text, check_id, check_range, check_text
 from controller.domain.cards import parse_cards
 from controller.domain.config import DEFAULT_WAGER_CENTS, MeterConfig, TableConfig, WagerOffer
+from controller.domain.epochs import JournalPosition
 from controller.domain.games import get_game
 from controller.domain.joker_poker import parse_joker_cards
 from controller.domain.money import (
@@ -334,7 +335,22 @@ def link_group(state: LinkGroupState) -> pb.LinkGroup:
         description=state.description,
         meter_ids=state.meter_ids,
         table_ids=state.table_ids,
+        journal=journal_position(state.journal),
+        stopped=state.stopped,
     )
+
+
+def known_position(wire: pb.JournalPosition) -> JournalPosition:
+    """A table's last acknowledged journal position from a request (checked)."""
+    try:
+        return JournalPosition(wire.epoch, wire.seq)
+    except InvalidArgument as error:
+        raise InvalidArgument(f"known: {error}") from None
+
+
+def journal_position(position: JournalPosition) -> pb.JournalPosition:
+    """A journal position for the wire."""
+    return pb.JournalPosition(epoch=position.epoch, seq=position.seq)
 
 
 def jackpot(record: Jackpot) -> pb.Jackpot:

@@ -16,6 +16,7 @@ from grpc import aio
 from controller.api import convert
 from controller.api.meter_watch import MeterWatcher
 from controller.domain.bounds import MAX_WATCH_INTERVAL_MS, check_range
+from controller.domain.config import TableConfig
 from controller.domain.money import format_cents
 from controller.domain.records import SeatOutcome
 from controller.domain.rounds import (
@@ -27,6 +28,7 @@ from controller.domain.rounds import (
 )
 from controller.errors import NotConfirmed, RoundStateError
 from controller.metrics import Metrics
+from controller.state_guard import StateGuard
 from controller.store.redis_store import RedisStore
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
@@ -43,17 +45,28 @@ Context: TypeAlias = "aio.ServicerContext[object, object]"
 class TableService(pb_grpc.TableServiceServicer):
     """The agent-facing service."""
 
-    def __init__(self, store: RedisStore, metrics: Metrics, watcher: MeterWatcher) -> None:
+    def __init__(
+        self, store: RedisStore, metrics: Metrics, watcher: MeterWatcher, guard: StateGuard
+    ) -> None:
         self._store = store
         self._metrics = metrics
         self._watcher = watcher
+        self._guard = guard
+
+    async def _table(self, table_id: str) -> TableConfig:
+        """The registered table; UNAVAILABLE while its link group is not served."""
+        self._guard.refuse_table(table_id)
+        table = await self._store.get_table(table_id)
+        self._guard.tables.setdefault(table_id, table.link_group_id)
+        return table
 
     async def Lockout(self, request: pb.LockoutRequest, context: Context) -> pb.LockoutResponse:
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
-        table = await self._store.get_table(table_id)
+        table = await self._table(table_id)
         wagers = check_lockout(table, convert.wagers(request.wagers))
+        known = convert.known_position(request.known)
         result = await _recorded(
-            self._store.lockout(table, round_id, wagers, lockout_fingerprint(wagers)),
+            self._store.lockout(table, round_id, wagers, lockout_fingerprint(wagers), known),
             self._metrics.record_lockout,
         )
         log.info(
@@ -68,12 +81,14 @@ class TableService(pb_grpc.TableServiceServicer):
             round_id=result.round_id,
             accepted=[convert.accepted_wager(w) for w in result.accepted],
             meters=[convert.meter_value(m) for m in result.meters],
+            journal=convert.journal_position(result.journal),
         )
 
     async def Settle(self, request: pb.SettleRequest, context: Context) -> pb.SettleResponse:
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
-        table = await self._store.get_table(table_id)
+        table = await self._table(table_id)
         cards = convert.round_cards(request, table.game_rules.joker)
+        known = convert.known_position(request.known)
         locked = await self._store.locked_round(table, round_id)
         if locked is None:
             raise RoundStateError(
@@ -83,7 +98,7 @@ class TableService(pb_grpc.TableServiceServicer):
         plan = plan_settlement(table, locked.wagers, cards)
         result = await _recorded(
             self._store.settle(
-                table, round_id, plan, locked.lockout_fingerprint, settle_fingerprint(cards)
+                table, round_id, plan, locked.lockout_fingerprint, settle_fingerprint(cards), known
             ),
             self._metrics.record_settle,
         )
@@ -107,6 +122,7 @@ class TableService(pb_grpc.TableServiceServicer):
             round_id=result.round_id,
             results=[convert.seat_result(seat) for seat in result.results],
             meters=[convert.meter_value(m) for m in result.meters],
+            journal=convert.journal_position(result.journal),
         )
 
     async def VoidRound(
@@ -114,9 +130,10 @@ class TableService(pb_grpc.TableServiceServicer):
     ) -> pb.VoidRoundResponse:
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
         reason = convert.reason(request.reason)
-        table = await self._store.get_table(table_id)
+        known = convert.known_position(request.known)
+        table = await self._table(table_id)
         result = await _recorded(
-            self._store.void_round(table, round_id, reason, void_fingerprint(reason)),
+            self._store.void_round(table, round_id, reason, void_fingerprint(reason), known),
             self._metrics.record_void,
         )
         log.info(
@@ -132,12 +149,13 @@ class TableService(pb_grpc.TableServiceServicer):
             round_id=result.round_id,
             reversed=[convert.accepted_wager(w) for w in result.reversed],
             meters=[convert.meter_value(m) for m in result.meters],
+            journal=convert.journal_position(result.journal),
         )
 
     async def WatchMeters(
         self, request: pb.WatchMetersRequest, context: Context
     ) -> AsyncIterator[pb.MeterSnapshot]:
-        table = await self._store.get_table(convert.table_id(request.table_id))
+        table = await self._table(convert.table_id(request.table_id))
         interval_ms = check_range(
             request.min_interval_ms, "min_interval_ms", 0, MAX_WATCH_INTERVAL_MS
         )
@@ -150,11 +168,16 @@ class TableService(pb_grpc.TableServiceServicer):
             self._metrics.meter_streams.dec()
 
     async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
-        table = await self._store.get_table(convert.table_id(request.table_id))
+        table = await self._table(convert.table_id(request.table_id))
+        known = convert.known_position(request.known)
+        journal = await self._store.check_position(
+            table.link_group_id, f"table {table.table_id}", known
+        )
         return pb.GetTableResponse(
             table=convert.table(table),
             last_round_id=await self._store.last_round(table),
             max_round_step=self._store.max_round_step,
+            journal=convert.journal_position(journal),
         )
 
 

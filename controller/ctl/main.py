@@ -5,6 +5,10 @@
     jackpotctl certs issue --dir certs --role table --name cs-1
     export JACKPOT_CA=certs/ca.crt JACKPOT_CERT=certs/alice.crt JACKPOT_KEY=certs/alice.key
     jackpotctl audit verify --redis redis://127.0.0.1:6379/0
+    jackpotctl journal export --redis redis://127.0.0.1:6379/0 --dir /var/lib/jackpot/export
+    jackpotctl journal trim --redis redis://127.0.0.1:6379/0 --retention-hours 168
+    jackpotctl restore --redis ... --from /var/lib/jackpot/export --link-group casino-floor \\
+        --reason "Redis volume lost; restored from the 02:00 export"
     jackpotctl --controller 127.0.0.1:50051 link-groups create casino-floor
     jackpotctl --controller ... meters create cs-main --link-group casino-floor \\
         --game caribbean-stud --reset 10000 --rate 15 --reserve-rate 5
@@ -13,6 +17,7 @@
     jackpotctl --controller ... jackpots list
     jackpotctl --controller ... jackpots approve casino-floor:42 --note "verified"
     jackpotctl --controller ... tables rebase-rounds cs-1 --to 5000 --reason "agent replaced"
+    jackpotctl --controller ... link-groups resume casino-floor --reason "lost rounds paid by hand"
     echo "AS KS QS JS TS" | jackpotctl hands classify --game caribbean-stud
     jackpotctl odds --game caribbean-stud --wager progressive --paytable B --meter 25000
     jackpotctl rules check deploy/rules/caribbean-stud.toml
@@ -28,8 +33,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import json
+import socket
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,14 +46,14 @@ import grpc
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 
-from controller import certs, settings
+from controller import certs, journal_export, settings
 from controller.audit import verify
 from controller.ctl import odds
 from controller.ctl.hands import classify_stream
 from controller.domain.games import get_game
 from controller.domain.identity import CERTIFICATE_ROLES
 from controller.domain.money import format_cents, parse_dollars_cents, parse_percent_ppm
-from controller.errors import InvalidAmount, JackpotError
+from controller.errors import InvalidAmount, InvalidConfiguration, JackpotError
 from controller.rules_file import describe, load_submission
 from controller.store.connection import check_url
 from controller.store.redis_store import RedisStore
@@ -117,27 +125,47 @@ def _parser() -> argparse.ArgumentParser:
     audit = top.add_parser("audit", help="check the meters against the journal")
     audit_cmds = audit.add_subparsers(dest="action", required=True)
     audit_verify = audit_cmds.add_parser("verify", help="recompute meters from the journal")
-    audit_verify.add_argument(
-        "--redis",
-        required=True,
-        metavar="URL",
-        help="redis://HOST:PORT/DB, rediss://, unix://, or "
-        "sentinel://HOST:PORT[,HOST:PORT...]/SERVICE[?db=N] (the primary Redis Sentinel names)",
-    )
-    audit_verify.add_argument(
-        "--redis-password-file",
-        type=Path,
-        metavar="FILE",
-        help=f"file holding the Redis password (or ${settings.REDIS_PASSWORD_ENV})",
-    )
-    audit_verify.add_argument(
-        "--sentinel-password-file",
-        type=Path,
-        metavar="FILE",
-        help="file holding the Sentinels' own password, for a sentinel:// URL (or "
-        f"${settings.SENTINEL_PASSWORD_ENV})",
-    )
+    _redis_arguments(audit_verify)
     audit_verify.set_defaults(handler=_audit_verify)
+
+    journal = top.add_parser(
+        "journal", help="export the journal to files, trim what is exported"
+    ).add_subparsers(dest="action", required=True)
+    export = journal.add_parser(
+        "export",
+        help="append every new journal entry to DIR/<link group>/journal.jsonl and write the "
+        "state at that point to DIR/<link group>/snapshot.json",
+    )
+    _redis_arguments(export)
+    export.add_argument("--dir", type=Path, required=True, help="the export directory")
+    export.add_argument("--link-group", default="", help="only this link group (default all)")
+    export.set_defaults(handler=_journal_export)
+    trim = journal.add_parser(
+        "trim", help="delete exported entries older than the retention window (checkpointed)"
+    )
+    _redis_arguments(trim)
+    trim.add_argument(
+        "--retention-hours",
+        type=float,
+        required=True,
+        metavar="H",
+        help=f"keep exported entries younger than this in Redis (0 to {MAX_RETENTION_HOURS})",
+    )
+    trim.add_argument("--link-group", default="", help="only this link group (default all)")
+    trim.set_defaults(handler=_journal_trim)
+
+    restore = top.add_parser(
+        "restore",
+        help="rebuild a link group Redis lost from its export (journaled; RUNBOOK: Redis lost "
+        "its data)",
+    )
+    _redis_arguments(restore)
+    restore.add_argument(
+        "--from", dest="source", type=Path, required=True, metavar="DIR", help="the export"
+    )
+    restore.add_argument("--link-group", required=True)
+    restore.add_argument("--reason", required=True, help="why, for the journal")
+    restore.set_defaults(handler=_restore)
 
     groups = top.add_parser("link-groups", help="link groups").add_subparsers(
         dest="action", required=True
@@ -147,6 +175,14 @@ def _parser() -> argparse.ArgumentParser:
     create_group.add_argument("--description", default="")
     create_group.set_defaults(handler=_create_link_group)
     groups.add_parser("list").set_defaults(handler=_list_link_groups)
+    resume = groups.add_parser(
+        "resume",
+        help="serve a stopped link group again, in a new epoch, once what Redis lost is "
+        "reconciled (journaled with your certificate and the reason)",
+    )
+    resume.add_argument("link_group_id")
+    resume.add_argument("--reason", required=True)
+    resume.set_defaults(handler=_resume_link_group)
 
     meters = top.add_parser("meters", help="progressive meters").add_subparsers(
         dest="action", required=True
@@ -290,20 +326,127 @@ def _certs_fingerprint(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- audit
 
 
-def _audit_verify(args: argparse.Namespace) -> int:
-    check_url(args.redis)  # a URL it cannot use: exit 2, saying what is wrong
+MAX_RETENTION_HOURS = 24 * 366 * 10
+
+
+def _redis_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--redis",
+        required=True,
+        metavar="URL",
+        help="redis://HOST:PORT/DB, rediss://, unix://, or "
+        "sentinel://HOST:PORT[,HOST:PORT...]/SERVICE[?db=N] (the primary Redis Sentinel names)",
+    )
+    parser.add_argument(
+        "--redis-password-file",
+        type=Path,
+        metavar="FILE",
+        help=f"file holding the Redis password (or ${settings.REDIS_PASSWORD_ENV})",
+    )
+    parser.add_argument(
+        "--sentinel-password-file",
+        type=Path,
+        metavar="FILE",
+        help="file holding the Sentinels' own password, for a sentinel:// URL (or "
+        f"${settings.SENTINEL_PASSWORD_ENV})",
+    )
+
+
+def _store(args: argparse.Namespace) -> RedisStore:
+    """The store of ``--redis``; a URL it cannot use is a ValueError (exit 2) saying what is
+    wrong, before anything connects."""
+    check_url(args.redis)
     sentinel = args.redis.lower().startswith("sentinel://")
     if args.sentinel_password_file is not None and not sentinel:
         raise ValueError("--sentinel-password-file is for a sentinel:// --redis URL")
-    password = settings.redis_password(args.redis_password_file)
-    sentinel_password = (
-        settings.sentinel_password(args.sentinel_password_file) if sentinel else None
+    return RedisStore.from_url(
+        args.redis,
+        password=settings.redis_password(args.redis_password_file),
+        sentinel_password=(
+            settings.sentinel_password(args.sentinel_password_file) if sentinel else None
+        ),
     )
 
+
+def _actor(command: str) -> str:
+    """Who runs a command that works on Redis directly (no certificate): the OS user."""
+    return f"jackpotctl {command} ({getpass.getuser()}@{socket.gethostname()})"
+
+
+async def _groups(store: RedisStore, only: str) -> list[str]:
+    if only:
+        await store.get_link_group(only)  # NotFound names it
+        return [only]
+    return [group.link_group_id for group in await store.list_link_groups()]
+
+
+def _journal_export(args: argparse.Namespace) -> int:
     async def run() -> int:
-        store = RedisStore.from_url(
-            args.redis, password=password, sentinel_password=sentinel_password
+        store = _store(args)
+        try:
+            for group in await _groups(store, args.link_group):
+                done = await journal_export.export(store, args.dir, group)
+                entries = (
+                    f"entries #{done.first_seq}..#{done.last_seq} ({done.count})"
+                    if done.count
+                    else "no new entries"
+                )
+                print(
+                    f"journal: {group}: {entries}, snapshot at #{done.last_seq} in {done.directory}"
+                )
+        finally:
+            await store.close()
+        return 0
+
+    return asyncio.run(run())
+
+
+def _journal_trim(args: argparse.Namespace) -> int:
+    if not 0 <= args.retention_hours <= MAX_RETENTION_HOURS:
+        raise InvalidConfiguration(
+            f"--retention-hours must be 0 to {MAX_RETENTION_HOURS}, not {args.retention_hours}"
         )
+
+    async def run() -> int:
+        store = _store(args)
+        before_ms = int((time.time() - args.retention_hours * 3600) * 1000)
+        try:
+            for group in await _groups(store, args.link_group):
+                trimmed = await journal_export.trim(store, group, before_ms=before_ms)
+                checkpoint = await store.checkpoint(group)
+                print(
+                    f"journal: {group}: trimmed {trimmed} entries; Redis keeps the journal after "
+                    f"#{checkpoint.seq} (exported to #{checkpoint.exported_seq})"
+                )
+        finally:
+            await store.close()
+        return 0
+
+    return asyncio.run(run())
+
+
+def _restore(args: argparse.Namespace) -> int:
+    async def run() -> int:
+        store = _store(args)
+        try:
+            seq = await journal_export.restore(
+                store, args.source, args.link_group, actor=_actor("restore"), reason=args.reason
+            )
+        finally:
+            await store.close()
+        print(
+            f"restore: link group {args.link_group} restored from {args.source} (journal "
+            f"#{seq}); tables acknowledged after the export will stop it until it is "
+            "reconciled and resumed (jackpotctl link-groups resume)"
+        )
+        return 0
+
+    return asyncio.run(run())
+
+
+def _audit_verify(args: argparse.Namespace) -> int:
+    async def run() -> int:
+        store = _store(args)
         try:
             report = await verify(store)
         finally:
@@ -361,10 +504,25 @@ def _list_link_groups(args: argparse.Namespace) -> int:
     reply = _call(args, "ListLinkGroups", pb.ListLinkGroupsRequest())
     lines = [
         f"{g.link_group_id}: meters {', '.join(g.meter_ids) or '-'}; "
-        f"tables {', '.join(g.table_ids) or '-'}"
+        f"tables {', '.join(g.table_ids) or '-'}; journal #{g.journal.seq}"
+        + (f"; STOPPED: {g.stopped}" if g.stopped else "")
         for g in reply.link_groups
     ]
     return _show(args, reply, "\n".join(lines) or "no link groups")
+
+
+def _resume_link_group(args: argparse.Namespace) -> int:
+    reply = _call(
+        args,
+        "ResumeLinkGroup",
+        pb.ResumeLinkGroupRequest(link_group_id=args.link_group_id, reason=args.reason),
+    )
+    return _show(
+        args,
+        reply,
+        f"link group {reply.link_group_id} serves again in epoch {reply.journal.epoch} "
+        f"(journal #{reply.journal.seq})",
+    )
 
 
 def _meter_line(meter: pb.Meter) -> str:

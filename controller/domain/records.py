@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from controller.domain.epochs import NO_POSITION, JournalPosition
 from controller.domain.money import floor_cents
 
 
@@ -87,6 +88,7 @@ class LockoutResult:
     accepted: tuple[AcceptedWager, ...]
     meters: tuple[MeterValue, ...]
     replayed: bool = False  # True when this answers a retry of an applied request
+    journal: JournalPosition = NO_POSITION  # where the link group's journal stood
 
 
 class SeatOutcome(StrEnum):
@@ -131,6 +133,7 @@ class SettleResult:
     results: tuple[SeatResult, ...]
     meters: tuple[MeterValue, ...]
     replayed: bool = False  # True when this answers a retry of an applied request
+    journal: JournalPosition = NO_POSITION  # where the link group's journal stood
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +145,7 @@ class VoidResult:
     reversed: tuple[AcceptedWager, ...]
     meters: tuple[MeterValue, ...]
     replayed: bool = False  # True when this answers a retry of an applied request
+    journal: JournalPosition = NO_POSITION  # where the link group's journal stood
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +177,8 @@ class LinkGroupState:
     description: str
     meter_ids: tuple[str, ...] = ()
     table_ids: tuple[str, ...] = ()
+    journal: JournalPosition = NO_POSITION  # its epoch and journal seq
+    stopped: str = ""  # why it is stopped ("" while it serves)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,11 +205,25 @@ class MeterBalance:
 
 
 @dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """What the trimmed start of a link group's journal summed to: entries 1..``seq``, per
+    meter (microcents); and how far the journal was exported (``exported_seq``, at
+    ``exported_at_ms``). Entries are trimmed only once exported."""
+
+    seq: int = 0
+    value_microcents: dict[str, int] = field(default_factory=dict)
+    reserve_microcents: dict[str, int] = field(default_factory=dict)
+    exported_seq: int = 0
+    exported_at_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class LinkGroupSnapshot:
-    """A link group at one instant: the journal's last sequence number, the meters, and the
-    meter of every pending jackpot."""
+    """A link group at one instant: the journal's last sequence number, the meters, the
+    meter of every pending jackpot, and the checkpoint the journal now starts after."""
 
     seq: int
     meter_count: int
     meters: tuple[MeterBalance, ...]
     pending_jackpot_meters: tuple[str, ...]
+    checkpoint: Checkpoint = field(default_factory=Checkpoint)

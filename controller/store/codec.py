@@ -12,8 +12,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from controller.domain.config import TableConfig
+from controller.domain.epochs import JournalPosition
 from controller.domain.records import (
     AcceptedWager,
+    Checkpoint,
     Contribution,
     Jackpot,
     LinkGroupSnapshot,
@@ -67,32 +69,34 @@ def locked_wagers(raw: str | bytes) -> tuple[Wager, ...]:
     )
 
 
-def _reply(raw: Sequence[str]) -> tuple[dict[str, Any], bool]:
-    """A phase script answers [stored JSON reply, "new" | "replay"]."""
-    return json.loads(raw[0]), raw[1] == "replay"
+def _reply(raw: Sequence[str]) -> tuple[dict[str, Any], bool, JournalPosition]:
+    """A phase script answers [stored JSON reply, "new" | "replay", epoch id, journal seq]."""
+    return json.loads(raw[0]), raw[1] == "replay", JournalPosition(raw[2], int(raw[3]))
 
 
 def lockout_result(raw: Sequence[str]) -> LockoutResult:
     """Decode the lockout script's reply."""
-    reply, replayed = _reply(raw)
+    reply, replayed, journal = _reply(raw)
     return LockoutResult(
         table_id=reply["table_id"],
         round_id=int(reply["round_id"]),
         accepted=tuple(_accepted(item) for item in _items(reply.get("accepted"))),
         meters=_meters(reply),
         replayed=replayed,
+        journal=journal,
     )
 
 
 def void_result(raw: Sequence[str]) -> VoidResult:
     """Decode the void script's reply."""
-    reply, replayed = _reply(raw)
+    reply, replayed, journal = _reply(raw)
     return VoidResult(
         table_id=reply["table_id"],
         round_id=int(reply["round_id"]),
         reversed=tuple(_accepted(item) for item in _items(reply.get("reversed"))),
         meters=_meters(reply),
         replayed=replayed,
+        journal=journal,
     )
 
 
@@ -120,13 +124,14 @@ def _seat_result(item: Mapping[str, Any]) -> SeatResult:
 
 def settle_result(raw: Sequence[str]) -> SettleResult:
     """Decode the settle script's reply."""
-    reply, replayed = _reply(raw)
+    reply, replayed, journal = _reply(raw)
     return SettleResult(
         table_id=reply["table_id"],
         round_id=int(reply["round_id"]),
         results=tuple(_seat_result(item) for item in _items(reply.get("results"))),
         meters=_meters(reply),
         replayed=replayed,
+        journal=journal,
     )
 
 
@@ -193,4 +198,22 @@ def link_group_snapshot(raw: str | bytes) -> LinkGroupSnapshot:
             for m in _items(reply.get("meters"))
         ),
         pending_jackpot_meters=tuple(str(m) for m in _items(reply.get("pending_meters"))),
+        checkpoint=checkpoint(reply.get("checkpoint") or {}),
+    )
+
+
+def checkpoint(fields: Mapping[str, str]) -> Checkpoint:
+    """Decode a checkpoint hash (``cjson`` encodes an empty one as ``[]``: no fields)."""
+    fields = fields if isinstance(fields, Mapping) else {}
+    sums: dict[str, dict[str, int]] = {"value": {}, "reserve": {}}
+    for name, value in fields.items():
+        kind, _, meter_id = name.partition(":")
+        if meter_id and kind in sums:
+            sums[kind][meter_id] = int(value)
+    return Checkpoint(
+        seq=int(fields.get("seq", 0)),
+        value_microcents=sums["value"],
+        reserve_microcents=sums["reserve"],
+        exported_seq=int(fields.get("exported_seq", 0)),
+        exported_at_ms=int(fields.get("exported_at_ms", 0)),
     )

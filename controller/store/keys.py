@@ -2,7 +2,7 @@
 
 All state of one link group lives under the hash tag ``{lg:<link_group_id>}`` so that each
 transition is one script over keys of one slot: atomic, and unchanged on Redis Cluster.
-Only three small, configuration-only indexes are global (they say which link group a table
+Only four small, configuration-only records are global (they say which link group a table
 or meter belongs to); they are written after the link group's own records and are never
 touched by a money transition.
 
@@ -18,6 +18,11 @@ PREFIX = "jp"
 LINK_GROUPS = f"{PREFIX}:link-groups"  # set of link group ids
 TABLE_INDEX = f"{PREFIX}:index:tables"  # hash table_id -> link_group_id
 METER_INDEX = f"{PREFIX}:index:meters"  # hash meter_id -> link_group_id
+INSTALLATION = f"{PREFIX}:installation"
+"""Hash: this installation's id, when and by whom it was created. A Redis without it holds no
+jackpot state at all: a new installation, or a Redis that lost its data (never told apart
+without it, so a controller creates nothing on a Redis without it unless told
+``--first-install``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +63,19 @@ class LinkGroupKeys:
     def seq(self) -> str:
         """String counter: the last journal sequence number (1, 2, 3, ... without gaps)."""
         return self._key("seq")
+
+    @property
+    def epoch(self) -> str:
+        """Hash: the identity of the group's state (``id``, ``lineage``, ``stopped``,
+        ``since_seq``; see :mod:`controller.domain.epochs`)."""
+        return self._key("epoch")
+
+    @property
+    def checkpoint(self) -> str:
+        """Hash: what the trimmed part of the journal summed to (``seq``, and per meter
+        ``value:<id>``/``reserve:<id>`` in microcents), and ``exported_seq``, the last entry
+        written to an export."""
+        return self._key("checkpoint")
 
     @property
     def jackpots(self) -> str:

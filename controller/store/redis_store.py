@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import re
+import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
@@ -32,7 +33,9 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from controller.domain.config import LinkGroupConfig, MeterConfig, TableConfig
+from controller.domain.epochs import NO_POSITION, Epoch, JournalPosition
 from controller.domain.records import (
+    Checkpoint,
     Jackpot,
     JournalEntry,
     LinkGroupSnapshot,
@@ -52,6 +55,7 @@ from controller.errors import (
     InvalidArgument,
     InvalidConfiguration,
     JackpotError,
+    LinkGroupStopped,
     NotConfirmed,
     NotFound,
     RoundStateError,
@@ -113,6 +117,9 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "EXISTS": AlreadyExists,
     "INVALID": InvalidConfiguration,
     "BOUND": InvalidArgument,
+    "LOST": LinkGroupStopped,
+    "STOPPED": LinkGroupStopped,
+    "NOT_STOPPED": FailedPrecondition,
 }
 
 MAX_REBASE_ROUND_ID = 2**52
@@ -305,26 +312,41 @@ class RedisStore:
         ``actor`` (who asked: a certificate identity) is journaled with every configuration
         change."""
         group = keys.LinkGroupKeys(config.link_group_id)
+        if await self._read(self._client.sismember(keys.LINK_GROUPS, config.link_group_id)):
+            if not await self._read(self._client.exists(group.info)):
+                raise LinkGroupStopped(
+                    f"link group {config.link_group_id} existed but its state is missing from "
+                    'Redis; it is never created again: restore it (RUNBOOK: "Redis lost its '
+                    'data")'
+                )
         await self._run(
             self._scripts.create_link_group,
-            [group.info, group.journal, group.seq],
-            [config.link_group_id, config.description, actor],
+            [group.info, group.journal, group.seq, group.epoch],
+            [config.link_group_id, config.description, actor, new_epoch_id()],
         )
+        await self.ensure_installation(actor)
         await self._read(self._client.sadd(keys.LINK_GROUPS, config.link_group_id))
         return await self.get_link_group(config.link_group_id)
 
     async def get_link_group(self, link_group_id: str) -> LinkGroupState:
         """A link group with its meters and tables; :class:`NotFound` if it does not exist."""
         group = keys.LinkGroupKeys(link_group_id)
-        async with self._client.pipeline(transaction=False) as pipe:
+        async with self._client.pipeline(transaction=True) as pipe:
             pipe.hget(group.info, "description")
             pipe.smembers(group.meters)
             pipe.smembers(group.tables)
-            description, meters, tables = await self._read(pipe.execute())
+            pipe.hmget(group.epoch, "id", "stopped")
+            pipe.get(group.seq)
+            description, meters, tables, epoch, seq = await self._read(pipe.execute())
         if description is None:
             raise NotFound(f"link group {link_group_id} does not exist")
         return LinkGroupState(
-            link_group_id, description, tuple(sorted(meters)), tuple(sorted(tables))
+            link_group_id,
+            description,
+            tuple(sorted(meters)),
+            tuple(sorted(tables)),
+            JournalPosition(epoch[0] or "", int(seq or 0)),
+            epoch[1] or "",
         )
 
     async def _group_ids(self, link_group_id: str = "") -> list[str]:
@@ -498,6 +520,247 @@ class RedisStore:
         ids = sorted(t for t, g in index.items() if not link_group_id or g == link_group_id)
         return [await self.get_table(table_id) for table_id in ids]
 
+    # ---------------------------------------------------------------- epochs
+
+    async def installation(self) -> dict[str, str] | None:
+        """This installation's record (id, created_at_ms, by), or None: Redis holds no
+        jackpot state (a new installation, or a Redis that lost its data)."""
+        record: dict[str, str] = await self._read(self._client.hgetall(keys.INSTALLATION))
+        return record or None
+
+    async def ensure_installation(self, actor: str) -> dict[str, str]:
+        """Create the installation record if there is none (HSETNX: created once)."""
+        now_ms = int(time.time() * 1000)
+        if await self._read(self._client.hsetnx(keys.INSTALLATION, "id", secrets.token_hex(8))):
+            await self._read(
+                self._client.hset(keys.INSTALLATION, mapping={"created_at_ms": now_ms, "by": actor})
+            )
+            log.warning("installation record created by %s", actor)
+        record = await self.installation()
+        assert record is not None  # just written, or there already
+        return record
+
+    async def link_group_ids(self) -> list[str]:
+        """Every link group this Redis names (sorted), whether or not its state is there."""
+        return sorted(await self._group_ids())
+
+    async def ensure_epoch(self, link_group_id: str, *, actor: str) -> str:
+        """Give a link group of an earlier release its epoch record (once, journaled);
+        answer the epoch id."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return str(
+            await self._run(
+                self._scripts.ensure_epoch,
+                [group.info, group.epoch, group.journal, group.seq],
+                [link_group_id, new_epoch_id(), actor],
+            )
+        )
+
+    async def epoch(self, link_group_id: str) -> tuple[Epoch | None, int]:
+        """The link group's epoch record (None when it has none) and its journal seq."""
+        group = keys.LinkGroupKeys(link_group_id)
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.hmget(group.epoch, "id", "lineage", "stopped")
+            pipe.get(group.seq)
+            (epoch_id, lineage, stopped), seq = await self._read(pipe.execute())
+        if epoch_id is None:
+            return None, int(seq or 0)
+        return Epoch.from_fields(epoch_id, lineage or "", stopped or ""), int(seq or 0)
+
+    async def check_position(
+        self, link_group_id: str, who: str, known: JournalPosition
+    ) -> JournalPosition:
+        """Judge ``who``'s last acknowledged position against Redis (a table ahead stops the
+        group, :class:`LinkGroupStopped`); answer where the journal stands."""
+        group = keys.LinkGroupKeys(link_group_id)
+        epoch_id, seq = await self._run(
+            self._scripts.check_position,
+            [group.epoch, group.journal, group.seq],
+            [who, known.epoch, known.seq],
+        )
+        return JournalPosition(epoch_id, int(seq))
+
+    async def stop_link_group(self, link_group_id: str, epoch_id: str, reason: str) -> str:
+        """Stop the link group (journaled) if its epoch is still ``epoch_id``; answer why it
+        is stopped ("" if the epoch had changed meanwhile and it is not stopped)."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return str(
+            await self._run(
+                self._scripts.stop_link_group,
+                [group.epoch, group.journal, group.seq],
+                [reason, epoch_id],
+            )
+        )
+
+    async def resume_link_group(
+        self, link_group_id: str, *, reason: str, actor: str, actor_cert: str
+    ) -> JournalPosition:
+        """Resume a stopped link group in a new epoch (journaled with who and why)."""
+        group = keys.LinkGroupKeys(link_group_id)
+        epoch_id, seq = await self._run(
+            self._scripts.resume_link_group,
+            [group.epoch, group.journal, group.seq],
+            [link_group_id, new_epoch_id(), actor, actor_cert, reason],
+        )
+        return JournalPosition(epoch_id, int(seq))
+
+    # ---------------------------------------------------------------- export, trim, restore
+
+    async def export_snapshot(self, link_group_id: str, attempts: int = 5) -> dict[str, Any]:
+        """Everything of a link group a restore needs besides the journal, at one instant
+        (one read-only script; read again if a meter or table was added meanwhile), with the
+        installation record. Amounts stay the decimal strings Redis holds."""
+        group = keys.LinkGroupKeys(link_group_id)
+        for _ in range(attempts):
+            async with self._client.pipeline(transaction=False) as pipe:
+                pipe.smembers(group.meters)
+                pipe.smembers(group.tables)
+                meter_set, table_set = await self._read(pipe.execute())
+            meter_ids, table_ids = sorted(meter_set), sorted(table_set)
+            raw = await self._run(
+                self._scripts.export_snapshot,
+                [
+                    group.info,
+                    group.epoch,
+                    group.seq,
+                    group.checkpoint,
+                    group.meters,
+                    group.tables,
+                    group.jackpots,
+                    group.pending,
+                    *(group.meter(meter_id) for meter_id in meter_ids),
+                    *(group.table(table_id) for table_id in table_ids),
+                ],
+                [json.dumps(meter_ids), json.dumps(table_ids)],
+                confirm=False,
+            )
+            snapshot: dict[str, Any] = json.loads(raw)
+            if snapshot["meter_count"] == len(meter_ids) and snapshot["table_count"] == len(
+                table_ids
+            ):
+                if not snapshot["info"]:
+                    raise NotFound(f"link group {link_group_id} does not exist")
+                snapshot["link_group_id"] = link_group_id
+                snapshot["installation"] = await self.installation() or {}
+                for name in ("meters", "tables", "jackpots", "checkpoint", "epoch"):
+                    if not isinstance(snapshot.get(name), dict):  # cjson: {} is []
+                        snapshot[name] = {}
+                if not isinstance(snapshot.get("pending"), list):
+                    snapshot["pending"] = []
+                return snapshot
+        raise StoreUnavailable(f"link group {link_group_id} kept changing; export it again")
+
+    async def mark_exported(self, link_group_id: str, seq: int) -> int:
+        """Record that the journal up to ``seq`` is exported; answer the exported seq."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return int(
+            await self._run(
+                self._scripts.mark_exported,
+                [group.checkpoint, group.seq],
+                [seq, int(time.time() * 1000)],
+            )
+        )
+
+    async def checkpoint(self, link_group_id: str) -> Checkpoint:
+        """The link group's checkpoint: where its journal was trimmed and exported."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return codec.checkpoint(await self._read(self._client.hgetall(group.checkpoint)))
+
+    async def checkpoint_seq(self, link_group_id: str) -> int:
+        """The last journal sequence number trimmed (0: none)."""
+        return (await self.checkpoint(link_group_id)).seq
+
+    async def journal_length(self, link_group_id: str) -> int:
+        """How many entries the journal stream holds now."""
+        return int(await self._read(self._client.xlen(keys.LinkGroupKeys(link_group_id).journal)))
+
+    async def trim_journal(self, link_group_id: str, before_ms: int, batch: int = 500) -> int:
+        """Trim at most ``batch`` of the oldest exported entries written before ``before_ms``
+        (ms since the epoch), folding them into the checkpoint atomically; answer how many."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return int(
+            await self._run(
+                self._scripts.trim_journal, [group.journal, group.checkpoint], [before_ms, batch]
+            )
+        )
+
+    async def restore_state(
+        self, snapshot: dict[str, Any], entries: Sequence[dict[str, Any]], chunk: int = 500
+    ) -> None:
+        """Write a link group's exported state and journal entries (after its checkpoint)
+        into a Redis that lost it - every key but the epoch record, which
+        :meth:`restore_epoch` writes last (until then tables are refused: no epoch)."""
+        link_group_id = snapshot["link_group_id"]
+        group = keys.LinkGroupKeys(link_group_id)
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.exists(group.info, group.epoch, group.journal, group.seq)
+            (present,) = await self._read(pipe.execute())
+        if present:
+            raise AlreadyExists(
+                f"link group {link_group_id} has state in this Redis; restore only into a Redis "
+                "that lost it"
+            )
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.hset(group.info, mapping=snapshot["info"])
+            for meter_id, fields in snapshot["meters"].items():
+                pipe.hset(group.meter(meter_id), mapping=fields)
+                pipe.sadd(group.meters, meter_id)
+            for table_id, fields in snapshot["tables"].items():
+                pipe.hset(group.table(table_id), mapping=fields)
+                pipe.sadd(group.tables, table_id)
+            if snapshot["jackpots"]:
+                pipe.hset(group.jackpots, mapping=snapshot["jackpots"])
+            if snapshot["pending"]:
+                pipe.sadd(group.pending, *snapshot["pending"])
+            if snapshot["checkpoint"]:
+                pipe.hset(group.checkpoint, mapping=snapshot["checkpoint"])
+            await self._read(pipe.execute())
+        for start in range(0, len(entries), chunk):
+            async with self._client.pipeline(transaction=False) as pipe:
+                for entry in entries[start : start + chunk]:
+                    pipe.xadd(group.journal, entry["fields"], id=entry["id"])
+                await self._read(pipe.execute())
+        await self._read(self._client.set(group.seq, int(snapshot["seq"])))
+
+    async def restore_epoch(
+        self, snapshot: dict[str, Any], *, actor: str, reason: str, source: str
+    ) -> int:
+        """Make the restored link group a state again (a new epoch, journaled), then put it
+        back in the global indexes and the installation record; answer the journal seq."""
+        link_group_id = snapshot["link_group_id"]
+        group = keys.LinkGroupKeys(link_group_id)
+        epoch = snapshot["epoch"]
+        seq = int(
+            await self._run(
+                self._scripts.restore_epoch,
+                [group.epoch, group.journal, group.seq],
+                [
+                    link_group_id,
+                    new_epoch_id(),
+                    epoch.get("id", ""),
+                    epoch.get("lineage", ""),
+                    int(snapshot["seq"]),
+                    actor,
+                    reason,
+                    source,
+                ],
+            )
+        )
+        installation = snapshot.get("installation") or {}
+        if installation.get("id"):
+            if await self._read(self._client.hsetnx(keys.INSTALLATION, "id", installation["id"])):
+                rest = {k: v for k, v in installation.items() if k != "id"}
+                if rest:
+                    await self._read(self._client.hset(keys.INSTALLATION, mapping=rest))
+        else:
+            await self.ensure_installation(actor)
+        await self._read(self._client.sadd(keys.LINK_GROUPS, link_group_id))
+        for meter_id in snapshot["meters"]:
+            await self._read(self._client.hset(keys.METER_INDEX, meter_id, link_group_id))
+        for table_id in snapshot["tables"]:
+            await self._read(self._client.hset(keys.TABLE_INDEX, table_id, link_group_id))
+        return seq
+
     # ---------------------------------------------------------------- rounds
 
     def _round_keys(self, table: TableConfig, round_id: int) -> tuple[keys.LinkGroupKeys, str]:
@@ -509,9 +772,16 @@ class RedisStore:
         return [group.meter(meter_id) for meter_id in table.meter_ids]
 
     async def lockout(
-        self, table: TableConfig, round_id: int, wagers: Sequence[Wager], fingerprint: str
+        self,
+        table: TableConfig,
+        round_id: int,
+        wagers: Sequence[Wager],
+        fingerprint: str,
+        known: JournalPosition = NO_POSITION,
     ) -> LockoutResult:
-        """Record the wagers accepted at lockout and apply their contributions (atomic)."""
+        """Record the wagers accepted at lockout and apply their contributions (atomic).
+        ``known`` is the table's last acknowledged journal position: a link group whose
+        state lacks it is stopped (:class:`LinkGroupStopped`), as in every table step."""
         group, round_key = self._round_keys(table, round_id)
         payload = json.dumps([_wager_item(table, w) for w in wagers])
         return await self._apply(
@@ -521,6 +791,7 @@ class RedisStore:
                 group.table(table.table_id),
                 group.journal,
                 group.seq,
+                group.epoch,
                 *self._meter_keys(group, table),
             ],
             [
@@ -531,6 +802,8 @@ class RedisStore:
                 json.dumps(table.meter_ids),
                 self._round_retention_seconds,
                 self.max_round_step,
+                known.epoch,
+                known.seq,
             ],
             codec.lockout_result,
         )
@@ -552,6 +825,7 @@ class RedisStore:
         plan: Sequence[Payout],
         lockout_fingerprint: str,
         fingerprint: str,
+        known: JournalPosition = NO_POSITION,
     ) -> SettleResult:
         """Pay the plan in its order from the live meters, journal it, answer it (atomic)."""
         group, round_key = self._round_keys(table, round_id)
@@ -564,6 +838,7 @@ class RedisStore:
                 group.seq,
                 group.jackpots,
                 group.pending,
+                group.epoch,
                 *self._meter_keys(group, table),
             ],
             [
@@ -575,18 +850,25 @@ class RedisStore:
                 self._round_retention_seconds,
                 table.link_group_id,
                 lockout_fingerprint,
+                known.epoch,
+                known.seq,
             ],
             codec.settle_result,
         )
 
     async def void_round(
-        self, table: TableConfig, round_id: int, reason: str, fingerprint: str
+        self,
+        table: TableConfig,
+        round_id: int,
+        reason: str,
+        fingerprint: str,
+        known: JournalPosition = NO_POSITION,
     ) -> VoidResult:
         """Void a locked, unsettled round: its contributions leave the meters (atomic)."""
         group, round_key = self._round_keys(table, round_id)
         return await self._apply(
             self._scripts.void_round,
-            [round_key, group.journal, group.seq, *self._meter_keys(group, table)],
+            [round_key, group.journal, group.seq, group.epoch, *self._meter_keys(group, table)],
             [
                 table.table_id,
                 round_id,
@@ -594,6 +876,8 @@ class RedisStore:
                 reason,
                 json.dumps(table.meter_ids),
                 self._round_retention_seconds,
+                known.epoch,
+                known.seq,
             ],
             codec.void_result,
         )
@@ -651,6 +935,7 @@ class RedisStore:
                     group.meters,
                     group.pending,
                     group.jackpots,
+                    group.checkpoint,
                     *(group.meter(meter_id) for meter_id in ids),
                 ],
                 ids,
@@ -714,6 +999,11 @@ def _plan_item(payout: Payout) -> dict[str, Any]:
             "meter_id": payout.meter_id,
         }
     return item
+
+
+def new_epoch_id() -> str:
+    """A new epoch's id: 128 random bits in hex."""
+    return secrets.token_hex(16)
 
 
 _LAST_WARNED: dict[str, float] = {}

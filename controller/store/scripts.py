@@ -23,6 +23,14 @@ SCRIPT_NAMES = (
     "review_jackpot",
     "rebase_table_rounds",
     "audit_snapshot",
+    "ensure_epoch",
+    "check_position",
+    "stop_link_group",
+    "resume_link_group",
+    "export_snapshot",
+    "mark_exported",
+    "trim_journal",
+    "restore_epoch",
 )
 
 
@@ -47,6 +55,14 @@ class Scripts:
     review_jackpot: AsyncScript
     rebase_table_rounds: AsyncScript
     audit_snapshot: AsyncScript
+    ensure_epoch: AsyncScript
+    check_position: AsyncScript
+    stop_link_group: AsyncScript
+    resume_link_group: AsyncScript
+    export_snapshot: AsyncScript
+    mark_exported: AsyncScript
+    trim_journal: AsyncScript
+    restore_epoch: AsyncScript
 
     @classmethod
     def register(cls, client: Redis) -> Scripts:

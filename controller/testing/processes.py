@@ -20,7 +20,8 @@ from jackpot import tls
 class ControllerProcess:
     """``jackpot-controller serve`` on a free loopback port with mutual TLS from ``pki``
     (``--insecure`` when it is None), logging to a file, optionally applying Rules
-    Submissions at start; ``extra_args`` go on its command line.
+    Submissions at start (``--first-install`` with them unless ``first_install`` is False);
+    ``extra_args`` go on its command line.
 
     :meth:`start` returns once the gRPC health service answers SERVING.
     """
@@ -33,9 +34,11 @@ class ControllerProcess:
         pki: TestPKI | None,
         metrics: bool = True,
         rules: Path | Sequence[Path] = (),
+        first_install: bool = True,
         extra_args: Sequence[str] = (),
     ) -> None:
         self.redis_url = redis_url
+        self.first_install = first_install
         self.log_path = log_path
         self.pki = pki
         self.extra_args = list(extra_args)
@@ -92,6 +95,7 @@ class ControllerProcess:
                     "--metrics-port",
                     str(self.metrics_port),
                     *(arg for path in self.rules for arg in ("--rules", str(path))),
+                    *(["--first-install"] if self.rules and self.first_install else []),
                     *self.extra_args,
                 ],
                 stdout=log,

@@ -182,6 +182,37 @@ class MeterValue(_message.Message):
 Global___MeterValue: _TypeAlias = MeterValue  # noqa: Y015
 
 @_typing.final
+class JournalPosition(_message.Message):
+    """Where a link group's journal stood when a step was acknowledged: the epoch (the identity of
+    the group's state in Redis, created once with it) and the journal's sequence number. A table
+    keeps the last one it was answered and sends it with every call; when Redis's state lacks
+    it (Redis restarted empty, restored from an older copy, replaced), the link group is stopped
+    and every table call is UNAVAILABLE until an operator restores or resumes it (design.md,
+    "Epochs"). An empty epoch: the table was never answered (a new table, a new outbox).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EPOCH_FIELD_NUMBER: _builtins.int
+    SEQ_FIELD_NUMBER: _builtins.int
+    epoch: _builtins.str
+    """at most 64 of [0-9a-z-]"""
+    seq: _builtins.int
+    def __init__(
+        self,
+        *,
+        epoch: _builtins.str = ...,
+        seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["epoch", b"epoch", "seq", b"seq"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___JournalPosition: _TypeAlias = JournalPosition  # noqa: Y015
+
+@_typing.final
 class Wager(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -227,6 +258,7 @@ class LockoutRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     ROUND_ID_FIELD_NUMBER: _builtins.int
     WAGERS_FIELD_NUMBER: _builtins.int
+    KNOWN_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     round_id: _builtins.int
     """Increases with every round of the table, by at most the controller's max_round_step
@@ -236,16 +268,21 @@ class LockoutRequest(_message.Message):
     def wagers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Wager]:
         """every wager accepted at lockout; may be empty"""
 
+    @_builtins.property
+    def known(self) -> Global___JournalPosition:
+        """the table's last acknowledged position"""
+
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         round_id: _builtins.int = ...,
         wagers: _abc.Iterable[Global___Wager] | None = ...,
+        known: Global___JournalPosition | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["known", b"known"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["round_id", b"round_id", "table_id", b"table_id", "wagers", b"wagers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["known", b"known", "round_id", b"round_id", "table_id", b"table_id", "wagers", b"wagers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -325,6 +362,7 @@ class LockoutResponse(_message.Message):
     ROUND_ID_FIELD_NUMBER: _builtins.int
     ACCEPTED_FIELD_NUMBER: _builtins.int
     METERS_FIELD_NUMBER: _builtins.int
+    JOURNAL_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     round_id: _builtins.int
     @_builtins.property
@@ -333,6 +371,10 @@ class LockoutResponse(_message.Message):
     def meters(self) -> _containers.RepeatedCompositeFieldContainer[Global___MeterValue]:
         """after the contributions"""
 
+    @_builtins.property
+    def journal(self) -> Global___JournalPosition:
+        """where the journal stood when answered"""
+
     def __init__(
         self,
         *,
@@ -340,10 +382,11 @@ class LockoutResponse(_message.Message):
         round_id: _builtins.int = ...,
         accepted: _abc.Iterable[Global___AcceptedWager] | None = ...,
         meters: _abc.Iterable[Global___MeterValue] | None = ...,
+        journal: Global___JournalPosition | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["journal", b"journal"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "meters", b"meters", "round_id", b"round_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "journal", b"journal", "meters", b"meters", "round_id", b"round_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -394,6 +437,7 @@ class SettleRequest(_message.Message):
     DEALER_CARDS_FIELD_NUMBER: _builtins.int
     COMMUNITY_CARDS_FIELD_NUMBER: _builtins.int
     REST_OF_ROUND_VOID_FIELD_NUMBER: _builtins.int
+    KNOWN_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     round_id: _builtins.int
     rest_of_round_void: _builtins.str
@@ -419,6 +463,10 @@ class SettleRequest(_message.Message):
         Five-Card Progressive wager was placed (§ 649a.9(b)).
         """
 
+    @_builtins.property
+    def known(self) -> Global___JournalPosition:
+        """the table's last acknowledged position"""
+
     def __init__(
         self,
         *,
@@ -428,10 +476,11 @@ class SettleRequest(_message.Message):
         dealer_cards: _abc.Iterable[_builtins.str] | None = ...,
         community_cards: _abc.Iterable[_builtins.str] | None = ...,
         rest_of_round_void: _builtins.str = ...,
+        known: Global___JournalPosition | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["known", b"known"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["community_cards", b"community_cards", "dealer_cards", b"dealer_cards", "rest_of_round_void", b"rest_of_round_void", "round_id", b"round_id", "seats", b"seats", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["community_cards", b"community_cards", "dealer_cards", b"dealer_cards", "known", b"known", "rest_of_round_void", b"rest_of_round_void", "round_id", b"round_id", "seats", b"seats", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -526,6 +575,7 @@ class SettleResponse(_message.Message):
     ROUND_ID_FIELD_NUMBER: _builtins.int
     RESULTS_FIELD_NUMBER: _builtins.int
     METERS_FIELD_NUMBER: _builtins.int
+    JOURNAL_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     round_id: _builtins.int
     @_builtins.property
@@ -539,6 +589,10 @@ class SettleResponse(_message.Message):
     def meters(self) -> _containers.RepeatedCompositeFieldContainer[Global___MeterValue]:
         """after every award"""
 
+    @_builtins.property
+    def journal(self) -> Global___JournalPosition:
+        """where the journal stood when answered"""
+
     def __init__(
         self,
         *,
@@ -546,10 +600,11 @@ class SettleResponse(_message.Message):
         round_id: _builtins.int = ...,
         results: _abc.Iterable[Global___SeatResult] | None = ...,
         meters: _abc.Iterable[Global___MeterValue] | None = ...,
+        journal: Global___JournalPosition | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["journal", b"journal"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["meters", b"meters", "results", b"results", "round_id", b"round_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["journal", b"journal", "meters", b"meters", "results", b"results", "round_id", b"round_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -562,20 +617,26 @@ class VoidRoundRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     ROUND_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    KNOWN_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     round_id: _builtins.int
     reason: _builtins.str
     """the irregularity, e.g. "misdeal § 639a.13(c)"; required"""
+    @_builtins.property
+    def known(self) -> Global___JournalPosition:
+        """the table's last acknowledged position"""
+
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         round_id: _builtins.int = ...,
         reason: _builtins.str = ...,
+        known: Global___JournalPosition | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["known", b"known"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "round_id", b"round_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["known", b"known", "reason", b"reason", "round_id", b"round_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -589,6 +650,7 @@ class VoidRoundResponse(_message.Message):
     ROUND_ID_FIELD_NUMBER: _builtins.int
     REVERSED_FIELD_NUMBER: _builtins.int
     METERS_FIELD_NUMBER: _builtins.int
+    JOURNAL_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     round_id: _builtins.int
     @_builtins.property
@@ -597,6 +659,10 @@ class VoidRoundResponse(_message.Message):
 
     @_builtins.property
     def meters(self) -> _containers.RepeatedCompositeFieldContainer[Global___MeterValue]: ...
+    @_builtins.property
+    def journal(self) -> Global___JournalPosition:
+        """where the journal stood when answered"""
+
     def __init__(
         self,
         *,
@@ -604,10 +670,11 @@ class VoidRoundResponse(_message.Message):
         round_id: _builtins.int = ...,
         reversed: _abc.Iterable[Global___AcceptedWager] | None = ...,
         meters: _abc.Iterable[Global___MeterValue] | None = ...,
+        journal: Global___JournalPosition | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["journal", b"journal"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["meters", b"meters", "reversed", b"reversed", "round_id", b"round_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["journal", b"journal", "meters", b"meters", "reversed", b"reversed", "round_id", b"round_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -661,15 +728,21 @@ class GetTableRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
+    KNOWN_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
+    @_builtins.property
+    def known(self) -> Global___JournalPosition:
+        """checked as a report's is: an agent learns at start of a loss"""
+
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
+        known: Global___JournalPosition | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["known", b"known"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["known", b"known", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -682,22 +755,28 @@ class GetTableResponse(_message.Message):
     TABLE_FIELD_NUMBER: _builtins.int
     LAST_ROUND_ID_FIELD_NUMBER: _builtins.int
     MAX_ROUND_STEP_FIELD_NUMBER: _builtins.int
+    JOURNAL_FIELD_NUMBER: _builtins.int
     last_round_id: _builtins.int
     """the last locked-out round (0: none yet)"""
     max_round_step: _builtins.int
     """a new round id is at most this far above last_round_id"""
     @_builtins.property
     def table(self) -> Global___Table: ...
+    @_builtins.property
+    def journal(self) -> Global___JournalPosition:
+        """where the table's link group's journal stands"""
+
     def __init__(
         self,
         *,
         table: Global___Table | None = ...,
         last_round_id: _builtins.int = ...,
         max_round_step: _builtins.int = ...,
+        journal: Global___JournalPosition | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["journal", b"journal", "table", b"table"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["last_round_id", b"last_round_id", "max_round_step", b"max_round_step", "table", b"table"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["journal", b"journal", "last_round_id", b"last_round_id", "max_round_step", b"max_round_step", "table", b"table"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -711,12 +790,20 @@ class LinkGroup(_message.Message):
     DESCRIPTION_FIELD_NUMBER: _builtins.int
     METER_IDS_FIELD_NUMBER: _builtins.int
     TABLE_IDS_FIELD_NUMBER: _builtins.int
+    JOURNAL_FIELD_NUMBER: _builtins.int
+    STOPPED_FIELD_NUMBER: _builtins.int
     link_group_id: _builtins.str
     description: _builtins.str
+    stopped: _builtins.str
+    """why it is stopped (empty while it serves)"""
     @_builtins.property
     def meter_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
     def table_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def journal(self) -> Global___JournalPosition:
+        """its epoch and where its journal stands"""
+
     def __init__(
         self,
         *,
@@ -724,14 +811,39 @@ class LinkGroup(_message.Message):
         description: _builtins.str = ...,
         meter_ids: _abc.Iterable[_builtins.str] | None = ...,
         table_ids: _abc.Iterable[_builtins.str] | None = ...,
+        journal: Global___JournalPosition | None = ...,
+        stopped: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["journal", b"journal"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "link_group_id", b"link_group_id", "meter_ids", b"meter_ids", "table_ids", b"table_ids"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "journal", b"journal", "link_group_id", b"link_group_id", "meter_ids", b"meter_ids", "stopped", b"stopped", "table_ids", b"table_ids"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LinkGroup: _TypeAlias = LinkGroup  # noqa: Y015
+
+@_typing.final
+class ResumeLinkGroupRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LINK_GROUP_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    link_group_id: _builtins.str
+    reason: _builtins.str
+    """required: what was reconciled, e.g. "rounds after #575 paid by hand" """
+    def __init__(
+        self,
+        *,
+        link_group_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["link_group_id", b"link_group_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResumeLinkGroupRequest: _TypeAlias = ResumeLinkGroupRequest  # noqa: Y015
 
 @_typing.final
 class CreateLinkGroupRequest(_message.Message):

@@ -361,6 +361,11 @@ class AdminServiceStub:
                 request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ReviewJackpotRequest.SerializeToString,
                 response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Jackpot.FromString,
                 _registered_method=True)
+        self.ResumeLinkGroup = channel.unary_unary(
+                '/jackpot.v1.AdminService/ResumeLinkGroup',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ResumeLinkGroupRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.LinkGroup.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -455,6 +460,15 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ResumeLinkGroup(self, request, context):
+        """Resumes a stopped link group (Redis lost state that tables were acknowledged) in a new
+        epoch, once what was lost has been reconciled from the tables' records; journaled with
+        who and why. FAILED_PRECONDITION when the group is not stopped. Role: operator.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -517,6 +531,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.RejectJackpot,
                     request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ReviewJackpotRequest.FromString,
                     response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Jackpot.SerializeToString,
+            ),
+            'ResumeLinkGroup': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeLinkGroup,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ResumeLinkGroupRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.LinkGroup.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -846,6 +865,33 @@ class AdminService:
             '/jackpot.v1.AdminService/RejectJackpot',
             jackpot_dot_v1_dot_jackpot__pb2.ReviewJackpotRequest.SerializeToString,
             jackpot_dot_v1_dot_jackpot__pb2.Jackpot.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeLinkGroup(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/ResumeLinkGroup',
+            jackpot_dot_v1_dot_jackpot__pb2.ResumeLinkGroupRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.LinkGroup.FromString,
             options,
             channel_credentials,
             insecure,

@@ -199,6 +199,11 @@ class AdminServiceStub:
     """
     RejectJackpot: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewJackpotRequest, _jackpot_pb2.Jackpot]
     """Role: supervisor (as ApproveJackpot)."""
+    ResumeLinkGroup: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ResumeLinkGroupRequest, _jackpot_pb2.LinkGroup]
+    """Resumes a stopped link group (Redis lost state that tables were acknowledged) in a new
+    epoch, once what was lost has been reconciled from the tables' records; journaled with
+    who and why. FAILED_PRECONDITION when the group is not stopped. Role: operator.
+    """
 
 @_typing.type_check_only
 class AdminServiceAsyncStub(AdminServiceStub):
@@ -235,6 +240,11 @@ class AdminServiceAsyncStub(AdminServiceStub):
     """
     RejectJackpot: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewJackpotRequest, _jackpot_pb2.Jackpot]  # type: ignore[assignment]
     """Role: supervisor (as ApproveJackpot)."""
+    ResumeLinkGroup: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ResumeLinkGroupRequest, _jackpot_pb2.LinkGroup]  # type: ignore[assignment]
+    """Resumes a stopped link group (Redis lost state that tables were acknowledged) in a new
+    epoch, once what was lost has been reconciled from the tables' records; journaled with
+    who and why. FAILED_PRECONDITION when the group is not stopped. Role: operator.
+    """
 
 class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
     """---------------------------------------------------------------------------------------------
@@ -340,5 +350,16 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_jackpot_pb2.Jackpot, _abc.Awaitable[_jackpot_pb2.Jackpot]]:
         """Role: supervisor (as ApproveJackpot)."""
+
+    @_abc_1.abstractmethod
+    def ResumeLinkGroup(
+        self,
+        request: _jackpot_pb2.ResumeLinkGroupRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.LinkGroup, _abc.Awaitable[_jackpot_pb2.LinkGroup]]:
+        """Resumes a stopped link group (Redis lost state that tables were acknowledged) in a new
+        epoch, once what was lost has been reconciled from the tables' records; journaled with
+        who and why. FAILED_PRECONDITION when the group is not stopped. Role: operator.
+        """
 
 def add_AdminServiceServicer_to_server(servicer: AdminServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -67,6 +67,9 @@ METRICS: dict[str, frozenset[str]] = {
     "jackpot_redis_replicas_required": frozenset(),
     "jackpot_build_info": frozenset({"version"}),
     "jackpot_access_denied_total": frozenset({"grpc_method", "role", "reason"}),
+    "jackpot_link_group_serving": frozenset({"link_group"}),
+    "jackpot_journal_entries": frozenset({"link_group"}),
+    "jackpot_journal_last_export_timestamp_seconds": frozenset({"link_group"}),
     "up": frozenset(),  # synthesized by Prometheus for every scrape target
 }
 HISTOGRAMS = frozenset({"grpc_server_handling_seconds"})
@@ -86,6 +89,8 @@ EXPECTED_ALERTS = frozenset(
         "JackpotControllerTargetDown",
         "JackpotControllerAllDown",
         "JackpotAccessDenied",
+        "JackpotLinkGroupNotServing",
+        "JackpotJournalNotExported",
     }
 )
 SEVERITIES = frozenset({"critical", "warning", "info"})
@@ -568,12 +573,15 @@ def test_kubernetes_controller() -> None:
 
 
 def test_kubernetes_probes_use_healthz_on_the_metrics_port() -> None:
-    """The gRPC port requires a client certificate the kubelet does not have."""
+    """The gRPC port requires a client certificate the kubelet does not have. Readiness
+    follows Redis and the state (/healthz); liveness must not (/livez): restarting every
+    replica cures neither an outage nor a lost Redis."""
     container = kube_container("controller")
-    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+    paths = {"startupProbe": "/livez", "readinessProbe": "/healthz", "livenessProbe": "/livez"}
+    for probe, path in paths.items():
         check = container[probe]
         assert set(check) & {"httpGet", "grpc", "exec", "tcpSocket"} == {"httpGet"}, probe
-        assert check["httpGet"]["path"] == "/healthz", probe
+        assert check["httpGet"]["path"] == path, probe
         assert named_port(container, check["httpGet"]["port"]) == 9102, probe
         assert check["httpGet"].get("scheme", "HTTP") == "HTTP", probe
 
@@ -611,6 +619,8 @@ def test_kubernetes_redis_requires_the_password_and_is_durable() -> None:
     assert command[0] == "redis-server"
     assert command[command.index("--appendonly") + 1] == "yes"
     assert command[command.index("--appendfsync") + 1] == "always"
+    assert command[command.index("--maxmemory-policy") + 1] == "noeviction"
+    assert command[command.index("--maxmemory") + 1].endswith("mb")
     config = command[1]
     assert config.endswith(".conf"), "the generated redis.conf comes first"
     assert mounted_source(pod, redis, config)[0] == "emptyDir"
@@ -710,10 +720,30 @@ def test_kubernetes_network_policy_of_redis() -> None:
     pod_labels = kube_workload("StatefulSet", "jackpot-redis")["metadata"]["labels"]
     admitted = ingress_by_port(pod_labels)
     assert set(admitted) == {6379}
-    (peer,) = admitted[6379]
-    assert set(peer) == {"podSelector"}
-    assert selects(peer["podSelector"], CONTROLLER_LABELS)
-    assert not selects(peer["podSelector"], {"app.kubernetes.io/component": "table-agent"})
+    controller, export = admitted[6379]
+    for peer in (controller, export):
+        assert set(peer) == {"podSelector"}
+        assert not selects(peer["podSelector"], {"app.kubernetes.io/component": "table-agent"})
+    assert selects(controller["podSelector"], CONTROLLER_LABELS)
+    job = kube_objects()[("CronJob", "jackpot-journal-export")]
+    job_labels = job["spec"]["jobTemplate"]["spec"]["template"]["metadata"]["labels"]
+    assert selects(export["podSelector"], job_labels)
+
+
+def test_kubernetes_journal_export_job() -> None:
+    """Export, then trim what is exported, onto its own volume, with the Redis password from
+    the Secret (never a literal), one run at a time."""
+    job = kube_objects()[("CronJob", "jackpot-journal-export")]["spec"]
+    assert job["concurrencyPolicy"] == "Forbid"
+    pod = job["jobTemplate"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    script = container["command"][-1]
+    assert script.index("journal export") < script.index("journal trim")
+    assert "--redis-password-file /etc/jackpot/redis/password" in script
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    claim = volumes["export"]["persistentVolumeClaim"]["claimName"]
+    assert ("PersistentVolumeClaim", claim) in kube_objects()
+    assert volumes["redis-password"]["secret"]["secretName"] == "jackpot-redis"
 
 
 def test_kustomization_lists_every_manifest() -> None:
@@ -829,6 +859,7 @@ def test_compose_redis_requires_the_password_and_is_durable() -> None:
     assert server[:2] == ["redis-server", config]
     assert server[server.index("--appendonly") + 1] == "yes"
     assert server[server.index("--appendfsync") + 1] == "always"
+    assert server[server.index("--maxmemory-policy") + 1] == "noeviction"
     assert any(v.startswith("redis-data:/data") for v in redis["volumes"])
     health = " ".join(redis["healthcheck"]["test"]).replace("$$", "$")
     assert "REDISCLI_AUTH=" in health and "/run/secrets/redis-password" in health

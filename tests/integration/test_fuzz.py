@@ -77,6 +77,7 @@ STREAM_TIMEOUT_S = 2.0
 MAX_RSS_GROWTH = 64 * 1024 * 1024
 FORBIDDEN = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN, grpc.StatusCode.DATA_LOSS}
 ACCESS_REFUSALS = {grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED}
+STOP_KEYS = {b"jp:{lg:floor}:epoch", b"jp:{lg:floor}:journal", b"jp:{lg:floor}:seq"}
 LOG_FAULTS = ("Traceback", "unexpected error")
 
 FUZZ = settings(
@@ -535,8 +536,26 @@ class Fuzzed:
         after = redis_state(self.redis)
         if code is not grpc.StatusCode.OK:
             changed = changed_keys(self.state, after)
-            assert not changed, f"{what}: refused ({code.name} {details!r}) but changed {changed}"
+            stopped = "link group is stopped" in details or "is not served" in details
+            if code is grpc.StatusCode.UNAVAILABLE and stopped:
+                # A table claiming a journal position Redis lacks stops its link group (the
+                # one write a refusal makes, journaled: design.md "Epochs"); resume it.
+                assert set(changed) <= STOP_KEYS, f"{what}: stopping it changed {changed}"
+                self.resume(details)
+                after = redis_state(self.redis)
+            else:
+                assert not changed, (
+                    f"{what}: refused ({code.name} {details!r}) but changed {changed}"
+                )
         self.state = after
+
+    def resume(self, why: str) -> None:
+        """An operator resumes the stopped link group (a new epoch, journaled)."""
+        admin = pb_grpc.AdminServiceStub(self.channel("operator", "fuzz-operator"))
+        admin.ResumeLinkGroup(
+            pb.ResumeLinkGroupRequest(link_group_id="floor", reason=f"fuzz: {why[:150]}"),
+            timeout=UNARY_TIMEOUT_S,
+        )
 
     def check_healthy(self, rpc: Rpc) -> None:
         """Alive, still serving, a clean log, bounded memory, and the audit is clean."""

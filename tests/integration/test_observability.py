@@ -186,6 +186,9 @@ async def test_health_and_gauges_follow_redis_while_serving(tmp_path: Path, pki:
                 assert await status() == NOT_SERVING
                 healthz = await asyncio.to_thread(_healthz, server.metrics_port)
                 assert healthz == 503
+                # Alive all the same: a Redis outage must not restart the controller.
+                livez = await asyncio.to_thread(_healthz, server.metrics_port, "/livez")
+                assert livez == 200
             finally:
                 redis.process.send_signal(signal.SIGCONT)  # type: ignore[union-attr]
             await until(lambda: asyncio.sleep(0, server.metrics.redis_up._value.get() == 1))
@@ -197,9 +200,9 @@ async def test_health_and_gauges_follow_redis_while_serving(tmp_path: Path, pki:
             await server.stop(grace_s=1)
 
 
-def _healthz(port: int) -> int:
+def _healthz(port: int, path: str = "/healthz") -> int:
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as reply:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as reply:
             return int(reply.status)
     except urllib.error.HTTPError as error:
         return int(error.code)

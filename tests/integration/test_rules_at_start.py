@@ -22,7 +22,13 @@ async def test_every_example_is_applied_and_applying_them_again_changes_nothing(
     rules = tuple(load_submission(path) for path in sorted(RULES.glob("*.toml")))
     for _ in range(2):
         server = ControllerServer(
-            ServerConfig(listen="127.0.0.1:0", redis_url=redis_url, metrics_port=None, rules=rules)
+            ServerConfig(
+                listen="127.0.0.1:0",
+                redis_url=redis_url,
+                metrics_port=None,
+                rules=rules,
+                first_install=True,
+            )
         )
         await server.start()
         tables = await server.store.list_tables()

@@ -16,6 +16,7 @@ from table_agent.client import (
     Lockout,
     SeatResult,
     Settlement,
+    Void,
 )
 from table_agent.deck import parse_deck_cards
 from table_agent.games import game_procedure
@@ -58,9 +59,9 @@ class RecordingController(ControllerClient):
         )
         return Settlement(results, {"m": 0})
 
-    async def void_round(self, table_id: str, round_id: int, reason: str) -> dict[str, int]:
+    async def void_round(self, table_id: str, round_id: int, reason: str) -> Void:
         self.voids[round_id] = reason
-        return {"m": 0}
+        return Void((), {"m": 0})
 
 
 LAYOUTS = {

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.domain.epochs import JournalPosition
 from table_agent.outbox import Outbox
 
 
@@ -48,3 +49,24 @@ def test_compact_keeps_the_last_round_id(tmp_path: Path) -> None:
     box.compact()
     assert box.path.read_text().count("\n") == 1
     assert box.last_round_id() == 13
+
+
+def test_positions_and_the_tally_survive_compaction(tmp_path: Path) -> None:
+    outbox = Outbox(tmp_path, "t1")
+    outbox.put("1:lockout", "lockout", 1, {"wagers": []})
+    outbox.ack("1:lockout", position=JournalPosition("abc", 7), sums={"contributed_microcents": 15})
+    outbox.put("1:settle", "settle", 1, {})
+    outbox.ack("1:settle", position=JournalPosition("abc", 9), sums={"paid_cents": 300})
+    outbox.put("2:lockout", "lockout", 2, {"wagers": []})
+    outbox.ack("2:lockout", refused="stale")  # refused: moves nothing
+    before = outbox.tally()
+    assert before == {
+        "contributed_microcents": 15,
+        "paid_cents": 300,
+        "reversed_microcents": 0,
+        "acks": 2,
+    }
+    outbox.compact()
+    assert outbox.last_position() == JournalPosition("abc", 9)
+    assert outbox.tally() == before
+    assert outbox.last_round_id() == 2

@@ -72,3 +72,59 @@ local function meter_values(meters)
   end
   return values
 end
+
+-- Epochs (controller/domain/epochs.py is the reference of this judgement). A table sends the
+-- last journal position it was acknowledged, (epoch id, seq); nil when Redis's state holds
+-- it, else why not. e = {id, lineage "id:cutoff,id:*", stopped}.
+local function epoch_verdict(e, seq, who, known_epoch, known_seq)
+  if known_epoch == '' then
+    return nil
+  end
+  if known_epoch == e.id then
+    if known_seq <= seq then
+      return nil
+    end
+    return who .. ' was acknowledged journal #' .. int(known_seq) .. ' but Redis\'s journal '
+      .. 'ends at #' .. int(seq) .. ': Redis lost acknowledged steps (restarted without its '
+      .. 'data, or restored from an older copy)'
+  end
+  for ancestor, cutoff in string.gmatch(e.lineage, '([^:,]+):([^,]+)') do
+    if ancestor == known_epoch then
+      if cutoff == '*' or known_seq <= tonumber(cutoff) then
+        return nil
+      end
+      return who .. ' was acknowledged journal #' .. int(known_seq) .. ' of epoch '
+        .. known_epoch .. ', but Redis\'s state holds that epoch only up to #' .. cutoff
+        .. ' (restored from there)'
+    end
+  end
+  return who .. ' knows epoch ' .. known_epoch .. ' but Redis holds epoch ' .. e.id
+    .. ': Redis\'s state was replaced or created anew, and what the table was acknowledged '
+    .. 'is not in it'
+end
+
+local STOP_ADVICE = '; the link group is stopped until an operator restores its state or '
+  .. 'resumes it (RUNBOOK: "Redis lost its data")'
+
+-- Check the link group's epoch before a table's step; return {epoch id, seq}. A missing
+-- record or a stopped group is refused. A table that knows more than Redis holds stops the
+-- group: the one deliberate write before a refusal, so that every table of it stops.
+local function check_epoch(epoch_key, journal_key, seq_key, who, known_epoch, known_seq)
+  local f = redis.call('HMGET', epoch_key, 'id', 'lineage', 'stopped')
+  if not f[1] then
+    refuse('LOST', 'the link group of ' .. who .. ' has no epoch record in Redis: its state '
+      .. 'is missing' .. STOP_ADVICE)
+  end
+  if f[3] and f[3] ~= '' then
+    refuse('STOPPED', f[3] .. STOP_ADVICE)
+  end
+  local seq = num(redis.call('GET', seq_key))
+  local why = epoch_verdict({id = f[1], lineage = f[2] or ''}, seq, who, known_epoch,
+    tonumber(known_seq) or 0)
+  if why then
+    redis.call('HSET', epoch_key, 'stopped', why)
+    journal(journal_key, seq_key, 'link_group_stopped', '', 0, 0, {'reason', why})
+    refuse('STOPPED', why .. STOP_ADVICE)
+  end
+  return f[1]
+end

@@ -2,10 +2,12 @@
 -- journal's last sequence number, the meter set's size, and each named meter's value,
 -- reserve and pending count, plus the meter of every pending jackpot. The audit then sums
 -- the journal up to that sequence number only, so live play does not cause false differences.
--- KEYS: 1 seq, 2 meters set, 3 pending, 4 jackpots, 5.. meter hashes   ARGV: meter ids
+-- With a trimmed journal, the checkpoint (KEYS[5]) gives what the trimmed entries summed to.
+-- KEYS: 1 seq, 2 meters set, 3 pending, 4 jackpots, 5 checkpoint, 6.. meter hashes
+-- ARGV: meter ids
 local meters = {}
 for i, meter_id in ipairs(ARGV) do
-  local m = redis.call('HMGET', KEYS[4 + i], 'value_microcents', 'reserve_microcents',
+  local m = redis.call('HMGET', KEYS[5 + i], 'value_microcents', 'reserve_microcents',
     'pending_jackpots')
   meters[i] = {meter_id = meter_id, value = m[1] or '0', reserve = m[2] or '0',
     pending = m[3] or '0'}
@@ -15,6 +17,11 @@ for i, jackpot_id in ipairs(redis.call('SMEMBERS', KEYS[3])) do
   local raw = redis.call('HGET', KEYS[4], jackpot_id)
   pending_meters[i] = raw and cjson.decode(raw).meter_id or ''
 end
+local checkpoint = {}
+local flat = redis.call('HGETALL', KEYS[5])
+for i = 1, #flat, 2 do
+  checkpoint[flat[i]] = flat[i + 1]
+end
 return cjson.encode({seq = redis.call('GET', KEYS[1]) or '0',
   meter_count = redis.call('SCARD', KEYS[2]), meters = meters,
-  pending_meters = pending_meters})
+  pending_meters = pending_meters, checkpoint = checkpoint})

@@ -1,5 +1,7 @@
--- Create a link group (idempotent: the same description again returns it unchanged).
--- KEYS: 1 info, 2 journal, 3 seq      ARGV: 1 link_group_id, 2 description, 3 actor
+-- Create a link group and its epoch record (idempotent: the same description again returns
+-- it unchanged). The epoch's random id is made by the caller (scripts have no good source).
+-- KEYS: 1 info, 2 journal, 3 seq, 4 epoch
+-- ARGV: 1 link_group_id, 2 description, 3 actor, 4 the new epoch's id
 local existing = redis.call('HGET', KEYS[1], 'description')
 if existing then
   if existing ~= ARGV[2] then
@@ -8,6 +10,7 @@ if existing then
   return existing
 end
 redis.call('HSET', KEYS[1], 'link_group_id', ARGV[1], 'description', ARGV[2])
-journal(KEYS[2], KEYS[3], 'link_group_created', '', 0, 0,
-  {'link_group', ARGV[1], 'description', ARGV[2], 'by', ARGV[3]})
+local seq = journal(KEYS[2], KEYS[3], 'link_group_created', '', 0, 0,
+  {'link_group', ARGV[1], 'description', ARGV[2], 'by', ARGV[3], 'epoch', ARGV[4]})
+redis.call('HSET', KEYS[4], 'id', ARGV[4], 'lineage', '', 'stopped', '', 'since_seq', seq)
 return ARGV[2]

@@ -7,6 +7,11 @@ local meter_id, link_group_id = ARGV[1], ARGV[2]
 if redis.call('EXISTS', KEYS[1]) == 0 then
   refuse('NOT_FOUND', 'link group ' .. link_group_id .. ' does not exist; create it first')
 end
+if redis.call('SISMEMBER', KEYS[3], meter_id) == 1 and redis.call('EXISTS', KEYS[2]) == 0 then
+  refuse('LOST', 'meter ' .. meter_id .. ' existed in link group ' .. link_group_id .. ' but its '
+    .. 'record is missing from Redis; a meter is never created again: restore the state '
+    .. '(RUNBOOK: "Redis lost its data")')
+end
 local params = {'game', ARGV[3], 'reset_cents', ARGV[4], 'rate_ppm', ARGV[5],
   'reserve_rate_ppm', ARGV[6], 'ceiling_cents', ARGV[7]}
 if redis.call('EXISTS', KEYS[2]) == 1 then

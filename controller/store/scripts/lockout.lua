@@ -1,17 +1,21 @@
 -- Lockout ("no more bets"): record a round's accepted wagers and apply their contributions.
 -- A wager contributes to every meter it feeds, at that meter's rate of progression (and
 -- reserve rate); above a meter's ceiling its share goes to that meter's reserve.
--- KEYS: 1 round, 2 table, 3 journal, 4 seq, 5.. the table's meters (in ARGV[5]'s order)
+-- KEYS: 1 round, 2 table, 3 journal, 4 seq, 5 epoch, 6.. the table's meters (ARGV[5]'s order)
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint,
 --       4 wagers JSON [{seat, kind, amount_cents, on_dealer, envy, meters = [meter ids]}],
---       5 meter ids JSON, 6 round retention seconds, 7 max round step
+--       5 meter ids JSON, 6 round retention seconds, 7 max round step,
+--       8, 9 the table's last acknowledged journal position (epoch id, seq)
+-- Answers {reply JSON, 'new' | 'replay', epoch id, journal seq}.
 local table_id, round_id, fp = ARGV[1], ARGV[2], ARGV[3]
 local where = 'round ' .. round_id .. ' of table ' .. table_id
+local epoch = check_epoch(KEYS[5], KEYS[3], KEYS[4], 'table ' .. table_id, ARGV[8], ARGV[9])
 
 local seen_fp = redis.call('HGET', KEYS[1], 'lockout_fp')
 if seen_fp then
   if seen_fp == fp then
-    return {redis.call('HGET', KEYS[1], 'lockout_reply'), 'replay'}
+    return {redis.call('HGET', KEYS[1], 'lockout_reply'), 'replay', epoch,
+      redis.call('GET', KEYS[4]) or '0'}
   end
   refuse('CONFLICT', where .. ' is already locked out with other wagers; a round is locked '
     .. 'out once, and a retry must repeat the original wagers exactly')
@@ -19,7 +23,7 @@ end
 if redis.call('HEXISTS', KEYS[2], 'config') == 0 then
   refuse('NOT_FOUND', 'table ' .. table_id .. ' is not registered')
 end
-local meters = load_meters(KEYS, 5, cjson.decode(ARGV[5]))
+local meters = load_meters(KEYS, 6, cjson.decode(ARGV[5]))
 local last = num(redis.call('HGET', KEYS[2], 'last_round'))
 if tonumber(round_id) <= last then
   refuse('STALE', where .. ' is not after the table\'s last locked-out round ' .. int(last)
@@ -79,4 +83,4 @@ redis.call('HSET', KEYS[1], 'state', 'locked', 'lockout_fp', fp,
   'lockout_seq', redis.call('GET', KEYS[4]) or '0')
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 redis.call('HSET', KEYS[2], 'last_round', round_id)
-return {reply, 'new'}
+return {reply, 'new', epoch, redis.call('GET', KEYS[4]) or '0'}

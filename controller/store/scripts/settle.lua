@@ -6,15 +6,18 @@
 -- (§ 639a.12(d)(4)); a 100% award resets the meter to its reset amount, funded from the
 -- reserve first, the shortfall recorded as operator seed. Percentage awards become pending
 -- jackpots.
--- KEYS: 1 round, 2 journal, 3 seq, 4 jackpots, 5 pending, 6.. the table's meters
+-- KEYS: 1 round, 2 journal, 3 seq, 4 jackpots, 5 pending, 6 epoch, 7.. the table's meters
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint,
 --       4 plan JSON [{seat, wager, on_dealer, hand, line, outcome, envy_for_seat,
 --         limited_from_cents, award = {kind, meter_ppm, amount_cents, text, meter_id}}],
 --         a fixed award's amount_cents (a decimal string) is final,
 --       5 meter ids JSON (KEYS[6..]'s order), 6 round retention seconds, 7 link_group_id,
---       8 the lockout fingerprint the plan was made against
+--       8 the lockout fingerprint the plan was made against,
+--       9, 10 the table's last acknowledged journal position (epoch id, seq)
+-- Answers {reply JSON, 'new' | 'replay', epoch id, journal seq}.
 local table_id, round_id, fp, link_group_id = ARGV[1], ARGV[2], ARGV[3], ARGV[7]
 local where = 'round ' .. round_id .. ' of table ' .. table_id
+local epoch = check_epoch(KEYS[6], KEYS[2], KEYS[3], 'table ' .. table_id, ARGV[9], ARGV[10])
 
 local round = redis.call('HMGET', KEYS[1], 'state', 'settle_fp', 'settle_reply', 'lockout_fp')
 local state, seen_fp = round[1], round[2]
@@ -24,7 +27,7 @@ if not state then
 end
 if seen_fp then
   if seen_fp == fp then
-    return {round[3], 'replay'}
+    return {round[3], 'replay', epoch, redis.call('GET', KEYS[3]) or '0'}
   end
   refuse('CONFLICT', where .. ' is already settled with other cards; a retry must repeat the '
     .. 'original cards exactly')
@@ -36,7 +39,7 @@ if round[4] ~= ARGV[8] then
   refuse('CONFLICT', where .. ' changed while it was being settled; retry the request')
 end
 
-local meters = load_meters(KEYS, 6, cjson.decode(ARGV[5]))
+local meters = load_meters(KEYS, 7, cjson.decode(ARGV[5]))
 local plan = cjson.decode(ARGV[4])
 for _, p in ipairs(plan) do  -- every fixed amount is exact before the first write
   if p.award then
@@ -120,4 +123,4 @@ local reply = cjson.encode({table_id = table_id, round_id = round_id, results = 
   meters = meter_values(meters)})
 redis.call('HSET', KEYS[1], 'state', 'settled', 'settle_fp', fp, 'settle_reply', reply)
 redis.call('EXPIRE', KEYS[1], ARGV[6])
-return {reply, 'new'}
+return {reply, 'new', epoch, redis.call('GET', KEYS[3]) or '0'}

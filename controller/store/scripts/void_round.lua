@@ -4,9 +4,12 @@
 -- contribution out, that meter is not taken below its reset amount (the Rules Submission's
 -- floor, § 639a.12(d)(3)): that part was paid to a winner, so the operator funds it,
 -- journaled as operator seed. Without such a hit the whole contribution leaves the meter.
--- KEYS: 1 round, 2 journal, 3 seq, 4.. the table's meters
--- ARGV: 1 table_id, 2 round_id, 3 fingerprint, 4 reason, 5 meter ids JSON, 6 retention seconds
+-- KEYS: 1 round, 2 journal, 3 seq, 4 epoch, 5.. the table's meters
+-- ARGV: 1 table_id, 2 round_id, 3 fingerprint, 4 reason, 5 meter ids JSON, 6 retention seconds,
+--       7, 8 the table's last acknowledged journal position (epoch id, seq)
+-- Answers {reply JSON, 'new' | 'replay', epoch id, journal seq}.
 local table_id, round_id, fp, reason = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local epoch = check_epoch(KEYS[4], KEYS[2], KEYS[3], 'table ' .. table_id, ARGV[7], ARGV[8])
 local where = 'round ' .. round_id .. ' of table ' .. table_id
 
 local round = redis.call('HMGET', KEYS[1], 'state', 'void_fp', 'void_reply', 'wagers',
@@ -18,7 +21,7 @@ if not state then
 end
 if seen_fp then
   if seen_fp == fp then
-    return {round[3], 'replay'}
+    return {round[3], 'replay', epoch, redis.call('GET', KEYS[3]) or '0'}
   end
   refuse('CONFLICT', where .. ' is already voided for another reason')
 end
@@ -26,7 +29,7 @@ if state == 'settled' then
   refuse('SETTLED', where .. ' is already settled; a settled round cannot be voided')
 end
 
-local meters = load_meters(KEYS, 4, cjson.decode(ARGV[5]))
+local meters = load_meters(KEYS, 5, cjson.decode(ARGV[5]))
 local lockout_seq = num(round[5])
 local reversed = {}
 for i, w in ipairs(cjson.decode(round[4])) do
@@ -78,4 +81,4 @@ local reply = cjson.encode({table_id = table_id, round_id = round_id, reversed =
   meters = meter_values(meters)})
 redis.call('HSET', KEYS[1], 'state', 'voided', 'void_fp', fp, 'void_reply', reply)
 redis.call('EXPIRE', KEYS[1], ARGV[6])
-return {reply, 'new'}
+return {reply, 'new', epoch, redis.call('GET', KEYS[3]) or '0'}

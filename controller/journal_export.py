@@ -1,0 +1,254 @@
+"""Journal export, trim and restore: Redis's memory stays bounded, and a lost Redis comes back.
+
+**Export** (``jackpotctl journal export --dir DIR``) writes, for each link group, under
+``DIR/<link_group>/``:
+
+* ``journal.jsonl``: every journal entry, one JSON object a line, appended and fsynced:
+  ``{"seq": 17, "id": "1764567890123-0", "time_ms": 1764567890123, "fields": {...}}`` where
+  ``fields`` are the entry's fields as Redis holds them (``seq``, ``type``, ``meter``,
+  ``d_meter``/``d_reserve`` in microcents, ...). Each export appends the entries after the
+  file's last one, up to the snapshot's sequence number, so the file is the whole journal
+  (a first export of a journal already trimmed starts after the checkpoint: enough for a
+  restore, whose snapshot holds the checkpoint).
+* ``snapshot.json``: the link group's state at that sequence number (meters, tables, jackpots,
+  epoch, checkpoint, installation record), replaced atomically (write, fsync, rename).
+
+and then records in Redis that the journal is exported up to there.
+
+**Trim** (``jackpotctl journal trim --retention-hours H``) deletes the oldest entries that are
+both exported and older than the retention window, adding what they moved to the link
+group's checkpoint in the same atomic step (``trim_journal.lua``), so ``audit verify``
+still proves every meter from the checkpoint on.
+
+**Restore** (``jackpotctl restore --from DIR --link-group G --reason ...``) rebuilds a link
+group that Redis lost from its latest export, after checking the export against itself (the
+journal file is whole from the snapshot's checkpoint to its sequence number, and sums to the
+snapshot's meters exactly). It writes into a Redis without that link group only; the epoch
+record comes last, with a new epoch whose lineage holds the exported one up to the export's
+sequence number: a table acknowledged later than that stops the link group (those steps
+are lost and must be reconciled by hand, then ``jackpotctl link-groups resume``). Round
+records (the stored answers for retries) are not exported; a retry of a round from before the
+loss is refused as stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from controller.errors import InvalidConfiguration, JackpotError
+from controller.store.redis_store import RedisStore
+
+JOURNAL_FILE = "journal.jsonl"
+SNAPSHOT_FILE = "snapshot.json"
+TRIM_BATCH = 500
+"""Entries trimmed per atomic step (each step is a few milliseconds of Redis's time)."""
+MAX_TRIM_STEPS = 100_000
+"""Bound on the steps of one trim (50 million entries)."""
+
+
+class ExportError(JackpotError):
+    """An export directory that cannot be used as it is (the message says what and where)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Exported:
+    """What one export of a link group wrote: entries ``first_seq``..``last_seq`` (none
+    when ``count`` is 0) and the snapshot at ``last_seq``."""
+
+    link_group_id: str
+    first_seq: int
+    last_seq: int
+    count: int
+    directory: Path
+
+
+def group_directory(directory: Path, link_group_id: str) -> Path:
+    """Where a link group's export lives."""
+    return directory / link_group_id
+
+
+def _last_line_seq(path: Path) -> int:
+    """The sequence number of the file's last complete line (0 for no file)."""
+    if not path.exists():
+        return 0
+    last = 0
+    with path.open("rb") as handle:
+        for line in handle:
+            if line.endswith(b"\n"):
+                last = int(json.loads(line)["seq"])
+    return last
+
+
+def _fsync_directory(directory: Path) -> None:
+    descriptor = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+async def export(store: RedisStore, directory: Path, link_group_id: str) -> Exported:
+    """Export one link group (see the module). Entries written before a crash are kept; a
+    torn last line is cut off and written again."""
+    target = group_directory(directory, link_group_id)
+    target.mkdir(parents=True, exist_ok=True)
+    journal_path = target / JOURNAL_FILE
+    _cut_torn_line(journal_path)
+    snapshot = await store.export_snapshot(link_group_id)
+    last_seq = int(snapshot["seq"])
+    after = _last_line_seq(journal_path)
+    if after > last_seq:
+        raise ExportError(
+            f"{journal_path} ends at journal #{after} but Redis's journal of {link_group_id} "
+            f"ends at #{last_seq}: this export belongs to other (or lost) state; export into "
+            "another directory"
+        )
+    count, first = 0, 0
+    with journal_path.open("a", encoding="utf-8") as handle:
+        async for entry in store.journal(link_group_id):
+            if entry.seq <= after:
+                continue
+            if entry.seq > last_seq:
+                break
+            if count == 0 and entry.seq != (after or int(snapshot["checkpoint"].get("seq", 0))) + 1:
+                raise ExportError(
+                    f"the journal of {link_group_id} continues at #{entry.seq} but "
+                    f"{journal_path} ends at #{after}: entries were trimmed before this "
+                    "directory had them; export into the directory that has them"
+                )
+            first = first or entry.seq
+            time_ms = int(entry.entry_id.partition("-")[0])
+            line = {"seq": entry.seq, "id": entry.entry_id, "time_ms": time_ms}
+            handle.write(json.dumps({**line, "fields": entry.fields}, sort_keys=True) + "\n")
+            count += 1
+        handle.flush()
+        os.fsync(handle.fileno())
+    _write_atomically(target / SNAPSHOT_FILE, json.dumps(snapshot, sort_keys=True, indent=1))
+    await store.mark_exported(link_group_id, last_seq)
+    return Exported(link_group_id, first, last_seq if count else after, count, target)
+
+
+def _cut_torn_line(path: Path) -> None:
+    """Drop an incomplete last line (a crash mid-write); it is written again."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with path.open("r+b") as handle:
+            handle.truncate(data.rfind(b"\n") + 1)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    with temporary.open("w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    temporary.replace(path)
+    _fsync_directory(path.parent)
+
+
+async def trim(store: RedisStore, link_group_id: str, *, before_ms: int) -> int:
+    """Trim every exported entry written before ``before_ms`` (ms since the epoch), in
+    bounded atomic steps; answer how many entries were trimmed."""
+    total = 0
+    for _ in range(MAX_TRIM_STEPS):
+        trimmed = await store.trim_journal(link_group_id, before_ms, TRIM_BATCH)
+        total += trimmed
+        if trimmed < TRIM_BATCH:
+            break
+    return total
+
+
+@dataclass(frozen=True, slots=True)
+class Export:
+    """A link group's export as read back: the snapshot and the journal entries after the
+    snapshot's checkpoint, checked whole and consistent; ``sha256`` of both files."""
+
+    snapshot: dict[str, Any]
+    entries: list[dict[str, Any]]
+    sha256: str
+
+
+def read_export(directory: Path, link_group_id: str) -> Export:
+    """Read and check an export (see the module); :class:`ExportError` says what is wrong."""
+    target = group_directory(directory, link_group_id)
+    snapshot_path, journal_path = target / SNAPSHOT_FILE, target / JOURNAL_FILE
+    digest = hashlib.sha256()
+    try:
+        snapshot_bytes = snapshot_path.read_bytes()
+        journal_bytes = journal_path.read_bytes()
+    except OSError as error:
+        raise ExportError(f"cannot read the export of {link_group_id}: {error}") from None
+    digest.update(snapshot_bytes)
+    digest.update(journal_bytes)
+    try:
+        snapshot = json.loads(snapshot_bytes)
+        lines = [json.loads(line) for line in journal_bytes.splitlines() if line.strip()]
+    except json.JSONDecodeError as error:
+        raise ExportError(f"the export of {link_group_id} is not valid JSON: {error}") from None
+    if snapshot.get("link_group_id") != link_group_id:
+        raise ExportError(f"{snapshot_path} is not an export of link group {link_group_id}")
+    checkpoint = snapshot.get("checkpoint") or {}
+    start, end = int(checkpoint.get("seq", 0)), int(snapshot["seq"])
+    entries = [line for line in lines if start < int(line["seq"]) <= end]
+    expected = list(range(start + 1, end + 1))
+    if [int(line["seq"]) for line in entries] != expected:
+        have = [int(line["seq"]) for line in entries]
+        missing = sorted(set(expected) - set(have))[:5]
+        raise ExportError(
+            f"{journal_path} lacks journal entries the snapshot needs (#{start + 1}..#{end}; "
+            f"missing e.g. {missing}) or holds some twice"
+        )
+    _check_sums(link_group_id, snapshot, entries)
+    return Export(snapshot, entries, digest.hexdigest())
+
+
+def _check_sums(
+    link_group_id: str, snapshot: dict[str, Any], entries: list[dict[str, Any]]
+) -> None:
+    """The checkpoint plus the entries must give every meter's value and reserve exactly."""
+    value: Counter[str] = Counter()
+    reserve: Counter[str] = Counter()
+    for name, amount in (snapshot.get("checkpoint") or {}).items():
+        kind, _, meter_id = name.partition(":")
+        if kind == "value" and meter_id:
+            value[meter_id] += int(amount)
+        elif kind == "reserve" and meter_id:
+            reserve[meter_id] += int(amount)
+    for entry in entries:
+        fields = entry["fields"]
+        if fields.get("meter"):
+            value[fields["meter"]] += int(fields["d_meter"])
+            reserve[fields["meter"]] += int(fields["d_reserve"])
+    for meter_id, meter in snapshot["meters"].items():
+        if (int(meter["value_microcents"]), int(meter["reserve_microcents"])) != (
+            value[meter_id],
+            reserve[meter_id],
+        ):
+            raise ExportError(
+                f"the export of {link_group_id} is inconsistent: meter {meter_id} is "
+                f"{meter['value_microcents']} (reserve {meter['reserve_microcents']}) "
+                f"microcents but its journal sums to {value[meter_id]} ({reserve[meter_id]})"
+            )
+
+
+async def restore(
+    store: RedisStore, directory: Path, link_group_id: str, *, actor: str, reason: str
+) -> int:
+    """Restore a lost link group from its export (see the module); answer the journal
+    sequence number of the ``restored`` entry."""
+    if not reason.strip():
+        raise InvalidConfiguration("a restore needs a reason (--reason), for the journal")
+    exported = read_export(directory, link_group_id)
+    await store.restore_state(exported.snapshot, exported.entries)
+    source = f"{group_directory(directory, link_group_id)} sha256:{exported.sha256}"
+    return await store.restore_epoch(exported.snapshot, actor=actor, reason=reason, source=source)

@@ -1,0 +1,227 @@
+"""Journal export, trim from a checkpoint, and restore of a link group Redis lost."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from controller import journal_export
+from controller.audit import verify
+from controller.errors import AlreadyExists
+from controller.server import ControllerServer
+from controller.store import keys
+from controller.store.redis_store import RedisStore
+from controller.testing import TestPKI
+from table_agent.client import ControllerUnreachable
+from table_agent.outbox import Outbox
+from table_agent.simulator import SimulationConfig, TableSimulator
+from table_agent.table import TableAgent
+from tests.helpers import Floor, controller_config, journal, table_client
+
+GROUP = "floor"
+NOW_MS = 10**15  # far in the future: every entry is older than it
+
+
+async def play(port: int, pki: TestPKI, outbox: Outbox, rounds: int) -> TableAgent:
+    """Simulated rounds at t1 (voids included) with a durable outbox."""
+    client = table_client(port, pki)
+    agent = TableAgent("t1", client, outbox)
+    agent.continue_after((await client.get_table("t1")).last_round_id)
+    await TableSimulator(agent, SimulationConfig(void_percent=20)).run(rounds)
+    await client.close()
+    return agent
+
+
+async def audit_ok(store: RedisStore) -> int:
+    report = await verify(store)
+    assert report.ok, report.differences
+    return report.entries
+
+
+def lines(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+async def test_export_appends_every_entry_once_and_trim_keeps_the_audit_whole(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, tmp_path: Path, redis_client: Redis
+) -> None:
+    store = controller.store
+    await play(controller.port, pki, Outbox(tmp_path / "agent", "t1"), 12)
+    first = await journal_export.export(store, tmp_path / "export", GROUP)
+    journal_file = tmp_path / "export" / GROUP / journal_export.JOURNAL_FILE
+    exported = lines(journal_file)
+    assert [line["seq"] for line in exported] == list(range(1, first.last_seq + 1))
+    assert all(isinstance(line["time_ms"], int) and line["fields"] for line in exported)
+    assert exported[0]["fields"]["type"] == "link_group_created"  # type: ignore[index]
+
+    await play(controller.port, pki, Outbox(tmp_path / "agent", "t1"), 5)
+    second = await journal_export.export(store, tmp_path / "export", GROUP)
+    assert second.first_seq == first.last_seq + 1
+    assert [line["seq"] for line in lines(journal_file)] == list(range(1, second.last_seq + 1))
+    again = await journal_export.export(store, tmp_path / "export", GROUP)
+    assert again.count == 0 and again.last_seq == second.last_seq
+
+    await play(controller.port, pki, Outbox(tmp_path / "agent", "t1"), 4)  # not exported
+    total = int(str(await redis_client.get(keys.LinkGroupKeys(GROUP).seq)))
+    # A retention window longer than the entries' age trims nothing.
+    assert await journal_export.trim(store, GROUP, before_ms=0) == 0
+    trimmed = await journal_export.trim(store, GROUP, before_ms=NOW_MS)
+    assert trimmed == second.last_seq  # exactly what was exported, never more
+    checkpoint = await store.checkpoint(GROUP)
+    assert checkpoint.seq == checkpoint.exported_seq == second.last_seq
+    remaining = await journal(redis_client)
+    assert [int(fields["seq"]) for _, fields in remaining] == list(
+        range(second.last_seq + 1, total + 1)
+    )
+    assert await audit_ok(store) == total - second.last_seq
+    await play(controller.port, pki, Outbox(tmp_path / "agent", "t1"), 3)
+    await audit_ok(store)
+
+
+async def test_the_audit_notices_a_checkpoint_that_does_not_add_up(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, tmp_path: Path, redis_client: Redis
+) -> None:
+    await play(controller.port, pki, Outbox(tmp_path, "t1"), 5)
+    await journal_export.export(controller.store, tmp_path / "export", GROUP)
+    await journal_export.trim(controller.store, GROUP, before_ms=NOW_MS)
+    await redis_client.hincrby(keys.LinkGroupKeys(GROUP).checkpoint, "value:cs-main", 1)
+    report = await verify(controller.store)
+    assert len(report.differences) == 1, report.differences
+    assert report.differences[0].startswith(f"{GROUP}/cs-main: meter is ")
+    assert "+ 1 microcents" in report.differences[0]
+
+
+async def test_an_audit_while_the_journal_is_trimmed_stays_clean(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, tmp_path: Path
+) -> None:
+    store = controller.store
+    for _ in range(4):
+        await play(controller.port, pki, Outbox(tmp_path, "t1"), 3)
+        await journal_export.export(store, tmp_path / "export", GROUP)
+
+        async def trim_slowly() -> None:
+            while await store.trim_journal(GROUP, NOW_MS, 3):
+                await asyncio.sleep(0)
+
+        audits = [asyncio.create_task(verify(store)) for _ in range(3)]
+        await trim_slowly()
+        for report in await asyncio.gather(*audits):
+            assert report.ok, report.differences
+
+
+async def test_restore_brings_a_lost_link_group_back_and_tables_ahead_of_it_stop_it(
+    redis_url: str, redis_client: Redis, pki: TestPKI, tmp_path: Path
+) -> None:
+    server = ControllerServer(controller_config(redis_url, pki))
+    await server.start()
+    from tests.helpers import connect
+
+    async with connect(f"127.0.0.1:{server.port}", pki) as (_, admin):
+        await Floor(admin).create()
+    outbox = Outbox(tmp_path / "agent", "t1")
+    await play(server.port, pki, outbox, 10)
+    done = await journal_export.export(server.store, tmp_path / "export", GROUP)
+    before = await server.store.list_meters(GROUP)
+    pending = await server.store.list_pending_jackpots(GROUP)
+    at_export = outbox.last_position()
+    await play(server.port, pki, outbox, 3)  # acknowledged, then lost with Redis
+    await server.stop(grace_s=1)
+    await redis_client.flushall()
+
+    # The controller starts, but serves nothing and creates nothing.
+    again = ControllerServer(controller_config(redis_url, pki))
+    await again.start()
+    try:
+        assert again.guard.nothing_to_serve() or not again.guard.known()
+        seq = await journal_export.restore(
+            again.store, tmp_path / "export", GROUP, actor="test", reason="volume lost"
+        )
+        assert seq == done.last_seq + 1
+        restored = (await journal(redis_client))[-1][1]
+        assert restored["type"] == "restored" and restored["from_seq"] == str(done.last_seq)
+        assert restored["source"].endswith(tuple("0123456789abcdef"))
+        assert await again.store.list_meters(GROUP) == before
+        assert await again.store.list_pending_jackpots(GROUP) == pending
+        await audit_ok(again.store)
+        await again.check_state()
+        assert not again.guard.problems
+
+        # A table that knows only what the export holds plays on, in the new epoch.
+        behind = table_client(again.port, pki)
+        behind.known = at_export
+        info = await behind.get_table("t1")
+        assert behind.known.epoch != at_export.epoch and info.last_round_id > 0
+        await behind.close()
+        # The table itself was acknowledged three rounds more: the link group stops.
+        client = table_client(again.port, pki, retry_for_s=0.5)
+        client.known = outbox.last_position()
+        with pytest.raises(ControllerUnreachable, match="only up to #"):
+            await client.get_table("t1")
+        await client.close()
+        with pytest.raises(AlreadyExists, match="restore only into a Redis that lost it"):
+            await journal_export.restore(
+                again.store, tmp_path / "export", GROUP, actor="test", reason="twice"
+            )
+    finally:
+        await again.stop(grace_s=1)
+    assert at_export.seq <= done.last_seq < outbox.last_position().seq
+
+
+async def test_an_export_that_does_not_add_up_is_never_restored(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, tmp_path: Path
+) -> None:
+    await play(controller.port, pki, Outbox(tmp_path, "t1"), 4)
+    await journal_export.export(controller.store, tmp_path / "export", GROUP)
+    path = tmp_path / "export" / GROUP / journal_export.JOURNAL_FILE
+    entries = lines(path)
+    contribution = next(e for e in entries if e["fields"]["type"] == "contribution")  # type: ignore[index]
+    contribution["fields"]["d_meter"] = str(int(contribution["fields"]["d_meter"]) + 1)  # type: ignore[index]
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    with pytest.raises(journal_export.ExportError, match="inconsistent: meter cs-main"):
+        journal_export.read_export(tmp_path / "export", GROUP)
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries if e is not contribution))
+    with pytest.raises(journal_export.ExportError, match="lacks journal entries"):
+        journal_export.read_export(tmp_path / "export", GROUP)
+
+
+def test_the_commands_export_trim_and_refuse_clearly(redis_url: str, tmp_path: Path) -> None:
+    """jackpotctl journal export / trim and restore as processes: output and exit codes."""
+    ctl = [sys.executable, "-m", "controller.ctl.main"]
+    empty = subprocess.run(
+        [*ctl, "journal", "export", "--redis", redis_url, "--dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert empty.returncode == 0, empty.stderr
+    bad = subprocess.run(
+        [*ctl, "journal", "trim", "--redis", redis_url, "--retention-hours", "-1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 1 and "--retention-hours must be 0 to" in bad.stderr
+    missing = subprocess.run(
+        [
+            *ctl,
+            "restore",
+            "--redis",
+            redis_url,
+            "--from",
+            str(tmp_path),
+            "--link-group",
+            "ghost",
+            "--reason",
+            "test",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert missing.returncode == 1 and "cannot read the export of ghost" in missing.stderr
