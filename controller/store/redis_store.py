@@ -11,6 +11,7 @@ changed nothing.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import re
@@ -121,6 +122,14 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "STOPPED": LinkGroupStopped,
     "NOT_STOPPED": FailedPrecondition,
 }
+
+DURABLE_WAIT_MS = 100
+"""How long :meth:`RedisStore.durable_epoch` waits for the replicas (the refresh asks again
+2 s later)."""
+_READ_POSITION = (
+    "return {redis.call('HMGET', KEYS[1], 'id', 'lineage', 'stopped'), redis.call('GET', KEYS[2])}"
+)
+"""A link group's epoch record and journal seq in one atomic, read-only step."""
 
 MAX_REBASE_ROUND_ID = 2**52
 """The highest round an operator may rebase a table to (far below the 2**53 the scripts
@@ -566,6 +575,31 @@ class RedisStore:
         if epoch_id is None:
             return None, int(seq or 0)
         return Epoch.from_fields(epoch_id, lineage or "", stopped or ""), int(seq or 0)
+
+    async def durable_epoch(self, link_group_id: str) -> tuple[Epoch | None, int, bool]:
+        """:meth:`epoch`, read atomically and followed on the same connection by the wait of
+        ``--wait-replicas`` (at most :data:`DURABLE_WAIT_MS`); the flag is True when that
+        many replicas confirmed it (always, without ``--wait-replicas``: the primary's AOF is
+        the policy). A position that is not confirmed may be gone after a failover to a
+        replica without being lost: its writes were never acknowledged."""
+        group = keys.LinkGroupKeys(link_group_id)
+        wait = dataclasses.replace(
+            self._replica_wait, timeout_ms=min(self._wait_timeout_ms, DURABLE_WAIT_MS)
+        )
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.eval(_READ_POSITION, 2, group.epoch, group.seq)
+            if self._wait_replicas:
+                wait.queue(pipe)
+            replies = await self._read(pipe.execute(raise_on_error=False))
+        if isinstance(replies[0], Exception):
+            raise _script_error(replies[0]) if isinstance(replies[0], ResponseError) else replies[0]
+        (epoch_id, lineage, stopped), seq = replies[0]
+        durable = not self._wait_replicas or (
+            not isinstance(replies[-1], Exception) and wait.shortfall(replies[-1]) is None
+        )
+        if epoch_id is None:
+            return None, int(seq or 0), durable
+        return Epoch.from_fields(epoch_id, lineage or "", stopped or ""), int(seq or 0), durable
 
     async def check_position(
         self, link_group_id: str, who: str, known: JournalPosition
