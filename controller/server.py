@@ -142,6 +142,7 @@ class ControllerServer:
             for table in rules.table_configs()
         )
         self._rules_applied = False
+        self._metered: set[str] = set()  # tables whose series are initialised
         self.health = health_aio.HealthServicer()
         self.interceptor = ServerInterceptor(
             self.metrics,
@@ -264,9 +265,10 @@ class ControllerServer:
                 )
             self._rules_applied = True
             await self.guard.check()
-        tables = await self.store.list_tables()
+        tables = [t for t in await self.store.list_tables() if t.table_id not in self._metered]
         self.guard.learn_tables((table.table_id, table.link_group_id) for table in tables)
-        self.metrics.initialise_tables(tables)
+        self.metrics.initialise_tables(tables)  # the series of tables not seen before
+        self._metered.update(table.table_id for table in tables)
         self.metrics.set_link_groups(self.guard.known(), self.guard.problems)
         for group in self.guard.seen:
             if group not in self.guard.problems:

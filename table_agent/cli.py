@@ -11,6 +11,10 @@ Card Poker, Six-Card Fortune Pai Gow Poker, Texas Hold 'Em Bonus Poker), the sea
 wagers offered with their limits, and the last round, above which its round ids continue.
 ``--game``, ``--seats`` and ``--wager-cents`` are checked against the registration.
 
+When the controller has not answered for ``--offline-after`` seconds (default 30) the table is
+PROGRESSIVE OFFLINE: no side wagers until it answers again (:mod:`table_agent.link`).
+``--metrics-port`` serves the agent's Prometheus metrics (:mod:`table_agent.metrics`).
+
 A scripted round (chosen cards and wagers, for demonstrations) is a JSON file; see
 :mod:`table_agent.script`::
 
@@ -24,11 +28,12 @@ import argparse
 import asyncio
 import json
 import logging
+import math
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -42,11 +47,15 @@ from table_agent.client import (
     TableInfo,
 )
 from table_agent.games import UnknownGame, game_procedure
+from table_agent.link import OFFLINE_AFTER_S, Link, ProgressiveOffline, check_offline_after
 from table_agent.outbox import Outbox
 from table_agent.script import ScriptedRound, ScriptError, load_script
 from table_agent.simulator import SimulationConfig, TableSimulator, Tally
 from table_agent.table import TableAgent
 from table_agent.wagers import TableLayout, WagerKind
+
+if TYPE_CHECKING:
+    from table_agent.metrics import MetricsEndpoint
 
 log = logging.getLogger("table_agent.cli")
 
@@ -55,6 +64,10 @@ MAX_SEATS = 7  # the largest table of any game here (Caribbean Stud, § 639a.2(a
 
 class TableSetupError(Exception):
     """The table cannot be played as registered and asked for (the message says why)."""
+
+
+class MetricsPortError(Exception):
+    """The metrics port cannot be served (the message names it)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -130,18 +143,60 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=300.0,
         metavar="SECONDS",
-        help="how long to retry a report before giving up (default 300)",
+        help="how long to retry a report, or to wait for the controller while the table is "
+        "PROGRESSIVE OFFLINE, before giving up (default 300)",
+    )
+    parser.add_argument(
+        "--offline-after",
+        type=float,
+        default=OFFLINE_AFTER_S,
+        metavar="SECONDS",
+        help="PROGRESSIVE OFFLINE (no side wagers) once the controller has not answered for "
+        f"this long (default {OFFLINE_AFTER_S:.0f}; 1 to 3600, below --retry-for)",
+    )
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="PORT",
+        help="serve Prometheus /metrics over plain HTTP on this port (default: off)",
+    )
+    parser.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="the address of --metrics-port (default 127.0.0.1; 0.0.0.0 for a Prometheus "
+        "on another host)",
     )
     tls.add_arguments(parser)
     parser.add_argument("--quiet", action="store_true", help="print only awards and errors")
     return parser
 
 
+def _check_link(args: argparse.Namespace) -> str | None:
+    if not math.isfinite(args.retry_for) or args.retry_for <= 0:
+        return f"--retry-for must be a positive number of seconds, not {args.retry_for}"
+    try:
+        check_offline_after(args.offline_after)
+    except ValueError as error:
+        return str(error)
+    if args.offline_after >= args.retry_for:
+        return (
+            f"--offline-after {args.offline_after:g} must be below --retry-for "
+            f"{args.retry_for:g}: the table would give up before it says PROGRESSIVE OFFLINE"
+        )
+    if args.metrics_port is not None and not 1 <= args.metrics_port <= 65535:
+        return f"--metrics-port must be 1 to 65535, not {args.metrics_port}"
+    return None
+
+
 def _check(args: argparse.Namespace) -> str | None:
     if not args.sim:
         return "only the simulated table is available in this version: pass --sim"
-    if args.rounds < 0 or args.pace < 0:
+    if args.rounds < 0 or not 0 <= args.pace < math.inf:
         return "--rounds and --pace must be >= 0"
+    problem = _check_link(args)
+    if problem:
+        return problem
     if args.seats is not None and not 1 <= args.seats <= MAX_SEATS:
         return f"--seats must be 1 to {MAX_SEATS} (no table seats more, § 639a.2(a))"
     if args.wager_cents is not None and args.wager_cents <= 0:
@@ -194,10 +249,19 @@ async def _run(
     args: argparse.Namespace,
     tls_files: tls.ClientTLS | None,
     scripted: tuple[str, ScriptedRound] | None,
-) -> tuple[TableLayout, Tally]:
-    client = ControllerClient(args.controller, tls_files=tls_files, retry_for_s=args.retry_for)
+) -> tuple[TableLayout, Tally, int]:
+    link = Link(args.offline_after, table_id=args.table_id)
+    client = ControllerClient(
+        args.controller, tls_files=tls_files, retry_for_s=args.retry_for, link=link
+    )
     outbox = Outbox(args.state_dir, args.table_id) if args.state_dir else None
     agent = TableAgent(args.table_id, client, outbox)
+    try:
+        endpoint = _serve_metrics(agent, args)
+    except MetricsPortError:
+        await client.close()
+        raise
+    keeper = asyncio.create_task(agent.keep_link())
     try:
         if await agent.recover():
             print(f"table {args.table_id}: delivered the reports a restart left pending")
@@ -221,10 +285,28 @@ async def _run(
         if scripted is not None:
             label, round_ = scripted
             print(f"table {args.table_id}: ==== SCRIPTED ROUND: {label} ====")
-            await simulator.play_round(round_)
+            await simulator.play_round(round_)  # offline: refused, for the dealer
     finally:
+        keeper.cancel()
+        await asyncio.gather(keeper, return_exceptions=True)
         await client.close()
-    return layout, simulator.tally
+        if endpoint is not None:
+            endpoint.close()
+    return layout, simulator.tally, link.offline_periods
+
+
+def _serve_metrics(agent: TableAgent, args: argparse.Namespace) -> MetricsEndpoint | None:
+    if args.metrics_port is None:
+        return None
+    from table_agent.metrics import MetricsEndpoint  # prometheus-client only when asked
+
+    try:
+        return MetricsEndpoint(agent, args.metrics_host, args.metrics_port)
+    except OSError as error:
+        raise MetricsPortError(
+            f"cannot serve metrics on {args.metrics_host}:{args.metrics_port}: "
+            f"{error.strerror or error}"
+        ) from None
 
 
 def _write_summary(path: Path, layout: TableLayout, tally: Tally) -> None:
@@ -245,13 +327,14 @@ def _write_summary(path: Path, layout: TableLayout, tally: Tally) -> None:
     path.write_text(json.dumps(summary, indent=2), encoding="utf-8")
 
 
-def _summary_line(table_id: str, tally: Tally) -> str:
+def _summary_line(table_id: str, tally: Tally, offline_periods: int = 0) -> str:
     kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(tally.wagers_by_kind.items()))
+    offline = f"; PROGRESSIVE OFFLINE {offline_periods} time(s)" if offline_periods else ""
     return (
         f"table {table_id}: {tally.rounds} rounds, {tally.wagers} wagers"
         + (f" ({kinds})" if kinds else "")
         + f", {tally.voids} voids, {len(tally.awards)} awards totalling "
-        f"{format_cents(tally.awards_cents)}"
+        f"{format_cents(tally.awards_cents)}" + offline
     )
 
 
@@ -279,21 +362,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     try:
-        layout, tally = asyncio.run(_run(args, tls_files, scripted))
+        layout, tally, offline_periods = asyncio.run(_run(args, tls_files, scripted))
     except TableSetupError as error:
         print(f"table-agent: cannot play table {args.table_id}: {error}", file=sys.stderr)
         return 2
+    except MetricsPortError as error:
+        print(f"table-agent: {error}", file=sys.stderr)
+        return 1
+    except ProgressiveOffline as error:
+        print(f"table-agent: table {args.table_id}: {error}", file=sys.stderr)
+        return 1
     except ControllerRefused as refusal:
         print(f"table-agent: the controller refused a report: {refusal}", file=sys.stderr)
         return 1
     except ControllerUnreachable as error:
-        kept = "; the report stays in the outbox" if args.state_dir else ""
+        kept = "; what was not acknowledged stays in the outbox" if args.state_dir else ""
         print(f"table-agent: {error}{kept}", file=sys.stderr)
         return 1
     except ScriptError as error:
         print(f"table-agent: {error}", file=sys.stderr)
         return 2
-    print(_summary_line(args.table_id, tally))
+    print(_summary_line(args.table_id, tally, offline_periods))
     if args.summary_json:
         _write_summary(args.summary_json, layout, tally)
     return 0

@@ -12,6 +12,10 @@ failure (UNAVAILABLE, DEADLINE_EXCEEDED, ...), sent again unchanged - the contro
 repeat with the original answer - until it is acknowledged or ``retry_for_s`` has passed.
 A refusal (INVALID_ARGUMENT, FAILED_PRECONDITION, NOT_FOUND, ...) is final and raised as
 :class:`ControllerRefused` with the controller's message, for the dealer to act on.
+
+Every answer of the controller (a reply, or a refusal of a call's content) is noted on the
+client's :class:`~table_agent.link.Link`, which says when the table is PROGRESSIVE OFFLINE;
+:meth:`ControllerClient.probe` asks the controller when the table has nothing to report.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -34,6 +38,7 @@ from jackpot import tls
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.deck import card_texts
+from table_agent.link import Link
 from table_agent.reports import SettleReport
 from table_agent.wagers import PlacedWager, TableLayout, WagerKind, WagerOffer, progressive_only
 
@@ -52,8 +57,21 @@ RETRYABLE = frozenset(
     }
 )
 
+# Refusals of a call's content: the controller read the call to refuse it, so the link works.
+# A refusal of the caller (PERMISSION_DENIED, UNAUTHENTICATED) is no answer for the table.
+CONTENT_REFUSALS = frozenset(
+    {
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.ALREADY_EXISTS,
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.OUT_OF_RANGE,
+    }
+)
+
 Response = TypeVar("Response")
 MAX_RETRY_DELAY_S = 1.0
+PROBE_TIMEOUT_S = 2.0
 
 
 class ControllerRefused(Exception):
@@ -308,7 +326,8 @@ class TableInfo:
 
 class ControllerClient:
     """TableService over one gRPC channel to ``target`` (HOST:PORT), with the table's
-    certificate (``tls``; None only for a development controller started ``--insecure``)."""
+    certificate (``tls``; None only for a development controller started ``--insecure``).
+    ``link`` notes every answer (a new one, PROGRESSIVE OFFLINE after 30 s, by default)."""
 
     known: JournalPosition = NO_POSITION
     """The last journal position the controller answered this table (see the module)."""
@@ -321,11 +340,18 @@ class ControllerClient:
         call_timeout_s: float = 5.0,
         retry_for_s: float = 300.0,
         channel: aio.Channel | None = None,
+        link: Link | None = None,
     ) -> None:
         self._channel = channel or tls.aio_channel(target, tls_files)
         self._stub = pb_grpc.TableServiceStub(self._channel)
         self._call_timeout_s = call_timeout_s
         self._retry_for_s = retry_for_s
+        self.link = link or Link()
+
+    @property
+    def retry_for_s(self) -> float:
+        """How long a report is retried before :class:`ControllerUnreachable`."""
+        return self._retry_for_s
 
     def _answered(self, wire: pb.JournalPosition) -> None:
         try:
@@ -348,9 +374,11 @@ class ControllerClient:
         delay_s = 0.05
         while True:
             try:
-                return await send()
+                answer = await send()
             except aio.AioRpcError as error:
                 code = error.code()
+                if code in CONTENT_REFUSALS:
+                    self.link.answered()
                 if code not in RETRYABLE:
                     raise ControllerRefused(code, error.details() or "") from None
                 if time.monotonic() + delay_s > deadline:
@@ -367,6 +395,9 @@ class ControllerClient:
                 )
                 await asyncio.sleep(delay_s * random.uniform(0.5, 1.0))
                 delay_s = min(delay_s * 2, MAX_RETRY_DELAY_S)
+            else:
+                self.link.answered()
+                return answer
 
     async def get_table(self, table_id: str) -> TableInfo:
         """The table's registration and last round (TableService.GetTable); a table the
@@ -378,6 +409,24 @@ class ControllerClient:
         )
         self._answered(reply.journal)
         return TableInfo(table_layout(reply.table), reply.last_round_id, reply.max_round_step)
+
+    async def probe(self, table_id: str) -> bool:
+        """Ask the controller once (TableService.GetTable, no retry, a short deadline)
+        whether it answers; True if it did. For a table with nothing to report."""
+        request = pb.GetTableRequest(table_id=table_id, known=self._known())
+        try:
+            reply = await self._stub.GetTable(
+                request, timeout=min(PROBE_TIMEOUT_S, self._call_timeout_s)
+            )
+        except aio.AioRpcError as error:
+            if error.code() in CONTENT_REFUSALS:
+                self.link.answered()
+                return True
+            log.debug("probe of the controller: %s (%s)", error.code().name, error.details())
+            return False
+        self.link.answered()
+        self._answered(reply.journal)
+        return True
 
     async def lockout(self, table_id: str, round_id: int, wagers: Sequence[PlacedWager]) -> Lockout:
         """Send "no more bets" with the accepted wagers."""
@@ -419,8 +468,10 @@ class ControllerClient:
 
     async def watch_meters(
         self, table_id: str, min_interval_ms: int = 250
-    ) -> AsyncIterator[dict[str, int]]:
-        """Meter values for the table's display: now, then at every change."""
+    ) -> AsyncGenerator[dict[str, int], None]:
+        """Meter values for the table's display: now, then at every change (each one an
+        answer of the controller)."""
         request = pb.WatchMetersRequest(table_id=table_id, min_interval_ms=min_interval_ms)
         async for snapshot in self._stub.WatchMeters(request):
+            self.link.answered()
             yield _meters(snapshot.meters)

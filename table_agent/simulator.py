@@ -8,6 +8,14 @@ settles. Optionally a round is voided for a misdeal after the lockout (each game
 Texas Hold 'Em Bonus round loses the rest of its play after the first two cards (§ 647a.13(d)),
 settling only the bonus wagers. Every seat dealt cards is reported: other seats' hands matter
 to envy bonuses and are checked against the deck.
+
+While the table is PROGRESSIVE OFFLINE (:mod:`table_agent.link`) the simulated table takes no
+side wagers: it plays no round the agent would report until the controller answers again (its
+base game, which the agent never sees, is not simulated), and gives up with
+:class:`ControllerUnreachable` once the controller has been silent for the client's retry
+window. A round asked for meanwhile (a scripted one) is refused with
+:class:`~table_agent.link.ProgressiveOffline` before it starts. A round already locked out when
+the controller went away finishes when the controller is back: its reports are retried.
 """
 
 from __future__ import annotations
@@ -19,9 +27,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from controller.domain.money import format_cents
-from table_agent.client import Lockout, SeatResult, Settlement
+from table_agent.client import ControllerUnreachable, Lockout, SeatResult, Settlement
 from table_agent.deck import COMMUNITY, DEALER, DeckCard
 from table_agent.games import GameProcedure, game_procedure
+from table_agent.link import ProgressiveOffline
 from table_agent.placement import (
     default_wagers,
     place_random_wagers,
@@ -193,8 +202,11 @@ class TableSimulator:
         return ""
 
     async def play_round(self, scripted: ScriptedRound | None = None) -> int:
-        """Play one round (``scripted``: with its chosen cards and wagers); return its id."""
+        """Play one round (``scripted``: with its chosen cards and wagers); return its id.
+        While the table is PROGRESSIVE OFFLINE, :class:`ProgressiveOffline` before anything
+        happens (no round id is taken)."""
         agent = self.agent
+        agent.link.refuse_if_offline()
         round_id = agent.new_round()
         if scripted is None:
             players, wagers = self._seat_players()
@@ -237,12 +249,32 @@ class TableSimulator:
         return round_id
 
     async def run(self, rounds: int) -> Tally:
-        """Play ``rounds`` rounds at the configured pace."""
-        for _ in range(rounds):
-            await self.play_round()
+        """Play ``rounds`` rounds at the configured pace, none while the table is PROGRESSIVE
+        OFFLINE (the agent's :meth:`TableAgent.keep_link` must run meanwhile)."""
+        played = 0
+        while played < rounds:
+            await self.wait_until_open()
+            try:
+                await self.play_round()
+            except ProgressiveOffline:
+                continue  # offline between the check and the lockout: nothing was sent
+            played += 1
             if self.config.pace_s:
                 await asyncio.sleep(self.config.pace_s)
         return self.tally
+
+    async def wait_until_open(self) -> None:
+        """Return once the table takes side wagers; :class:`ControllerUnreachable` once the
+        controller has been silent for the client's retry window."""
+        agent = self.agent
+        if not agent.link.check():
+            return
+        try:
+            await agent.link.wait_online(agent.client.retry_for_s)
+        except TimeoutError as error:
+            raise ControllerUnreachable(
+                f"table {agent.table_id}: PROGRESSIVE OFFLINE, and {error}"
+            ) from None
 
 
 def describe_award(table_id: str, round_id: int, award: SeatResult) -> str:

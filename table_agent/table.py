@@ -5,16 +5,31 @@ Each report (lockout, settle, void) is written to the outbox before it is sent a
 when the controller acknowledged or refused it; :meth:`TableAgent.recover` re-sends what a
 crash left unacknowledged, and voids a round left locked by a crash (the cards of that round
 are gone with the process, so its wagers are returned, as for any irregularity).
+
+While the table is PROGRESSIVE OFFLINE (:mod:`table_agent.link`) a new round's lockout is
+refused with :class:`~table_agent.link.ProgressiveOffline` before anything is written; the
+reports of rounds already locked out (settlements, voids, a recovered lockout) are always sent.
+The agent counts its reports by phase and outcome, and keeps the reports not yet answered and
+the time of the last acknowledgement, for its metrics (:mod:`table_agent.metrics`).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from table_agent.client import ControllerClient, ControllerRefused, Lockout, Settlement, Void
+from table_agent.client import (
+    ControllerClient,
+    ControllerRefused,
+    ControllerUnreachable,
+    Lockout,
+    Settlement,
+    Void,
+)
+from table_agent.link import Link
 from table_agent.outbox import Outbox
 from table_agent.reports import SettleReport
 from table_agent.wagers import PlacedWager
@@ -24,6 +39,11 @@ log = logging.getLogger("table_agent.table")
 T = TypeVar("T")
 
 RESTART_VOID_REASON = "agent restarted before the round was settled"
+
+PHASES = ("lockout", "settle", "void")
+OUTCOMES = ("acknowledged", "refused", "unreachable")
+"""What became of a report: acknowledged by the controller, refused by it (final), or not
+delivered within the retry window (it stays in the outbox, to be sent again at restart)."""
 
 
 def as_placed_wager(wager: PlacedWager | tuple[int, int]) -> PlacedWager:
@@ -55,6 +75,30 @@ class TableAgent:
         self._last_round_id = outbox.last_round_id() if outbox else 0
         if outbox:
             client.known = outbox.last_position()
+        self.reports: dict[tuple[str, str], int] = {(p, o): 0 for p in PHASES for o in OUTCOMES}
+        """Reports by (phase, outcome), every pair from zero."""
+        self._unanswered = {report["id"] for report in outbox.pending()} if outbox else set()
+        self._last_ack = time.monotonic()
+
+    @property
+    def link(self) -> Link:
+        """The link to the controller (whether the table is PROGRESSIVE OFFLINE)."""
+        return self.client.link
+
+    @property
+    def outbox_depth(self) -> int:
+        """Reports written but not yet answered (acknowledged or refused)."""
+        return len(self._unanswered)
+
+    def seconds_since_last_ack(self) -> float:
+        """Seconds since the controller last acknowledged a report (since the agent started,
+        if it has not yet)."""
+        return max(0.0, time.monotonic() - self._last_ack)
+
+    async def keep_link(self) -> None:
+        """Watch the link until cancelled, asking the controller whenever it has been quiet
+        (:meth:`Link.keep`); run it beside the table's play."""
+        await self.link.keep(lambda: self.client.probe(self.table_id))
 
     def continue_after(self, round_id: int) -> None:
         """Continue after the controller's last locked-out round of this table
@@ -92,21 +136,37 @@ class TableAgent:
         report_id = f"{round_id}:{phase}"
         if self.outbox:
             self.outbox.put(report_id, phase, round_id, payload)
+        self._unanswered.add(report_id)
         try:
             answer = await send()
         except ControllerRefused as refusal:
             if self.outbox:
                 self.outbox.ack(report_id, refused=refusal.message)  # final: never re-sent
+            self._unanswered.discard(report_id)
+            self.reports[(phase, "refused")] += 1
+            raise
+        except ControllerUnreachable:
+            self.reports[(phase, "unreachable")] += 1
             raise
         if self.outbox:
             self.outbox.ack(report_id, position=self.client.known, sums=sums(answer))
+        self._unanswered.discard(report_id)
+        self.reports[(phase, "acknowledged")] += 1
+        self._last_ack = time.monotonic()
         return answer
 
     async def lockout(
         self, round_id: int, wagers: Sequence[PlacedWager | tuple[int, int]]
     ) -> Lockout:
         """ "No more bets" with the accepted wagers. A ``(seat, amount_cents)`` pair is a
-        Progressive Payout Wager (the first release's form)."""
+        Progressive Payout Wager (the first release's form). While the table is PROGRESSIVE
+        OFFLINE, :class:`ProgressiveOffline` and nothing else: the round stays open."""
+        self.link.refuse_if_offline()
+        return await self._lockout(round_id, wagers)
+
+    async def _lockout(
+        self, round_id: int, wagers: Sequence[PlacedWager | tuple[int, int]]
+    ) -> Lockout:
         placed = [as_placed_wager(wager) for wager in wagers]
         self._move(round_id, RoundState.OPEN, RoundState.LOCKED)
         return await self._report(
@@ -167,8 +227,8 @@ class TableAgent:
 
     async def _resend(self, round_id: int, phase: str, payload: dict[str, Any]) -> None:
         if phase == "lockout":
-            self.states[round_id] = RoundState.OPEN
-            await self.lockout(round_id, [PlacedWager.from_data(w) for w in payload["wagers"]])
+            self.states[round_id] = RoundState.OPEN  # locked out before: sent even offline
+            await self._lockout(round_id, [PlacedWager.from_data(w) for w in payload["wagers"]])
         elif phase == "settle":
             self.states[round_id] = RoundState.LOCKED
             await self.settle(round_id, SettleReport.from_data(payload))

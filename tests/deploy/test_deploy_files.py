@@ -25,6 +25,10 @@ from controller import cli as controller_cli
 from controller.api.peers import read_deny_list
 from controller.ctl import main as ctl_main
 from table_agent import cli as agent_cli
+from table_agent.client import ControllerClient
+from table_agent.link import Link
+from table_agent.metrics import agent_registry
+from table_agent.table import TableAgent
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -42,8 +46,8 @@ KUBERNETES = DEPLOY / "kubernetes"
 YAML_FILES = sorted([*DEPLOY.rglob("*.yml"), *DEPLOY.rglob("*.yaml")])
 DASHBOARDS = sorted((DEPLOY / "grafana" / "dashboards").glob("*.json"))
 
-# Every metric family the controller exports, with its label names. Renaming a metric or a label
-# in the controller must be mirrored here, and then in the rules and dashboards.
+# Every metric family the controller and the table agents export, with its label names. Renaming
+# a metric or a label in either must be mirrored here, and then in the rules and dashboards.
 GRPC_LABELS = frozenset({"grpc_type", "grpc_service", "grpc_method"})
 METRICS: dict[str, frozenset[str]] = {
     "jackpot_meter_cents": frozenset({"meter"}),
@@ -72,6 +76,16 @@ METRICS: dict[str, frozenset[str]] = {
     "jackpot_journal_last_export_timestamp_seconds": frozenset({"link_group"}),
     "up": frozenset(),  # synthesized by Prometheus for every scrape target
 }
+AGENT_METRICS: dict[str, frozenset[str]] = {
+    "jackpot_agent_progressive_offline": frozenset({"table"}),
+    "jackpot_agent_seconds_since_last_answer": frozenset({"table"}),
+    "jackpot_agent_offline_after_seconds": frozenset({"table"}),
+    "jackpot_agent_outbox_depth": frozenset({"table"}),
+    "jackpot_agent_seconds_since_last_ack": frozenset({"table"}),
+    "jackpot_agent_reports_total": frozenset({"table", "phase", "outcome"}),
+    "jackpot_agent_offline_periods_total": frozenset({"table"}),
+}
+METRICS |= AGENT_METRICS
 HISTOGRAMS = frozenset({"grpc_server_handling_seconds"})
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 SCRAPE_LABELS = frozenset({"job", "instance"})  # attached by Prometheus to every series
@@ -91,6 +105,9 @@ EXPECTED_ALERTS = frozenset(
         "JackpotAccessDenied",
         "JackpotLinkGroupNotServing",
         "JackpotJournalNotExported",
+        "JackpotAgentDown",
+        "JackpotTableProgressiveOffline",
+        "JackpotAgentOutboxNotDraining",
     }
 )
 SEVERITIES = frozenset({"critical", "warning", "info"})
@@ -254,18 +271,24 @@ def test_dashboard_uses_provisioned_datasource(path: Path) -> None:
             assert target["datasource"]["uid"] == uid, panel["title"]
 
 
-def test_dashboard_layout_and_meter_variable() -> None:
+def test_dashboard_layout_and_meter_and_table_variables() -> None:
     dashboard = load_json(DEPLOY / "grafana" / "dashboards" / "jackpot.json")
     (variable,) = [v for v in dashboard["templating"]["list"] if v["name"] == "meter"]
     assert "jackpot_meter_cents" in variable["definition"]
+    (variable,) = [v for v in dashboard["templating"]["list"] if v["name"] == "table"]
+    assert "jackpot_agent_" in variable["definition"]
     rows = sorted(
         (p for p in dashboard["panels"] if p["type"] == "row"), key=lambda p: p["gridPos"]["y"]
     )
-    assert [r["title"].split()[0] for r in rows] == ["RPCs:", "Meters", "Redis"]
+    assert [r["title"].split()[0] for r in rows] == ["RPCs:", "Meters", "Redis", "Tables"]
+    agent_metrics_shown = set()
     for _, expr in dashboard_exprs(dashboard):
         metrics, _ = promql_names(expr)
-        if any("meter" in METRICS[base_metric(m)] for m in metrics):
-            assert 'meter=~"$meter"' in expr, f"per-meter query ignores $meter: {expr}"
+        for label in ("meter", "table"):
+            if any(label in METRICS[base_metric(m)] for m in metrics):
+                assert f'{label}=~"${label}"' in expr, f"per-{label} query ignores ${label}: {expr}"
+        agent_metrics_shown |= metrics & set(AGENT_METRICS)
+    assert agent_metrics_shown == set(AGENT_METRICS) - {"jackpot_agent_offline_periods_total"}
 
 
 # --- (b) metric and label names ----------------------------------------------------------------
@@ -341,7 +364,7 @@ def test_promtool_test_rules(promtool: str) -> None:
 
 
 def test_promtool_parses_dashboard_queries(promtool: str, tmp_path: Path) -> None:
-    grafana_vars = {"$__rate_interval": "5m", "$__range": "1h", "$meter": ".*"}
+    grafana_vars = {"$__rate_interval": "5m", "$__range": "1h", "$meter": ".*", "$table": ".*"}
     records = []
     for number, (_, expr) in enumerate(EXPRS):
         for var, value in grafana_vars.items():
@@ -390,10 +413,42 @@ def test_prometheus_config() -> None:
     for rule_file in config["rule_files"]:
         assert (PROMETHEUS_CONFIG.parent / rule_file).is_file(), rule_file
     jobs = {job["job_name"]: job for job in config["scrape_configs"]}
-    assert set(jobs) == {"jackpot-controller"}, "scrape the controller replicas only"
+    assert set(jobs) == {"jackpot-controller", "jackpot-agent"}
     (sd,) = jobs["jackpot-controller"]["dns_sd_configs"]
     assert sd["port"] == 9102
-    assert jobs["jackpot-controller"].get("scheme", "http") == "http", "the metrics port is HTTP"
+    for job in jobs.values():
+        assert job.get("scheme", "http") == "http", "the metrics ports are HTTP"
+
+
+def test_prometheus_scrapes_every_compose_agent_where_it_serves_metrics() -> None:
+    config = load_yaml(PROMETHEUS_CONFIG)
+    (job,) = [job for job in config["scrape_configs"] if job["job_name"] == "jackpot-agent"]
+    (static,) = job["static_configs"]
+    served = set()
+    for name, service in agent_services().items():
+        command = service["command"]
+        assert flag_value(command, "--metrics-host") == "0.0.0.0", f"{name}: unreachable"
+        served.add(f"{name}:{flag_value(command, '--metrics-port')}")
+    assert set(static["targets"]) == served
+
+
+def test_the_agent_exports_the_metrics_the_rules_and_dashboards_expect() -> None:
+    agent = TableAgent("cs-1", _Unconnected())
+    exported = {
+        metric.name + ("_total" if metric.type == "counter" else ""): {
+            label for sample in metric.samples for label in sample.labels
+        }
+        for metric in agent_registry(agent).collect()
+        if metric.name.startswith("jackpot_agent_")
+    }
+    assert exported == AGENT_METRICS
+
+
+class _Unconnected(ControllerClient):
+    """A table agent's client that never connects (the agent's metrics need none)."""
+
+    def __init__(self) -> None:
+        self.link = Link()
 
 
 def kube_workload(kind: str, name: str) -> dict[str, Any]:
@@ -998,3 +1053,20 @@ def test_redis_password_script(
         assert result.returncode != 0, f"{where} accepted {password!r}"
         assert "openssl rand -hex 32" in result.stderr
         assert not config_file.exists()
+
+
+def test_money_panels_show_dollars() -> None:
+    """Amounts are exported in cents; each money panel divides by 100 exactly once and shows
+    dollars."""
+    money = 0
+    for path in DASHBOARDS:
+        for panel in iter_panels(load_json(path)["panels"]):
+            exprs = [target.get("expr", "") for target in panel.get("targets", [])]
+            if not any("_cents" in expr for expr in exprs):
+                continue
+            money += 1
+            for expr in exprs:
+                assert expr.count("/ 100") == 1, f"{panel['title']}: {expr}"
+            assert panel["fieldConfig"]["defaults"]["unit"] == "currencyUSD", panel["title"]
+            assert "cents" not in panel["title"], panel["title"]
+    assert money >= 4

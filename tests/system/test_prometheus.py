@@ -1,14 +1,17 @@
-"""The dashboards and alerts against a real Prometheus scraping a real controller.
+"""The dashboards and alerts against a real Prometheus scraping a real controller and agent.
 
 Debian's ``prometheus`` (the package .ci/run installs for promtool) scrapes the controller's
-metrics every second with the rules of deploy/ loaded. After a scripted scenario — rounds with
-a straight flush and a royal flush (hits), a void, a table naming another table, and a Redis
-stall long enough for calls to fail — every dashboard query and every vector selector of every
-alert must return data through Prometheus's HTTP API, and the alerts the scenario provokes
-must hold: calls failed (JackpotGrpcErrorRatioHigh), jackpots wait (JackpotPendingJackpotsWaiting),
-a certificate was refused (JackpotAccessDenied). This is what catches a label value the
-controller does not export (``grpc_code="UNAVAILABLE"`` against ``"Unavailable"``) or a
-counter that appears only at its first increment.
+metrics and a table agent's (``table-agent --metrics-port``) every second with the rules of
+deploy/ loaded. After a scripted scenario — rounds with a straight flush and a royal flush
+(hits), a void, a table naming another table, a Redis stall long enough for calls to fail, and
+a table agent whose controller stops (SIGSTOP) long enough for the table to go PROGRESSIVE
+OFFLINE, then continues — every dashboard query and every vector selector of every alert must
+return data through Prometheus's HTTP API, and the alerts the scenario provokes must hold:
+calls failed (JackpotGrpcErrorRatioHigh), jackpots wait (JackpotPendingJackpotsWaiting), a
+certificate was refused (JackpotAccessDenied), and, while the controller was stopped, the table
+was offline (JackpotTableProgressiveOffline's expression). This is what catches a label value
+a process does not export (``grpc_code="UNAVAILABLE"`` against ``"Unavailable"``) or a counter
+that appears only at its first increment.
 """
 
 from __future__ import annotations
@@ -81,15 +84,17 @@ def test_selectors_of_an_expression() -> None:
 
 
 class Prometheus:
-    """A real Prometheus on a free loopback port with the rules of deploy/ loaded."""
+    """A real Prometheus on a free loopback port with the rules of deploy/ loaded, scraping
+    one target per job."""
 
-    def __init__(self, work: Path, target: str) -> None:
+    def __init__(self, work: Path, targets: dict[str, str]) -> None:
         self.port = free_port()
         config = {
             "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
             "rule_files": [str(RULES)],
             "scrape_configs": [
-                {"job_name": "jackpot-controller", "static_configs": [{"targets": [target]}]}
+                {"job_name": job, "static_configs": [{"targets": [target]}]}
+                for job, target in targets.items()
             ],
         }
         work.mkdir(parents=True, exist_ok=True)
@@ -149,12 +154,40 @@ def system(tmp_path: Path, pki: TestPKI) -> Iterator[tuple[RedisServer, Controll
             yield redis, controller
 
 
-def _agent(controller: ControllerProcess, table_id: str, *args: str) -> None:
+def _agent_command(controller: ControllerProcess, table_id: str, *args: str) -> list[str]:
     command = [sys.executable, "-m", "table_agent.cli", "--table-id", table_id]
     command += ["--controller", controller.target, "--sim", "--quiet"]
-    command += [*controller.client_args("table", table_id), *args]
+    return [*command, *controller.client_args("table", table_id), *args]
+
+
+def _agent(controller: ControllerProcess, table_id: str, *args: str) -> None:
+    command = _agent_command(controller, table_id, *args)
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _offline_phase(
+    prometheus: Prometheus, controller: ControllerProcess, agent: subprocess.Popen[bytes]
+) -> None:
+    """The playing agent's controller stops: Prometheus sees the table PROGRESSIVE OFFLINE
+    (the alert's expression holds), then online again once the controller continues."""
+    prometheus.wait_for(
+        'jackpot_agent_reports_total{phase="settle",outcome="acknowledged"} > 0'
+        " and on (table) jackpot_agent_progressive_offline == 0"
+    )
+    offline = next(
+        str(r["expr"]) for r in alert_rules() if r["alert"] == "JackpotTableProgressiveOffline"
+    )
+    os.kill(controller.pid, signal.SIGSTOP)
+    try:
+        (found,) = prometheus.wait_for(offline, 60)
+        assert found["metric"] == {"table": "cs-2"}
+    finally:
+        os.kill(controller.pid, signal.SIGCONT)
+    prometheus.wait_for(
+        "jackpot_agent_progressive_offline == 0 and jackpot_agent_offline_periods_total > 0", 60
+    )
+    assert agent.poll() is None, "the agent plays on"
 
 
 def _scenario(redis: RedisServer, controller: ControllerProcess, work: Path) -> None:
@@ -185,18 +218,31 @@ def test_every_dashboard_query_and_alert_selector_returns_data(
     system: tuple[RedisServer, ControllerProcess], tmp_path: Path
 ) -> None:
     redis, controller = system
-    prometheus = Prometheus(tmp_path / "prometheus", f"127.0.0.1:{controller.metrics_port}")
+    agent_port = free_port()
+    targets = {
+        "jackpot-controller": f"127.0.0.1:{controller.metrics_port}",
+        "jackpot-agent": f"127.0.0.1:{agent_port}",
+    }
+    prometheus = Prometheus(tmp_path / "prometheus", targets)
+    agent: subprocess.Popen[bytes] | None = None
     try:
         prometheus.wait_for('up{job="jackpot-controller"} == 1')
         _scenario(redis, controller, tmp_path)
         # A few more scrapes after the scenario, and Redis answering again.
         prometheus.wait_for("jackpot_redis_up == 1 and jackpot_redis_up offset 3s == 0", 60)
+        command = _agent_command(controller, "cs-2", "--rounds", "100000", "--pace", "0.2")
+        command += ["--offline-after", "2", "--retry-for", "60", "--metrics-port", str(agent_port)]
+        command += ["--state-dir", str(tmp_path / "agent")]
+        with (tmp_path / "agent.log").open("wb") as log:
+            agent = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        _offline_phase(prometheus, controller, agent)
         time.sleep(3)
         empty = []
         for path in DASHBOARDS:
             for where, expr in dashboard_exprs(load_json(path)):
                 query = (
                     expr.replace("$meter", ".+")
+                    .replace("$table", ".+")
                     .replace("$__range", "10m")
                     .replace("$__rate_interval", "1m")
                     .replace("$__interval", "15s")
@@ -214,4 +260,5 @@ def test_every_dashboard_query_and_alert_selector_returns_data(
         denied = next(str(r["expr"]) for r in alert_rules() if r["alert"] == "JackpotAccessDenied")
         assert prometheus.query(denied)[0]["metric"]["reason"] == "other_table"
     finally:
+        stop_process(agent)
         prometheus.stop()

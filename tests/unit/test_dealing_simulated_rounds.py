@@ -20,6 +20,7 @@ from table_agent.client import (
 )
 from table_agent.deck import parse_deck_cards
 from table_agent.games import game_procedure
+from table_agent.link import Link
 from table_agent.outbox import Outbox
 from table_agent.reports import SettleReport
 from table_agent.script import ScriptedRound, ScriptError
@@ -35,6 +36,7 @@ class RecordingController(ControllerClient):
     with 10% of its amount and settles without an award."""
 
     def __init__(self) -> None:  # no channel
+        self.link = Link()
         self.lockouts: dict[int, list[PlacedWager]] = {}
         self.settlements: dict[int, SettleReport] = {}
         self.voids: dict[int, str] = {}
