@@ -25,6 +25,7 @@ from controller.api.peers import DenyListError, read_deny_list
 from controller.errors import JackpotError
 from controller.rules_file import load_submission
 from controller.server import MAX_CONCURRENT_RPCS, ControllerServer, ServerConfig
+from controller.store import connection
 from controller.tls import TLSFiles, is_loopback
 
 log = logging.getLogger("controller")
@@ -52,13 +53,22 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         "--redis",
         default="redis://127.0.0.1:6379/0",
         metavar="URL",
-        help="Redis URL, the state of record (rediss:// for TLS); no password in it",
+        help="Redis URL, the state of record: redis://HOST:PORT/DB, rediss:// for TLS, or "
+        "sentinel://HOST:PORT[,HOST:PORT...]/SERVICE[?db=N] for the primary that Redis Sentinel "
+        "names (and follows through failovers); no password in it",
     )
     serve.add_argument(
         "--redis-password-file",
         type=Path,
         metavar="FILE",
         help=f"file holding the Redis password (or ${settings.REDIS_PASSWORD_ENV})",
+    )
+    serve.add_argument(
+        "--sentinel-password-file",
+        type=Path,
+        metavar="FILE",
+        help="file holding the Redis Sentinels' own password, for a sentinel:// URL (or "
+        f"${settings.SENTINEL_PASSWORD_ENV}); the servers' is --redis-password-file",
     )
     serve.add_argument("--tls-cert", type=Path, metavar="FILE", help="the controller's certificate")
     serve.add_argument("--tls-key", type=Path, metavar="FILE", help="its private key")
@@ -157,7 +167,8 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         type=int,
         default=0,
         metavar="N",
-        help="acknowledge a write only after N Redis replicas have it",
+        help="acknowledge a write only after N Redis replicas have it (WAIT; on Redis 7.2+ "
+        "WAITAOF: fsynced to their append-only files and the primary's)",
     )
     serve.add_argument(
         "--wait-timeout-ms",
@@ -215,6 +226,13 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
         raise UsageError(
             f"--max-streams must leave room for calls: at most {MAX_CONCURRENT_RPCS // 2}"
         )
+    try:
+        connection.check_url(args.redis)
+    except connection.RedisURLError as error:
+        raise UsageError(f"--redis: {error}") from None
+    sentinel = args.redis.lower().startswith("sentinel://")
+    if args.sentinel_password_file is not None and not sentinel:
+        raise UsageError("--sentinel-password-file is for a sentinel:// --redis URL")
     if "@" in args.redis.partition("://")[2].partition("/")[0]:
         log.warning(
             "the --redis URL holds credentials, visible in process listings; use "
@@ -229,6 +247,9 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
         listen=args.listen,
         redis_url=args.redis,
         redis_password=settings.redis_password(args.redis_password_file, environ),
+        sentinel_password=(
+            settings.sentinel_password(args.sentinel_password_file, environ) if sentinel else None
+        ),
         tls=_tls(args),
         deny_list=args.deny_list,
         metrics_port=None if args.metrics_port < 0 else args.metrics_port,

@@ -176,6 +176,23 @@ class Metrics:
             "1 when Redis fsyncs every write before answering.",
             registry=r,
         )
+        self.redis_primary = Gauge(
+            "jackpot_redis_primary",
+            "1 when the Redis this controller writes to reports the primary (master) role, 0 "
+            "when it reports replica (a failover not yet followed).",
+            registry=r,
+        )
+        self.redis_connected_replicas = Gauge(
+            "jackpot_redis_connected_replicas",
+            "Replicas connected to the Redis this controller writes to.",
+            registry=r,
+        )
+        self.redis_replicas_required = Gauge(
+            "jackpot_redis_replicas_required",
+            "Replicas that must confirm every write before it is acknowledged "
+            "(--wait-replicas; 0: none).",
+            registry=r,
+        )
         Info("jackpot_build", "Controller version.", registry=r).info({"version": version})
         self.link_group_serving = Gauge(
             "jackpot_link_group_serving",
@@ -286,7 +303,10 @@ class Metrics:
             self.pending_jackpots.labels(state.meter_id).set(state.pending_jackpots)
 
     def set_persistence(self, persistence: Persistence) -> None:
-        """Show Redis's durability settings as last read (nothing when they cannot be read)."""
+        """Show Redis's role, replicas and durability settings as last read (the append-only
+        file's settings not when they cannot be read)."""
+        self.redis_primary.set(1 if persistence.role == "master" else 0)
+        self.redis_connected_replicas.set(persistence.connected_replicas)
         if persistence.aof_enabled is None:
             return
         self.aof_enabled.set(1 if persistence.aof_enabled else 0)

@@ -31,10 +31,12 @@ from controller.http import HttpEndpoint
 from controller.metrics import Metrics
 from controller.rules_file import apply as apply_rules
 from controller.state_guard import StateGuard
+from controller.store.connection import follow_primary
 from controller.store.redis_store import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_ROUND_STEP,
     DEFAULT_ROUND_RETENTION_SECONDS,
+    Persistence,
     RedisStore,
 )
 from controller.tls import ServerCertificates, TLSFiles, is_loopback
@@ -66,8 +68,9 @@ class ServerConfig:
     ``listen`` is HOST:PORT (port 0 picks a free one). ``tls`` None serves plaintext with no
     identities (development only: refused unless ``listen`` is loopback). ``metrics_port``
     None disables the HTTP endpoint (0 picks a free one); ``wait_replicas`` > 0 makes every
-    acknowledged write wait for that many Redis replicas. ``redis_password`` is never logged
-    or shown (it stays out of ``repr``).
+    acknowledged write wait for that many Redis replicas. ``redis_url`` may be a
+    ``sentinel://`` URL (:mod:`controller.store.connection`); ``redis_password`` and
+    ``sentinel_password`` are never logged or shown (they stay out of ``repr``).
     """
 
     listen: str = "127.0.0.1:50051"
@@ -75,6 +78,7 @@ class ServerConfig:
     tls: TLSFiles | None = None
     deny_list: Path | None = None
     redis_password: str | None = field(default=None, repr=False)
+    sentinel_password: str | None = field(default=None, repr=False)
     metrics_port: int | None = 9102
     round_retention_seconds: int = DEFAULT_ROUND_RETENTION_SECONDS
     max_round_step: int = DEFAULT_MAX_ROUND_STEP
@@ -111,9 +115,11 @@ class ControllerServer:
                 "; configure mutual TLS (--tls-cert, --tls-key, --client-ca)"
             )
         self.metrics = Metrics(_version())
+        self.metrics.redis_replicas_required.set(config.wait_replicas)
         self.store = RedisStore.from_url(
             config.redis_url,
             password=config.redis_password,
+            sentinel_password=config.sentinel_password,
             max_connections=config.redis_max_connections,
             round_retention_seconds=config.round_retention_seconds,
             max_round_step=config.max_round_step,
@@ -305,7 +311,7 @@ class ControllerServer:
         whether it answers at all."""
         try:
             persistence = await asyncio.wait_for(
-                self.store.persistence(), timeout=max(1.0, self.config.refresh_interval_s)
+                self._primary_persistence(), timeout=max(1.0, self.config.refresh_interval_s)
             )
         except (StoreUnavailable, TimeoutError) as error:
             if self.redis_up:
@@ -319,6 +325,13 @@ class ControllerServer:
         self.redis_up = True
         await self.check_state()
         await self._refresh_meters()
+
+    async def _primary_persistence(self) -> Persistence:
+        """On a sentinel:// URL, ask the Sentinels for the primary first (so that a primary
+        replaced while still up is left within one refresh); then the durability settings of
+        the server the writes go to."""
+        await follow_primary(self.store.client)
+        return await self.store.persistence()
 
     async def _refresh_forever(self) -> None:
         while self.serving:  # also ends it should a cancellation be lost (wait_for in 3.11)

@@ -18,6 +18,7 @@ from typing import Any
 
 ENV_PREFIX = "JACKPOT_"
 REDIS_PASSWORD_ENV = "JACKPOT_REDIS_PASSWORD"
+SENTINEL_PASSWORD_ENV = "JACKPOT_SENTINEL_PASSWORD"
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
 
@@ -87,11 +88,25 @@ def redis_password(path: Path | None, environ: Mapping[str, str] | None = None) 
     """The Redis password: the content of ``path`` (``--redis-password-file``) without its
     final line break, else ``$JACKPOT_REDIS_PASSWORD``, else None. :class:`SettingsError` if
     the file is unreadable."""
+    return _secret(path, "--redis-password-file", REDIS_PASSWORD_ENV, environ)
+
+
+def sentinel_password(path: Path | None, environ: Mapping[str, str] | None = None) -> str | None:
+    """The Redis Sentinels' own password (``requirepass`` of a Sentinel), for a
+    ``sentinel://`` Redis URL: the content of ``path`` (``--sentinel-password-file``) without
+    its final line break, else ``$JACKPOT_SENTINEL_PASSWORD``, else None (Sentinels without a
+    password). :class:`SettingsError` if the file is unreadable."""
+    return _secret(path, "--sentinel-password-file", SENTINEL_PASSWORD_ENV, environ)
+
+
+def _secret(
+    path: Path | None, option: str, variable: str, environ: Mapping[str, str] | None
+) -> str | None:
     if path is None:
         env = os.environ if environ is None else environ
-        return env.get(REDIS_PASSWORD_ENV) or None
+        return env.get(variable) or None
     try:
         return path.read_text(encoding="utf-8").rstrip("\r\n")
     except (OSError, UnicodeDecodeError) as error:
         reason = getattr(error, "strerror", None) or str(error)
-        raise SettingsError(f"cannot read --redis-password-file {path}: {reason}") from None
+        raise SettingsError(f"cannot read {option} {path}: {reason}") from None

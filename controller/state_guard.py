@@ -8,7 +8,10 @@ controller's own memory, checked at start and every refresh (2 s):
   defines on an installed Redis) whose state is gone from Redis is **lost**: not served, and
   never created again (``serve --rules`` skips it; ``CreateLinkGroup`` refuses it);
 * a link group whose journal went back, or whose epoch changed other than by a restore or a
-  resume, is **stopped** in Redis (journaled), so every replica and table stops it too;
+  resume, is **stopped** in Redis (journaled), so every replica and table stops it too. With
+  ``--wait-replicas`` the guard remembers only positions the replicas confirmed: a Redis
+  failover may take the journal back below what the old primary held, but never below what
+  was acknowledged;
 * a Redis without the installation record (:data:`controller.store.keys.INSTALLATION`)
   holds no jackpot state at all: nothing is created on it unless the controller was started
   ``--first-install`` (a new installation: the operator says so), or an operator creates a
@@ -118,12 +121,12 @@ class StateGuard:
             await self._check_group(group, in_index=group in group_ids)
 
     async def _check_group(self, group: str, *, in_index: bool) -> None:
-        epoch, seq = await self.store.epoch(group)
+        epoch, seq, durable = await self.store.durable_epoch(group)
         if epoch is None:
             state = await self._state_without_epoch(group, in_index=in_index)
             if state is None:
                 return
-            epoch, seq = state
+            (epoch, seq), durable = state, False
         if epoch.stopped:
             self._problem(group, epoch.stopped)
             return
@@ -133,6 +136,9 @@ class StateGuard:
             stopped = await self.store.stop_link_group(group, epoch.epoch_id, why)
             self._problem(group, stopped or why)
             return
+        if not durable:  # with --wait-replicas: remember only what the replicas confirmed
+            same = seen is not None and seen.epoch == epoch.epoch_id
+            seq = seen.seq if seen is not None and same else 0
         self.seen[group] = JournalPosition(epoch.epoch_id, seq)
         if self.problems.pop(group, None) is not None:
             log.warning("link group %s is served again (epoch %s)", group, epoch.epoch_id)

@@ -55,6 +55,7 @@ from controller.domain.identity import CERTIFICATE_ROLES
 from controller.domain.money import format_cents, parse_dollars_cents, parse_percent_ppm
 from controller.errors import InvalidAmount, InvalidConfiguration, JackpotError
 from controller.rules_file import describe, load_submission
+from controller.store.connection import check_url
 from controller.store.redis_store import RedisStore
 from jackpot import tls
 from jackpot.v1 import jackpot_pb2 as pb
@@ -329,18 +330,41 @@ MAX_RETENTION_HOURS = 24 * 366 * 10
 
 
 def _redis_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--redis", required=True, metavar="URL")
+    parser.add_argument(
+        "--redis",
+        required=True,
+        metavar="URL",
+        help="redis://HOST:PORT/DB, rediss://, unix://, or "
+        "sentinel://HOST:PORT[,HOST:PORT...]/SERVICE[?db=N] (the primary Redis Sentinel names)",
+    )
     parser.add_argument(
         "--redis-password-file",
         type=Path,
         metavar="FILE",
         help=f"file holding the Redis password (or ${settings.REDIS_PASSWORD_ENV})",
     )
+    parser.add_argument(
+        "--sentinel-password-file",
+        type=Path,
+        metavar="FILE",
+        help="file holding the Sentinels' own password, for a sentinel:// URL (or "
+        f"${settings.SENTINEL_PASSWORD_ENV})",
+    )
 
 
 def _store(args: argparse.Namespace) -> RedisStore:
+    """The store of ``--redis``; a URL it cannot use is a ValueError (exit 2) saying what is
+    wrong, before anything connects."""
+    check_url(args.redis)
+    sentinel = args.redis.lower().startswith("sentinel://")
+    if args.sentinel_password_file is not None and not sentinel:
+        raise ValueError("--sentinel-password-file is for a sentinel:// --redis URL")
     return RedisStore.from_url(
-        args.redis, password=settings.redis_password(args.redis_password_file)
+        args.redis,
+        password=settings.redis_password(args.redis_password_file),
+        sentinel_password=(
+            settings.sentinel_password(args.sentinel_password_file) if sentinel else None
+        ),
     )
 
 

@@ -11,6 +11,7 @@ changed nothing.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import re
@@ -20,7 +21,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 from redis.exceptions import (
     AuthenticationError,
@@ -61,7 +62,8 @@ from controller.errors import (
     RoundStateError,
     StoreUnavailable,
 )
-from controller.store import codec, keys
+from controller.store import codec, connection, keys
+from controller.store.durability import ReplicaWait
 from controller.store.scripts import Scripts
 
 log = logging.getLogger("controller.store")
@@ -121,6 +123,14 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "NOT_STOPPED": FailedPrecondition,
 }
 
+DURABLE_WAIT_MS = 100
+"""How long :meth:`RedisStore.durable_epoch` waits for the replicas (the refresh asks again
+2 s later)."""
+_READ_POSITION = (
+    "return {redis.call('HMGET', KEYS[1], 'id', 'lineage', 'stopped'), redis.call('GET', KEYS[2])}"
+)
+"""A link group's epoch record and journal seq in one atomic, read-only step."""
+
 MAX_REBASE_ROUND_ID = 2**52
 """The highest round an operator may rebase a table to (far below the 2**53 the scripts
 compare exactly, so a rebased table always has room to play)."""
@@ -168,6 +178,7 @@ class RedisStore:
         self.max_round_step = max_round_step
         self._wait_replicas = wait_replicas
         self._wait_timeout_ms = wait_timeout_ms
+        self._replica_wait = ReplicaWait(wait_replicas, wait_timeout_ms)
         self._tables: dict[str, TableConfig] = {}
 
     @classmethod
@@ -176,22 +187,23 @@ class RedisStore:
         url: str,
         *,
         password: str | None = None,
+        sentinel_password: str | None = None,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         pool_timeout_s: float = 5.0,
         **options: Any,
     ) -> RedisStore:
         """A store on a new client for ``url`` (``redis://host:port/db``, ``rediss://`` for
-        TLS). ``password`` (from a file or the environment) overrides one in the URL. At most
+        TLS, ``sentinel://`` for the primary Redis Sentinel names: :mod:`connection`).
+        ``password`` (from a file or the environment) overrides one in the URL. At most
         ``max_connections`` are opened; a call waits up to ``pool_timeout_s`` for one."""
-        pool = BlockingConnectionPool.from_url(
+        client = connection.connect(
             url,
-            decode_responses=True,
-            socket_timeout=5.0,
+            password=password,
+            sentinel_password=sentinel_password,
             max_connections=max_connections,
-            timeout=pool_timeout_s,
-            **({"password": password} if password else {}),
+            pool_timeout_s=pool_timeout_s,
         )
-        return cls(Redis.from_pool(pool), **options)  # the client owns (and closes) the pool
+        return cls(client, **options)  # the client owns (and closes) the pool
 
     @property
     def client(self) -> Redis:
@@ -213,9 +225,11 @@ class RedisStore:
                 config = {"appendonly": "unknown", "appendfsync": "unknown"}
         except (RedisConnectionError, RedisTimeoutError) as error:
             raise self._unreachable(error) from error
+        aof_enabled = {"yes": True, "no": False}.get(str(config.get("appendonly")))
+        self._replica_wait.choose(str(info.get("redis_version", "")), aof_enabled)
         return Persistence(
             redis_version=str(info.get("redis_version", "?")),
-            aof_enabled={"yes": True, "no": False}.get(str(config.get("appendonly"))),
+            aof_enabled=aof_enabled,
             appendfsync=str(config.get("appendfsync", "?")),
             role=str(replication.get("role", "?")),
             connected_replicas=int(replication.get("connected_slaves", 0)),
@@ -242,20 +256,22 @@ class RedisStore:
                 return await script(keys=list(keys_), args=list(args))
             async with self._client.pipeline(transaction=False) as pipe:
                 await script(keys=list(keys_), args=list(args), client=pipe)
-                pipe.wait(self._wait_replicas, self._wait_timeout_ms)
+                self._replica_wait.queue(pipe)  # WAIT, or WAITAOF on Redis 7.2+
                 reply, acked = await pipe.execute(raise_on_error=False)
             if isinstance(reply, Exception):
                 raise reply
             if isinstance(acked, Exception):
+                command = self._replica_wait.command
+                self._replica_wait.failed(acked)
                 raise NotConfirmed(
-                    f"the write was applied but WAIT failed ({acked}); retry the same request "
-                    "(it is idempotent)",
+                    f"the write was applied but {command} failed ({acked}); retry the same "
+                    "request (it is idempotent)",
                     reply,
                 )
-            if acked < self._wait_replicas:
+            shortfall = self._replica_wait.shortfall(acked)
+            if shortfall is not None:
                 raise NotConfirmed(
-                    f"the write was confirmed by {acked} of {self._wait_replicas} replicas in "
-                    "time; retry the same request (it is idempotent)",
+                    f"the write was {shortfall} in time; retry the same request (it is idempotent)",
                     reply,
                 )
         except ResponseError as error:
@@ -559,6 +575,31 @@ class RedisStore:
         if epoch_id is None:
             return None, int(seq or 0)
         return Epoch.from_fields(epoch_id, lineage or "", stopped or ""), int(seq or 0)
+
+    async def durable_epoch(self, link_group_id: str) -> tuple[Epoch | None, int, bool]:
+        """:meth:`epoch`, read atomically and followed on the same connection by the wait of
+        ``--wait-replicas`` (at most :data:`DURABLE_WAIT_MS`); the flag is True when that
+        many replicas confirmed it (always, without ``--wait-replicas``: the primary's AOF is
+        the policy). A position that is not confirmed may be gone after a failover to a
+        replica without being lost: its writes were never acknowledged."""
+        group = keys.LinkGroupKeys(link_group_id)
+        wait = dataclasses.replace(
+            self._replica_wait, timeout_ms=min(self._wait_timeout_ms, DURABLE_WAIT_MS)
+        )
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.eval(_READ_POSITION, 2, group.epoch, group.seq)
+            if self._wait_replicas:
+                wait.queue(pipe)
+            replies = await self._read(pipe.execute(raise_on_error=False))
+        if isinstance(replies[0], Exception):
+            raise _script_error(replies[0]) if isinstance(replies[0], ResponseError) else replies[0]
+        (epoch_id, lineage, stopped), seq = replies[0]
+        durable = not self._wait_replicas or (
+            not isinstance(replies[-1], Exception) and wait.shortfall(replies[-1]) is None
+        )
+        if epoch_id is None:
+            return None, int(seq or 0), durable
+        return Epoch.from_fields(epoch_id, lineage or "", stopped or ""), int(seq or 0), durable
 
     async def check_position(
         self, link_group_id: str, who: str, known: JournalPosition

@@ -1,4 +1,5 @@
-"""Test harness shipped with the product: a real redis-server on a free loopback port.
+"""Test harness shipped with the product: a real redis-server on a free loopback port, Redis
+Sentinel with a replica, the controller as a process, a test certificate authority.
 
 Used by this project's tests, benchmarks and ``make demo``, and by anyone who embeds the
 controller in their own tests (the way temporal ships ``WorkflowEnvironment``).
@@ -9,5 +10,15 @@ from controller.testing.pki import TestPKI
 from controller.testing.processes import ControllerProcess
 from controller.testing.proxy import FaultProxy
 from controller.testing.redis_server import RedisServer
+from controller.testing.sentinel import RedisSentinel, SentinelGroup
 
-__all__ = ["ControllerProcess", "FaultProxy", "RedisServer", "TestPKI", "free_port", "stop_process"]
+__all__ = [
+    "ControllerProcess",
+    "FaultProxy",
+    "RedisSentinel",
+    "RedisServer",
+    "SentinelGroup",
+    "TestPKI",
+    "free_port",
+    "stop_process",
+]

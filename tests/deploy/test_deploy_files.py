@@ -39,6 +39,7 @@ RUNBOOK = DEPLOY / "RUNBOOK.md"
 DATASOURCES = DEPLOY / "grafana" / "provisioning" / "datasources" / "prometheus.yml"
 DASHBOARD_PROVIDER = DEPLOY / "grafana" / "provisioning" / "dashboards" / "jackpot.yml"
 COMPOSE = DEPLOY / "compose" / "docker-compose.yml"
+COMPOSE_SENTINEL = DEPLOY / "compose" / "docker-compose.sentinel.yml"
 DOCKERFILE = DEPLOY / "compose" / "Dockerfile"
 KUBERNETES = DEPLOY / "kubernetes"
 
@@ -65,6 +66,9 @@ METRICS: dict[str, frozenset[str]] = {
     "jackpot_redis_up": frozenset(),
     "jackpot_redis_aof_enabled": frozenset(),
     "jackpot_redis_appendfsync_always": frozenset(),
+    "jackpot_redis_primary": frozenset(),
+    "jackpot_redis_connected_replicas": frozenset(),
+    "jackpot_redis_replicas_required": frozenset(),
     "jackpot_build_info": frozenset({"version"}),
     "jackpot_access_denied_total": frozenset({"grpc_method", "role", "reason"}),
     "jackpot_link_group_serving": frozenset({"link_group"}),
@@ -95,6 +99,7 @@ EXPECTED_ALERTS = frozenset(
         "JackpotPendingJackpotsWaiting",
         "JackpotRedisAofDisabled",
         "JackpotRedisFsyncNotAlways",
+        "JackpotRedisReplicasMissing",
         "JackpotControllerTargetDown",
         "JackpotControllerAllDown",
         "JackpotAccessDenied",
@@ -507,6 +512,8 @@ def controller_commands() -> list[tuple[str, list[str], dict[str, str]]]:
     found: list[tuple[str, list[str], dict[str, str]]] = [(rel(DOCKERFILE), dockerfile_cmd(), {})]
     service = services()["controller"]
     found.append((rel(COMPOSE), service["command"], dict(service.get("environment") or {})))
+    sentinel = load_yaml(COMPOSE_SENTINEL)["services"]["controller"]
+    found.append((rel(COMPOSE_SENTINEL), sentinel["command"], {}))
     container = kube_container("controller")
     env = {e["name"]: e.get("value", "") for e in container.get("env", [])}
     found.append(("kubernetes controller.yaml", container["command"], env))
