@@ -126,10 +126,6 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
 DURABLE_WAIT_MS = 100
 """How long :meth:`RedisStore.durable_epoch` waits for the replicas (the refresh asks again
 2 s later)."""
-_READ_POSITION = (
-    "return {redis.call('HMGET', KEYS[1], 'id', 'lineage', 'stopped'), redis.call('GET', KEYS[2])}"
-)
-"""A link group's epoch record and journal seq in one atomic, read-only step."""
 
 MAX_REBASE_ROUND_ID = 2**52
 """The highest round an operator may rebase a table to (far below the 2**53 the scripts
@@ -587,7 +583,7 @@ class RedisStore:
             self._replica_wait, timeout_ms=min(self._wait_timeout_ms, DURABLE_WAIT_MS)
         )
         async with self._client.pipeline(transaction=False) as pipe:
-            pipe.eval(_READ_POSITION, 2, group.epoch, group.seq)
+            await self._scripts.read_position(keys=[group.epoch, group.seq], client=pipe)
             if self._wait_replicas:
                 wait.queue(pipe)
             replies = await self._read(pipe.execute(raise_on_error=False))

@@ -31,6 +31,7 @@ SCRIPT_NAMES = (
     "mark_exported",
     "trim_journal",
     "restore_epoch",
+    "read_position",
 )
 
 
@@ -63,6 +64,7 @@ class Scripts:
     mark_exported: AsyncScript
     trim_journal: AsyncScript
     restore_epoch: AsyncScript
+    read_position: AsyncScript
 
     @classmethod
     def register(cls, client: Redis) -> Scripts:
