@@ -26,7 +26,7 @@ from controller.domain.rounds import (
     settle_fingerprint,
     void_fingerprint,
 )
-from controller.errors import NotConfirmed, RoundStateError
+from controller.errors import LinkGroupStopped, NotConfirmed, NotFound, RoundStateError
 from controller.metrics import Metrics
 from controller.state_guard import StateGuard
 from controller.store.redis_store import RedisStore
@@ -56,7 +56,16 @@ class TableService(pb_grpc.TableServiceServicer):
     async def _table(self, table_id: str) -> TableConfig:
         """The registered table; UNAVAILABLE while its link group is not served."""
         self._guard.refuse_table(table_id)
-        table = await self._store.get_table(table_id)
+        try:
+            table = await self._store.get_table(table_id)
+        except NotFound:
+            if await self._store.installation() is None:  # not unknown: Redis lost everything
+                raise LinkGroupStopped(
+                    f"table {table_id} cannot be served: Redis holds no jackpot state (no "
+                    "installation record); an operator must restore it (RUNBOOK: \"Redis lost "
+                    "its data\")"
+                ) from None
+            raise
         self._guard.tables.setdefault(table_id, table.link_group_id)
         return table
 
@@ -91,6 +100,9 @@ class TableService(pb_grpc.TableServiceServicer):
         known = convert.known_position(request.known)
         locked = await self._store.locked_round(table, round_id)
         if locked is None:
+            # Missing: never locked out - or lost with Redis's data, which the epoch tells
+            # (UNAVAILABLE, the report is kept) before a refusal the table would drop.
+            await self._store.check_position(table.link_group_id, f"table {table_id}", known)
             raise RoundStateError(
                 f"round {round_id} of table {table_id} was never locked out (or its record has "
                 "expired); a round is settled only after its lockout"

@@ -77,8 +77,9 @@ class ControllerProcess:
         """A client command's TLS options as ``role``/``name`` (``--insecure`` without TLS)."""
         return ["--insecure"] if self.pki is None else self.pki.client_args(role, name)
 
-    def start(self, timeout_s: float = 30.0) -> ControllerProcess:
-        """Start the process and wait until it reports SERVING."""
+    def start(self, timeout_s: float = 30.0, *, serving: bool = True) -> ControllerProcess:
+        """Start the process and wait until it reports SERVING (or, with ``serving`` False,
+        NOT_SERVING: up, but refusing to serve, e.g. over a Redis that lost its data)."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
@@ -110,7 +111,12 @@ class ControllerProcess:
                     raise RuntimeError(f"the controller exited:\n{self.log_tail()}")
                 try:
                     reply = health.Check(health_pb2.HealthCheckRequest(), timeout=1)
-                    if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                    expected = (
+                        health_pb2.HealthCheckResponse.SERVING
+                        if serving
+                        else health_pb2.HealthCheckResponse.NOT_SERVING
+                    )
+                    if reply.status == expected:
                         return self
                 except grpc.RpcError:
                     pass

@@ -40,6 +40,8 @@ class Ack:
 
     report_id: str  # "<round>:<phase>"
     sums: dict[str, int]
+    epoch: str = ""  # the journal position the controller answered it at
+    seq: int = 0
 
     @property
     def round_id(self) -> int:
@@ -202,13 +204,34 @@ class AgentProcess:
             for record in _read(path):
                 if "ack" not in record or record.get("refused"):
                     continue
-                ack = Ack(record["ack"], {k: int(v) for k, v in record.get("sums", {}).items()})
+                ack = Ack(
+                    record["ack"],
+                    {k: int(v) for k, v in record.get("sums", {}).items()},
+                    str(record.get("epoch", "")),
+                    int(record.get("seq", 0)),
+                )
                 seen = acks.setdefault(ack.report_id, ack)
                 if seen.sums != ack.sums:
                     contradictions.append(
                         f"report {ack.report_id} acknowledged twice: {seen.sums} and {ack.sums}"
                     )
         return Acknowledged(acks, self._recovered(), contradictions)
+
+    def every_ack(self) -> list[Ack]:
+        """Every acknowledgement record of every run, once each, also a report id answered in
+        two epochs (a round id used again after a restore took Redis back before it)."""
+        seen: dict[tuple[str, str, int], Ack] = {}
+        for path in self._files():
+            for record in _read(path):
+                if "ack" in record and not record.get("refused"):
+                    ack = Ack(
+                        record["ack"],
+                        {k: int(v) for k, v in record.get("sums", {}).items()},
+                        str(record.get("epoch", "")),
+                        int(record.get("seq", 0)),
+                    )
+                    seen.setdefault((ack.report_id, ack.epoch, ack.seq), ack)
+        return list(seen.values())
 
     def _recovered(self) -> list[Recovered]:
         groups = []

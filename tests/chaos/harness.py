@@ -22,6 +22,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -119,6 +120,8 @@ class Rig:
         """What the fault wants checked besides the money, once the load has stopped."""
         self.down: set[int] = set()
         """Indexes of the controllers a fault stopped for good."""
+        self.facts: dict[str, Any] = {}
+        """What a fault noted for its scenario's own check."""
 
     def start(self) -> None:
         """Start Redis, the proxy, the controllers (one at a time: each applies the rules)

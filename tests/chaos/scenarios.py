@@ -5,27 +5,38 @@ breaks something while the tables play and returns once it is healed (a restarte
 is serving again, a proxy healed). It may add its own checks to ``rig.checks``; the
 harness then checks the money (see :mod:`tests.chaos.harness`).
 
-To add one (Redis restarted empty, a Sentinel failover), write its fault here and add a
-line to :data:`SCENARIOS`. A fault may assert what the operator must see on the way (a
-controller refusing to serve, and why) before it heals what it broke; a scenario whose
-outcome is not "the money is exactly as the tables were told" (Redis lost acknowledged
-steps) gives its own ``check`` instead of :func:`tests.chaos.checks.verify`. A different
-Redis (replicas and Sentinels) needs a :class:`~tests.chaos.harness.Topology` field and a
-branch in ``Rig.__init__``/``Rig.start``.
+To add one, write its fault here and add a line to :data:`SCENARIOS`. A fault may assert
+what the operator must see on the way (a controller refusing to serve, and why) before it
+heals what it broke; a scenario whose outcome is not "the money is exactly as the tables were
+told" gives its own ``check`` instead of :func:`tests.chaos.checks.verify` (Redis restarted
+empty: :func:`verify_what_the_restore_kept`). A different Redis (replicas and Sentinels)
+needs a :class:`~tests.chaos.harness.Topology` field and a branch in
+``Rig.__init__``/``Rig.start``; the Sentinel failover under load has its own test,
+test_sentinel_failover.py, with checks of the same kind.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
+import subprocess
+import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import redis
+
+from table_agent.outbox import SUMS
 from table_agent.table import RESTART_VOID_REASON
-from tests.chaos.checks import verify
-from tests.chaos.harness import ROUNDS, Fault, Rig, Topology, pause_briefly
-from tests.chaos.journal import Journal
+from tests.chaos.agents import AgentProcess
+from tests.chaos.checks import check_audit, check_kept_playing, check_processes, verify
+from tests.chaos.harness import LINK_GROUP, ROUNDS, TABLES, Fault, Rig, Topology, pause_briefly
+from tests.chaos.journal import Journal, money
 
 BEYOND_DEADLINES_S = 6.5
 """Longer than the controller's Redis socket timeout (5 s) and the agents' call deadline
@@ -35,6 +46,8 @@ LOST_ANSWER_ROUNDS = 5
 settlement reads its round first) loses no write, but all three tables, five times, do."""
 KILL_ATTEMPTS = 50
 """Tries to catch an agent between a lockout and its settlement."""
+RESUME_WAIT_S = 20.0
+"""How long, after a resume, every table has to be answered or to stop on a lost round."""
 
 
 def kill_one_of_two_controllers(rig: Rig) -> None:
@@ -159,6 +172,204 @@ def partition_from_redis(rig: Rig) -> None:
         rig.proxy.heal()
 
 
+def _jackpotctl(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "controller.ctl.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def _healthz(port: int) -> int:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as reply:
+            return int(reply.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
+def _redis_keys(rig: Rig) -> int:
+    client = redis.Redis.from_url(rig.redis.url)
+    try:
+        return int(client.dbsize())
+    finally:
+        client.close()
+
+
+def _epoch(rig: Rig) -> tuple[str, int]:
+    client = redis.Redis.from_url(rig.redis.url, decode_responses=True)
+    try:
+        epoch = client.hget(f"jp:{{lg:{LINK_GROUP}}}:epoch", "id") or ""
+        return str(epoch), int(client.get(f"jp:{{lg:{LINK_GROUP}}}:seq") or 0)
+    finally:
+        client.close()
+
+
+def restart_redis_empty(rig: Rig) -> None:
+    """Redis loses its data: after a journal export, kill -9 redis-server, delete its
+    append-only file, start it empty on the same port. The controller must refuse to serve
+    and say why - running, and after a restart (without --first-install) - and create
+    nothing; then an operator restores the export (jackpotctl restore) and, the tables
+    acknowledged after the export having stopped the link group, resumes it (jackpotctl
+    link-groups resume). Steps acknowledged between the export and the loss are lost: the
+    scenario's check accounts for exactly those."""
+    export = rig.directory / "export"
+    url = rig.redis.url
+    exported = _jackpotctl("journal", "export", "--redis", url, "--dir", str(export))
+    assert exported.returncode == 0, exported.stderr
+    snapshot = json.loads((export / LINK_GROUP / "snapshot.json").read_text())
+    rig.facts["epoch"], rig.facts["exported_seq"] = snapshot["epoch"]["id"], int(snapshot["seq"])
+    # Some table is acknowledged beyond the export before the loss.
+    rig.wait_for(
+        "a table acknowledged after the export",
+        lambda: any(
+            ack.seq > rig.facts["exported_seq"]
+            for agent in rig.agents.values()
+            for ack in agent.acknowledged().acks.values()
+        ),
+    )
+    assert rig.redis.process is not None
+    rig.redis.process.kill()
+    rig.redis.process.wait()
+    for lost in rig.redis.data_dir.glob("appendonly*"):
+        shutil.rmtree(lost) if lost.is_dir() else lost.unlink()
+    (rig.redis.data_dir / "dump.rdb").unlink(missing_ok=True)
+    rig.redis.start()
+    controller = rig.controllers[0]
+    rig.wait_for(
+        "the controller to refuse to serve", lambda: _healthz(controller.metrics_port) == 503
+    )
+    rig.wait_for("the controller to say why", lambda: "NOT SERVED" in controller.log_tail(20_000))
+    assert "Redis lost the installation record" in controller.log_tail(20_000)
+    # An ordinary restart (no --first-install) creates nothing either, and says why.
+    rig.kill_controller(0)
+    controller.first_install = False
+    controller.start(serving=False)
+    rig.wait_for(
+        "the restarted controller to say why",
+        lambda: "no installation record" in controller.log_tail(20_000),
+    )
+    assert _redis_keys(rig) == 0, "a controller created state on an emptied Redis"
+    assert _healthz(controller.metrics_port) == 503
+    # The operator restores the export; the controller serves it within its refresh.
+    restored = _jackpotctl(
+        "restore",
+        "--redis",
+        url,
+        "--from",
+        str(export),
+        "--link-group",
+        LINK_GROUP,
+        "--reason",
+        "chaos: Redis restarted empty",
+    )
+    assert restored.returncode == 0, restored.stderr
+    rig.wait_for(
+        "the restored link group to be served", lambda: _healthz(controller.metrics_port) == 200
+    )
+    # A table acknowledged after the export stops it at its next call; the operator, having
+    # reconciled those steps, resumes it.
+    rig.wait_for("a table ahead of the restore to stop the link group", lambda: _stopped(rig))
+    resumed = _jackpotctl(
+        "--controller",
+        controller.target,
+        *controller.client_args("operator", "chaos-operator"),
+        "link-groups",
+        "resume",
+        LINK_GROUP,
+        "--reason",
+        "chaos: steps after the export reconciled",
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    _restart_tables_that_lost_a_round(rig)
+
+
+def _restart_tables_that_lost_a_round(rig: Rig) -> None:
+    """A table whose round in progress was lost with Redis has its next report of that round
+    refused ("never locked out": the restored Redis does not have it); the simulated agent
+    stops there, as a dealer would, and is started again. Waits (bounded) until every table
+    has either been answered in the new epoch or stopped so."""
+    deadline = time.monotonic() + RESUME_WAIT_S
+    lost_epoch = rig.facts["epoch"]
+    while True:
+        stopped = [a for a in rig.agents.values() if a.exit_code]
+        answered = [
+            a
+            for a in rig.agents.values()
+            if any(ack.epoch not in ("", lost_epoch) for ack in a.acknowledged().acks.values())
+        ]
+        if len(stopped) + len(answered) >= len(rig.agents) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    for agent in stopped:
+        assert all("never locked out" in text for text in agent.refusals()), agent.refusals()
+        agent.start(ROUNDS // 2)
+
+
+def _stopped(rig: Rig) -> bool:
+    client = redis.Redis.from_url(rig.redis.url, decode_responses=True)
+    try:
+        return bool(client.hget(f"jp:{{lg:{LINK_GROUP}}}:epoch", "stopped"))
+    finally:
+        client.close()
+
+
+def _kept(
+    agent: AgentProcess, lost_epoch: str, exported_seq: int
+) -> tuple[dict[str, int], set[int]]:
+    """What a table's acknowledgements moved that the restored Redis must hold (everything
+    but the lost epoch's steps after the export), and the rounds of those lost steps."""
+    kept = dict.fromkeys(SUMS, 0)
+    lost_rounds: set[int] = set()
+    for ack in agent.every_ack():
+        if ack.epoch == lost_epoch and ack.seq > exported_seq:
+            lost_rounds.add(ack.round_id)
+            continue
+        for name in SUMS:
+            kept[name] += ack.sums.get(name, 0)
+    for group in agent.acknowledged().recovered:  # delivered at a restart, after the resume
+        for name in SUMS:
+            kept[name] += group.sums[name]
+    return kept, lost_rounds
+
+
+def verify_what_the_restore_kept(rig: Rig, marks: dict[str, int]) -> None:
+    """After a Redis restarted empty and restored from an export at journal #S: each table's
+    acknowledgements at or before #S of the lost epoch, and every one of a later epoch, equal
+    its journal entries in Redis to the microcent; the acknowledgements after #S of the lost
+    epoch (lost with Redis, to be reconciled by hand) are all that is missing, and the only
+    refusals are of those rounds; the audit is OK, the tables played on, and the restore, the
+    stop and the resume are journaled."""
+    journal = Journal(rig.redis.url, LINK_GROUP, TABLES)
+    problems = [*check_audit(rig), *check_kept_playing(rig, journal, marks), *check_processes(rig)]
+    lost = 0
+    for table_id, agent in rig.agents.items():
+        kept, lost_rounds = _kept(agent, rig.facts["epoch"], rig.facts["exported_seq"])
+        lost += len(lost_rounds)
+        recorded = journal.totals(table_id)
+        problems += [
+            f"table {table_id}: kept acknowledgements tally {name} "
+            f"{money(name, kept[name])}, its journal {money(name, recorded[name])}"
+            for name in SUMS
+            if kept[name] != recorded[name]
+        ]
+        problems += [
+            f"table {table_id}: refused, not a lost round: {refusal}"
+            for refusal in agent.refusals()
+            if int(refusal.partition(":")[0]) not in lost_rounds
+        ]
+    if lost == 0:
+        problems.append("no acknowledgement was lost: the scenario did not test a loss")
+    problems += [
+        f"no {kind} entry in the journal"
+        for kind in ("restored", "link_group_stopped", "link_group_resumed")
+        if not journal.of_type(kind)
+    ]
+    assert not problems, "\n".join(problems) + f"\n(processes' logs in {rig.directory})"
+
+
 @dataclass(frozen=True)
 class Scenario:
     """One line of the table: a fault on a topology, and what must hold afterwards (given
@@ -184,4 +395,9 @@ SCENARIOS = (
     Scenario("connections to Redis reset", reset_links_to_redis, Topology(proxy=True)),
     Scenario("answers from Redis lost", lose_answers_from_redis, Topology(proxy=True)),
     Scenario("partition from Redis, healed", partition_from_redis, Topology(proxy=True)),
+    Scenario(
+        "redis-server restarted empty, restored, resumed",
+        restart_redis_empty,
+        check=verify_what_the_restore_kept,
+    ),
 )

@@ -16,6 +16,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from redis.asyncio import Redis
 
+from controller.domain.cards import parse_cards
 from controller.domain.epochs import Epoch, JournalPosition, lineage_text, verdict
 from controller.errors import InvalidArgument
 from controller.rules_file import load_submission
@@ -24,9 +25,12 @@ from controller.store import keys
 from controller.testing import TestPKI
 from table_agent.client import ControllerUnreachable
 from table_agent.outbox import Outbox
+from table_agent.reports import SettleReport
 from table_agent.simulator import SimulationConfig, TableSimulator
 from table_agent.table import TableAgent
 from tests.helpers import (
+    PAIR,
+    ROYAL_SPADES,
     Channels,
     Floor,
     connect,
@@ -287,3 +291,29 @@ async def test_an_earlier_releases_state_gets_its_epoch_once(
     upgrades = [fields for _, fields in entries[length:] if fields["type"] == "epoch_created"]
     assert len(upgrades) == 1 and upgrades[0]["link_group"] == "floor"
     assert await redis_client.hget(keys.INSTALLATION, "by") is not None
+
+
+async def test_a_round_lost_with_redis_is_never_refused_as_never_locked_out(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, redis_client: Redis
+) -> None:
+    """Between Redis losing its data and the next refresh, a settlement of a round whose
+    lockout was acknowledged must not be refused as 'never locked out' (a final refusal the
+    table would drop): it is UNAVAILABLE, and the table keeps it. So is a table a replica
+    never served, on a Redis without any state."""
+    client = table_client(controller.port, pki, retry_for_s=0.5)
+    agent = TableAgent("t1", client)
+    agent.continue_after((await client.get_table("t1")).last_round_id)
+    round_id = agent.new_round()
+    await agent.lockout(round_id, [(1, 100)])
+    await redis_client.flushall()  # before the controller's refresh notices
+    report = SettleReport({1: parse_cards(ROYAL_SPADES.split())}, dealer=parse_cards(PAIR.split()))
+    with pytest.raises(ControllerUnreachable, match="no epoch record"):
+        await agent.settle(round_id, report)
+    fresh = ControllerServer(controller_config(controller.config.redis_url, pki))
+    await fresh.start()
+    try:
+        stranger = table_client(fresh.port, pki, retry_for_s=0.5)
+        with pytest.raises(ControllerUnreachable, match="Redis holds no jackpot state"):
+            await stranger.get_table("t1")
+    finally:
+        await fresh.stop(grace_s=1)
