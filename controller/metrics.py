@@ -7,11 +7,14 @@ of microcents and only converted at exposition, because the text format has no i
 
 * Gauges (state, the same on every replica; aggregate with ``max``): meter, reserve and
   pending jackpots per meter, refreshed from Redis and after every transition.
-* Counters (events this replica applied; aggregate with ``sum``): wagers, contributions,
-  hits (per meter and paytable line), awards (per wager kind and award kind), voids,
-  idempotent replays. Every counter whose label values are known from the registered tables
-  is created at zero when the controller starts or a table is registered, so that
-  ``increase()`` sees the first event too.
+* Counters of business events (wagers, contributions, voids, hits per meter and paytable
+  line, awards per wager kind and award kind, their amounts): Redis counts them, in the same
+  atomic step as the event (each link group's ``counters`` hash), and every replica shows
+  Redis's totals, read every refresh (2 s) - so a step whose answer was lost is counted once
+  all the same, and the replicas agree: aggregate with ``max``. Every series whose label
+  values are known from the registered tables exists from zero, so that ``increase()`` sees
+  the first event too. ``jackpot_replayed_requests_total`` counts what this replica answered
+  from a stored reply (aggregate with ``sum``).
 * gRPC server metrics with the go-grpc-prometheus names and code names (``grpc_code="OK"``,
   ``"Unavailable"``), every served method and code created at zero, so stock dashboards and
   the rules in deploy/ work.
@@ -20,7 +23,8 @@ of microcents and only converted at exposition, because the text format has no i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from threading import Lock
 
 from prometheus_client import (
@@ -41,13 +45,10 @@ from controller.domain.config import TableConfig
 from controller.domain.money import MICROCENTS_PER_CENT, floor_cents
 from controller.domain.paytables import AwardKind
 from controller.domain.records import (
-    AcceptedWager,
-    Contribution,
     LockoutResult,
     MeterState,
     MeterValue,
     SeatOutcome,
-    SeatResult,
     SettleResult,
     VoidResult,
 )
@@ -60,35 +61,102 @@ disable_created_metrics()  # type: ignore[no-untyped-call]
 LATENCY_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 
 
-class _ExactMoneyCounter(Collector):
-    """A counter of money with one label (a meter, a wager kind) kept as integer microcents,
-    exposed in cents."""
+@dataclass(frozen=True, slots=True)
+class _Counted:
+    """One counter Redis keeps: its metric name, help, labels, and the unit's size (money
+    counted in microcents is shown in cents)."""
 
-    def __init__(self, name: str, documentation: str, label: str = "meter") -> None:
-        self._name = name
-        self._documentation = documentation
-        self._label = label
-        self._totals_microcents: dict[str, int] = {}
+    name: str
+    documentation: str
+    labels: tuple[str, ...]
+    per_unit: int = 1
+
+
+COUNTED: dict[str, _Counted] = {
+    "wagers": _Counted(
+        "jackpot_wagers", "Wagers accepted at lockout, per meter they feed.", ("meter",)
+    ),
+    "contributions_microcents": _Counted(
+        "jackpot_contributions_cents",
+        "Contributions of accepted wagers in cents (meter and reserve parts).",
+        ("meter",),
+        MICROCENTS_PER_CENT,
+    ),
+    "voids": _Counted("jackpot_voids", "Wagers returned by a voided round.", ("meter",)),
+    "void_contributions_microcents": _Counted(
+        "jackpot_void_contributions_cents",
+        "Contributions taken back out of the meter and reserve by voided rounds, in cents.",
+        ("meter",),
+        MICROCENTS_PER_CENT,
+    ),
+    "hits": _Counted(
+        "jackpot_hits",
+        "Percentage-of-meter awards (hits), by meter and the paytable line paid.",
+        ("meter", "line"),
+    ),
+    "meter_awards_cents": _Counted(
+        "jackpot_meter_awards_cents",
+        "Percentage-of-meter awards (hits) taken from each meter, in cents.",
+        ("meter",),
+    ),
+    "awards": _Counted(
+        "jackpot_awards",
+        "Paid awards (envy bonuses included), by wager kind and award kind.",
+        ("wager", "kind"),
+    ),
+    "awards_cents": _Counted(
+        "jackpot_awards_cents",
+        "Paid awards (envy bonuses included) by wager kind, in cents.",
+        ("wager",),
+    ),
+}
+"""The link groups' counters hash field kinds (controller/store/keys.py) and their metrics."""
+
+
+class _StoredCounters(Collector):
+    """The business counters as Redis keeps them (see the module): the last totals read of
+    each link group, summed over the link groups, over series created at zero."""
+
+    def __init__(self) -> None:
+        self._zero: set[tuple[str, tuple[str, ...]]] = set()
+        self._by_group: dict[str, dict[tuple[str, tuple[str, ...]], int]] = {}
         self._lock = Lock()
 
-    def add(self, key: str, microcents: int) -> None:
-        """Add ``microcents`` (0 creates the series); a counter only goes up."""
-        if microcents < 0:
-            raise ValueError(f"a counter cannot go down ({microcents} microcents)")
+    def create(self, kind: str, *labels: str) -> None:
+        """Make the series exist (at zero until Redis counts it)."""
         with self._lock:
-            self._totals_microcents[key] = self._totals_microcents.get(key, 0) + microcents
+            self._zero.add((kind, labels))
+
+    def set_group(self, link_group_id: str, fields: Mapping[str, int]) -> None:
+        """A link group's counters as read from Redis (``kind|label|label`` -> total)."""
+        totals: dict[tuple[str, tuple[str, ...]], int] = {}
+        for field, total in fields.items():
+            kind, *labels = field.split("|")
+            counted = COUNTED.get(kind)
+            if counted is not None and len(labels) == len(counted.labels):
+                totals[(kind, tuple(labels))] = int(total)
+        with self._lock:
+            self._by_group[link_group_id] = totals
+
+    def value(self, kind: str, *labels: str) -> int:
+        """The total of one series, in Redis's unit (for tests)."""
+        with self._lock:
+            return sum(group.get((kind, labels), 0) for group in self._by_group.values())
 
     def collect(self) -> Iterable[Metric]:
-        family = CounterMetricFamily(self._name, self._documentation, labels=[self._label])
         with self._lock:
-            for key, total in sorted(self._totals_microcents.items()):
-                family.add_metric([key], total / MICROCENTS_PER_CENT)
-        yield family
-
-    def value_microcents(self, key: str) -> int:
-        """The exact total for ``key`` (for tests)."""
-        with self._lock:
-            return self._totals_microcents.get(key, 0)
+            totals = dict.fromkeys(self._zero, 0)
+            for group in self._by_group.values():
+                for key, total in group.items():
+                    totals[key] = totals.get(key, 0) + total
+        for kind, counted in COUNTED.items():
+            family = CounterMetricFamily(
+                counted.name, counted.documentation, labels=list(counted.labels)
+            )
+            for (series_kind, labels), total in sorted(totals.items()):
+                if series_kind == kind:
+                    family.add_metric(list(labels), total / counted.per_unit)
+            yield family
 
 
 class Metrics:
@@ -112,54 +180,14 @@ class Metrics:
             ["meter"],
             registry=r,
         )
-        self.wagers = Counter(
-            "jackpot_wagers",
-            "Wagers accepted at lockout, per meter they feed.",
-            ["meter"],
-            registry=r,
-        )
-        self.voids = Counter(
-            "jackpot_voids", "Wagers returned by a voided round.", ["meter"], registry=r
-        )
-        self.hits = Counter(
-            "jackpot_hits",
-            "Percentage-of-meter awards (hits), by meter and the paytable line paid.",
-            ["meter", "line"],
-            registry=r,
-        )
-        self.awards = Counter(
-            "jackpot_awards",
-            "Paid awards (envy bonuses included), by wager kind and award kind.",
-            ["wager", "kind"],
-            registry=r,
-        )
         self.replays = Counter(
             "jackpot_replayed_requests",
             "Retried requests answered from the stored reply.",
             ["phase"],
             registry=r,
         )
-        self.contributions_cents = _ExactMoneyCounter(
-            "jackpot_contributions_cents_total",
-            "Contributions of accepted wagers in cents (meter and reserve parts).",
-        )
-        self.void_contributions_cents = _ExactMoneyCounter(
-            "jackpot_void_contributions_cents_total",
-            "Contributions taken back out of the meter and reserve by voided rounds, in cents.",
-        )
-        self.awards_cents = _ExactMoneyCounter(
-            "jackpot_awards_cents_total",
-            "Paid awards (envy bonuses included) by wager kind, in cents.",
-            label="wager",
-        )
-        self.meter_awards_cents = _ExactMoneyCounter(
-            "jackpot_meter_awards_cents_total",
-            "Percentage-of-meter awards (hits) taken from each meter, in cents.",
-        )
-        r.register(self.contributions_cents)
-        r.register(self.void_contributions_cents)
-        r.register(self.awards_cents)
-        r.register(self.meter_awards_cents)
+        self.counted = _StoredCounters()
+        r.register(self.counted)
         ProcessCollector(registry=r)
         PlatformCollector(registry=r)
         r.register(GC_COLLECTOR)
@@ -261,21 +289,21 @@ class Metrics:
         wager kind and award kind (envy included); the replay counters."""
         for phase in ("lockout", "settle", "void"):
             self.replays.labels(phase)
+        create = self.counted.create
         for table in tables:
             for offer in table.wagers:
-                self.awards_cents.add(offer.wager, 0)
+                create("awards_cents", offer.wager)
                 for meter_id in offer.meter_ids:
-                    self.wagers.labels(meter_id)
-                    self.voids.labels(meter_id)
-                    self.contributions_cents.add(meter_id, 0)
-                    self.void_contributions_cents.add(meter_id, 0)
-                    self.meter_awards_cents.add(meter_id, 0)
+                    for kind in ("wagers", "voids", "contributions_microcents"):
+                        create(kind, meter_id)
+                    create("void_contributions_microcents", meter_id)
+                    create("meter_awards_cents", meter_id)
                 for line, rule in offer.paytable.lines:
-                    self.awards.labels(offer.wager, str(rule.kind))
+                    create("awards", offer.wager, str(rule.kind))
                     if rule.kind is AwardKind.PERCENT_OF_METER:
-                        self.hits.labels(offer.meter_of(rule), line)
+                        create("hits", offer.meter_of(rule), line)
                 if offer.paytable.envy_lines:
-                    self.awards.labels(offer.wager, str(AwardKind.ENVY))
+                    create("awards", offer.wager, str(AwardKind.ENVY))
 
     # ------------------------------------------------------------ state
 
@@ -289,6 +317,10 @@ class Metrics:
         """The journal's length in Redis and when it was last exported (ms since the epoch)."""
         self.journal_entries.labels(link_group_id).set(entries)
         self.journal_exported_at.labels(link_group_id).set(exported_at_ms / 1000)
+
+    def set_counters(self, link_group_id: str, fields: Mapping[str, int]) -> None:
+        """The link group's event counters as Redis keeps them."""
+        self.counted.set_group(link_group_id, fields)
 
     def set_meters(self, meters: Iterable[MeterValue]) -> None:
         """Show meter values (from a transition's answer)."""
@@ -315,44 +347,23 @@ class Metrics:
     # ------------------------------------------------------------ events
 
     def record_lockout(self, result: LockoutResult) -> None:
-        """Count a lockout this replica applied (replays are counted apart)."""
-        if result.replayed:
-            self.replays.labels("lockout").inc()
-            return
-        for contribution in _contributions(result.accepted):
-            self.wagers.labels(contribution.meter_id).inc()
-            self.contributions_cents.add(contribution.meter_id, contribution.total_microcents)
-        self.set_meters(result.meters)
+        """Show the meters after a lockout (Redis counts the event); count a replay."""
+        self._record("lockout", result.replayed, result.meters)
 
     def record_settle(self, result: SettleResult) -> None:
-        """Count the awards and hits of a settlement this replica applied."""
-        if result.replayed:
-            self.replays.labels("settle").inc()
-            return
-        for seat in _paid(result):
-            microcents = seat.amount_cents * MICROCENTS_PER_CENT
-            self.awards.labels(seat.wager, seat.award_kind).inc()
-            self.awards_cents.add(seat.wager, microcents)
-            if seat.pending_validation:  # a percentage of the meter: a hit
-                self.hits.labels(seat.meter_id, seat.line).inc()
-                self.meter_awards_cents.add(seat.meter_id, microcents)
-                self.pending_jackpots.labels(seat.meter_id).inc()
-        self.set_meters(result.meters)
+        """Show the meters and pending jackpots after a settlement; count a replay."""
+        if not result.replayed:
+            for seat in result.results:
+                if seat.outcome is SeatOutcome.PAID and seat.pending_validation:
+                    self.pending_jackpots.labels(seat.meter_id).inc()
+        self._record("settle", result.replayed, result.meters)
 
     def record_void(self, result: VoidResult) -> None:
-        """Count the wagers a void returned and take their contributions back out."""
-        if result.replayed:
-            self.replays.labels("void").inc()
-            return
-        for contribution in _contributions(result.reversed):
-            self.voids.labels(contribution.meter_id).inc()
-            self.void_contributions_cents.add(contribution.meter_id, contribution.total_microcents)
-        self.set_meters(result.meters)
+        """Show the meters after a void; count a replay."""
+        self._record("void", result.replayed, result.meters)
 
-
-def _contributions(wagers: Iterable[AcceptedWager]) -> Iterator[Contribution]:
-    return (contribution for wager in wagers for contribution in wager.contributions)
-
-
-def _paid(result: SettleResult) -> Iterator[SeatResult]:
-    return (seat for seat in result.results if seat.outcome is SeatOutcome.PAID)
+    def _record(self, phase: str, replayed: bool, meters: Iterable[MeterValue]) -> None:
+        if replayed:
+            self.replays.labels(phase).inc()
+        else:
+            self.set_meters(meters)

@@ -275,6 +275,7 @@ class ControllerServer:
                 checkpoint = await self.store.checkpoint(group)
                 entries = await self.store.journal_length(group)
                 self.metrics.set_journal(group, entries, checkpoint.exported_at_ms)
+                self.metrics.set_counters(group, await self.store.counters(group))
 
     async def check_state(self) -> None:
         """Check every link group's state now and report it in health and metrics (the

@@ -17,6 +17,7 @@ from controller.api import convert
 from controller.api.meter_watch import MeterWatcher
 from controller.domain.bounds import MAX_WATCH_INTERVAL_MS, check_range
 from controller.domain.config import TableConfig
+from controller.domain.epochs import NO_POSITION, JournalPosition
 from controller.domain.money import format_cents
 from controller.domain.records import SeatOutcome
 from controller.domain.rounds import (
@@ -53,17 +54,20 @@ class TableService(pb_grpc.TableServiceServicer):
         self._watcher = watcher
         self._guard = guard
 
-    async def _table(self, table_id: str) -> TableConfig:
-        """The registered table; UNAVAILABLE while its link group is not served."""
+    async def _table(self, table_id: str, known: JournalPosition = NO_POSITION) -> TableConfig:
+        """The registered table; UNAVAILABLE while its link group is not served, and when
+        Redis holds no state at all though the table (``known``) or this controller saw
+        some: that table is lost, not unknown."""
         self._guard.refuse_table(table_id)
         try:
             table = await self._store.get_table(table_id)
         except NotFound:
-            if await self._store.installation() is None:  # not unknown: Redis lost everything
+            saw_state = bool(known.epoch) or self._guard.installed or bool(self._guard.known())
+            if saw_state and await self._store.installation() is None:
                 raise LinkGroupStopped(
                     f"table {table_id} cannot be served: Redis holds no jackpot state (no "
-                    "installation record); an operator must restore it (RUNBOOK: \"Redis lost "
-                    "its data\")"
+                    'installation record); an operator must restore it (RUNBOOK: "Redis lost '
+                    'its data")'
                 ) from None
             raise
         self._guard.tables.setdefault(table_id, table.link_group_id)
@@ -71,9 +75,9 @@ class TableService(pb_grpc.TableServiceServicer):
 
     async def Lockout(self, request: pb.LockoutRequest, context: Context) -> pb.LockoutResponse:
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
-        table = await self._table(table_id)
-        wagers = check_lockout(table, convert.wagers(request.wagers))
         known = convert.known_position(request.known)
+        table = await self._table(table_id, known)
+        wagers = check_lockout(table, convert.wagers(request.wagers))
         result = await _recorded(
             self._store.lockout(table, round_id, wagers, lockout_fingerprint(wagers), known),
             self._metrics.record_lockout,
@@ -95,9 +99,9 @@ class TableService(pb_grpc.TableServiceServicer):
 
     async def Settle(self, request: pb.SettleRequest, context: Context) -> pb.SettleResponse:
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
-        table = await self._table(table_id)
-        cards = convert.round_cards(request, table.game_rules.joker)
         known = convert.known_position(request.known)
+        table = await self._table(table_id, known)
+        cards = convert.round_cards(request, table.game_rules.joker)
         locked = await self._store.locked_round(table, round_id)
         if locked is None:
             # Missing: never locked out - or lost with Redis's data, which the epoch tells
@@ -143,7 +147,7 @@ class TableService(pb_grpc.TableServiceServicer):
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
         reason = convert.reason(request.reason)
         known = convert.known_position(request.known)
-        table = await self._table(table_id)
+        table = await self._table(table_id, known)
         result = await _recorded(
             self._store.void_round(table, round_id, reason, void_fingerprint(reason), known),
             self._metrics.record_void,
@@ -180,8 +184,8 @@ class TableService(pb_grpc.TableServiceServicer):
             self._metrics.meter_streams.dec()
 
     async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
-        table = await self._table(convert.table_id(request.table_id))
         known = convert.known_position(request.known)
+        table = await self._table(convert.table_id(request.table_id), known)
         journal = await self._store.check_position(
             table.link_group_id, f"table {table.table_id}", known
         )

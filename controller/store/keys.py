@@ -78,6 +78,15 @@ class LinkGroupKeys:
         return self._key("checkpoint")
 
     @property
+    def counters(self) -> str:
+        """Hash: the group's event counters, only ever added to, by the step that caused the
+        event (``wagers|<meter>``, ``contributions_microcents|<meter>``, ``voids|<meter>``,
+        ``void_contributions_microcents|<meter>``, ``hits|<meter>|<line>``,
+        ``meter_awards_cents|<meter>``, ``awards|<wager>|<award kind>``,
+        ``awards_cents|<wager>``): what the metrics' counters show."""
+        return self._key("counters")
+
+    @property
     def jackpots(self) -> str:
         """Hash: jackpot id -> the jackpot record (JSON)."""
         return self._key("jackpots")

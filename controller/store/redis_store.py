@@ -658,6 +658,7 @@ class RedisStore:
                     group.tables,
                     group.jackpots,
                     group.pending,
+                    group.counters,
                     *(group.meter(meter_id) for meter_id in meter_ids),
                     *(group.table(table_id) for table_id in table_ids),
                 ],
@@ -672,7 +673,7 @@ class RedisStore:
                     raise NotFound(f"link group {link_group_id} does not exist")
                 snapshot["link_group_id"] = link_group_id
                 snapshot["installation"] = await self.installation() or {}
-                for name in ("meters", "tables", "jackpots", "checkpoint", "epoch"):
+                for name in ("meters", "tables", "jackpots", "checkpoint", "epoch", "counters"):
                     if not isinstance(snapshot.get(name), dict):  # cjson: {} is []
                         snapshot[name] = {}
                 if not isinstance(snapshot.get("pending"), list):
@@ -695,6 +696,12 @@ class RedisStore:
         """The link group's checkpoint: where its journal was trimmed and exported."""
         group = keys.LinkGroupKeys(link_group_id)
         return codec.checkpoint(await self._read(self._client.hgetall(group.checkpoint)))
+
+    async def counters(self, link_group_id: str) -> dict[str, int]:
+        """The link group's event counters (see :attr:`keys.LinkGroupKeys.counters`)."""
+        group = keys.LinkGroupKeys(link_group_id)
+        fields = await self._read(self._client.hgetall(group.counters))
+        return {name: int(value) for name, value in fields.items()}
 
     async def checkpoint_seq(self, link_group_id: str) -> int:
         """The last journal sequence number trimmed (0: none)."""
@@ -723,7 +730,7 @@ class RedisStore:
         link_group_id = snapshot["link_group_id"]
         group = keys.LinkGroupKeys(link_group_id)
         async with self._client.pipeline(transaction=False) as pipe:
-            pipe.exists(group.info, group.epoch, group.journal, group.seq)
+            pipe.exists(group.info, group.epoch, group.journal, group.seq, group.counters)
             (present,) = await self._read(pipe.execute())
         if present:
             raise AlreadyExists(
@@ -744,6 +751,8 @@ class RedisStore:
                 pipe.sadd(group.pending, *snapshot["pending"])
             if snapshot["checkpoint"]:
                 pipe.hset(group.checkpoint, mapping=snapshot["checkpoint"])
+            if snapshot.get("counters"):
+                pipe.hset(group.counters, mapping=snapshot["counters"])
             await self._read(pipe.execute())
         for start in range(0, len(entries), chunk):
             async with self._client.pipeline(transaction=False) as pipe:
@@ -822,6 +831,7 @@ class RedisStore:
                 group.journal,
                 group.seq,
                 group.epoch,
+                group.counters,
                 *self._meter_keys(group, table),
             ],
             [
@@ -869,6 +879,7 @@ class RedisStore:
                 group.jackpots,
                 group.pending,
                 group.epoch,
+                group.counters,
                 *self._meter_keys(group, table),
             ],
             [
@@ -898,7 +909,14 @@ class RedisStore:
         group, round_key = self._round_keys(table, round_id)
         return await self._apply(
             self._scripts.void_round,
-            [round_key, group.journal, group.seq, group.epoch, *self._meter_keys(group, table)],
+            [
+                round_key,
+                group.journal,
+                group.seq,
+                group.epoch,
+                group.counters,
+                *self._meter_keys(group, table),
+            ],
             [
                 table.table_id,
                 round_id,

@@ -23,7 +23,7 @@ from controller.rules_file import load_submission
 from controller.server import LINK_GROUP_HEALTH, ControllerServer
 from controller.store import keys
 from controller.testing import TestPKI
-from table_agent.client import ControllerUnreachable
+from table_agent.client import ControllerRefused, ControllerUnreachable
 from table_agent.outbox import Outbox
 from table_agent.reports import SettleReport
 from table_agent.simulator import SimulationConfig, TableSimulator
@@ -313,6 +313,9 @@ async def test_a_round_lost_with_redis_is_never_refused_as_never_locked_out(
     await fresh.start()
     try:
         stranger = table_client(fresh.port, pki, retry_for_s=0.5)
+        with pytest.raises(ControllerRefused, match="not registered"):  # it knows nothing
+            await stranger.get_table("t1")
+        stranger.known = agent.client.known  # the table was acknowledged: lost, not unknown
         with pytest.raises(ControllerUnreachable, match="Redis holds no jackpot state"):
             await stranger.get_table("t1")
     finally:

@@ -61,7 +61,7 @@ async def test_metrics_show_meters_hits_and_status_codes(
     await tables.Settle(settle("t1", 1, {2: ROYAL_SPADES, 6: STRAIGHT_FLUSH_HEARTS}))
     with pytest.raises(aio.AioRpcError):
         await tables.Lockout(lockout("t1", 2, [9]))
-    await asyncio.sleep(0.3)  # one refresh of the meter gauges from Redis
+    await controller.check_state()  # what the refresh does every 2 s: counters from Redis
     text = await asyncio.to_thread(scrape, controller.metrics_port)
     found = samples(text)
     assert found['jackpot_meter_cents{meter="cs-main"}'] == RESET_CENTS
@@ -105,7 +105,8 @@ async def test_replayed_requests_are_not_counted_twice(
 ) -> None:
     for _ in range(3):
         await tables.Lockout(lockout("t1", 1, [1]))
-    assert controller.metrics.contributions_cents.value_microcents("cs-main") == 15_000_000
+    await controller.check_state()
+    assert controller.metrics.counted.value("contributions_microcents", "cs-main") == 15_000_000
     found = samples(await asyncio.to_thread(scrape, controller.metrics_port))
     assert found['jackpot_replayed_requests_total{phase="lockout"}'] == 2
 

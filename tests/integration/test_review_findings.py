@@ -118,6 +118,7 @@ async def test_counters_only_go_up_and_replays_are_counted_apart(
     await tables.Lockout(lockout("t1", 1, [1, 2, 3]))
     await tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1, reason="misdeal"))
     await tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1, reason="misdeal"))
+    await controller.check_state()  # the refresh reads Redis's counters
     registry = controller.metrics.registry
     meter = {"meter": "cs-main"}
     assert registry.get_sample_value("jackpot_contributions_cents_total", meter) == 45

@@ -30,6 +30,15 @@ local function journal(journal_key, seq_key, entry_type, meter_id, d_meter, d_re
   return seq
 end
 
+-- Add to one of the link group's event counters (its "counters" hash: only ever added to, in
+-- the step that caused the event, so the metrics count exactly what Redis applied; a field is
+-- the counter's kind and label values joined by '|', e.g. 'hits|cs-main|royal_flush').
+local function count(counters_key, parts, amount)
+  if amount ~= 0 then
+    redis.call('HINCRBY', counters_key, table.concat(parts, '|'), int(amount))
+  end
+end
+
 local function meter_value(meter_id, microcents)
   return {meter_id = meter_id, amount_microcents = int(microcents)}
 end

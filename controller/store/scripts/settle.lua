@@ -6,7 +6,8 @@
 -- (§ 639a.12(d)(4)); a 100% award resets the meter to its reset amount, funded from the
 -- reserve first, the shortfall recorded as operator seed. Percentage awards become pending
 -- jackpots.
--- KEYS: 1 round, 2 journal, 3 seq, 4 jackpots, 5 pending, 6 epoch, 7.. the table's meters
+-- KEYS: 1 round, 2 journal, 3 seq, 4 jackpots, 5 pending, 6 epoch, 7 counters,
+--       8.. the table's meters
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint,
 --       4 plan JSON [{seat, wager, on_dealer, hand, line, outcome, envy_for_seat,
 --         limited_from_cents, award = {kind, meter_ppm, amount_cents, text, meter_id}}],
@@ -39,7 +40,7 @@ if round[4] ~= ARGV[8] then
   refuse('CONFLICT', where .. ' changed while it was being settled; retry the request')
 end
 
-local meters = load_meters(KEYS, 7, cjson.decode(ARGV[5]))
+local meters = load_meters(KEYS, 8, cjson.decode(ARGV[5]))
 local plan = cjson.decode(ARGV[4])
 for _, p in ipairs(plan) do  -- every fixed amount is exact before the first write
   if p.award then
@@ -56,6 +57,7 @@ for i, p in ipairs(plan) do
   local award = p.award
   if p.outcome == 'paid' then
     r.award_kind, r.award_text = award.kind, award.text
+    count(KEYS[7], {'awards', p.wager, award.kind}, 1)
     local common = {'table', table_id, 'round', round_id, 'seat', p.seat, 'wager', p.wager,
       'on_dealer', tostring(p.on_dealer), 'hand', p.hand, 'line', p.line, 'award', award.text}
     if award.kind == 'percent_of_meter' then
@@ -91,11 +93,15 @@ for i, p in ipairs(plan) do
         reset_topup_microcents = int(topup), reset_from_reserve_microcents = int(from_reserve)}))
       redis.call('SADD', KEYS[5], jackpot_id)
       m.hits, m.awarded = (m.hits or 0) + 1, (m.awarded or 0) + amount
+      count(KEYS[7], {'hits', m.id, p.line}, 1)
+      count(KEYS[7], {'meter_awards_cents', m.id}, amount)
+      count(KEYS[7], {'awards_cents', p.wager}, amount)
       m.last_hit = seq
       touched[m.id] = m
     else
       local amount = tonumber(award.amount_cents)  -- fixed: computed by the controller
       r.amount_cents = int(amount)
+      count(KEYS[7], {'awards_cents', p.wager}, amount)
       local fields = {'amount_cents', int(amount), unpack(common)}
       if p.envy_for_seat > 0 then
         fields[#fields + 1] = 'envy_for_seat'

@@ -4,7 +4,7 @@
 -- contribution out, that meter is not taken below its reset amount (the Rules Submission's
 -- floor, § 639a.12(d)(3)): that part was paid to a winner, so the operator funds it,
 -- journaled as operator seed. Without such a hit the whole contribution leaves the meter.
--- KEYS: 1 round, 2 journal, 3 seq, 4 epoch, 5.. the table's meters
+-- KEYS: 1 round, 2 journal, 3 seq, 4 epoch, 5 counters, 6.. the table's meters
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint, 4 reason, 5 meter ids JSON, 6 retention seconds,
 --       7, 8 the table's last acknowledged journal position (epoch id, seq)
 -- Answers {reply JSON, 'new' | 'replay', epoch id, journal seq}.
@@ -29,7 +29,7 @@ if state == 'settled' then
   refuse('SETTLED', where .. ' is already settled; a settled round cannot be voided')
 end
 
-local meters = load_meters(KEYS, 5, cjson.decode(ARGV[5]))
+local meters = load_meters(KEYS, 6, cjson.decode(ARGV[5]))
 local lockout_seq = num(round[5])
 local reversed = {}
 for i, w in ipairs(cjson.decode(round[4])) do
@@ -56,6 +56,7 @@ for i, w in ipairs(cjson.decode(round[4])) do
     m.wagers = m.wagers + 1
     m.total = m.total + from_meter + from_reserve + operator_funded
     m.funded = (m.funded or 0) + operator_funded
+    m.reversed = (m.reversed or 0) + from_meter + from_reserve
     journal(KEYS[2], KEYS[3], 'void', m.id, -from_meter, -from_reserve,
       {'table', table_id, 'round', round_id, 'seat', w.seat, 'wager', w.kind,
        'amount_cents', w.amount_cents, 'operator_seed_microcents', int(operator_funded),
@@ -75,6 +76,8 @@ for _, m in ipairs(meters.list) do
     redis.call('HINCRBY', m.key, 'wagers_total', int(-m.wagers))
     redis.call('HINCRBY', m.key, 'contributions_microcents_total', int(-m.total))
     redis.call('HINCRBY', m.key, 'operator_seed_microcents_total', int(m.funded))
+    count(KEYS[5], {'voids', m.id}, m.wagers)
+    count(KEYS[5], {'void_contributions_microcents', m.id}, m.reversed)
   end
 end
 local reply = cjson.encode({table_id = table_id, round_id = round_id, reversed = reversed,
