@@ -1,0 +1,147 @@
+"""The meter money, as a reference model in pure Python.
+
+The store's Lua scripts do this arithmetic atomically in Redis (``lockout.lua``,
+``settle.lua``, ``void_round.lua``, ``review_jackpot.lua``); this module states the same rules
+once more, independently, so that a differential test can run random sequences of steps
+through both and require identical meters, reserves and journal amounts
+(tests/integration/test_meter_money.py). It is not on the request path.
+
+Units: meter values and reserves are integer **microcents** (1 cent = 1,000,000); wagers,
+awards and the reset are cents; rates are parts per million (ppm) of the wager. The rules:
+
+* **contribution** (§ 639a.12(d)(2)): a wager of A cents adds A x rate to the meter and
+  A x reserve rate to the reserve; above the meter's ceiling, what would pass it goes to the
+  reserve instead;
+* **percentage award** (§ 639a.12(d)(4)): P% of the meter *as it stands at that wager's turn*,
+  in whole cents rounded down, taken from the meter at once; a 100% award then resets the
+  meter to its reset amount, funded from the reserve first and the shortfall by the operator;
+* **void**: each contribution of the round leaves the meter and reserve again; what the
+  reserve no longer holds is taken from the meter; when a hit on the meter since the round's
+  lockout paid the contribution out, the meter is not taken below its reset amount, the
+  operator funding the difference;
+* **rejection** of a pending jackpot: its amount returns to the meter, and a 100% award's reset
+  is undone (the reserve's part to the reserve, the operator's seed back to the operator).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from controller.domain.money import FULL_PPM, MICROCENTS_PER_CENT, percent_of_cents
+
+MICRO = MICROCENTS_PER_CENT
+
+
+@dataclass
+class MeterBook:
+    """One meter's money and parameters: ``value`` and ``reserve`` in microcents, the rates
+    in ppm, ``ceiling_cents`` 0 for none, ``last_hit_seq`` the journal seq of its last hit."""
+
+    meter_id: str
+    value: int
+    reserve: int
+    rate_ppm: int
+    reserve_rate_ppm: int
+    reset_cents: int
+    ceiling_cents: int = 0
+    last_hit_seq: int = 0
+
+    @classmethod
+    def created(
+        cls,
+        meter_id: str,
+        *,
+        reset_cents: int,
+        rate_ppm: int,
+        reserve_rate_ppm: int = 0,
+        ceiling_cents: int = 0,
+    ) -> MeterBook:
+        """A new meter: at its reset amount (operator seed), an empty reserve."""
+        return cls(
+            meter_id, reset_cents * MICRO, 0, rate_ppm, reserve_rate_ppm, reset_cents, ceiling_cents
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Contribution:
+    """What one wager put in: to the meter and to the reserve, microcents."""
+
+    to_meter: int
+    to_reserve: int
+
+
+def contribute(book: MeterBook, amount_cents: int) -> Contribution:
+    """A wager of ``amount_cents`` feeds the meter (see the module)."""
+    to_meter = amount_cents * book.rate_ppm
+    to_reserve = amount_cents * book.reserve_rate_ppm
+    if book.ceiling_cents:
+        room = max(book.ceiling_cents * MICRO - book.value, 0)
+        if to_meter > room:
+            to_reserve += to_meter - room
+            to_meter = room
+    book.value += to_meter
+    book.reserve += to_reserve
+    return Contribution(to_meter, to_reserve)
+
+
+@dataclass(frozen=True, slots=True)
+class PercentAward:
+    """A percentage award at its turn: the amount (cents), the meter before it (whole cents),
+    and for a 100% award the reset: ``topup`` added to the meter and the part of it
+    ``from_reserve`` (microcents); the operator funds ``topup - from_reserve``."""
+
+    amount_cents: int
+    before_cents: int
+    topup: int = 0
+    from_reserve: int = 0
+
+    @property
+    def operator_seed(self) -> int:
+        """What the operator funded of the reset, microcents."""
+        return self.topup - self.from_reserve
+
+
+def award_percent(book: MeterBook, ppm: int, seq: int) -> PercentAward:
+    """Pay ``ppm`` of the meter at this turn (journal seq ``seq``), see the module."""
+    before = book.value // MICRO
+    amount = percent_of_cents(before, ppm)
+    book.value -= amount * MICRO
+    book.last_hit_seq = seq
+    if ppm != FULL_PPM:
+        return PercentAward(amount, before)
+    topup = book.reset_cents * MICRO - book.value
+    from_reserve = min(book.reserve, topup)
+    book.reserve -= from_reserve
+    book.value = book.reset_cents * MICRO
+    return PercentAward(amount, before, topup, from_reserve)
+
+
+@dataclass(frozen=True, slots=True)
+class VoidReturn:
+    """What a void took back of one contribution (microcents): from the meter, from the
+    reserve, and what the operator funded instead of the meter."""
+
+    from_meter: int
+    from_reserve: int
+    operator_funded: int
+
+
+def void(book: MeterBook, given: Contribution, lockout_seq: int) -> VoidReturn:
+    """Take one contribution of a round locked out at journal ``lockout_seq`` back out."""
+    from_meter, from_reserve = given.to_meter, given.to_reserve
+    if from_reserve > book.reserve:
+        from_meter += from_reserve - book.reserve
+        from_reserve = book.reserve
+    funded = 0
+    if book.last_hit_seq > lockout_seq:
+        funded = max(0, from_meter - max(0, book.value - book.reset_cents * MICRO))
+    from_meter -= funded
+    book.value -= from_meter
+    book.reserve -= from_reserve
+    return VoidReturn(from_meter, from_reserve, funded)
+
+
+def reject(book: MeterBook, award: PercentAward) -> None:
+    """Undo a pending percentage award (see the module)."""
+    book.value += award.amount_cents * MICRO - award.topup
+    book.reserve += award.from_reserve
