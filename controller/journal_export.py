@@ -73,16 +73,16 @@ def group_directory(directory: Path, link_group_id: str) -> Path:
     return directory / link_group_id
 
 
-def _last_line_seq(path: Path) -> int:
-    """The sequence number of the file's last complete line (0 for no file)."""
+def _last_line(path: Path) -> dict[str, Any] | None:
+    """The file's last complete line (None for no file or an empty one)."""
     if not path.exists():
-        return 0
-    last = 0
+        return None
+    last = None
     with path.open("rb") as handle:
         for line in handle:
             if line.endswith(b"\n"):
-                last = int(json.loads(line)["seq"])
-    return last
+                last = line
+    return json.loads(last) if last else None
 
 
 def _fsync_directory(directory: Path) -> None:
@@ -102,33 +102,45 @@ async def export(store: RedisStore, directory: Path, link_group_id: str) -> Expo
     _cut_torn_line(journal_path)
     snapshot = await store.export_snapshot(link_group_id)
     last_seq = int(snapshot["seq"])
-    after = _last_line_seq(journal_path)
+    last_line = _last_line(journal_path)
+    after = int(last_line["seq"]) if last_line else 0
     if after > last_seq:
         raise ExportError(
             f"{journal_path} ends at journal #{after} but Redis's journal of {link_group_id} "
             f"ends at #{last_seq}: this export belongs to other (or lost) state; export into "
             "another directory"
         )
-    count, first = 0, 0
-    with journal_path.open("a", encoding="utf-8") as handle:
-        async for entry in store.journal(link_group_id):
-            if entry.seq <= after:
-                continue
-            if entry.seq > last_seq:
-                break
-            if count == 0 and entry.seq != (after or int(snapshot["checkpoint"].get("seq", 0))) + 1:
-                raise ExportError(
-                    f"the journal of {link_group_id} continues at #{entry.seq} but "
-                    f"{journal_path} ends at #{after}: entries were trimmed before this "
-                    "directory had them; export into the directory that has them"
-                )
-            first = first or entry.seq
-            time_ms = int(entry.entry_id.partition("-")[0])
-            line = {"seq": entry.seq, "id": entry.entry_id, "time_ms": time_ms}
-            handle.write(json.dumps({**line, "fields": entry.fields}, sort_keys=True) + "\n")
-            count += 1
-        handle.flush()
-        os.fsync(handle.fileno())
+    lines: list[str] = []
+    expected = after or int(snapshot["checkpoint"].get("seq", 0))
+    async for entry in store.journal(link_group_id):
+        if last_line is not None and entry.seq == after and entry.entry_id != last_line["id"]:
+            raise ExportError(
+                f"{journal_path} holds another history of {link_group_id}: its #{after} is "
+                f"entry {last_line['id']}, Redis's is {entry.entry_id} (Redis was restored from "
+                "an older copy since); export into a new directory and keep this one"
+            )
+        if entry.seq <= after:
+            continue
+        if entry.seq > last_seq:
+            break
+        if entry.seq != expected + 1:
+            raise ExportError(
+                f"the journal of {link_group_id} continues at #{entry.seq} where #{expected + 1} "
+                f"was due after {journal_path}'s #{expected}: entries were trimmed before this "
+                "directory had them; export into the directory that has them"
+            )
+        expected = entry.seq
+        time_ms = int(entry.entry_id.partition("-")[0])
+        line = {"seq": entry.seq, "id": entry.entry_id, "time_ms": time_ms}
+        lines.append(json.dumps({**line, "fields": entry.fields}, sort_keys=True) + "\n")
+    if lines:
+        with journal_path.open("a", encoding="utf-8") as handle:
+            handle.writelines(lines)
+            handle.flush()
+            os.fsync(handle.fileno())
+    count, first = len(lines), (after + 1 if lines else 0)
+    if lines and not after:
+        first = int(json.loads(lines[0])["seq"])
     _write_atomically(target / SNAPSHOT_FILE, json.dumps(snapshot, sort_keys=True, indent=1))
     await store.mark_exported(link_group_id, last_seq)
     return Exported(link_group_id, first, last_seq if count else after, count, target)

@@ -96,6 +96,7 @@ class StateGuard:
         """Look at Redis again: the installation record, then every known link group."""
         record = await self.store.installation()
         group_ids = await self.store.link_group_ids()
+        upgrading = record is None and bool(group_ids)
         if record is None and (group_ids or self.first_install):
             # An earlier release's state, or a new installation the operator declared.
             actor = UPGRADE_ACTOR if group_ids else FIRST_INSTALL_ACTOR
@@ -118,12 +119,12 @@ class StateGuard:
             return
         self.installation_id = record["id"]
         for group in sorted(set(group_ids) | set(self.seen) | self.expected):
-            await self._check_group(group, in_index=group in group_ids)
+            await self._check_group(group, in_index=group in group_ids, upgrading=upgrading)
 
-    async def _check_group(self, group: str, *, in_index: bool) -> None:
+    async def _check_group(self, group: str, *, in_index: bool, upgrading: bool) -> None:
         epoch, seq, durable = await self.store.durable_epoch(group)
         if epoch is None:
-            state = await self._state_without_epoch(group, in_index=in_index)
+            state = await self._state_without_epoch(group, in_index=in_index, upgrading=upgrading)
             if state is None:
                 return
             (epoch, seq), durable = state, False
@@ -143,15 +144,26 @@ class StateGuard:
         if self.problems.pop(group, None) is not None:
             log.warning("link group %s is served again (epoch %s)", group, epoch.epoch_id)
 
-    async def _state_without_epoch(self, group: str, *, in_index: bool) -> tuple[Epoch, int] | None:
-        """A link group without an epoch record: an earlier release's (given one), a lost
-        one (recorded as a problem), or one not created yet. Answers its epoch and seq when
-        it has one now."""
+    async def _state_without_epoch(
+        self, group: str, *, in_index: bool, upgrading: bool
+    ) -> tuple[Epoch, int] | None:
+        """A link group without an epoch record: an earlier release's (given one, only in the
+        pass that finds Redis without an installation record, as an earlier release left it),
+        one being restored or left incomplete (a restore writes the epoch record last: not
+        served, nothing written), a lost one (recorded as a problem), or one not created yet.
+        Answers its epoch and seq when it has one now."""
         try:
             await self.store.get_link_group(group)
         except NotFound:  # no state at all
             pass
         else:
+            if not upgrading:
+                self._problem(
+                    group,
+                    "its state in Redis is incomplete (no epoch record): a restore is under way "
+                    "or was interrupted (run jackpotctl restore again)",
+                )
+                return None
             await self.store.ensure_epoch(group, actor=UPGRADE_ACTOR)
             epoch, seq = await self.store.epoch(group)
             return (epoch, seq) if epoch is not None else None

@@ -142,9 +142,19 @@ class AdminService(pb_grpc.AdminServiceServicer):
     ) -> pb.LinkGroup:
         link_group_id = check_id(request.link_group_id, "link group id")
         why = convert.reason(request.reason)
+        reviewed = convert.known_position(pb.JournalPosition(epoch=request.epoch)).epoch
+        if not reviewed:
+            raise InvalidArgument(
+                "epoch is required: the epoch of the stopped link group you reviewed "
+                "(jackpotctl link-groups list)"
+            )
         operator = caller()
         position = await self._store.resume_link_group(
-            link_group_id, reason=why, actor=operator.uri, actor_cert=operator.fingerprint
+            link_group_id,
+            epoch=reviewed,
+            reason=why,
+            actor=operator.uri,
+            actor_cert=operator.fingerprint,
         )
         log.warning(
             "link group %s resumed in epoch %s at journal #%d by %s: %s",

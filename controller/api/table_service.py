@@ -55,14 +55,21 @@ class TableService(pb_grpc.TableServiceServicer):
         self._guard = guard
 
     async def _table(self, table_id: str, known: JournalPosition = NO_POSITION) -> TableConfig:
-        """The registered table; UNAVAILABLE while its link group is not served, and when
-        Redis holds no state at all though the table (``known``) or this controller saw
-        some: that table is lost, not unknown."""
+        """The registered table; UNAVAILABLE while its link group is not served, when the
+        table was acknowledged journal positions (``known``: it cannot be unknown, its link
+        group's state is missing), and when Redis holds no state at all though this
+        controller saw some: lost, not unknown."""
         self._guard.refuse_table(table_id)
         try:
             table = await self._store.get_table(table_id)
         except NotFound:
-            saw_state = bool(known.epoch) or self._guard.installed or bool(self._guard.known())
+            if known.epoch:
+                raise LinkGroupStopped(
+                    f"table {table_id} was acknowledged journal #{known.seq} of epoch "
+                    f"{known.epoch} but Redis does not know it: its link group's state is "
+                    'missing; an operator must restore it (RUNBOOK: "Redis lost its data")'
+                ) from None
+            saw_state = self._guard.installed or bool(self._guard.known())
             if saw_state and await self._store.installation() is None:
                 raise LinkGroupStopped(
                     f"table {table_id} cannot be served: Redis holds no jackpot state (no "

@@ -512,10 +512,17 @@ def _list_link_groups(args: argparse.Namespace) -> int:
 
 
 def _resume_link_group(args: argparse.Namespace) -> int:
+    group = _call(args, "GetLinkGroup", pb.GetLinkGroupRequest(link_group_id=args.link_group_id))
+    if not group.stopped:
+        print(f"jackpotctl: link group {group.link_group_id} is not stopped", file=sys.stderr)
+        return 1
+    print(f"link group {group.link_group_id} is stopped: {group.stopped}")
     reply = _call(
         args,
         "ResumeLinkGroup",
-        pb.ResumeLinkGroupRequest(link_group_id=args.link_group_id, reason=args.reason),
+        pb.ResumeLinkGroupRequest(
+            link_group_id=args.link_group_id, reason=args.reason, epoch=group.journal.epoch
+        ),
     )
     return _show(
         args,

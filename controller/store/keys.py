@@ -87,6 +87,12 @@ class LinkGroupKeys:
         return self._key("counters")
 
     @property
+    def open_rounds(self) -> str:
+        """Set: ``<table>:<round>`` of every round locked out and neither settled nor voided
+        (an export carries their records, so a restored round can still be finished)."""
+        return self._key("open-rounds")
+
+    @property
     def jackpots(self) -> str:
         """Hash: jackpot id -> the jackpot record (JSON)."""
         return self._key("jackpots")

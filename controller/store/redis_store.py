@@ -623,14 +623,15 @@ class RedisStore:
         )
 
     async def resume_link_group(
-        self, link_group_id: str, *, reason: str, actor: str, actor_cert: str
+        self, link_group_id: str, *, epoch: str, reason: str, actor: str, actor_cert: str
     ) -> JournalPosition:
-        """Resume a stopped link group in a new epoch (journaled with who and why)."""
+        """Resume a stopped link group, still in the ``epoch`` the operator reviewed, in a
+        new epoch (journaled with who and why)."""
         group = keys.LinkGroupKeys(link_group_id)
         epoch_id, seq = await self._run(
             self._scripts.resume_link_group,
             [group.epoch, group.journal, group.seq],
-            [link_group_id, new_epoch_id(), actor, actor_cert, reason],
+            [link_group_id, new_epoch_id(), actor, actor_cert, reason, epoch],
         )
         return JournalPosition(epoch_id, int(seq))
 
@@ -645,8 +646,10 @@ class RedisStore:
             async with self._client.pipeline(transaction=False) as pipe:
                 pipe.smembers(group.meters)
                 pipe.smembers(group.tables)
-                meter_set, table_set = await self._read(pipe.execute())
-            meter_ids, table_ids = sorted(meter_set), sorted(table_set)
+                pipe.smembers(group.open_rounds)
+                meter_set, table_set, open_set = await self._read(pipe.execute())
+            meter_ids, table_ids, open_ids = sorted(meter_set), sorted(table_set), sorted(open_set)
+            round_keys = [group.round(*_split_round(name)) for name in open_ids]
             raw = await self._run(
                 self._scripts.export_snapshot,
                 [
@@ -659,21 +662,30 @@ class RedisStore:
                     group.jackpots,
                     group.pending,
                     group.counters,
+                    group.open_rounds,
                     *(group.meter(meter_id) for meter_id in meter_ids),
                     *(group.table(table_id) for table_id in table_ids),
+                    *round_keys,
                 ],
-                [json.dumps(meter_ids), json.dumps(table_ids)],
+                [json.dumps(meter_ids), json.dumps(table_ids), json.dumps(open_ids)],
                 confirm=False,
             )
             snapshot: dict[str, Any] = json.loads(raw)
-            if snapshot["meter_count"] == len(meter_ids) and snapshot["table_count"] == len(
-                table_ids
-            ):
+            counts = (snapshot["meter_count"], snapshot["table_count"], snapshot["open_count"])
+            if counts == (len(meter_ids), len(table_ids), len(open_ids)):
                 if not snapshot["info"]:
                     raise NotFound(f"link group {link_group_id} does not exist")
                 snapshot["link_group_id"] = link_group_id
                 snapshot["installation"] = await self.installation() or {}
-                for name in ("meters", "tables", "jackpots", "checkpoint", "epoch", "counters"):
+                for name in (
+                    "meters",
+                    "tables",
+                    "jackpots",
+                    "checkpoint",
+                    "epoch",
+                    "counters",
+                    "rounds",
+                ):
                     if not isinstance(snapshot.get(name), dict):  # cjson: {} is []
                         snapshot[name] = {}
                 if not isinstance(snapshot.get("pending"), list):
@@ -729,15 +741,28 @@ class RedisStore:
         :meth:`restore_epoch` writes last (until then tables are refused: no epoch)."""
         link_group_id = snapshot["link_group_id"]
         group = keys.LinkGroupKeys(link_group_id)
-        async with self._client.pipeline(transaction=False) as pipe:
-            pipe.exists(group.info, group.epoch, group.journal, group.seq, group.counters)
-            (present,) = await self._read(pipe.execute())
-        if present:
+        if await self._read(self._client.exists(group.epoch)):
             raise AlreadyExists(
                 f"link group {link_group_id} has state in this Redis; restore only into a Redis "
                 "that lost it"
             )
         async with self._client.pipeline(transaction=True) as pipe:
+            # Without an epoch record the group is not served: what is there is a restore
+            # that was interrupted (the epoch record is written last), replaced whole.
+            pipe.delete(
+                group.info,
+                group.journal,
+                group.seq,
+                group.counters,
+                group.checkpoint,
+                group.jackpots,
+                group.pending,
+                group.meters,
+                group.tables,
+                group.open_rounds,
+                *(group.meter(meter_id) for meter_id in snapshot["meters"]),
+                *(group.table(table_id) for table_id in snapshot["tables"]),
+            )
             pipe.hset(group.info, mapping=snapshot["info"])
             for meter_id, fields in snapshot["meters"].items():
                 pipe.hset(group.meter(meter_id), mapping=fields)
@@ -753,6 +778,12 @@ class RedisStore:
                 pipe.hset(group.checkpoint, mapping=snapshot["checkpoint"])
             if snapshot.get("counters"):
                 pipe.hset(group.counters, mapping=snapshot["counters"])
+            for name, fields in (snapshot.get("rounds") or {}).items():
+                if fields:  # a round locked out and not finished: it can be settled or voided
+                    round_key = group.round(*_split_round(name))
+                    pipe.hset(round_key, mapping=fields)
+                    pipe.expire(round_key, self._round_retention_seconds)
+                    pipe.sadd(group.open_rounds, name)
             await self._read(pipe.execute())
         for start in range(0, len(entries), chunk):
             async with self._client.pipeline(transaction=False) as pipe:
@@ -832,6 +863,7 @@ class RedisStore:
                 group.seq,
                 group.epoch,
                 group.counters,
+                group.open_rounds,
                 *self._meter_keys(group, table),
             ],
             [
@@ -880,6 +912,7 @@ class RedisStore:
                 group.pending,
                 group.epoch,
                 group.counters,
+                group.open_rounds,
                 *self._meter_keys(group, table),
             ],
             [
@@ -915,6 +948,7 @@ class RedisStore:
                 group.seq,
                 group.epoch,
                 group.counters,
+                group.open_rounds,
                 *self._meter_keys(group, table),
             ],
             [
@@ -1047,6 +1081,12 @@ def _plan_item(payout: Payout) -> dict[str, Any]:
             "meter_id": payout.meter_id,
         }
     return item
+
+
+def _split_round(name: str) -> tuple[str, int]:
+    """``<table>:<round>`` of the open-rounds set -> (table id, round id)."""
+    table_id, _, round_id = name.rpartition(":")
+    return table_id, int(round_id)
 
 
 def new_epoch_id() -> str:

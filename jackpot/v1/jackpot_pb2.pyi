@@ -828,18 +828,24 @@ class ResumeLinkGroupRequest(_message.Message):
 
     LINK_GROUP_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    EPOCH_FIELD_NUMBER: _builtins.int
     link_group_id: _builtins.str
     reason: _builtins.str
     """required: what was reconciled, e.g. "rounds after #575 paid by hand" """
+    epoch: _builtins.str
+    """Required: the epoch of the stopped link group the operator reviewed (LinkGroup.journal);
+    a group stopped again since, in another epoch, is FAILED_PRECONDITION, never resumed blind.
+    """
     def __init__(
         self,
         *,
         link_group_id: _builtins.str = ...,
         reason: _builtins.str = ...,
+        epoch: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["link_group_id", b"link_group_id", "reason", b"reason"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["epoch", b"epoch", "link_group_id", b"link_group_id", "reason", b"reason"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

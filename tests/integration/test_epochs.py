@@ -161,21 +161,35 @@ async def test_a_table_ahead_of_redis_stops_its_link_group_until_an_operator_res
     async with connect(f"127.0.0.1:{controller.port}", pki) as (_, admin):
         from jackpot.v1 import jackpot_pb2 as pb
 
+        stopped = position.epoch  # the epoch of the stopped group, as the operator sees it
         await expect_refusal(
-            admin.ResumeLinkGroup(pb.ResumeLinkGroupRequest(link_group_id="floor")),
+            admin.ResumeLinkGroup(pb.ResumeLinkGroupRequest(link_group_id="floor", epoch=stopped)),
             grpc.StatusCode.INVALID_ARGUMENT,
             "reason is required",
         )
-        group = await admin.ResumeLinkGroup(
-            pb.ResumeLinkGroupRequest(link_group_id="floor", reason="steps after #N paid by hand")
+        await expect_refusal(
+            admin.ResumeLinkGroup(pb.ResumeLinkGroupRequest(link_group_id="floor", reason="x")),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "epoch is required",
         )
+        await expect_refusal(  # not the epoch reviewed: never resumed blind
+            admin.ResumeLinkGroup(
+                pb.ResumeLinkGroupRequest(link_group_id="floor", reason="x", epoch="other")
+            ),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "not the epoch",
+        )
+        request = pb.ResumeLinkGroupRequest(
+            link_group_id="floor", reason="steps after #N paid by hand", epoch=stopped
+        )
+        group = await admin.ResumeLinkGroup(request)
         assert group.stopped == "" and group.journal.epoch != position.epoch
-        again = await admin.ResumeLinkGroup(  # a retry: the same answer, nothing changed
-            pb.ResumeLinkGroupRequest(link_group_id="floor", reason="steps after #N paid by hand")
-        )
+        again = await admin.ResumeLinkGroup(request)  # a retry: the same answer, nothing changed
         assert again.journal == group.journal
         await expect_refusal(
-            admin.ResumeLinkGroup(pb.ResumeLinkGroupRequest(link_group_id="floor", reason="again")),
+            admin.ResumeLinkGroup(
+                pb.ResumeLinkGroupRequest(link_group_id="floor", reason="again", epoch=stopped)
+            ),
             grpc.StatusCode.FAILED_PRECONDITION,
             "not stopped",
         )
@@ -316,7 +330,7 @@ async def test_a_round_lost_with_redis_is_never_refused_as_never_locked_out(
         with pytest.raises(ControllerRefused, match="not registered"):  # it knows nothing
             await stranger.get_table("t1")
         stranger.known = agent.client.known  # the table was acknowledged: lost, not unknown
-        with pytest.raises(ControllerUnreachable, match="Redis holds no jackpot state"):
+        with pytest.raises(ControllerUnreachable, match="state is missing"):
             await stranger.get_table("t1")
     finally:
         await fresh.stop(grace_s=1)

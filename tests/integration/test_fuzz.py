@@ -552,8 +552,13 @@ class Fuzzed:
     def resume(self, why: str) -> None:
         """An operator resumes the stopped link group (a new epoch, journaled)."""
         admin = pb_grpc.AdminServiceStub(self.channel("operator", "fuzz-operator"))
+        group = admin.GetLinkGroup(
+            pb.GetLinkGroupRequest(link_group_id="floor"), timeout=UNARY_TIMEOUT_S
+        )
         admin.ResumeLinkGroup(
-            pb.ResumeLinkGroupRequest(link_group_id="floor", reason=f"fuzz: {why[:150]}"),
+            pb.ResumeLinkGroupRequest(
+                link_group_id="floor", reason=f"fuzz: {why[:150]}", epoch=group.journal.epoch
+            ),
             timeout=UNARY_TIMEOUT_S,
         )
 

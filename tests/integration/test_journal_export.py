@@ -7,12 +7,14 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
 
 from controller import journal_export
 from controller.audit import verify
+from controller.domain.cards import parse_cards
 from controller.errors import AlreadyExists
 from controller.server import ControllerServer
 from controller.store import keys
@@ -20,9 +22,18 @@ from controller.store.redis_store import RedisStore
 from controller.testing import TestPKI
 from table_agent.client import ControllerUnreachable
 from table_agent.outbox import Outbox
+from table_agent.reports import SettleReport
 from table_agent.simulator import SimulationConfig, TableSimulator
 from table_agent.table import TableAgent
-from tests.helpers import Floor, controller_config, journal, table_client
+from tests.helpers import (
+    HIGH_CARD,
+    PAIR,
+    ROYAL_SPADES,
+    Floor,
+    controller_config,
+    journal,
+    table_client,
+)
 
 GROUP = "floor"
 NOW_MS = 10**15  # far in the future: every entry is older than it
@@ -225,3 +236,75 @@ def test_the_commands_export_trim_and_refuse_clearly(redis_url: str, tmp_path: P
         timeout=60,
     )
     assert missing.returncode == 1 and "cannot read the export of ghost" in missing.stderr
+
+
+async def test_an_export_never_appends_another_history(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, tmp_path: Path, redis_client: Redis
+) -> None:
+    """Redis put back from an older copy writes new entries under sequence numbers the export
+    already has: the export refuses (and marks nothing exported, so nothing is trimmed)."""
+    await play(controller.port, pki, Outbox(tmp_path, "t1"), 3)
+    done = await journal_export.export(controller.store, tmp_path / "export", GROUP)
+    group = keys.LinkGroupKeys(GROUP)
+    rows: Any = await redis_client.xrevrange(group.journal, count=1)
+    last_id, fields = rows[0]
+    await redis_client.xdel(group.journal, last_id)
+    await redis_client.xadd(group.journal, {**fields, "type": "other_history"})
+    before = await controller.store.checkpoint(GROUP)
+    with pytest.raises(journal_export.ExportError, match="holds another history"):
+        await journal_export.export(controller.store, tmp_path / "export", GROUP)
+    assert await controller.store.checkpoint(GROUP) == before
+    assert before.exported_seq == done.last_seq
+
+
+async def test_a_round_open_at_the_export_can_be_settled_after_a_restore(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, tmp_path: Path, redis_client: Redis
+) -> None:
+    """The export carries the records of rounds locked out and not yet finished, so a table
+    settles its round after Redis lost its data and was restored."""
+    client = table_client(controller.port, pki)
+    agent = TableAgent("t1", client, Outbox(tmp_path, "t1"))
+    agent.continue_after((await client.get_table("t1")).last_round_id)
+    round_id = agent.new_round()
+    await agent.lockout(round_id, [(1, 100), (2, 100)])
+    await journal_export.export(controller.store, tmp_path / "export", GROUP)
+    await redis_client.flushall()
+    await controller.check_state()
+    await journal_export.restore(
+        controller.store, tmp_path / "export", GROUP, actor="test", reason="volume lost"
+    )
+    await controller.check_state()
+    assert not controller.guard.problems
+    report = SettleReport(
+        {1: parse_cards(ROYAL_SPADES.split()), 2: parse_cards(PAIR.split())},
+        dealer=parse_cards(HIGH_CARD.split()),
+    )
+    settlement = await agent.settle(round_id, report)
+    assert [award.hand for award in settlement.awards] == ["royal_flush"]
+    await client.close()
+    await audit_ok(controller.store)
+    assert not await redis_client.smembers(keys.LinkGroupKeys(GROUP).open_rounds)
+
+
+async def test_a_restore_under_way_is_left_alone_and_can_be_run_again(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, tmp_path: Path, redis_client: Redis
+) -> None:
+    """While a restore writes a link group (its epoch record comes last), a running
+    controller neither serves it nor gives it an epoch of its own; an interrupted restore is
+    simply run again."""
+    await play(controller.port, pki, Outbox(tmp_path, "t1"), 3)
+    await controller.check_state()  # the controller has seen the link group
+    await journal_export.export(controller.store, tmp_path / "export", GROUP)
+    await redis_client.flushall()
+    exported = journal_export.read_export(tmp_path / "export", GROUP)
+    await controller.store.restore_state(exported.snapshot, exported.entries)  # then it stops
+    await redis_client.hset(keys.INSTALLATION, mapping=exported.snapshot["installation"])
+    await controller.check_state()
+    assert "restore is under way or was interrupted" in controller.guard.problems[GROUP]
+    assert not await redis_client.exists(keys.LinkGroupKeys(GROUP).epoch)
+    await journal_export.restore(
+        controller.store, tmp_path / "export", GROUP, actor="test", reason="again"
+    )
+    await controller.check_state()
+    assert not controller.guard.problems
+    await audit_ok(controller.store)

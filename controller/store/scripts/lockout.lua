@@ -1,8 +1,8 @@
 -- Lockout ("no more bets"): record a round's accepted wagers and apply their contributions.
 -- A wager contributes to every meter it feeds, at that meter's rate of progression (and
 -- reserve rate); above a meter's ceiling its share goes to that meter's reserve.
--- KEYS: 1 round, 2 table, 3 journal, 4 seq, 5 epoch, 6 counters,
---       7.. the table's meters (ARGV[5]'s order)
+-- KEYS: 1 round, 2 table, 3 journal, 4 seq, 5 epoch, 6 counters, 7 open rounds,
+--       8.. the table's meters (ARGV[5]'s order)
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint,
 --       4 wagers JSON [{seat, kind, amount_cents, on_dealer, envy, meters = [meter ids]}],
 --       5 meter ids JSON, 6 round retention seconds, 7 max round step,
@@ -24,7 +24,7 @@ end
 if redis.call('HEXISTS', KEYS[2], 'config') == 0 then
   refuse('NOT_FOUND', 'table ' .. table_id .. ' is not registered')
 end
-local meters = load_meters(KEYS, 7, cjson.decode(ARGV[5]))
+local meters = load_meters(KEYS, 8, cjson.decode(ARGV[5]))
 local last = num(redis.call('HGET', KEYS[2], 'last_round'))
 if tonumber(round_id) <= last then
   refuse('STALE', where .. ' is not after the table\'s last locked-out round ' .. int(last)
@@ -86,4 +86,5 @@ redis.call('HSET', KEYS[1], 'state', 'locked', 'lockout_fp', fp,
   'lockout_seq', redis.call('GET', KEYS[4]) or '0')
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 redis.call('HSET', KEYS[2], 'last_round', round_id)
+redis.call('SADD', KEYS[7], table_id .. ':' .. round_id)  -- exported until settled or voided
 return {reply, 'new', epoch, redis.call('GET', KEYS[4]) or '0'}

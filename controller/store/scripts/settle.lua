@@ -7,7 +7,7 @@
 -- reserve first, the shortfall recorded as operator seed. Percentage awards become pending
 -- jackpots.
 -- KEYS: 1 round, 2 journal, 3 seq, 4 jackpots, 5 pending, 6 epoch, 7 counters,
---       8.. the table's meters
+--       8 open rounds, 9.. the table's meters
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint,
 --       4 plan JSON [{seat, wager, on_dealer, hand, line, outcome, envy_for_seat,
 --         limited_from_cents, award = {kind, meter_ppm, amount_cents, text, meter_id}}],
@@ -40,7 +40,7 @@ if round[4] ~= ARGV[8] then
   refuse('CONFLICT', where .. ' changed while it was being settled; retry the request')
 end
 
-local meters = load_meters(KEYS, 8, cjson.decode(ARGV[5]))
+local meters = load_meters(KEYS, 9, cjson.decode(ARGV[5]))
 local plan = cjson.decode(ARGV[4])
 for _, p in ipairs(plan) do  -- every fixed amount is exact before the first write
   if p.award then
@@ -129,4 +129,5 @@ local reply = cjson.encode({table_id = table_id, round_id = round_id, results = 
   meters = meter_values(meters)})
 redis.call('HSET', KEYS[1], 'state', 'settled', 'settle_fp', fp, 'settle_reply', reply)
 redis.call('EXPIRE', KEYS[1], ARGV[6])
+redis.call('SREM', KEYS[8], table_id .. ':' .. round_id)
 return {reply, 'new', epoch, redis.call('GET', KEYS[3]) or '0'}

@@ -4,7 +4,7 @@
 -- contribution out, that meter is not taken below its reset amount (the Rules Submission's
 -- floor, § 639a.12(d)(3)): that part was paid to a winner, so the operator funds it,
 -- journaled as operator seed. Without such a hit the whole contribution leaves the meter.
--- KEYS: 1 round, 2 journal, 3 seq, 4 epoch, 5 counters, 6.. the table's meters
+-- KEYS: 1 round, 2 journal, 3 seq, 4 epoch, 5 counters, 6 open rounds, 7.. the table's meters
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint, 4 reason, 5 meter ids JSON, 6 retention seconds,
 --       7, 8 the table's last acknowledged journal position (epoch id, seq)
 -- Answers {reply JSON, 'new' | 'replay', epoch id, journal seq}.
@@ -29,7 +29,7 @@ if state == 'settled' then
   refuse('SETTLED', where .. ' is already settled; a settled round cannot be voided')
 end
 
-local meters = load_meters(KEYS, 6, cjson.decode(ARGV[5]))
+local meters = load_meters(KEYS, 7, cjson.decode(ARGV[5]))
 local lockout_seq = num(round[5])
 local reversed = {}
 for i, w in ipairs(cjson.decode(round[4])) do
@@ -84,4 +84,5 @@ local reply = cjson.encode({table_id = table_id, round_id = round_id, reversed =
   meters = meter_values(meters)})
 redis.call('HSET', KEYS[1], 'state', 'voided', 'void_fp', fp, 'void_reply', reply)
 redis.call('EXPIRE', KEYS[1], ARGV[6])
+redis.call('SREM', KEYS[6], table_id .. ':' .. round_id)
 return {reply, 'new', epoch, redis.call('GET', KEYS[3]) or '0'}
