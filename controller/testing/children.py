@@ -1,9 +1,35 @@
-"""Child processes of tests, benchmarks and the demo: free ports and a clean stop."""
+"""Child processes of tests, benchmarks and the demo: free ports, a clean stop, and the
+context-manager protocol of everything that starts and stops."""
 
 from __future__ import annotations
 
 import socket
 import subprocess
+from types import TracebackType
+from typing import Self
+
+
+class Started:
+    """``with X(...) as x``: :meth:`start` on entry, :meth:`stop` on exit, whatever happened."""
+
+    def start(self) -> Self:
+        """Start; answer self once ready."""
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        """Stop whatever runs; never fails if nothing does."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
 
 
 def free_port() -> int:

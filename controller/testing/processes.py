@@ -7,17 +7,16 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from controller.testing.children import free_port, stop_process
+from controller.testing.children import Started, free_port, stop_process
 from controller.testing.pki import TestPKI
 from jackpot import tls
 
 
-class ControllerProcess:
+class ControllerProcess(Started):
     """``jackpot-controller serve`` on a free loopback port with mutual TLS from ``pki``
     (``--insecure`` when it is None), logging to a file, optionally applying Rules
     Submissions at start (``--first-install`` with them unless ``first_install`` is False);
@@ -135,14 +134,3 @@ class ControllerProcess:
             return self.log_path.read_text(errors="replace")[-chars:]
         except OSError:
             return ""
-
-    def __enter__(self) -> ControllerProcess:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()

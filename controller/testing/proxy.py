@@ -34,10 +34,9 @@ import struct
 import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any, TypeVar
 
-from controller.testing.children import free_port
+from controller.testing.children import Started, free_port
 
 CHUNK_BYTES = 65536
 UPSTREAM = "upstream"
@@ -70,7 +69,7 @@ class _Link:
             task.cancel()
 
 
-class FaultProxy:
+class FaultProxy(Started):
     """Forward ``127.0.0.1:port`` to ``upstream_host:upstream_port``, with faults on demand.
 
     Use as a context manager, or call :meth:`start` and :meth:`stop`. ``port`` defaults to
@@ -158,17 +157,6 @@ class FaultProxy:
         await asyncio.gather(*self._handlers, return_exceptions=True)
         if self._server is not None:
             await self._server.wait_closed()
-
-    def __enter__(self) -> FaultProxy:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # ------------------------------------------------------------------ faults
 

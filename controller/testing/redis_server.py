@@ -7,12 +7,11 @@ import socket
 import subprocess
 import time
 from pathlib import Path
-from types import TracebackType
 
-from controller.testing.children import free_port, stop_process
+from controller.testing.children import Started, free_port, stop_process
 
 
-class RedisServer:
+class RedisServer(Started):
     """A ``redis-server`` child process with AOF on (``appendfsync always``) in ``data_dir``.
 
     Use as a context manager, or call :meth:`start` and :meth:`stop`.
@@ -89,14 +88,3 @@ class RedisServer:
         """Stop the server (SIGTERM, then SIGKILL after 5 s)."""
         stop_process(self.process, timeout_s=5)
         self.process = None
-
-    def __enter__(self) -> RedisServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()

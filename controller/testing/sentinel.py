@@ -21,12 +21,11 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import redis
 
-from controller.testing.children import free_port, stop_process
+from controller.testing.children import Started, free_port, stop_process
 from controller.testing.redis_server import RedisServer
 
 SERVICE = "jackpot"
@@ -149,7 +148,7 @@ class RedisSentinel:
             return ""
 
 
-class SentinelGroup:
+class SentinelGroup(Started):
     """A primary, one replica and ``sentinels`` Sentinels (quorum 2) under ``directory``.
 
     Use as a context manager, or call :meth:`start` and :meth:`stop`. :attr:`url` is the
@@ -403,14 +402,3 @@ class SentinelGroup:
             return info.get("role") == "master" and len(online) >= count
 
         self._wait(deadline, f"{count} replica(s) of the primary", attached)
-
-    def __enter__(self) -> SentinelGroup:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
