@@ -138,9 +138,7 @@ async def export(store: RedisStore, directory: Path, link_group_id: str) -> Expo
             handle.writelines(lines)
             handle.flush()
             os.fsync(handle.fileno())
-    count, first = len(lines), (after + 1 if lines else 0)
-    if lines and not after:
-        first = int(json.loads(lines[0])["seq"])
+    count, first = len(lines), (int(json.loads(lines[0])["seq"]) if lines else 0)
     _write_atomically(target / SNAPSHOT_FILE, json.dumps(snapshot, sort_keys=True, indent=1))
     await store.mark_exported(link_group_id, last_seq)
     return Exported(link_group_id, first, last_seq if count else after, count, target)

@@ -6,6 +6,7 @@ import contextlib
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -20,6 +21,9 @@ from jackpot import tls
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.client import ControllerClient
+
+CARIBBEAN_RULES = Path(__file__).resolve().parents[1] / "deploy" / "rules" / "caribbean-stud.toml"
+"""The example Caribbean Stud Rules Submission: link group floor, meter cs-main, tables cs-1..3."""
 
 OPERATOR = ("operator", "ops")
 SUPERVISOR = ("supervisor", "floor-supervisor")

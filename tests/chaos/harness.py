@@ -29,9 +29,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from controller.testing import ControllerProcess, FaultProxy, RedisServer, TestPKI
 from tests.chaos.agents import AgentProcess
 from tests.chaos.journal import Journal
+from tests.helpers import CARIBBEAN_RULES as RULES
 
-ROOT = Path(__file__).resolve().parents[2]
-RULES = ROOT / "deploy" / "rules" / "caribbean-stud.toml"
 LINK_GROUP = "floor"
 TABLES = ("cs-1", "cs-2", "cs-3")
 CONTROLLER_ARGS = ("--table-calls-per-second", "0")  # simulated tables play fast

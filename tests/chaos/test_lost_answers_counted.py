@@ -23,7 +23,8 @@ from controller.testing import ControllerProcess, FaultProxy, RedisServer, TestP
 from jackpot import tls
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from tests.chaos.harness import CONTROLLER_ARGS, LINK_GROUP, RULES
+from tests.chaos.harness import CONTROLLER_ARGS, LINK_GROUP
+from tests.helpers import CARIBBEAN_RULES as RULES
 
 METER = "cs-main"
 

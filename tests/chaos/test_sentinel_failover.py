@@ -31,9 +31,8 @@ import pytest
 from controller.store import keys
 from controller.testing import ControllerProcess, TestPKI
 from controller.testing.sentinel import SentinelGroup
+from tests.helpers import CARIBBEAN_RULES as RULES
 
-ROOT = Path(__file__).resolve().parents[2]
-RULES = ROOT / "deploy" / "rules" / "caribbean-stud.toml"
 TABLES = ("cs-1", "cs-2", "cs-3")
 ROUNDS = 60  # per table; each failover is reached after a few tens at most
 PACE_S = "0.05"

@@ -15,15 +15,14 @@ import sys
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from controller.domain.money import MICROCENTS_PER_CENT
-from controller.testing import ControllerProcess, RedisServer, TestPKI, free_port
+from controller.testing import ControllerProcess, RedisServer, free_port
 
-RULES = Path(__file__).resolve().parents[2] / "deploy" / "rules" / "caribbean-stud.toml"
 ROUNDS = 60
 
 
@@ -73,20 +72,6 @@ def outbox_records(state: Path) -> list[dict[str, object]]:
 
 def report_ids(state: Path) -> list[str]:
     return [str(r["report"]["id"]) for r in outbox_records(state) if "report" in r]  # type: ignore[index]
-
-
-@pytest.fixture
-def system(tmp_path: Path, pki: TestPKI) -> Iterator[tuple[RedisServer, ControllerProcess]]:
-    with RedisServer(tmp_path / "redis") as redis:
-        controller = ControllerProcess(
-            redis.url,
-            tmp_path / "controller.log",
-            pki=pki,
-            rules=RULES,
-            extra_args=("--table-calls-per-second", "0"),
-        )
-        with controller:
-            yield redis, controller
 
 
 @pytest.mark.slow

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from controller.testing import ControllerProcess, RedisServer, TestPKI, free_port
+from tests.helpers import CARIBBEAN_RULES as RULES
 
-RULES = Path(__file__).resolve().parents[2] / "deploy" / "rules" / "caribbean-stud.toml"
 ROUNDS_PER_TABLE = 100
 TABLES = ("cs-1", "cs-2", "cs-3")
 

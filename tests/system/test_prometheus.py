@@ -26,7 +26,6 @@ import sys
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ import grpc
 import pytest
 import yaml
 
-from controller.testing import ControllerProcess, RedisServer, TestPKI, free_port, stop_process
+from controller.testing import ControllerProcess, RedisServer, free_port, stop_process
 from jackpot import tls
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
@@ -46,8 +45,6 @@ from tests.deploy.test_deploy_files import (
     load_json,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
-CARIBBEAN = ROOT / "deploy" / "rules" / "caribbean-stud.toml"
 PROMETHEUS = shutil.which("prometheus")
 REQUIRED = os.environ.get("JACKPOT_REQUIRE_PROMETHEUS") == "1"  # set by .ci/run
 
@@ -138,20 +135,6 @@ class Prometheus:
 
     def stop(self) -> None:
         stop_process(self.process)
-
-
-@pytest.fixture
-def system(tmp_path: Path, pki: TestPKI) -> Iterator[tuple[RedisServer, ControllerProcess]]:
-    with RedisServer(tmp_path / "redis") as redis:
-        controller = ControllerProcess(
-            redis.url,
-            tmp_path / "controller.log",
-            pki=pki,
-            rules=CARIBBEAN,
-            extra_args=("--table-calls-per-second", "0"),
-        )
-        with controller:
-            yield redis, controller
 
 
 def _agent_command(controller: ControllerProcess, table_id: str, *args: str) -> list[str]:

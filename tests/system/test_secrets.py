@@ -11,9 +11,9 @@ import urllib.request
 from pathlib import Path
 
 from controller.testing import ControllerProcess, RedisServer, TestPKI
+from tests.helpers import CARIBBEAN_RULES as RULES
 
 PASSWORD = "correct-horse-battery-staple-42"
-RULES = Path(__file__).resolve().parents[2] / "deploy" / "rules" / "caribbean-stud.toml"
 
 
 def _ctl(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
