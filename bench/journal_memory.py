@@ -32,7 +32,6 @@ from typing import Any
 
 from controller import journal_export
 from controller.api import convert
-from controller.domain.cards import FULL_DECK
 from controller.domain.config import LinkGroupConfig, TableConfig
 from controller.domain.rounds import (
     RoundCards,
@@ -44,6 +43,7 @@ from controller.domain.rounds import (
 )
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer
+from jackpot.cards import FULL_DECK
 from jackpot.v1 import jackpot_pb2 as pb
 
 GROUP = "bench"

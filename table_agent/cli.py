@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from controller.domain.money import format_cents
-from controller.errors import InvalidCards
 from jackpot import tls
+from jackpot.errors import InvalidCards
+from jackpot.money import format_cents
 from table_agent.client import (
     ControllerClient,
     ControllerRefused,

@@ -31,10 +31,10 @@ from typing import TypeVar
 import grpc
 from grpc import aio
 
-from controller.domain.epochs import NO_POSITION, JournalPosition
-from controller.domain.records import SeatOutcome
-from controller.errors import InvalidArgument
 from jackpot import tls
+from jackpot.epochs import NO_POSITION, JournalPosition
+from jackpot.errors import InvalidArgument
+from jackpot.results import SeatOutcome
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.deck import card_texts

@@ -26,7 +26,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from controller.domain.money import format_cents
+from jackpot.money import format_cents
 from table_agent.client import ControllerUnreachable, Lockout, SeatResult, Settlement
 from table_agent.deck import COMMUNITY, DEALER, DeckCard
 from table_agent.games import GameProcedure, game_procedure

@@ -17,9 +17,6 @@ from controller.api import convert
 from controller.api.meter_watch import MeterWatcher
 from controller.domain.bounds import MAX_WATCH_INTERVAL_MS, check_range
 from controller.domain.config import TableConfig
-from controller.domain.epochs import NO_POSITION, JournalPosition
-from controller.domain.money import format_cents
-from controller.domain.records import SeatOutcome
 from controller.domain.rounds import (
     check_lockout,
     lockout_fingerprint,
@@ -27,10 +24,13 @@ from controller.domain.rounds import (
     settle_fingerprint,
     void_fingerprint,
 )
-from controller.errors import LinkGroupStopped, NotConfirmed, NotFound, RoundStateError
 from controller.metrics import Metrics
 from controller.state_guard import StateGuard
 from controller.store.redis_store import RedisStore
+from jackpot.epochs import NO_POSITION, JournalPosition
+from jackpot.errors import LinkGroupStopped, NotConfirmed, NotFound, RoundStateError
+from jackpot.money import format_cents
+from jackpot.results import SeatOutcome
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 

@@ -15,13 +15,13 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO, cast
 
-from controller.domain.cards import Card, check_hand_size, check_no_duplicates, parse_cards
 from controller.domain.games import Game
-from controller.domain.joker_poker import parse_joker_cards
 from controller.domain.paytables import Paytable
-from controller.domain.poker import evaluate
 from controller.domain.wagers import Extra, WagerTable
-from controller.errors import JackpotError
+from jackpot.cards import Card, check_hand_size, check_no_duplicates, parse_cards
+from jackpot.errors import JackpotError
+from jackpot.hands.joker_poker import parse_joker_cards
+from jackpot.hands.poker import evaluate
 
 
 def classify_line(

@@ -52,12 +52,12 @@ from controller.ctl import odds
 from controller.ctl.hands import classify_stream
 from controller.domain.games import get_game
 from controller.domain.identity import CERTIFICATE_ROLES
-from controller.domain.money import format_cents, parse_dollars_cents, parse_percent_ppm
-from controller.errors import InvalidAmount, InvalidConfiguration, JackpotError
 from controller.rules_file import describe, load_submission
 from controller.store.connection import check_url
 from controller.store.redis_store import RedisStore
 from jackpot import tls
+from jackpot.errors import InvalidAmount, InvalidConfiguration, JackpotError
+from jackpot.money import format_cents, parse_dollars_cents, parse_percent_ppm
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 

@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 from controller.domain.games import Game
-from controller.domain.money import format_cents, format_percent
 from controller.domain.odds import PaytableOdds, paytable_odds
 from controller.domain.submission import RulesSubmission
-from controller.errors import InvalidConfiguration
+from jackpot.errors import InvalidConfiguration
+from jackpot.money import format_cents, format_percent
 
 
 def compute(

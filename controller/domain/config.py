@@ -13,9 +13,9 @@ from typing import Any
 
 from controller.domain.bounds import check_id
 from controller.domain.games import Game, get_game
-from controller.domain.money import FULL_PPM, MAX_METER_CENTS, format_cents, format_percent
 from controller.domain.paytables import AwardKind, AwardRule, Paytable
-from controller.errors import InvalidAmount, InvalidConfiguration
+from jackpot.errors import InvalidAmount, InvalidConfiguration
+from jackpot.money import FULL_PPM, MAX_METER_CENTS, format_cents, format_percent
 
 DEFAULT_WAGER_CENTS = 100  # the $1 chip on the progressive sensor
 # Keeps wager x rate (microcents) and wager x the largest "N for 1" exact in Redis's Lua.

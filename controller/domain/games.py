@@ -10,11 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from controller.domain import three_card, two_card
-from controller.domain.cards import Card
-from controller.domain.joker_poker import evaluate_best_five
 from controller.domain.paytables import Paytable
-from controller.domain.poker import evaluate
 from controller.domain.wagers import (
     CARIBBEAN_STUD_WAGERS,
     SIX_CARD_FORTUNE_WAGERS,
@@ -22,7 +18,11 @@ from controller.domain.wagers import (
     THREE_CARD_POKER_WAGERS,
     WagerTable,
 )
-from controller.errors import InvalidConfiguration
+from jackpot.cards import Card
+from jackpot.errors import InvalidConfiguration
+from jackpot.hands import three_card, two_card
+from jackpot.hands.joker_poker import evaluate_best_five
+from jackpot.hands.poker import evaluate
 
 
 @dataclass(frozen=True, slots=True)

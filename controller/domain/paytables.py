@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from controller.domain.bounds import AWARD_TEXT_MAX_CHARS, excerpt
-from controller.domain.money import (
+from jackpot.errors import InvalidConfiguration
+from jackpot.money import (
     FULL_PPM,
     format_cents,
     format_percent,
     parse_dollars_cents,
     parse_percent_ppm,
 )
-from controller.errors import InvalidConfiguration
 
 _AWARD = re.compile(
     r"^(?:(?P<odds>\d[\d,]*) (?P<word>for|to) 1"

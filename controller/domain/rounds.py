@@ -24,13 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
-from controller.domain.cards import Card, check_hand_size, check_no_duplicates
 from controller.domain.config import TableConfig, WagerOffer
 from controller.domain.paytables import AwardKind, AwardRule
-from controller.domain.poker import evaluate
-from controller.domain.records import SeatOutcome
 from controller.domain.wagers import Extra, WagerTable
-from controller.errors import InvalidAmount, InvalidArgument, InvalidCards, InvalidSeat
+from jackpot.cards import Card, check_hand_size, check_no_duplicates
+from jackpot.errors import InvalidAmount, InvalidArgument, InvalidCards, InvalidSeat
+from jackpot.hands.poker import evaluate
+from jackpot.results import SeatOutcome
 
 Cards = tuple[Card, ...]  # at Six-Card Fortune a hand may hold the joker
 

@@ -51,9 +51,9 @@ from controller.domain.config import (
     payout_limit_floor_cents,
 )
 from controller.domain.games import Game, get_game
-from controller.domain.money import format_cents, parse_dollars_cents, parse_percent_ppm
 from controller.domain.wagers import SUIT_NAMES
-from controller.errors import InvalidAmount, InvalidConfiguration
+from jackpot.errors import InvalidAmount, InvalidConfiguration
+from jackpot.money import format_cents, parse_dollars_cents, parse_percent_ppm
 
 
 @dataclass(frozen=True, slots=True)

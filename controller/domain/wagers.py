@@ -20,9 +20,6 @@ from functools import cache
 from itertools import combinations, combinations_with_replacement
 from math import comb
 
-from controller.domain import three_card, two_card
-from controller.domain.cards import FULL_DECK, RANKS, Card
-from controller.domain.joker_poker import Joker, evaluate_best_five, flush_suit, pattern_classes
 from controller.domain.paytables import (
     CARIBBEAN_STUD_BONUS,
     CARIBBEAN_STUD_PROGRESSIVE,
@@ -30,8 +27,11 @@ from controller.domain.paytables import (
     AwardRule,
     Paytable,
 )
-from controller.domain.poker import HandCategory, HandValue, evaluate, five_rank_value
-from controller.errors import InvalidConfiguration
+from jackpot.cards import FULL_DECK, RANKS, Card
+from jackpot.errors import InvalidConfiguration
+from jackpot.hands import three_card, two_card
+from jackpot.hands.joker_poker import Joker, evaluate_best_five, flush_suit, pattern_classes
+from jackpot.hands.poker import HandCategory, HandValue, evaluate, five_rank_value
 
 Lines = tuple[str, ...]
 

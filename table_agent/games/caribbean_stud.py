@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from controller.domain.cards import ACE, Card
-from controller.domain.poker import HandCategory, evaluate
+from jackpot.cards import ACE, Card
+from jackpot.hands.poker import HandCategory, evaluate
 from table_agent.deck import STANDARD_DECK, DeckCard, one_card_at_a_time
 from table_agent.games.procedure import GameProcedure
 from table_agent.wagers import WagerKind

@@ -9,10 +9,10 @@ from pathlib import Path
 import grpc
 import pytest
 
-from controller.domain.cards import parse_cards
 from controller.server import ControllerServer, ServerConfig
 from controller.testing import TestPKI, free_port
 from jackpot import tls
+from jackpot.cards import parse_cards
 from table_agent.client import (
     MAX_RETRY_DELAY_S,
     ControllerClient,

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from controller.domain.games import get_game
-from controller.domain.records import SeatOutcome
 from controller.testing import ControllerProcess, TestPKI
+from jackpot.results import SeatOutcome
 from jackpot.v1 import jackpot_pb2 as pb
 from table_agent.client import ControllerClient, Lockout, SeatResult, Settlement
 from table_agent.deck import parse_deck_cards

@@ -11,10 +11,10 @@ from grpc import aio
 from redis.asyncio import Redis
 
 from controller.domain.config import LinkGroupConfig, MeterConfig
-from controller.errors import AlreadyExists, NotConfirmed
 from controller.server import ControllerServer
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer, TestPKI
+from jackpot.errors import AlreadyExists, NotConfirmed
 from tests.helpers import RESET_CENTS, Floor, connect, controller_config, lockout
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.domain.cards import FULL_DECK, parse_cards
+from jackpot.cards import FULL_DECK, parse_cards
 from table_agent.deck import DEALER
 from table_agent.games import GAMES, game_procedure
 from table_agent.games.caribbean_stud import PROCEDURE, folds

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.domain.joker_poker import JOKER
+from jackpot.hands.joker_poker import JOKER
 from table_agent.deck import parse_deck_cards
 from table_agent.reports import SettleReport
 from table_agent.script import load_script, parse_script

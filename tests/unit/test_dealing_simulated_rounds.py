@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.domain.records import SeatOutcome
+from jackpot.results import SeatOutcome
 from table_agent.client import (
     AcceptedWager,
     Contribution,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.domain.cards import FULL_DECK
+from jackpot.cards import FULL_DECK
 from table_agent.deck import DEALER
 from table_agent.games.texas_holdem_bonus import PROCEDURE
 from table_agent.wagers import WagerKind

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.domain.cards import FULL_DECK, parse_cards
+from jackpot.cards import FULL_DECK, parse_cards
 from table_agent.deck import COMMUNITY, DEALER
 from table_agent.games.three_card_poker import PROCEDURE
 from table_agent.wagers import PlacedWager, WagerKind

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from controller.domain.paytables import CARIBBEAN_STUD_PROGRESSIVE, AwardKind, AwardRule
-from controller.domain.poker import HandCategory as H
+from jackpot.hands.poker import HandCategory as H
 
 # As printed: hand -> (A, B, C); None is "N/A" / not on the table.
 PRINTED = {

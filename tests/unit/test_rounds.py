@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from controller.domain.config import TableConfig
-from controller.domain.records import SeatOutcome
 from controller.domain.rounds import (
     Payout,
     RoundCards,
@@ -17,7 +16,8 @@ from controller.domain.rounds import (
     plan_settlement,
     settle_fingerprint,
 )
-from controller.errors import InvalidAmount, InvalidArgument, InvalidCards, InvalidSeat
+from jackpot.errors import InvalidAmount, InvalidArgument, InvalidCards, InvalidSeat
+from jackpot.results import SeatOutcome
 from tests.helpers import PAIR, ROYAL_SPADES, STRAIGHT_FLUSH_HEARTS, THREE_SEVENS
 from tests.unit.rounds_kit import (
     CARIBBEAN,

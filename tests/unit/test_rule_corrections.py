@@ -19,11 +19,11 @@ import pytest
 from controller.domain.config import TableConfig, WagerOffer, payout_limit_floor_cents
 from controller.domain.games import SIX_CARD_FORTUNE_PAI_GOW, TEXAS_HOLDEM_BONUS
 from controller.domain.paytables import AwardRule
-from controller.domain.records import SeatOutcome
 from controller.domain.rounds import Payout, Wager, plan_settlement
 from controller.domain.submission import parse_submission
 from controller.domain.wagers import TEXAS_HOLDEM_BONUS_WAGERS
-from controller.errors import InvalidCards, InvalidConfiguration
+from jackpot.errors import InvalidCards, InvalidConfiguration
+from jackpot.results import SeatOutcome
 from tests.helpers import PAIR, ROYAL_SPADES
 from tests.unit.rounds_kit import (
     CARIBBEAN,

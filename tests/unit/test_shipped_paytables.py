@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from controller.domain.cards import Card
 from controller.domain.games import get_game
-from controller.domain.joker_poker import parse_joker_cards
 from controller.domain.paytables import Paytable
 from controller.domain.rounds import cards_of
 from controller.domain.wagers import Extra, WagerTable
 from controller.rules_file import load_submission
+from jackpot.cards import Card
+from jackpot.hands.joker_poker import parse_joker_cards
 
 RULES = Path(__file__).resolve().parents[2] / "deploy" / "rules"
 
