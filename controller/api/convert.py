@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from controller.domain import bounds
 from controller.domain.bounds import check_count, check_each_text, check_id, check_range, check_text
-from controller.domain.config import DEFAULT_WAGER_CENTS, MeterConfig, TableConfig, WagerOffer
+from controller.domain.config import MeterConfig, TableConfig, WagerOffer
 from controller.domain.games import get_game
 from controller.domain.paytables import Lines
 from controller.domain.records import Jackpot, LinkGroupState, MeterState
@@ -21,6 +21,7 @@ from controller.domain.rounds import Cards, RoundCards, SeatCards, Wager, cards_
 from jackpot.cards import parse_cards
 from jackpot.epochs import JournalPosition
 from jackpot.errors import InvalidArgument, InvalidCards, InvalidConfiguration
+from jackpot.games import DEFAULT_WAGER_CENTS
 from jackpot.hands.joker_poker import parse_joker_cards
 from jackpot.money import (
     MAX_METER_CENTS,
@@ -251,8 +252,8 @@ def _offer(game: str, table_id: str, item: pb.TableWager) -> WagerOffer:
         paytable = rules.paytable(item.paytable)
         if lines and lines != [(line, rule.text) for line, rule in paytable.lines]:
             raise InvalidConfiguration(
-                f"{where}: {rules.citation} prints paytable {paytable.name}; its lines cannot "
-                "be changed"
+                f"{where}: {rules.facts.citation} prints paytable {paytable.name}; its "
+                "lines cannot be changed"
             )
         if envy:
             written = rules.written_paytable(where, paytable.name, [], envy)

@@ -108,7 +108,7 @@ class TableService(pb_grpc.TableServiceServicer):
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
         known = convert.known_position(request.known)
         table = await self._table(table_id, known)
-        cards = convert.round_cards(request, table.game_rules.joker)
+        cards = convert.round_cards(request, table.game_rules.facts.joker)
         locked = await self._store.locked_round(table, round_id)
         if locked is None:
             # Missing: never locked out - or lost with Redis's data, which the epoch tells

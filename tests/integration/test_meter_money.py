@@ -35,12 +35,13 @@ from controller.audit import verify
 from controller.domain import meter_money
 from controller.domain.config import LinkGroupConfig
 from controller.domain.meter_money import MeterBook, PercentAward
-from controller.domain.paytables import AwardKind, AwardRule
+from controller.domain.paytables import AwardRule
 from controller.domain.rounds import Payout, Wager, lockout_fingerprint
 from controller.store import keys
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer
 from jackpot.errors import FailedPrecondition
+from jackpot.kinds import AwardKind
 from jackpot.money import FULL_PPM, MICROCENTS_PER_CENT
 from jackpot.results import SeatOutcome
 from jackpot.v1 import jackpot_pb2 as pb
