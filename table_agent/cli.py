@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import logging
 import math
@@ -186,6 +187,11 @@ def _check_link(args: argparse.Namespace) -> str | None:
         )
     if args.metrics_port is not None and not 1 <= args.metrics_port <= 65535:
         return f"--metrics-port must be 1 to 65535, not {args.metrics_port}"
+    if args.metrics_port is not None and importlib.util.find_spec("prometheus_client") is None:
+        return (
+            "--metrics-port needs the Prometheus client, which this installation lacks: "
+            "pip install 'table-jackpot[metrics]'"
+        )
     return None
 
 
