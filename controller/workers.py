@@ -116,13 +116,13 @@ def run(config: ServerConfig, workers: int, log_level: str) -> int:
         while not stopping:
             ended = wait([p.sentinel for p in processes], timeout=0.5)
             if ended and not stopping:  # (a signal to the process group stops them too)
-                for process in processes:
-                    if process.sentinel in ended:
-                        process.join(1)
+                for worker in processes:
+                    if worker.sentinel in ended:
+                        worker.join(1)
                         log.error(
                             "worker pid %s ended (exit %s); stopping the others",
-                            process.pid,
-                            process.exitcode,
+                            worker.pid,
+                            worker.exitcode,
                         )
                 return 1
         return 0
