@@ -30,6 +30,7 @@ from controller.domain.rounds import (
 )
 from controller.errors import (
     IdempotencyConflict,
+    InvalidArgument,
     LinkGroupStopped,
     NotConfirmed,
     NotFound,
@@ -121,13 +122,13 @@ class TableService(pb_grpc.TableServiceServicer):
         locked = await self._locked_round(table, round_id, known)
         try:
             result = await self._settle(table, round_id, locked, cards, fingerprint, known)
-        except IdempotencyConflict:
+        except (IdempotencyConflict, InvalidArgument):
             if not locked.remembered:
                 raise
-            # What this process remembered of the lockout is not the round's (locked out
-            # again after a rebase or a restore): the script refused it, changing nothing.
-            # Plan once more against the round as Redis has it.
-            locked = await self._locked_round(table, round_id, known)
+            # Perhaps what this process remembered of the lockout is not the round's (locked
+            # out again after a rebase or a restore): the plan or the script refused it,
+            # changing nothing. Plan once more against the round as Redis has it.
+            locked = await self._locked_round(table, round_id, known, fresh=True)
             result = await self._settle(table, round_id, locked, cards, fingerprint, known)
         for seat in result.results:
             if seat.outcome is SeatOutcome.PAID and not result.replayed:
@@ -153,10 +154,11 @@ class TableService(pb_grpc.TableServiceServicer):
         )
 
     async def _locked_round(
-        self, table: TableConfig, round_id: int, known: JournalPosition
+        self, table: TableConfig, round_id: int, known: JournalPosition, *, fresh: bool = False
     ) -> LockedRound:
-        """The round's lockout (remembered, else read); refused if it was never locked out."""
-        locked = await self._store.locked_round(table, round_id)
+        """The round's lockout (remembered, else read; ``fresh``: read); refused if it was
+        never locked out."""
+        locked = await self._store.locked_round(table, round_id, fresh=fresh)
         if locked is None:
             # Missing: never locked out - or lost with Redis's data, which the epoch tells
             # (UNAVAILABLE, the report is kept) before a refusal the table would drop.

@@ -878,12 +878,16 @@ class RedisStore:
         self._locked.remember(table.table_id, round_id, tuple(wagers), fingerprint)
         return result
 
-    async def locked_round(self, table: TableConfig, round_id: int) -> LockedRound | None:
+    async def locked_round(
+        self, table: TableConfig, round_id: int, *, fresh: bool = False
+    ) -> LockedRound | None:
         """The wagers a round was locked out with and that lockout's fingerprint, or None
         when the round was never locked out (or its record expired): as this process
         remembers its own lockout, else read from Redis. Wagers never change after the
         lockout; the settle script checks the fingerprint again (a stale memory is refused
-        there, and forgotten by :meth:`settle`)."""
+        there, and forgotten by :meth:`settle`). ``fresh``: forget it and read Redis."""
+        if fresh:
+            self._locked.forget(table.table_id, round_id)
         remembered = self._locked.recall(table.table_id, round_id)
         if remembered is not None:
             return remembered
