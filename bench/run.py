@@ -1,64 +1,86 @@
-"""``python -m bench.run [--quick] [--json FILE]``: the controller's speed and memory, as ratios.
+"""``python -m bench.run [--quick] [--workers N] [--clients P] [--json FILE]``: speed as ratios.
 
-One run starts a redis-server (AOF on, appendfsync always) and the controller as a separate
-process on 127.0.0.1, configures 64 Caribbean Stud tables (paytable B) on one meter through
-AdminService, then measures, every loop bounded in count and time:
+One run starts a redis-server (AOF on, ``appendfsync always``), the controller (one worker,
+or ``--workers N``) and a bare grpc.aio echo server (:mod:`bench.echo`), each a process of its
+own on 127.0.0.1, configures 64 Caribbean Stud tables (paytable B, 7 seats) on one meter, and
+drives every phase with the same load generator: ``--clients`` processes
+(:mod:`bench.generator`), whose CPU is reported. Every loop is bounded in count and time.
 
-1. baseline: ``grpc.health.v1.Health/Check`` (same server, same interceptor), closed loop;
-2. rounds: Lockout + Settle at every table, one round at a time each, closed loop;
-   RPC/s as a ratio of the baseline's calls/s;
-3. open loop: rounds at a fixed fraction of (2)'s saturation rate, latency of a whole round
-   from its intended start;
-4. idempotent replay: the same Lockout (and Settle) sent again, one call at a time;
-5. memory: Redis ``used_memory``, journal length and AOF size per round; controller RSS.
+1. echo: the baseline, closed loop, requests and replies the mean size of a round's;
+   and, when Debian's h2load (nghttp2-client) is installed, the same echo driven by h2load
+   in plaintext (a C client: what the Python generator leaves on the table);
+2. Health/Check on the controller (its interceptor, no Redis), closed loop;
+3. full rounds: Lockout + Settle, every seat wagering, one round at a time per table,
+   closed loop: RPC/s as a ratio of the echo's, and the controller's CPU per round;
+4. open loop: rounds offered at three fixed rates, latency p50/p99/p99.9 of a whole round
+   from its intended start (no coordinated omission);
+5. idempotent replay: the same Lockout (and Settle) again, one call at a time;
+6. memory: Redis ``used_memory``, journal length and AOF size per round; controller RSS.
 
 Times are in milliseconds (ms) or microseconds (us), rates per second, sizes in bytes.
-The default run takes about 2 minutes, ``--quick`` about 20 seconds.
+The default run takes about 3 minutes, ``--quick`` under a minute.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
+import multiprocessing
 import os
 import platform
+import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import grpc
 from grpc import aio
-from redis.asyncio import Redis
+from redis import Redis
 
-from bench.loadgen import ClosedLoopResult, Operation, Recorder, closed_loop, open_loop
-from bench.processes import System, cpu_seconds, memory_bytes
-from bench.workload import JOURNAL_KEY, PAYTABLE, SEATS, WAGER_CENTS, Floor, Health
+from bench import generator
+from bench.generator import Job, JobResult
+from bench.loadgen import Recorder, Summary
+from bench.processes import System, cpu_seconds, family_cpu_seconds, memory_bytes
+from bench.workload import (
+    JOURNAL_KEY,
+    PAYTABLE,
+    SEATS,
+    WAGER_CENTS,
+    Floor,
+    Health,
+    table_ids,
+)
 
 Results = dict[str, Any]
 _ALL = ("p50", "p99", "p999", "max")
-_PROCESSES = ("controller", "redis", "client")
-_WHO = "controller / redis / load gen"
 
 
 @dataclass(frozen=True, slots=True)
 class Params:
-    """Sizes and bounds of one run (seconds, counts)."""
+    """Sizes and bounds of one run (seconds, counts, rates per second)."""
 
     mode: str
     tables: int = 64
+    clients: int = 3
     in_flight: int = 64
-    warmup_s: float = 1.0
-    baseline_s: float = 15.0
-    baseline_max_calls: int = 300_000
+    lead_s: float = 6.0  # from submitting a phase to its window: spawn, connect, warm up
+    echo_s: float = 15.0
+    check_s: float = 10.0
     rounds_s: float = 30.0
-    rounds_max: int = 100_000
-    open_loop_fraction: float = 0.5
-    open_loop_s: float = 30.0
+    max_calls: int = 1_000_000
+    open_rates: tuple[float, ...] = (100.0, 200.0, 300.0)
+    open_loop_s: float = 20.0
     drain_s: float = 10.0
+    h2load_calls: int = 100_000
     replay_s: float = 10.0
     replay_max_rounds: int = 2_000
     seed: int = 639
@@ -66,80 +88,220 @@ class Params:
 
 QUICK = Params(
     "quick",
-    warmup_s=0.5,
-    baseline_s=3.0,
-    baseline_max_calls=60_000,
+    echo_s=3.0,
+    check_s=2.0,
     rounds_s=5.0,
-    rounds_max=20_000,
     open_loop_s=4.0,
     drain_s=5.0,
+    h2load_calls=20_000,
     replay_s=2.0,
     replay_max_rounds=300,
 )
 DEFAULT = Params("default")
 
 
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """CPU seconds used so far by the controller, redis-server and this load generator."""
-
-    wall_s: float
-    controller_s: float
-    redis_s: float
-    client_s: float
-
-    @classmethod
-    def now(cls, system: System) -> Usage:
-        """Read the three processes' CPU time."""
-        return cls(
-            time.perf_counter(),
-            cpu_seconds(system.controller_pid),
-            cpu_seconds(system.redis_pid),
-            time.process_time(),
-        )
-
-    def per_call(self, start: Usage, calls: int) -> dict[str, float]:
-        """CPU microseconds per call of each process since ``start``, and cores busy."""
-        wall = max(self.wall_s - start.wall_s, 1e-9)
-        used = {
-            "controller": self.controller_s - start.controller_s,
-            "redis": self.redis_s - start.redis_s,
-            "client": self.client_s - start.client_s,
-        }
-        result = {f"{name}_us_per_call": s * 1e6 / max(calls, 1) for name, s in used.items()}
-        result |= {f"{name}_cores": s / wall for name, s in used.items()}
-        return result
-
-
 def _ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator if denominator else float("nan")
 
 
-def _loop(result: ClosedLoopResult) -> Results:
+class Bench:
+    """The system, the generator's processes and what the phases need between them."""
+
+    def __init__(self, system: System, params: Params, pool: ProcessPoolExecutor) -> None:
+        self.system = system
+        self.params = params
+        self.pool = pool
+        self.tables = table_ids(params.tables)
+        pki = system.pki
+        self.identities = {
+            ("operator", "bench"): pki.client("operator", "bench"),
+            ("auditor", "bench"): pki.client("auditor", "bench"),
+            **{("table", t): pki.client("table", t) for t in self.tables},
+        }
+        self.last_rounds = dict.fromkeys(self.tables, 0)
+
+    def usage(self) -> dict[str, float]:
+        """CPU seconds so far of the controller (all its processes), Redis and the echo."""
+        system = self.system
+        return {
+            "controller": family_cpu_seconds(system.controller_pid),
+            "redis": cpu_seconds(system.redis_pid),
+            "echo": cpu_seconds(system.echo_pid),
+        }
+
+    def phase(self, make: Callable[[int, float], Job], window_s: float) -> Results:
+        """Run one job per client process (``make(index, start_at)``); the servers' CPU
+        seconds over the window ``[start_at, start_at + window_s]``, and the results."""
+        start_at = time.monotonic() + self.params.lead_s
+        futures = [
+            self.pool.submit(generator._run_job, make(i, start_at))
+            for i in range(self.params.clients)
+        ]
+        time.sleep(max(0.0, start_at - time.monotonic()))
+        before = self.usage()
+        time.sleep(max(0.0, start_at + window_s - time.monotonic()))
+        after = self.usage()
+        results: list[JobResult] = [future.result() for future in futures]
+        for result in results:
+            self.last_rounds.update(result.last_rounds)
+        samples: dict[str, list[float]] = {}
+        for result in results:
+            for kind, values in result.samples.items():
+                samples.setdefault(kind, []).extend(values)
+        errors = sum(r.errors for r in results)
+        return {
+            "completed": sum(r.completed for r in results),
+            "errors": errors,
+            "first_error": next((r.first_error for r in results if r.first_error), ""),
+            "elapsed_s": max(r.elapsed_s for r in results),
+            "window_s": window_s,
+            "latency": {kind: asdict(Summary.of(values)) for kind, values in samples.items()},
+            "cpu_s": {name: after[name] - before[name] for name in after},
+            "generator_cpu_s": sum(r.cpu_s for r in results),
+            "generator_processes": len(results),
+            "late_s": max(r.late_s for r in results),
+            "unfinished": sum(r.unfinished for r in results),
+            "max_send_lag_ms": max(r.max_send_lag_ms for r in results),
+        }
+
+    def tables_of(self, index: int) -> tuple[str, ...]:
+        """The tables client process ``index`` plays (each table in one process only)."""
+        return self.tables[index :: self.params.clients]
+
+    def closed(self, kind: str, target: str, duration_s: float, payload: int = 0) -> Results:
+        """A closed loop of ``kind`` calls, ``in_flight`` in all over the processes."""
+        p = self.params
+        per_process = max(1, p.in_flight // p.clients)
+
+        def make(index: int, start_at: float) -> Job:
+            return Job(
+                kind,
+                target,
+                self.identities,
+                start_at,
+                duration_s,
+                p.max_calls,
+                in_flight=per_process,
+                payload_bytes=payload,
+            )
+
+        result = self.phase(make, duration_s)
+        result["per_s"] = _ratio(result["completed"], result["elapsed_s"])
+        result["in_flight"] = per_process * p.clients
+        return _per_call(result, result["completed"])
+
+    def rounds(self, rate_per_s: float = 0.0) -> Results:
+        """Rounds at every table: a closed loop (one round at a time per table), or an open
+        loop offering ``rate_per_s`` in all."""
+        p = self.params
+        duration = p.open_loop_s if rate_per_s else p.rounds_s
+
+        def make(index: int, start_at: float) -> Job:
+            tables = self.tables_of(index)
+            return Job(
+                "rounds",
+                self.system.target,
+                self.identities,
+                start_at,
+                duration,
+                p.max_calls,
+                in_flight=0 if rate_per_s else len(tables),
+                rate_per_s=rate_per_s / p.clients,
+                drain_s=p.drain_s,
+                tables=tables,
+                last_rounds={t: self.last_rounds[t] for t in tables},
+                seed=p.seed + index + int(rate_per_s),
+            )
+
+        result = self.phase(make, duration)
+        result["per_s"] = _ratio(result["completed"], result["elapsed_s"])
+        result["rpc_per_s"] = 2 * result["per_s"]
+        if rate_per_s:
+            result["offered_per_s"] = rate_per_s
+        return _per_call(result, result["completed"])
+
+
+def _per_call(result: Results, calls: int) -> Results:
+    """Add CPU per call (us) of each process and cores busy, over the phase's window."""
+    window = result["window_s"]
+    # calls completed in the window, estimated from the whole run's rate
+    in_window = calls * min(1.0, window / max(result["elapsed_s"], 1e-9))
+    cpu = dict(result["cpu_s"], generator=result["generator_cpu_s"])
+    result["cpu_us_per_call"] = {k: v * 1e6 / max(in_window, 1) for k, v in cpu.items()}
+    result["cores"] = {k: v / window for k, v in cpu.items()}
+    return result
+
+
+def _h2load(system: System, params: Params, payload: int) -> Results | None:
+    """The echo driven by h2load in plaintext, when it is installed (else None)."""
+    h2load = shutil.which("h2load")
+    if h2load is None:
+        print(
+            "bench: h2load not installed (Debian: apt-get install nghttp2-client); "
+            "its echo baseline is skipped",
+            file=sys.stderr,
+        )
+        return None
+    with tempfile.NamedTemporaryFile(suffix=".grpc") as body:
+        body.write(b"\0" + payload.to_bytes(4, "big") + bytes(payload))  # gRPC framing
+        body.flush()
+        before = cpu_seconds(system.echo_pid)
+        begin = time.perf_counter()
+        completed = subprocess.run(
+            [
+                h2load,
+                "-n",
+                str(params.h2load_calls),
+                "-c",
+                "4",
+                "-m",
+                str(max(1, params.in_flight // 4)),
+                "-t",
+                "1",
+                "-d",
+                body.name,
+                "-H",
+                "content-type: application/grpc",
+                "-H",
+                "te: trailers",
+                f"http://127.0.0.1:{system.echo_plain_port}/bench.Echo/Echo",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        wall = time.perf_counter() - begin
+        echo_cpu = cpu_seconds(system.echo_pid) - before
+    out = completed.stdout
+    rate = re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", out)
+    done = re.search(r"requests: \d+ total, \d+ started, (\d+) done, (\d+) succeeded", out)
+    if completed.returncode != 0 or rate is None or done is None:
+        return {"error": (completed.stderr or out)[-300:]}
+    succeeded = int(done.group(2))
     return {
-        "completed": result.completed,
-        "errors": result.errors,
-        "elapsed_s": result.elapsed_s,
-        "per_s": result.rate_per_s,
+        "per_s": float(rate.group(1)),
+        "succeeded": succeeded,
+        "calls": params.h2load_calls,
+        "echo_cpu_us_per_call": echo_cpu * 1e6 / max(succeeded, 1),
+        "echo_cores": echo_cpu / wall,
     }
 
 
-async def _redis_state(redis: Redis) -> dict[str, int]:
-    memory = await redis.info("memory")
-    persistence = await redis.info("persistence")
+def _redis_state(redis: Redis) -> dict[str, int]:
+    memory = redis.info("memory")
+    persistence = redis.info("persistence")
     return {
         "used_memory": int(memory["used_memory"]),
-        "journal_entries": int(await redis.xlen(JOURNAL_KEY)),
-        "keys": int(await redis.dbsize()),
+        "journal_entries": int(redis.xlen(JOURNAL_KEY)),
+        "keys": int(redis.dbsize()),
         "aof_bytes": int(persistence.get("aof_current_size", 0)),
         "aof_rewrites": int(persistence.get("aof_rewrites", 0)),
     }
 
 
-async def _machine(redis: Redis) -> Results:
-    server = await redis.info("server")
-    appendonly = (await redis.config_get("appendonly"))["appendonly"]
-    appendfsync = (await redis.config_get("appendfsync"))["appendfsync"]
+def _machine(redis: Redis) -> Results:
+    server = redis.info("server")
     model = ""
     with Path("/proc/cpuinfo").open() as cpuinfo:
         for line in cpuinfo:
@@ -155,101 +317,22 @@ async def _machine(redis: Redis) -> Results:
         "python": platform.python_version(),
         "grpcio": grpc.__version__,
         "redis_server": str(server["redis_version"]),
-        "redis_appendonly": appendonly,
-        "redis_appendfsync": appendfsync,
+        "redis_appendonly": redis.config_get("appendonly")["appendonly"],
+        "redis_appendfsync": redis.config_get("appendfsync")["appendfsync"],
     }
 
 
-async def _baseline(health: Health, system: System, params: Params) -> Results:
-    def checks(into: Recorder) -> Operation:
-        async def check(_: int) -> None:
-            await health.timed(into)
-
-        return check
-
-    warmup, recorder = Recorder(), Recorder()
-    await closed_loop(
-        checks(warmup),
-        warmup,
-        workers=params.in_flight,
-        max_count=100_000,
-        max_seconds=params.warmup_s,
-    )
-    start = Usage.now(system)
-    result = await closed_loop(
-        checks(recorder),
-        recorder,
-        workers=params.in_flight,
-        max_count=params.baseline_max_calls,
-        max_seconds=params.baseline_s,
-    )
-    return {
-        **_loop(result),
-        "latency": asdict(recorder.summary("Check")),
-        "cpu": Usage.now(system).per_call(start, result.completed),
-        "first_error": recorder.first_error,
-    }
-
-
-async def _rounds(floor: Floor, system: System, params: Params, baseline: Results) -> Results:
-    recorder = Recorder()
-    tables = floor.table_ids
-
-    async def warm(index: int) -> None:
-        await floor.play(tables[index % len(tables)], Recorder())
-
-    async def play(index: int) -> None:
-        await floor.play(tables[index % len(tables)], recorder)
-
-    await closed_loop(
-        warm, Recorder(), workers=len(tables), max_count=2 * len(tables), max_seconds=30
-    )
-    start = Usage.now(system)
-    result = await closed_loop(
-        play,
-        recorder,
-        workers=len(tables),
-        max_count=params.rounds_max,
-        max_seconds=params.rounds_s,
-    )
-    rpcs = 2 * result.completed
-    rpc_per_s = _ratio(rpcs, result.elapsed_s)
-    base_p50 = baseline["latency"]["p50_ms"]
-    kinds = {kind: recorder.summary(kind) for kind in ("Lockout", "Settle", "Round")}
-    cpu = Usage.now(system).per_call(start, rpcs)
-    return {
-        **_loop(result),
-        "rpc_per_s": rpc_per_s,
-        "rpc_per_s_vs_baseline": _ratio(rpc_per_s, baseline["per_s"]),
-        "latency": {kind: asdict(summary) for kind, summary in kinds.items()},
-        "p50_vs_baseline_p50": {
-            kind: _ratio(kinds[kind].p50_ms, base_p50) for kind in ("Lockout", "Settle")
-        },
-        "cpu": cpu,
-        "controller_cpu_per_rpc_vs_baseline": _ratio(
-            cpu["controller_us_per_call"], baseline["cpu"]["controller_us_per_call"]
-        ),
-        "first_error": recorder.first_error,
-    }
-
-
-async def _open_loop(floor: Floor, params: Params, saturation_per_s: float) -> Results:
-    recorder = Recorder()
-    tables = floor.table_ids
-    rate = max(params.open_loop_fraction * saturation_per_s, 1.0)
-
-    async def play(sequence: int) -> None:
-        await floor.play(tables[sequence % len(tables)], Recorder())
-
-    result = await open_loop(
-        play, recorder, rate_per_s=rate, duration_s=params.open_loop_s, drain_s=params.drain_s
-    )
-    return {
-        **asdict(result),
-        "fraction_of_saturation": params.open_loop_fraction,
-        "achieved_vs_offered": _ratio(result.achieved_per_s, result.offered_per_s),
-        "first_error": recorder.first_error,
-    }
+async def _setup(system: System, params: Params) -> tuple[int, int]:
+    """Configure the floor; play round 1 at t1; the mean request and reply sizes (bytes)."""
+    try:
+        floor = Floor(system.connect, table_ids(params.tables), params.seed)
+        await floor.configure()
+        game = floor.new_round(floor.table_ids[0])
+        replies = [await floor.lockout(game.lockout), await floor.settle(game.settle)]
+    finally:
+        await system.close_channels()
+    requests = (game.lockout.ByteSize() + game.settle.ByteSize()) // 2
+    return requests, sum(reply.ByteSize() for reply in replies) // 2
 
 
 async def _replay(floor: Floor, health: Health, params: Params) -> Results:
@@ -309,49 +392,70 @@ def _memory(states: Sequence[dict[str, int]], locked: Sequence[int], rss: Result
     return memory
 
 
-async def measure(system: System, params: Params) -> Results:
+async def _replay_phase(bench: Bench) -> Results:
+    system, params = bench.system, bench.params
+    try:
+        health = Health(system.connect("auditor", "bench"))
+        floor = Floor(system.connect, bench.tables, params.seed, bench.last_rounds)
+        result = await _replay(floor, health, params)
+        bench.last_rounds.update(floor.last_rounds)
+    finally:
+        await system.close_channels()
+    return result
+
+
+def measure(system: System, params: Params) -> Results:
     """Run every phase against ``system``; the results as plain data (see the module doc)."""
     began = time.perf_counter()
     redis = Redis.from_url(system.redis.url, decode_responses=True)
     states: list[dict[str, int]] = []
     locked: list[int] = []
+    context = multiprocessing.get_context("spawn")
+    with redis, ProcessPoolExecutor(params.clients, mp_context=context) as pool:
+        bench = Bench(system, params, pool)
 
-    async def checkpoint(phase: Results | None = None) -> None:
-        states.append(await _redis_state(redis))
-        locked.append(floor.rounds_locked)
-        if phase is not None:
-            phase["aof_rewrites"] = states[-1]["aof_rewrites"] - states[-2]["aof_rewrites"]
+        def checkpoint(phase: Results | None = None) -> None:
+            states.append(_redis_state(redis))
+            locked.append(sum(bench.last_rounds.values()))
+            if phase is not None:
+                phase["aof_rewrites"] = states[-1]["aof_rewrites"] - states[-2]["aof_rewrites"]
 
-    try:
-        health = Health(system.connect("auditor", "bench"))
-        floor = Floor(system.connect, params.tables, params.seed)
-        await floor.configure()
-        machine = await _machine(redis)
+        request_bytes, reply_bytes = asyncio.run(_setup(system, params))
+        bench.last_rounds[bench.tables[0]] = 1
+        system.start_echo(reply_bytes)
+        machine = _machine(redis)
         pid = system.controller_pid
         rss = {"controller_rss_before": memory_bytes(pid)}
-        baseline = await _baseline(health, system, params)
-        rss["controller_rss_after_baseline"] = memory_bytes(pid)
-        await checkpoint()
-        rounds = await _rounds(floor, system, params, baseline)
-        await checkpoint(rounds)
-        opened = await _open_loop(floor, params, rounds["per_s"])
-        await checkpoint(opened)
-        replay = await _replay(floor, health, params)
-        await checkpoint(replay)
+        echo = bench.closed("echo", system.echo_target, params.echo_s, request_bytes)
+        h2load = _h2load(system, params, request_bytes)
+        check = bench.closed("check", system.target, params.check_s)
+        checkpoint()
+        rounds = bench.rounds()
+        checkpoint(rounds)
+        rounds["rpc_per_s_vs_echo"] = _ratio(rounds["rpc_per_s"], echo["per_s"])
+        rounds["controller_ms_per_round"] = rounds["cpu_us_per_call"]["controller"] / 1000
+        opened = []
+        for rate in params.open_rates:
+            opened.append(bench.rounds(rate))
+            checkpoint(opened[-1])
+        replay = asyncio.run(_replay_phase(bench))
+        checkpoint(replay)
         rss["controller_rss_after"] = memory_bytes(pid)
         rss["controller_rss_peak"] = memory_bytes(pid, "VmHWM")
-    finally:
-        await system.close_channels()
-        await redis.aclose()
     return {
         "machine": machine,
         "parameters": {
             **asdict(params),
+            "workers": system.workers,
             "paytable": PAYTABLE,
             "wagers_per_round": len(SEATS),
             "wager_cents": WAGER_CENTS,
+            "echo_request_bytes": request_bytes,
+            "echo_reply_bytes": reply_bytes,
         },
-        "baseline": baseline,
+        "echo": echo,
+        "h2load_echo": h2load,
+        "check": check,
         "rounds": rounds,
         "open_loop": opened,
         "replay": replay,
@@ -373,10 +477,13 @@ def _errors(section: Results) -> str:
     return f"{count} errors: {section['first_error']}" if count else "0 errors"
 
 
+_WHO = ("controller", "redis", "echo", "generator")
+
+
 def report(results: Results) -> str:
     """The results as a readable table: label, value, ratio."""
     m, p = results["machine"], results["parameters"]
-    base, rounds, opened = results["baseline"], results["rounds"], results["open_loop"]
+    echo, check, rounds = results["echo"], results["check"], results["rounds"]
     replay, memory = results["replay"], results["memory"]
     rows: list[tuple[str, str, str]] = []
 
@@ -384,125 +491,114 @@ def report(results: Results) -> str:
         rows.append(("", "", ""))
         rows.append((title, "", ""))
 
-    def rewrites(phase: Results) -> None:
-        if phase["aof_rewrites"]:
-            rows.append(
-                ("AOF rewrites in the phase", f"{phase['aof_rewrites']} (fork: outliers)", "")
-            )
+    def cpu(phase: Results, unit: str) -> None:
+        who = [name for name in _WHO if phase["cores"].get(name, 0) >= 0.005]
+        per_call = " / ".join(_n(phase["cpu_us_per_call"][name]) for name in who)
+        cores = " / ".join(f"{phase['cores'][name]:.2f}" for name in who)
+        rows.append((f"CPU per {unit}, us: {' / '.join(who)}", per_call, ""))
+        rows.append((f"cores busy: {' / '.join(who)}", cores, ""))
 
-    def cpu(cpu: Results, unit: str, ratio: str = "") -> None:
-        per_call = " / ".join(_n(cpu[f"{name}_us_per_call"]) for name in _PROCESSES)
-        cores = " / ".join(f"{cpu[f'{name}_cores']:.2f}" for name in _PROCESSES)
-        rows.append((f"CPU per {unit}: {_WHO}", f"{per_call} us", ratio))
-        rows.append((f"cores busy: {_WHO}", cores, ""))
-
-    section(f"1. Baseline: Health/Check, {p['in_flight']} in flight, closed loop")
-    rows.append(("calls/s", _n(base["per_s"]), "1.00 (the baseline)"))
-    rows.append(
-        ("calls", f"{_n(base['completed'])} in {base['elapsed_s']:.1f} s, {_errors(base)}", "")
-    )
-    rows.append(("p50 / p99", _lat(base["latency"], "p50", "p99"), ""))
-    cpu(base["cpu"], "call")
-
-    section(f"2. Rounds: Lockout + Settle, {p['tables']} tables, one round at a time each")
-    rows.append(
-        ("RPC/s", _n(rounds["rpc_per_s"]), f"{rounds['rpc_per_s_vs_baseline']:.2f} x baseline")
-    )
-    rows.append(("rounds/s (saturation)", _n(rounds["per_s"]), ""))
-    rows.append(
-        (
-            "rounds",
-            f"{_n(rounds['completed'])} in {rounds['elapsed_s']:.1f} s, {_errors(rounds)}",
-            "",
-        )
-    )
-    for kind in ("Lockout", "Settle"):
+    def loop(phase: Results, unit: str) -> None:
         rows.append(
             (
-                f"{kind} p50 / p99",
-                _lat(rounds["latency"][kind], "p50", "p99"),
-                f"p50 {rounds['p50_vs_baseline_p50'][kind]:.2f} x baseline p50",
+                unit,
+                f"{_n(phase['completed'])} in {phase['elapsed_s']:.1f} s, {_errors(phase)}",
+                f"generator late {phase['late_s']:.2f} s" if phase["late_s"] > 0.5 else "",
             )
         )
-    rows.append(("round p50 / p99", _lat(rounds["latency"]["Round"], "p50", "p99"), ""))
-    cpu(
-        rounds["cpu"],
-        "RPC",
-        f"controller {rounds['controller_cpu_per_rpc_vs_baseline']:.2f} x baseline",
+
+    clients = f"{p['clients']} generator processes"
+    section(
+        f"1. Baseline: bare grpc.aio echo (mutual TLS), {echo['in_flight']} in flight, {clients}"
     )
-    rewrites(rounds)
+    rows.append(("RPC/s", _n(echo["per_s"]), "1.00 (the baseline)"))
+    loop(echo, "calls")
+    rows.append(("p50 / p99", _lat(echo["latency"]["Call"], "p50", "p99"), ""))
+    cpu(echo, "call")
+    h2 = results["h2load_echo"]
+    if h2 is None:
+        rows.append(("h2load (plaintext, a C client)", "not installed: skipped", ""))
+    elif "error" in h2:
+        rows.append(("h2load (plaintext, a C client)", f"failed: {h2['error']}", ""))
+    else:
+        rows.append(
+            (
+                "h2load (plaintext, a C client) RPC/s",
+                _n(h2["per_s"]),
+                f"{_ratio(h2['per_s'], echo['per_s']):.2f} x the Python generator's",
+            )
+        )
+        rows.append(
+            (
+                "h2load: echo CPU per call / cores",
+                f"{_n(h2['echo_cpu_us_per_call'])} us / {h2['echo_cores']:.2f}",
+                "",
+            )
+        )
+
+    section("2. Health/Check on the controller (interceptor, no Redis), closed loop")
+    rows.append(
+        ("RPC/s", _n(check["per_s"]), f"{_ratio(check['per_s'], echo['per_s']):.2f} x echo")
+    )
+    rows.append(("p50 / p99", _lat(check["latency"]["Call"], "p50", "p99"), ""))
+    cpu(check, "call")
 
     section(
-        f"3. Open loop: rounds offered at {opened['fraction_of_saturation']:.0%} of saturation "
-        "(latency from the intended start)"
+        f"3. Full rounds: Lockout + Settle, {p['wagers_per_round']} seats wagering, "
+        f"{p['tables']} tables, one round at a time each, {p['workers']} worker(s)"
     )
-    rows.append(
-        (
-            "rounds/s offered / achieved",
-            f"{_n(opened['offered_per_s'])} / {_n(opened['achieved_per_s'])}",
-            f"{opened['achieved_vs_offered']:.2f} achieved / offered",
-        )
-    )
-    rows.append(
-        (
-            "rounds",
-            f"{_n(opened['completed'])} of {_n(opened['scheduled'])}, "
-            f"{opened['unfinished']} unfinished, {_errors(opened)}",
-            "",
-        )
-    )
-    rows.append(("round p50 / p99 / p99.9 / max", _lat(opened["latency"], *_ALL), ""))
-    rows.append(("max send lag", f"{opened['max_send_lag_ms']:.2f} ms", ""))
-    rewrites(opened)
+    rows.append(("RPC/s", _n(rounds["rpc_per_s"]), f"{rounds['rpc_per_s_vs_echo']:.2f} x echo"))
+    rows.append(("rounds/s (saturation)", _n(rounds["per_s"]), ""))
+    loop(rounds, "rounds")
+    rows.append(("controller CPU per round", f"{rounds['controller_ms_per_round']:.2f} ms", ""))
+    for kind in ("Lockout", "Settle", "Round"):
+        rows.append((f"{kind} p50 / p99", _lat(rounds["latency"][kind], "p50", "p99"), ""))
+    cpu(rounds, "round")
 
-    section("4. Idempotent replay: the same request again, 1 call in flight")
+    section("4. Open loop: rounds offered at fixed rates (latency from the intended start)")
+    for opened in results["open_loop"]:
+        rate = _n(opened["offered_per_s"])
+        rows.append(
+            (
+                f"{rate}/s: achieved, p50 / p99 / p99.9 / max",
+                f"{_n(opened['per_s'])}/s, "
+                + _lat(opened["latency"].get("intended", _ZERO), *_ALL),
+                f"{opened['unfinished']} unfinished, {_errors(opened)}",
+            )
+        )
+        rows.append(
+            (
+                f"{rate}/s: controller CPU per round, cores",
+                f"{opened['cpu_us_per_call']['controller'] / 1000:.2f} ms, "
+                f"{opened['cores']['controller']:.2f}",
+                f"max send lag {opened['max_send_lag_ms']:.1f} ms",
+            )
+        )
+
+    section("5. Idempotent replay: the same request again, 1 call in flight")
     lat = replay["latency"]
     rows.append(("rounds", f"{_n(replay['rounds'])}, {_errors(replay)}", ""))
-    rows.append(("Check p50 / p99", _lat(lat["Check"], "p50", "p99"), ""))
-    rows.append(
-        (
-            "Lockout first p50 / p99",
-            _lat(lat["Lockout first"], "p50", "p99"),
-            f"p50 {replay['lockout_first_vs_check_p50']:.2f} x Check p50",
-        )
-    )
-    rows.append(
-        (
-            "Lockout replay p50 / p99",
-            _lat(lat["Lockout replay"], "p50", "p99"),
-            f"p50 {replay['lockout_replay_vs_first_p50']:.2f} x first",
-        )
-    )
-    rows.append(("Settle first p50 / p99", _lat(lat["Settle first"], "p50", "p99"), ""))
-    rows.append(
-        (
-            "Settle replay p50 / p99",
-            _lat(lat["Settle replay"], "p50", "p99"),
-            f"p50 {replay['settle_replay_vs_first_p50']:.2f} x first",
-        )
-    )
-    rewrites(replay)
+    for kind, ratio in (
+        ("Lockout first", f"p50 {replay['lockout_first_vs_check_p50']:.2f} x Check p50"),
+        ("Lockout replay", f"p50 {replay['lockout_replay_vs_first_p50']:.2f} x first"),
+        ("Settle first", ""),
+        ("Settle replay", f"p50 {replay['settle_replay_vs_first_p50']:.2f} x first"),
+    ):
+        rows.append((f"{kind} p50 / p99", _lat(lat[kind], "p50", "p99"), ratio))
 
-    section(f"5. Memory after {_n(memory['rounds'])} rounds (phases 2-4)")
+    section(f"6. Memory after {_n(memory['rounds'])} rounds (phases 3-5)")
     rows.append(("Redis used_memory per round", f"{_n(memory['used_memory_per_round'])} B", ""))
     rows.append(("journal entries per round", f"{memory['journal_entries_per_round']:.2f}", ""))
-    rows.append(("Redis keys per round", f"{memory['keys_per_round']:.2f}", ""))
     aof = memory["aof_bytes_per_round"]
     rows.append(
-        (
-            "AOF bytes per round (phase 4)",
-            "n/a (the AOF was rewritten)" if aof is None else f"{_n(aof)} B",
-            "",
-        )
+        ("AOF bytes per round (phase 5)", "n/a (rewritten)" if aof is None else f"{_n(aof)} B", "")
     )
-    rows.append(("AOF rewrites (phases 2-4)", str(memory["aof_rewrites"]), ""))
     mib = 1024 * 1024
     rows.append(
         (
             "controller RSS before / after",
             f"{memory['controller_rss_before'] / mib:.1f} / "
-            f"{memory['controller_rss_after'] / mib:.1f} MiB "
-            f"(peak {memory['controller_rss_peak'] / mib:.1f})",
+            f"{memory['controller_rss_after'] / mib:.1f} MiB",
             f"{memory['controller_rss_after_vs_before']:.2f} x before",
         )
     )
@@ -516,9 +612,10 @@ def report(results: Results) -> str:
         f"  {m['platform']}, Python {m['python']}, grpcio {m['grpcio']}, redis-server "
         f"{m['redis_server']} (appendonly {m['redis_appendonly']}, appendfsync "
         f"{m['redis_appendfsync']})",
-        f"parameters: {p['tables']} tables t1..t{p['tables']} on one meter, Caribbean Stud "
-        f"paytable {p['paytable']}, {p['wagers_per_round']} wagers x {p['wager_cents']} cents "
-        f"a round; mutual TLS, one channel per table certificate, all on 127.0.0.1",
+        f"parameters: {p['tables']} tables on one meter, Caribbean Stud paytable "
+        f"{p['paytable']}, {p['wagers_per_round']} wagers x {p['wager_cents']} cents a round; "
+        f"echo {p['echo_request_bytes']} B in, {p['echo_reply_bytes']} B out; mutual TLS, "
+        f"one channel per table certificate, all on 127.0.0.1",
     ]
     for label, value, ratio in rows:
         if not value:
@@ -530,16 +627,25 @@ def report(results: Results) -> str:
     return "\n".join(lines)
 
 
+_ZERO = asdict(Summary.of([]))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m bench.run``."""
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a run of about 20 s")
+    parser.add_argument("--quick", action="store_true", help="a run of under a minute")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="controller processes (serve --workers)"
+    )
+    parser.add_argument("--clients", type=int, default=0, help="load generator processes")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the results here")
     args = parser.parse_args(argv)
     params = QUICK if args.quick else DEFAULT
+    if args.clients:
+        params = dataclasses.replace(params, clients=args.clients)
     print(f"bench: {params.mode} run on 127.0.0.1 ...", file=sys.stderr, flush=True)
-    with System() as system:
-        results = asyncio.run(measure(system, params))
+    with System(args.workers) as system:
+        results = measure(system, params)
     print(report(results))
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

@@ -1,6 +1,6 @@
 """What the benchmark sends: the floor's configuration, health checks and Caribbean Stud rounds.
 
-A round is a Lockout of ``WAGERS`` progressive wagers of ``WAGER_CENTS`` cents (seats 1..4),
+A round is a Lockout of progressive wagers of ``WAGER_CENTS`` cents at every seat (1..7),
 then a Settle with those seats' cards and the dealer's, dealt by § 639a.8(d) from a deck
 shuffled with a seeded PRNG (reproducible, and cheaper for the client than the CSPRNG).
 Latencies are recorded in seconds.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,7 @@ LINK_GROUP = "bench"
 METER = "cs-bench"
 GAME = "caribbean-stud"
 PAYTABLE = "B"
-SEATS = (1, 2, 3, 4)
+SEATS = (1, 2, 3, 4, 5, 6, 7)
 WAGER_CENTS = 100
 RESET_CENTS = 1_000_000
 RATE_PERCENT = "15"
@@ -68,24 +68,36 @@ class Round:
     settle: pb.SettleRequest
 
 
-class Floor:
-    """``tables`` Caribbean Stud tables t1..tN on one meter, and their rounds.
+def table_ids(tables: int) -> tuple[str, ...]:
+    """The ids of ``tables`` tables: t1..tN."""
+    return tuple(f"t{n}" for n in range(1, tables + 1))
 
-    Each table plays one round at a time (a lock per table) with increasing round ids.
-    ``rounds_locked`` counts the rounds whose Lockout was applied (the round records in Redis).
+
+class Floor:
+    """Caribbean Stud tables on one meter (``table_ids``), and their rounds.
+
+    Each table plays one round at a time (a lock per table) with increasing round ids, after
+    ``last_rounds`` (0: none played yet). ``rounds_locked`` counts the rounds whose Lockout
+    was applied (the round records in Redis).
     """
 
-    def __init__(self, connect: Callable[[str, str], aio.Channel], tables: int, seed: int) -> None:
+    def __init__(
+        self,
+        connect: Callable[[str, str], aio.Channel],
+        tables: Sequence[str],
+        seed: int,
+        last_rounds: Mapping[str, int] | None = None,
+    ) -> None:
         self.admin: pb_grpc.AdminServiceAsyncStub = pb_grpc.AdminServiceStub(
             connect("operator", "bench")
         )
-        self.table_ids = tuple(f"t{n}" for n in range(1, tables + 1))
+        self.table_ids = tuple(tables)
         # Each table speaks with its own certificate, as a real table agent does.
         self._stubs: dict[str, pb_grpc.TableServiceAsyncStub] = {
             table_id: pb_grpc.TableServiceStub(connect("table", table_id))
             for table_id in self.table_ids
         }
-        self._last_round = dict.fromkeys(self.table_ids, 0)
+        self._last_round = {table: (last_rounds or {}).get(table, 0) for table in self.table_ids}
         self._locks = {table_id: asyncio.Lock() for table_id in self.table_ids}
         self._rng = random.Random(seed)
         self.rounds_locked = 0
@@ -123,6 +135,11 @@ class Floor:
                 ),
                 timeout=CALL_TIMEOUT_S,
             )
+
+    @property
+    def last_rounds(self) -> dict[str, int]:
+        """Each table's last round id."""
+        return dict(self._last_round)
 
     def new_round(self, table_id: str) -> Round:
         """The next round of ``table_id``: its round id and both requests."""

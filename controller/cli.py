@@ -17,10 +17,10 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from controller import logs, settings
+from controller import logs, settings, workers
 from controller.api.peers import DenyListError, read_deny_list
 from controller.rules_file import load_submission
 from controller.server import MAX_CONCURRENT_RPCS, ControllerServer, ServerConfig
@@ -177,6 +177,14 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         metavar="MS",
         help="how long to wait for those replicas",
     )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="serve with N processes on the one --listen port (SO_REUSEPORT; a fixed port) "
+        "and one metrics endpoint: about one core each (README: Scaling)",
+    )
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     for action in serve._actions:
         if action.default not in (None, [], False, argparse.SUPPRESS) and action.help:
@@ -267,9 +275,16 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
     )
 
 
-async def _serve(config: ServerConfig) -> None:
+def run_server(config: ServerConfig, started: Callable[[], object] = lambda: None) -> None:
+    """Serve ``config`` in this process until SIGTERM or SIGINT; call ``started`` once it
+    serves. Raises :class:`OSError` or :class:`JackpotError` when it cannot start."""
+    asyncio.run(_serve(config, started))
+
+
+async def _serve(config: ServerConfig, started: Callable[[], object]) -> None:
     server = ControllerServer(config)
     await server.start()
+    started()
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -294,7 +309,12 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         print(f"jackpot-controller: {error}", file=sys.stderr)
         return 2
     try:
-        asyncio.run(_serve(config))
+        if args.workers != 1:
+            return workers.run(config, args.workers, args.log_level)
+        run_server(config)
+    except workers.WorkersError as error:
+        print(f"jackpot-controller: {error}", file=sys.stderr)
+        return 2
     except (OSError, JackpotError) as error:
         print(f"jackpot-controller: {error}", file=sys.stderr)
         return 1

@@ -26,7 +26,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from threading import Lock
+from typing import TypeAlias
 
+import grpc
 from prometheus_client import (
     GC_COLLECTOR,
     CollectorRegistry,
@@ -39,8 +41,10 @@ from prometheus_client import (
     disable_created_metrics,
 )
 from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
+from controller.api.status import code_label
 from controller.domain.config import TableConfig
 from controller.domain.records import MeterState
 from controller.store.redis_store import Persistence
@@ -153,25 +157,66 @@ class _StoredCounters(Collector):
             yield family
 
 
-class Metrics:
-    """Every metric of one controller, in its own registry (so tests can build many)."""
+Labels: TypeAlias = tuple[str, str, str]
+"""An RPC's (grpc_type, grpc_service, grpc_method)."""
 
-    def __init__(self, version: str = "0") -> None:
+
+class RpcSeries:
+    """The ``grpc_server_*`` series of one RPC, looked up once rather than at every call."""
+
+    def __init__(self, metrics: Metrics, labels: Labels) -> None:
+        self.method = f"{labels[1]}/{labels[2]}"
+        self.started = metrics.grpc_started.labels(*labels)
+        self.latency = metrics.grpc_latency.labels(*labels)
+        self._handled = metrics.grpc_handled
+        self._labels = labels
+        self._by_code: dict[grpc.StatusCode, Counter] = {}
+
+    def handled(self, code: grpc.StatusCode) -> Counter:
+        """The ``grpc_server_handled_total`` series of ``code``."""
+        series = self._by_code.get(code)
+        if series is None:
+            series = self._handled.labels(*self._labels, code_label(code))
+            self._by_code[code] = series
+        return series
+
+
+class Metrics:
+    """Every metric of one controller, in its own registry (so tests can build many).
+
+    ``multiprocess_dir``: this process is one of the workers of ``serve --workers N``, and
+    ``PROMETHEUS_MULTIPROC_DIR`` named this directory before prometheus-client was imported
+    (:mod:`controller.workers`). The counters, histograms and gauges then live in files
+    there, and :attr:`exposed` - what the one metrics endpoint serves - merges every
+    worker's: counters and histograms summed, state gauges the most recent value (the
+    lowest for ``jackpot_redis_up`` and ``jackpot_link_group_serving``, the sum for
+    streams), and adds this process's own collectors, which other workers do not export:
+    the business counters Redis keeps, the build info, the ``process_*`` and ``python_*``
+    series (of this worker).
+    """
+
+    def __init__(self, version: str = "0", multiprocess_dir: str | None = None) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
         self.meter_cents = Gauge(
-            "jackpot_meter_cents", "Meter value in cents (rounded down).", ["meter"], registry=r
+            "jackpot_meter_cents",
+            "Meter value in cents (rounded down).",
+            ["meter"],
+            multiprocess_mode="mostrecent",
+            registry=r,
         )
         self.reserve_cents = Gauge(
             "jackpot_reserve_cents",
             "Reserve (hidden) pool in cents (rounded down).",
             ["meter"],
+            multiprocess_mode="mostrecent",
             registry=r,
         )
         self.pending_jackpots = Gauge(
             "jackpot_pending_jackpots",
             "Jackpots waiting for a supervisor's validation.",
             ["meter"],
+            multiprocess_mode="max",
             registry=r,
         )
         self.replays = Counter(
@@ -181,46 +226,59 @@ class Metrics:
             registry=r,
         )
         self.counted = _StoredCounters()
-        r.register(self.counted)
-        ProcessCollector(registry=r)
-        PlatformCollector(registry=r)
-        r.register(GC_COLLECTOR)
+        own: list[Collector] = [
+            self.counted,
+            ProcessCollector(registry=None),
+            PlatformCollector(registry=None),
+            GC_COLLECTOR,
+        ]
         self.redis_up = Gauge(
             "jackpot_redis_up",
             "1 while Redis answers this controller (checked every few seconds), else 0.",
+            multiprocess_mode="livemin",
             registry=r,
         )
         self.aof_enabled = Gauge(
-            "jackpot_redis_aof_enabled", "1 when Redis has the append-only file on.", registry=r
+            "jackpot_redis_aof_enabled",
+            "1 when Redis has the append-only file on.",
+            multiprocess_mode="mostrecent",
+            registry=r,
         )
         self.fsync_always = Gauge(
             "jackpot_redis_appendfsync_always",
             "1 when Redis fsyncs every write before answering.",
+            multiprocess_mode="mostrecent",
             registry=r,
         )
         self.redis_primary = Gauge(
             "jackpot_redis_primary",
             "1 when the Redis this controller writes to reports the primary (master) role, 0 "
             "when it reports replica (a failover not yet followed).",
+            multiprocess_mode="mostrecent",
             registry=r,
         )
         self.redis_connected_replicas = Gauge(
             "jackpot_redis_connected_replicas",
             "Replicas connected to the Redis this controller writes to.",
+            multiprocess_mode="mostrecent",
             registry=r,
         )
         self.redis_replicas_required = Gauge(
             "jackpot_redis_replicas_required",
             "Replicas that must confirm every write before it is acknowledged "
             "(--wait-replicas; 0: none).",
+            multiprocess_mode="mostrecent",
             registry=r,
         )
-        Info("jackpot_build", "Controller version.", registry=r).info({"version": version})
+        build = Info("jackpot_build", "Controller version.", registry=None)
+        build.info({"version": version})
+        own.append(build)
         self.link_group_serving = Gauge(
             "jackpot_link_group_serving",
             "1 while the link group's state in Redis is sound and served; 0 while it is lost "
             "or stopped (Redis lacks state it had: see the controller's log and the RUNBOOK)",
             ["link_group"],
+            multiprocess_mode="livemin",
             registry=r,
         )
         self.journal_entries = Gauge(
@@ -228,12 +286,14 @@ class Metrics:
             "Journal entries the link group's stream holds in Redis (exported entries are "
             "trimmed by jackpotctl journal trim)",
             ["link_group"],
+            multiprocess_mode="mostrecent",
             registry=r,
         )
         self.journal_exported_at = Gauge(
             "jackpot_journal_last_export_timestamp_seconds",
             "When the link group's journal was last exported (jackpotctl journal export); 0: never",
             ["link_group"],
+            multiprocess_mode="mostrecent",
             registry=r,
         )
         self.access_denied = Counter(
@@ -244,7 +304,10 @@ class Metrics:
             registry=r,
         )
         self.meter_streams = Gauge(
-            "jackpot_meter_streams", "WatchMeters streams open now.", registry=r
+            "jackpot_meter_streams",
+            "WatchMeters streams open now.",
+            multiprocess_mode="livesum",
+            registry=r,
         )
         self.grpc_started = Counter(
             "grpc_server_started",
@@ -265,8 +328,22 @@ class Metrics:
             buckets=LATENCY_BUCKETS_S,
             registry=r,
         )
+        for collector in own:
+            r.register(collector)
+        self.exposed = r
+        """What the metrics endpoint serves."""
+        if multiprocess_dir is not None:
+            self.exposed = CollectorRegistry()
+            MultiProcessCollector(self.exposed, multiprocess_dir)  # type: ignore[no-untyped-call]
+            for collector in own:
+                self.exposed.register(collector)
+        self._meter_series: dict[str, Gauge] = {}
 
     # ------------------------------------------------------------ series known in advance
+
+    def rpc_series(self, labels: Labels) -> RpcSeries:
+        """The ``grpc_server_*`` series of one RPC (kept by the caller)."""
+        return RpcSeries(self, labels)
 
     def initialise_rpcs(self, rpcs: Iterable[tuple[str, str, str]], codes: Iterable[str]) -> None:
         """Create every (grpc_type, grpc_service, grpc_method) at zero, with every code."""
@@ -319,7 +396,12 @@ class Metrics:
     def set_meters(self, meters: Iterable[MeterValue]) -> None:
         """Show meter values (from a transition's answer)."""
         for meter in meters:
-            self.meter_cents.labels(meter.meter_id).set(meter.amount_cents)
+            series = self._meter_series.get(meter.meter_id)
+            if series is None:
+                series = self._meter_series[meter.meter_id] = self.meter_cents.labels(
+                    meter.meter_id
+                )
+            series.set(meter.amount_cents)
 
     def set_meter_states(self, states: Iterable[MeterState]) -> None:
         """Show meters, reserves and pending counts read from Redis."""

@@ -71,6 +71,8 @@ class ServerConfig:
     acknowledged write wait for that many Redis replicas. ``redis_url`` may be a
     ``sentinel://`` URL (:mod:`controller.store.connection`); ``redis_password`` and
     ``sentinel_password`` are never logged or shown (they stay out of ``repr``).
+    ``reuse_port`` and ``metrics_dir`` make it one worker of ``serve --workers N``
+    (:mod:`controller.workers`).
     """
 
     listen: str = "127.0.0.1:50051"
@@ -94,6 +96,8 @@ class ServerConfig:
     redis_max_connections: int = DEFAULT_MAX_CONNECTIONS
     rules: tuple[RulesSubmission, ...] = ()  # applied at start, in order
     first_install: bool = False  # a Redis without an installation record is a new one
+    reuse_port: bool = False  # one of the workers sharing ``listen`` (SO_REUSEPORT)
+    metrics_dir: str | None = None  # the workers' PROMETHEUS_MULTIPROC_DIR (controller.workers)
 
 
 def _version() -> str:
@@ -114,7 +118,7 @@ class ControllerServer:
                 f"plaintext (--insecure) is for development on loopback only, not {self.host!r}"
                 "; configure mutual TLS (--tls-cert, --tls-key, --client-ca)"
             )
-        self.metrics = Metrics(_version())
+        self.metrics = Metrics(_version(), config.metrics_dir)
         self.metrics.redis_replicas_required.set(config.wait_replicas)
         self.store = RedisStore.from_url(
             config.redis_url,
@@ -155,7 +159,8 @@ class ControllerServer:
             interceptors=[self.interceptor],
             options=[
                 ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
-                ("grpc.so_reuseport", 0),  # a second controller on a used port fails to start
+                # A second controller on a used port fails to start; workers share theirs.
+                ("grpc.so_reuseport", 1 if config.reuse_port else 0),
                 ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
                 # Clients ping every 20 s to find dead connections (jackpot/tls.py).
                 ("grpc.keepalive_permit_without_calls", 1),
@@ -220,7 +225,7 @@ class ControllerServer:
                 self._http = HttpEndpoint(
                     self.host.strip("[]") or "0.0.0.0",
                     self.config.metrics_port,
-                    self.metrics.registry,
+                    self.metrics.exposed,
                     self._serves,
                     lambda: self.serving,
                 )

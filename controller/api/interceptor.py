@@ -32,7 +32,7 @@ from controller.api.limits import RateLimiter, StreamSlots
 from controller.api.peers import Authenticator
 from controller.api.status import code_label, status_for
 from controller.domain.identity import Identity, Role
-from controller.metrics import Metrics
+from controller.metrics import Labels, Metrics, RpcSeries
 from jackpot.errors import AccessDenied, InvalidArgument, JackpotError
 
 log = logging.getLogger("controller.api")
@@ -40,7 +40,6 @@ log = logging.getLogger("controller.api")
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 Continuation: TypeAlias = Callable[[grpc.HandlerCallDetails], Awaitable[Handler]]
 Context: TypeAlias = "aio.ServicerContext[Any, Any]"
-Labels: TypeAlias = tuple[str, str, str]
 
 
 if TYPE_CHECKING:  # the type stubs make these generic; the runtime classes are not
@@ -67,14 +66,24 @@ class ServerInterceptor(_Interceptor):
         self._table_rates = table_rates
         self._client_rates = client_rates
         self.streams = streams
+        self._wrapped: dict[str, Handler] = {}
 
     async def intercept_service(
         self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
     ) -> Handler:
+        """The method's handler wrapped (once per method: its handler and labels are fixed)."""
+        method = handler_call_details.method
+        wrapped = self._wrapped.get(method)
+        if wrapped is not None:
+            return wrapped
         handler = await continuation(handler_call_details)
         if handler is None:  # an unknown method: gRPC answers UNIMPLEMENTED
             return handler
-        method = handler_call_details.method
+        wrapped = self._wrap(handler, method)
+        self._wrapped[method] = wrapped
+        return wrapped
+
+    def _wrap(self, handler: Handler, method: str) -> Handler:
         service, _, name = method.strip("/").rpartition("/")
         decode = handler.request_deserializer
         if handler.unary_unary is not None:
@@ -157,8 +166,10 @@ class ServerInterceptor(_Interceptor):
         decode: Callable[[bytes], Any] | None,
         labels: Labels,
     ) -> Callable[[bytes, Context], Awaitable[Any]]:
+        series = self._metrics.rpc_series(labels)
+
         async def unary(raw: bytes, context: Context) -> Any:
-            async with _Observed(self._metrics, labels, context):
+            async with _Observed(series, context):
                 _, request = self._admit(method, raw, context, decode)
                 return await behaviour(request, context)
 
@@ -171,8 +182,10 @@ class ServerInterceptor(_Interceptor):
         decode: Callable[[bytes], Any] | None,
         labels: Labels,
     ) -> Callable[[bytes, Context], AsyncIterator[Any]]:
+        series = self._metrics.rpc_series(labels)
+
         async def stream(raw: bytes, context: Context) -> AsyncIterator[Any]:
-            async with _Observed(self._metrics, labels, context):
+            async with _Observed(series, context):
                 caller, request = self._admit(method, raw, context, decode)
                 start = functools.partial(behaviour, request, context)
                 async for response in self._streamed(method, caller, start):
@@ -187,8 +200,10 @@ class ServerInterceptor(_Interceptor):
         decode: Callable[[bytes], Any] | None,
         labels: Labels,
     ) -> Callable[[AsyncIterator[bytes], Context], AsyncIterator[Any]]:
+        series = self._metrics.rpc_series(labels)
+
         async def bidi(requests: AsyncIterator[bytes], context: Context) -> AsyncIterator[Any]:
-            async with _Observed(self._metrics, labels, context):
+            async with _Observed(series, context):
                 caller, _ = self._identify(method, context)
 
                 async def decoded() -> AsyncIterator[Any]:
@@ -225,16 +240,17 @@ def _decode(method: str, raw: bytes, decode: Callable[[bytes], Any] | None) -> A
 
 
 class _Observed:
-    """Times one call, maps the exception that ends it to a status, and counts the code."""
+    """Times one call, maps the exception that ends it to a status, and counts the code.
+    A refusal (a :class:`JackpotError` that is not a fault, other than "try again later")
+    is logged, one line at INFO."""
 
-    def __init__(self, metrics: Metrics, labels: Labels, context: Context) -> None:
-        self._metrics = metrics
-        self._labels = labels
+    def __init__(self, series: RpcSeries, context: Context) -> None:
+        self._series = series
         self._context = context
         self._started = 0.0
 
     async def __aenter__(self) -> None:
-        self._metrics.grpc_started.labels(*self._labels).inc()
+        self._series.started.inc()
         self._started = time.perf_counter()
 
     async def __aexit__(
@@ -244,11 +260,14 @@ class _Observed:
         traceback: TracebackType | None,
     ) -> bool:
         code = grpc.StatusCode.OK
+        method = self._series.method
         try:
             if isinstance(error, JackpotError):
                 code = status_for(error)
                 if code is grpc.StatusCode.INTERNAL:  # not a refusal: a fault to look into
-                    log.error("%s/%s failed: %s", *self._labels[1:], error)
+                    log.error("%s failed: %s", method, error)
+                elif code not in _NOT_LOGGED and not isinstance(error, AccessDenied):
+                    log.info("refused %s (%s): %s", method, code_label(code), error)
                 await self._context.abort(code, str(error))  # raises aio.AbortError
             elif isinstance(error, aio.AbortError):
                 code = self._context.code() or grpc.StatusCode.UNKNOWN
@@ -256,11 +275,15 @@ class _Observed:
                 code = grpc.StatusCode.CANCELLED
             elif isinstance(error, Exception):
                 code = grpc.StatusCode.INTERNAL
-                log.error("unexpected error in %s/%s", *self._labels[1:], exc_info=error)
+                log.error("unexpected error in %s", method, exc_info=error)
                 await self._context.abort(code, "internal error; see the controller log")
             return False
         finally:
-            self._metrics.grpc_handled.labels(*self._labels, code_label(code)).inc()
-            self._metrics.grpc_latency.labels(*self._labels).observe(
-                time.perf_counter() - self._started
-            )
+            self._series.handled(code).inc()
+            self._series.latency.observe(time.perf_counter() - self._started)
+
+
+_NOT_LOGGED = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED})
+"""Refusals that say "later", not "no": they come in floods during an outage or a burst,
+are counted in ``grpc_server_handled_total``, and their cause is logged where it is found
+(Redis unreachable, once every few seconds). Access refusals have their own WARNING."""

@@ -18,6 +18,7 @@ from controller.api.meter_watch import MeterWatcher
 from controller.domain.bounds import MAX_WATCH_INTERVAL_MS, check_range
 from controller.domain.config import TableConfig
 from controller.domain.rounds import (
+    RoundCards,
     check_lockout,
     lockout_fingerprint,
     plan_settlement,
@@ -26,11 +27,19 @@ from controller.domain.rounds import (
 )
 from controller.metrics import Metrics
 from controller.state_guard import StateGuard
+from controller.store.locked_rounds import LockedRound
 from controller.store.redis_store import RedisStore
 from jackpot.epochs import NO_POSITION, JournalPosition
-from jackpot.errors import LinkGroupStopped, NotConfirmed, NotFound, RoundStateError
+from jackpot.errors import (
+    IdempotencyConflict,
+    InvalidArgument,
+    LinkGroupStopped,
+    NotConfirmed,
+    NotFound,
+    RoundStateError,
+)
 from jackpot.money import format_cents
-from jackpot.results import SeatOutcome
+from jackpot.results import SeatOutcome, SettleResult
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 
@@ -89,7 +98,7 @@ class TableService(pb_grpc.TableServiceServicer):
             self._store.lockout(table, round_id, wagers, lockout_fingerprint(wagers), known),
             self._metrics.record_lockout,
         )
-        log.info(
+        log.debug(
             "lockout table=%s round=%s wagers=%d replay=%s",
             table_id,
             round_id,
@@ -109,22 +118,18 @@ class TableService(pb_grpc.TableServiceServicer):
         known = convert.known_position(request.known)
         table = await self._table(table_id, known)
         cards = convert.round_cards(request, table.game_rules.facts.joker)
-        locked = await self._store.locked_round(table, round_id)
-        if locked is None:
-            # Missing: never locked out - or lost with Redis's data, which the epoch tells
-            # (UNAVAILABLE, the report is kept) before a refusal the table would drop.
-            await self._store.check_position(table.link_group_id, f"table {table_id}", known)
-            raise RoundStateError(
-                f"round {round_id} of table {table_id} was never locked out (or its record has "
-                "expired); a round is settled only after its lockout"
-            )
-        plan = plan_settlement(table, locked.wagers, cards)
-        result = await _recorded(
-            self._store.settle(
-                table, round_id, plan, locked.lockout_fingerprint, settle_fingerprint(cards), known
-            ),
-            self._metrics.record_settle,
-        )
+        fingerprint = settle_fingerprint(cards)
+        locked = await self._locked_round(table, round_id, known)
+        try:
+            result = await self._settle(table, round_id, locked, cards, fingerprint, known)
+        except (IdempotencyConflict, InvalidArgument):
+            if not locked.remembered:
+                raise
+            # Perhaps what this process remembered of the lockout is not the round's (locked
+            # out again after a rebase or a restore): the plan or the script refused it,
+            # changing nothing. Plan once more against the round as Redis has it.
+            locked = await self._locked_round(table, round_id, known, fresh=True)
+            result = await self._settle(table, round_id, locked, cards, fingerprint, known)
         for seat in result.results:
             if seat.outcome is SeatOutcome.PAID and not result.replayed:
                 log.info(
@@ -146,6 +151,40 @@ class TableService(pb_grpc.TableServiceServicer):
             results=[convert.seat_result(seat) for seat in result.results],
             meters=[convert.meter_value(m) for m in result.meters],
             journal=convert.journal_position(result.journal),
+        )
+
+    async def _locked_round(
+        self, table: TableConfig, round_id: int, known: JournalPosition, *, fresh: bool = False
+    ) -> LockedRound:
+        """The round's lockout (remembered, else read; ``fresh``: read); refused if it was
+        never locked out."""
+        locked = await self._store.locked_round(table, round_id, fresh=fresh)
+        if locked is None:
+            # Missing: never locked out - or lost with Redis's data, which the epoch tells
+            # (UNAVAILABLE, the report is kept) before a refusal the table would drop.
+            await self._store.check_position(table.link_group_id, f"table {table.table_id}", known)
+            raise RoundStateError(
+                f"round {round_id} of table {table.table_id} was never locked out (or its "
+                "record has expired); a round is settled only after its lockout"
+            )
+        return locked
+
+    async def _settle(
+        self,
+        table: TableConfig,
+        round_id: int,
+        locked: LockedRound,
+        cards: RoundCards,
+        fingerprint: str,
+        known: JournalPosition,
+    ) -> SettleResult:
+        """Plan the settlement against ``locked`` and apply it (one atomic step)."""
+        plan = plan_settlement(table, locked.wagers, cards)
+        return await _recorded(
+            self._store.settle(
+                table, round_id, plan, locked.lockout_fingerprint, fingerprint, known
+            ),
+            self._metrics.record_settle,
         )
 
     async def VoidRound(

@@ -45,6 +45,7 @@ from controller.domain.records import (
 from controller.domain.rounds import Payout, Wager
 from controller.store import codec, connection, keys
 from controller.store.durability import ReplicaWait
+from controller.store.locked_rounds import LockedRound, LockedRounds
 from controller.store.scripts import Scripts
 from jackpot.epochs import NO_POSITION, Epoch, JournalPosition
 from jackpot.errors import (
@@ -129,14 +130,6 @@ compare exactly, so a rebased table always has room to play)."""
 
 
 @dataclass(frozen=True, slots=True)
-class LockedRound:
-    """A locked-out round as a settlement plans against it."""
-
-    wagers: tuple[Wager, ...]
-    lockout_fingerprint: str
-
-
-@dataclass(frozen=True, slots=True)
 class Persistence:
     """How durable an acknowledged write is on this Redis."""
 
@@ -172,6 +165,7 @@ class RedisStore:
         self._wait_timeout_ms = wait_timeout_ms
         self._replica_wait = ReplicaWait(wait_replicas, wait_timeout_ms)
         self._tables: dict[str, TableConfig] = {}
+        self._locked = LockedRounds()
 
     @classmethod
     def from_url(
@@ -847,10 +841,12 @@ class RedisStore:
     ) -> LockoutResult:
         """Record the wagers accepted at lockout and apply their contributions (atomic).
         ``known`` is the table's last acknowledged journal position: a link group whose
-        state lacks it is stopped (:class:`LinkGroupStopped`), as in every table step."""
+        state lacks it is stopped (:class:`LinkGroupStopped`), as in every table step.
+        The round's wagers (stored in this order) and fingerprint are remembered for its
+        settlement (:mod:`controller.store.locked_rounds`)."""
         group, round_key = self._round_keys(table, round_id)
         payload = json.dumps([_wager_item(table, w) for w in wagers])
-        return await self._apply(
+        result = await self._apply(
             self._scripts.lockout,
             [
                 round_key,
@@ -875,11 +871,22 @@ class RedisStore:
             ],
             codec.lockout_result,
         )
+        self._locked.remember(table.table_id, round_id, tuple(wagers), fingerprint)
+        return result
 
-    async def locked_round(self, table: TableConfig, round_id: int) -> LockedRound | None:
+    async def locked_round(
+        self, table: TableConfig, round_id: int, *, fresh: bool = False
+    ) -> LockedRound | None:
         """The wagers a round was locked out with and that lockout's fingerprint, or None
-        when the round was never locked out (or its record expired). Wagers never change
-        after the lockout; the settle script checks the fingerprint again."""
+        when the round was never locked out (or its record expired): as this process
+        remembers its own lockout, else read from Redis. Wagers never change after the
+        lockout; the settle script checks the fingerprint again (a stale memory is refused
+        there, and forgotten by :meth:`settle`). ``fresh``: forget it and read Redis."""
+        if fresh:
+            self._locked.forget(table.table_id, round_id)
+        remembered = self._locked.recall(table.table_id, round_id)
+        if remembered is not None:
+            return remembered
         _, round_key = self._round_keys(table, round_id)
         raw = await self._read(self._client.hmget(round_key, "wagers", "lockout_fp"))
         if raw[0] is None:
@@ -895,9 +902,12 @@ class RedisStore:
         fingerprint: str,
         known: JournalPosition = NO_POSITION,
     ) -> SettleResult:
-        """Pay the plan in its order from the live meters, journal it, answer it (atomic)."""
+        """Pay the plan in its order from the live meters, journal it, answer it (atomic).
+        The round's remembered lockout is forgotten whatever the answer (settled, replayed,
+        refused: a refusal for a stale lockout fingerprint is answered from Redis next)."""
         group, round_key = self._round_keys(table, round_id)
         payload = json.dumps([_plan_item(item) for item in plan])
+        self._locked.forget(table.table_id, round_id)
         return await self._apply(
             self._scripts.settle,
             [
@@ -936,6 +946,7 @@ class RedisStore:
     ) -> VoidResult:
         """Void a locked, unsettled round: its contributions leave the meters (atomic)."""
         group, round_key = self._round_keys(table, round_id)
+        self._locked.forget(table.table_id, round_id)
         return await self._apply(
             self._scripts.void_round,
             [
