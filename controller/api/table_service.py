@@ -17,16 +17,12 @@ from controller.api import convert
 from controller.api.meter_watch import MeterWatcher
 from controller.domain.bounds import MAX_WATCH_INTERVAL_MS, check_range
 from controller.domain.config import TableConfig
+from controller.domain.digests import lockout_fingerprint, settle_fingerprint, void_fingerprint
 from controller.domain.epochs import NO_POSITION, JournalPosition
+from controller.domain.lockout import check_lockout
 from controller.domain.money import format_cents
 from controller.domain.records import SeatOutcome
-from controller.domain.rounds import (
-    check_lockout,
-    lockout_fingerprint,
-    plan_settlement,
-    settle_fingerprint,
-    void_fingerprint,
-)
+from controller.domain.settlement import plan_settlement
 from controller.errors import LinkGroupStopped, NotConfirmed, NotFound, RoundStateError
 from controller.metrics import Metrics
 from controller.state_guard import StateGuard

@@ -34,11 +34,12 @@ from controller.api import convert
 from controller.audit import verify
 from controller.domain import meter_money
 from controller.domain.config import LinkGroupConfig
+from controller.domain.digests import lockout_fingerprint
 from controller.domain.meter_money import MeterBook, PercentAward
 from controller.domain.money import FULL_PPM, MICROCENTS_PER_CENT
 from controller.domain.paytables import AwardKind, AwardRule
 from controller.domain.records import SeatOutcome
-from controller.domain.rounds import Payout, Wager, lockout_fingerprint
+from controller.domain.rounds import Payout, Wager
 from controller.errors import FailedPrecondition
 from controller.store import keys
 from controller.store.redis_store import RedisStore

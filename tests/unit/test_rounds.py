@@ -7,16 +7,11 @@ from __future__ import annotations
 import pytest
 
 from controller.domain.config import TableConfig
+from controller.domain.digests import lockout_fingerprint, settle_fingerprint
+from controller.domain.lockout import check_lockout
 from controller.domain.records import SeatOutcome
-from controller.domain.rounds import (
-    Payout,
-    RoundCards,
-    Wager,
-    check_lockout,
-    lockout_fingerprint,
-    plan_settlement,
-    settle_fingerprint,
-)
+from controller.domain.rounds import Payout, RoundCards, Wager
+from controller.domain.settlement import plan_settlement
 from controller.errors import InvalidAmount, InvalidArgument, InvalidCards, InvalidSeat
 from tests.helpers import PAIR, ROYAL_SPADES, STRAIGHT_FLUSH_HEARTS, THREE_SEVENS
 from tests.unit.rounds_kit import (

@@ -20,7 +20,8 @@ from controller.domain.config import TableConfig, WagerOffer, payout_limit_floor
 from controller.domain.games import SIX_CARD_FORTUNE_PAI_GOW, TEXAS_HOLDEM_BONUS
 from controller.domain.paytables import AwardRule
 from controller.domain.records import SeatOutcome
-from controller.domain.rounds import Payout, Wager, plan_settlement
+from controller.domain.rounds import Payout, Wager
+from controller.domain.settlement import plan_settlement
 from controller.domain.submission import parse_submission
 from controller.domain.wagers import TEXAS_HOLDEM_BONUS_WAGERS
 from controller.errors import InvalidCards, InvalidConfiguration
