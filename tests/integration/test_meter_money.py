@@ -45,6 +45,8 @@ from controller.store import keys
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer
 from jackpot.v1 import jackpot_pb2 as pb
+from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from tests.helpers import STRAIGHT_FLUSH_HEARTS, Floor, lockout, settle
 
 MICRO = MICROCENTS_PER_CENT
 RESET_CENTS = 1_000_000
@@ -321,3 +323,23 @@ def test_the_model_follows_the_rules_it_states() -> None:
     meter_money.reject(book, award)
     assert (book.value, book.reserve) == ((RESET_CENTS + 20) * MICRO, 20 * MICRO)
     assert _percent(150_000) == "15" and _percent(1_234) == "0.1234"
+
+
+async def test_a_void_without_a_hit_since_its_lockout_takes_its_contribution_back_in_full(
+    tables: pb_grpc.TableServiceAsyncStub, admin: pb_grpc.AdminServiceAsyncStub
+) -> None:
+    floor = Floor(admin)
+    await floor.create()
+    await tables.Lockout(lockout("t1", 1, [6]))
+    await tables.Settle(settle("t1", 1, {6: STRAIGHT_FLUSH_HEARTS}))  # 10%: below the reset
+    before = await floor.meter()
+    assert before.amount_cents < RESET_CENTS
+    await tables.Lockout(lockout("t1", 2, [1, 2]))
+    reply = await tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=2, reason="misdeal"))
+    assert [w.contributions[0].to_meter_microcents for w in reply.reversed] == [
+        15_000_000,
+        15_000_000,
+    ]
+    after = await floor.meter()
+    assert after.amount_microcents == before.amount_microcents
+    assert after.operator_seed_microcents_total == before.operator_seed_microcents_total
