@@ -32,13 +32,13 @@ from typing import Any
 
 from controller import journal_export
 from controller.api import convert
-from controller.domain.cards import FULL_DECK
 from controller.domain.config import LinkGroupConfig, TableConfig
 from controller.domain.digests import lockout_fingerprint, settle_fingerprint
 from controller.domain.rounds import RoundCards, SeatCards, Wager
 from controller.domain.settlement import plan_settlement
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer
+from jackpot.cards import FULL_DECK
 from jackpot.v1 import jackpot_pb2 as pb
 
 GROUP = "bench"

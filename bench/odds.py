@@ -38,13 +38,13 @@ def _cases() -> list[tuple[str, list[str]]]:
             for name in sorted(wager.paytables):
                 cases.append(
                     (
-                        f"{game.name} {wager.name} {name}",
+                        f"{game.facts.name} {wager.facts.kind} {name}",
                         [
                             "odds",
                             "--game",
-                            game.name,
+                            game.facts.name,
                             "--wager",
-                            wager.name,
+                            wager.facts.kind,
                             "--paytable",
                             name,
                             "--meter",

@@ -19,8 +19,8 @@ from grpc import aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from bench.loadgen import Recorder
-from controller.domain.cards import FULL_DECK
 from controller.store import keys
+from jackpot.cards import FULL_DECK
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.dealing import deal

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from controller.domain.money import MICROCENTS_PER_CENT, format_cents
 from controller.domain.records import LinkGroupSnapshot
 from controller.store.redis_store import RedisStore
+from jackpot.money import MICROCENTS_PER_CENT, format_cents
 
 
 @dataclass

@@ -22,11 +22,11 @@ from pathlib import Path
 
 from controller import logs, settings
 from controller.api.peers import DenyListError, read_deny_list
-from controller.errors import JackpotError
 from controller.rules_file import load_submission
 from controller.server import MAX_CONCURRENT_RPCS, ControllerServer, ServerConfig
 from controller.store import connection
 from controller.tls import TLSFiles, is_loopback
+from jackpot.errors import JackpotError
 
 log = logging.getLogger("controller")
 

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.errors import InvalidConfiguration, JackpotError
 from controller.store.redis_store import RedisStore
+from jackpot.errors import InvalidConfiguration, JackpotError
 
 JOURNAL_FILE = "journal.jsonl"
 SNAPSHOT_FILE = "snapshot.json"

@@ -42,17 +42,11 @@ from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from controller.domain.config import TableConfig
-from controller.domain.money import MICROCENTS_PER_CENT, floor_cents
-from controller.domain.paytables import AwardKind
-from controller.domain.records import (
-    LockoutResult,
-    MeterState,
-    MeterValue,
-    SeatOutcome,
-    SettleResult,
-    VoidResult,
-)
+from controller.domain.records import MeterState
 from controller.store.redis_store import Persistence
+from jackpot.kinds import AwardKind
+from jackpot.money import MICROCENTS_PER_CENT, floor_cents
+from jackpot.results import LockoutResult, MeterValue, SeatOutcome, SettleResult, VoidResult
 
 # No *_created series: they double the series count and no dashboard here reads them.
 disable_created_metrics()  # type: ignore[no-untyped-call]

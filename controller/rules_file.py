@@ -12,10 +12,10 @@ import tomllib
 from collections.abc import Collection
 from pathlib import Path
 
-from controller.domain.money import format_cents, format_percent
 from controller.domain.submission import RulesSubmission, parse_submission
-from controller.errors import InvalidConfiguration, JackpotError
 from controller.store.redis_store import RedisStore
+from jackpot.errors import InvalidConfiguration, JackpotError
+from jackpot.money import format_cents, format_percent
 
 log = logging.getLogger("controller.rules")
 

@@ -26,7 +26,6 @@ from controller.api.peers import Authenticator, DenyList
 from controller.api.status import CODE_LABELS
 from controller.api.table_service import TableService
 from controller.domain.submission import RulesSubmission
-from controller.errors import StoreUnavailable
 from controller.http import HttpEndpoint
 from controller.metrics import Metrics
 from controller.rules_file import apply as apply_rules
@@ -40,6 +39,7 @@ from controller.store.redis_store import (
     RedisStore,
 )
 from controller.tls import ServerCertificates, TLSFiles, is_loopback
+from jackpot.errors import StoreUnavailable
 from jackpot.v1 import jackpot_pb2, jackpot_pb2_grpc
 
 log = logging.getLogger("controller.server")

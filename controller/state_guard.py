@@ -1,6 +1,6 @@
 """Never serve lost state: what this controller has seen of each link group, checked again.
 
-The epoch record of each link group (:mod:`controller.domain.epochs`) tells states apart;
+The epoch record of each link group (:mod:`jackpot.epochs`) tells states apart;
 the tables' acknowledged positions are judged inside every table step. This guard adds the
 controller's own memory, checked at start and every refresh (2 s):
 
@@ -33,9 +33,9 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from controller.domain.epochs import Epoch, JournalPosition, verdict
-from controller.errors import LinkGroupStopped, NotFound
 from controller.store.redis_store import RedisStore
+from jackpot.epochs import Epoch, JournalPosition, verdict
+from jackpot.errors import LinkGroupStopped, NotFound
 
 log = logging.getLogger("controller.state")
 

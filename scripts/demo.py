@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from controller.domain.money import format_cents
 from controller.testing import ControllerProcess, RedisServer, TestPKI
+from jackpot.money import format_cents
 
 BIN = Path(sys.executable).parent
 TABLES = ("cs-1", "cs-2", "cs-3", "tcp-1", "pg-1", "thb-1")

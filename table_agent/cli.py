@@ -37,9 +37,11 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from controller.domain.money import format_cents
-from controller.errors import InvalidCards
 from jackpot import tls
+from jackpot.errors import InvalidCards
+from jackpot.games import MAX_SEATS
+from jackpot.kinds import WagerKind
+from jackpot.money import format_cents
 from table_agent.client import (
     ControllerClient,
     ControllerRefused,
@@ -52,14 +54,12 @@ from table_agent.outbox import Outbox
 from table_agent.script import ScriptedRound, ScriptError, load_script
 from table_agent.simulator import SimulationConfig, TableSimulator, Tally
 from table_agent.table import TableAgent
-from table_agent.wagers import TableLayout, WagerKind
+from table_agent.wagers import TableLayout
 
 if TYPE_CHECKING:
     from table_agent.metrics import MetricsEndpoint
 
 log = logging.getLogger("table_agent.cli")
-
-MAX_SEATS = 7  # the largest table of any game here (Caribbean Stud, § 639a.2(a))
 
 
 class TableSetupError(Exception):

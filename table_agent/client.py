@@ -31,16 +31,17 @@ from typing import TypeVar
 import grpc
 from grpc import aio
 
-from controller.domain.epochs import NO_POSITION, JournalPosition
-from controller.domain.records import SeatOutcome
-from controller.errors import InvalidArgument
 from jackpot import tls
+from jackpot.epochs import NO_POSITION, JournalPosition
+from jackpot.errors import InvalidArgument
+from jackpot.kinds import WagerKind
+from jackpot.results import SeatOutcome
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.deck import card_texts
 from table_agent.link import Link
 from table_agent.reports import SettleReport
-from table_agent.wagers import PlacedWager, TableLayout, WagerKind, WagerOffer, progressive_only
+from table_agent.wagers import PlacedWager, TableLayout, WagerOffer, progressive_only
 
 log = logging.getLogger("table_agent.client")
 

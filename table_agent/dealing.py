@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from controller.domain.cards import FULL_DECK, Card
+from jackpot.cards import FULL_DECK, Card
 from table_agent.deck import DEALER, Deal, DeckCard, shuffled, stack_for_order
 from table_agent.games import caribbean_stud
 from table_agent.games.caribbean_stud import HAND_SIZE, makes_bet

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from controller.domain.cards import FULL_DECK, Card
-from controller.domain.joker_poker import JOKER_DECK, Joker, parse_joker_cards
+from jackpot.cards import FULL_DECK, Card
+from jackpot.hands.joker_poker import JOKER_DECK, Joker, parse_joker_cards
 
 DeckCard = Card | Joker
 """A card of a 52-card deck, or the joker of the 53-card Six-Card Fortune deck."""

@@ -27,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from controller.domain.epochs import JournalPosition
+from jackpot.epochs import JournalPosition
 
 SUMS = ("contributed_microcents", "paid_cents", "reversed_microcents")
 """What an acknowledgement records the answer moved (integers)."""

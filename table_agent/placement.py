@@ -11,8 +11,9 @@ from collections.abc import Iterable
 from dataclasses import replace
 from random import Random
 
+from jackpot.kinds import WagerKind
 from table_agent.games import GameProcedure
-from table_agent.wagers import PlacedWager, TableLayout, WagerKind, WagerOffer
+from table_agent.wagers import PlacedWager, TableLayout, WagerOffer
 
 # Where a Five Card Hand Bonus goes at Caribbean Stud: the player's hand, the dealer's, or both
 # (§ 639a.7(d)(4)); as values of ``on_dealer_hand``.

@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jackpot.kinds import WagerKind
 from table_agent.deck import DeckCard, parse_deck_cards
-from table_agent.wagers import PlacedWager, WagerKind
+from table_agent.wagers import PlacedWager
 
 
 class ScriptError(ValueError):

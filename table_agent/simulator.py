@@ -26,7 +26,9 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from controller.domain.money import format_cents
+from jackpot.games import DEFAULT_WAGER_CENTS
+from jackpot.kinds import wager_title
+from jackpot.money import format_cents
 from table_agent.client import ControllerUnreachable, Lockout, SeatResult, Settlement
 from table_agent.deck import COMMUNITY, DEALER, DeckCard
 from table_agent.games import GameProcedure, game_procedure
@@ -40,7 +42,7 @@ from table_agent.placement import (
 from table_agent.reports import SettleReport
 from table_agent.script import ScriptedRound, ScriptError
 from table_agent.table import TableAgent
-from table_agent.wagers import PlacedWager, TableLayout, progressive_only, wager_title
+from table_agent.wagers import PlacedWager, TableLayout, progressive_only
 
 log = logging.getLogger("table_agent.simulator")
 
@@ -64,7 +66,7 @@ class SimulationConfig:
     seats: int = 7
     occupancy_percent: int = 85
     wager_percent: int = 60
-    wager_cents: int = 100
+    wager_cents: int = DEFAULT_WAGER_CENTS
     void_percent: int = 0
     rest_of_round_void_percent: int = 0
     pace_s: float = 0.0
@@ -151,7 +153,7 @@ class TableSimulator:
                 "table %s offers %s, which %s has no place for; never placed",
                 agent.table_id,
                 kind.value,
-                self.game.title,
+                self.game.facts.title,
             )
 
     def _chance(self, percent: int) -> bool:
@@ -189,7 +191,7 @@ class TableSimulator:
             return self.game.stack(players, wagers, wanted)
         except ValueError as error:
             raise ScriptError(
-                f"the scripted round does not fit {self.game.title}: {error}"
+                f"the scripted round does not fit {self.game.facts.title}: {error}"
             ) from None
 
     def _rest_of_round_void(self, scripted: ScriptedRound | None) -> str:

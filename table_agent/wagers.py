@@ -10,40 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from random import Random
 from typing import Any
 
-
-class WagerKind(StrEnum):
-    """The side wagers of the games the controller settles (``WagerKind`` on the wire)."""
-
-    PROGRESSIVE = "progressive"
-    BONUS = "bonus"
-    FIVE_CARD_BONUS = "five_card_bonus"
-    FIVE_CARD_PROGRESSIVE = "five_card_progressive"
-    FORTUNE_BONUS = "fortune_bonus"
-    INSURANCE = "insurance"
-
-
-WAGER_TITLES: Mapping[WagerKind, str] = {
-    WagerKind.PROGRESSIVE: "Progressive Payout Wager",
-    WagerKind.BONUS: "Bonus Wager",
-    WagerKind.FIVE_CARD_BONUS: "Five Card Hand Bonus Wager",
-    WagerKind.FIVE_CARD_PROGRESSIVE: "Five-Card Progressive Payout Wager",
-    WagerKind.FORTUNE_BONUS: "Fortune Bonus Wager",
-    WagerKind.INSURANCE: "Insurance Wager",
-}
-
-
-def wager_title(kind: WagerKind, *, on_dealer_hand: bool = False, envy: bool = False) -> str:
-    """The wager as the dealer names it, e.g. "Five Card Hand Bonus Wager on the dealer's hand"."""
-    title = WAGER_TITLES[kind]
-    if on_dealer_hand:
-        title += " on the dealer's hand"
-    if envy:
-        title += " with the Envy lammer"
-    return title
+from jackpot.kinds import WAGER_TITLES, WagerKind, wager_title
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from controller.domain.identity import Identity, Role
-from controller.errors import PermissionDenied
+from jackpot.errors import PermissionDenied
 
 TABLE = frozenset({Role.TABLE})
 OPERATOR = frozenset({Role.OPERATOR})

@@ -19,10 +19,10 @@ from controller.api.access import caller
 from controller.domain import bounds
 from controller.domain.bounds import check_id, check_jackpot_id, check_range, check_text
 from controller.domain.config import LinkGroupConfig
-from controller.errors import InvalidArgument
 from controller.metrics import Metrics
 from controller.state_guard import StateGuard
 from controller.store.redis_store import MAX_REBASE_ROUND_ID, RedisStore
+from jackpot.errors import InvalidArgument
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 

@@ -3,7 +3,7 @@
 Parsing checks what the wire alone can get wrong (missing ids, a round id out of range, an
 unspecified enum, a card that is not a card) and the bound of every text and repeated field
 (:mod:`controller.domain.bounds`), before anything is converted, and raises
-:mod:`controller.errors` classes with messages that name the seat or field concerned.
+:mod:`jackpot.errors` classes with messages that name the seat or field concerned.
 """
 
 from __future__ import annotations
@@ -13,29 +13,23 @@ from dataclasses import replace
 
 from controller.domain import bounds
 from controller.domain.bounds import check_count, check_each_text, check_id, check_range, check_text
-from controller.domain.cards import parse_cards
-from controller.domain.config import DEFAULT_WAGER_CENTS, MeterConfig, TableConfig, WagerOffer
-from controller.domain.epochs import JournalPosition
+from controller.domain.config import MeterConfig, TableConfig, WagerOffer
 from controller.domain.games import get_game
-from controller.domain.joker_poker import parse_joker_cards
-from controller.domain.money import (
+from controller.domain.paytables import Lines
+from controller.domain.records import Jackpot, LinkGroupState, MeterState
+from controller.domain.rounds import Cards, RoundCards, SeatCards, Wager, cards_of
+from jackpot.cards import parse_cards
+from jackpot.epochs import JournalPosition
+from jackpot.errors import InvalidArgument, InvalidCards, InvalidConfiguration
+from jackpot.games import DEFAULT_WAGER_CENTS
+from jackpot.hands.joker_poker import parse_joker_cards
+from jackpot.money import (
     MAX_METER_CENTS,
     MICROCENTS_PER_CENT,
     format_percent,
     parse_percent_ppm,
 )
-from controller.domain.paytables import Lines
-from controller.domain.records import (
-    AcceptedWager,
-    Jackpot,
-    LinkGroupState,
-    MeterState,
-    MeterValue,
-    SeatOutcome,
-    SeatResult,
-)
-from controller.domain.rounds import Cards, RoundCards, SeatCards, Wager, cards_of
-from controller.errors import InvalidArgument, InvalidCards, InvalidConfiguration
+from jackpot.results import AcceptedWager, MeterValue, SeatOutcome, SeatResult
 from jackpot.v1 import jackpot_pb2 as pb
 
 MAX_ROUND_ID = 2**53 - 1  # round ids are compared inside Redis scripts, exact below 2**53
@@ -258,8 +252,8 @@ def _offer(game: str, table_id: str, item: pb.TableWager) -> WagerOffer:
         paytable = rules.paytable(item.paytable)
         if lines and lines != [(line, rule.text) for line, rule in paytable.lines]:
             raise InvalidConfiguration(
-                f"{where}: {rules.citation} prints paytable {paytable.name}; its lines cannot "
-                "be changed"
+                f"{where}: {rules.facts.citation} prints paytable {paytable.name}; its "
+                "lines cannot be changed"
             )
         if envy:
             written = rules.written_paytable(where, paytable.name, [], envy)

@@ -7,7 +7,7 @@ each have their own), the request decoded here rather than by gRPC (a malformed 
 INVALID_ARGUMENT, not UNKNOWN with a traceback), a table's certificate naming another table
 (PERMISSION_DENIED); then the servicer. A stream also holds one of the caller's stream slots
 while it is open (RESOURCE_EXHAUSTED beyond), and ends UNAUTHENTICATED at its next message
-once its certificate is revoked. Servicers raise :mod:`controller.errors` classes; each
+once its certificate is revoked. Servicers raise :mod:`jackpot.errors` classes; each
 becomes its status code (``controller.api.status``) with the error's message. Every call is
 counted and timed (go-grpc-prometheus names), refusals included; every refusal of access is
 also counted in ``jackpot_access_denied_total``. An unexpected exception is logged and
@@ -32,8 +32,8 @@ from controller.api.limits import RateLimiter, StreamSlots
 from controller.api.peers import Authenticator
 from controller.api.status import code_label, status_for
 from controller.domain.identity import Identity, Role
-from controller.errors import AccessDenied, InvalidArgument, JackpotError
 from controller.metrics import Metrics
+from jackpot.errors import AccessDenied, InvalidArgument, JackpotError
 
 log = logging.getLogger("controller.api")
 

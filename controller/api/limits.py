@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from controller.errors import ResourceExhausted
+from jackpot.errors import ResourceExhausted
 
 
 @dataclass(slots=True)

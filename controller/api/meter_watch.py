@@ -14,8 +14,8 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-from controller.domain.records import MeterValue
-from controller.errors import StoreUnavailable
+from jackpot.errors import StoreUnavailable
+from jackpot.results import MeterValue
 
 log = logging.getLogger("controller.meter_watch")
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from controller.domain.identity import INSECURE_CALLER, Identity, IdentityError
-from controller.errors import Unauthenticated
+from jackpot.errors import Unauthenticated
 
 log = logging.getLogger("controller.peers")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import grpc
 
-from controller import errors
+from jackpot import errors
 
 # Most specific first; the first class an error is an instance of decides its code.
 STATUS_BY_ERROR: tuple[tuple[type[errors.JackpotError], grpc.StatusCode], ...] = (

@@ -18,15 +18,15 @@ from controller.api.meter_watch import MeterWatcher
 from controller.domain.bounds import MAX_WATCH_INTERVAL_MS, check_range
 from controller.domain.config import TableConfig
 from controller.domain.digests import lockout_fingerprint, settle_fingerprint, void_fingerprint
-from controller.domain.epochs import NO_POSITION, JournalPosition
 from controller.domain.lockout import check_lockout
-from controller.domain.money import format_cents
-from controller.domain.records import SeatOutcome
 from controller.domain.settlement import plan_settlement
-from controller.errors import LinkGroupStopped, NotConfirmed, NotFound, RoundStateError
 from controller.metrics import Metrics
 from controller.state_guard import StateGuard
 from controller.store.redis_store import RedisStore
+from jackpot.epochs import NO_POSITION, JournalPosition
+from jackpot.errors import LinkGroupStopped, NotConfirmed, NotFound, RoundStateError
+from jackpot.money import format_cents
+from jackpot.results import SeatOutcome
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 
@@ -104,7 +104,7 @@ class TableService(pb_grpc.TableServiceServicer):
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
         known = convert.known_position(request.known)
         table = await self._table(table_id, known)
-        cards = convert.round_cards(request, table.game_rules.joker)
+        cards = convert.round_cards(request, table.game_rules.facts.joker)
         locked = await self._store.locked_round(table, round_id)
         if locked is None:
             # Missing: never locked out - or lost with Redis's data, which the epoch tells

@@ -15,13 +15,14 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO, cast
 
-from controller.domain.cards import Card, check_hand_size, check_no_duplicates, parse_cards
 from controller.domain.games import Game
-from controller.domain.joker_poker import parse_joker_cards
 from controller.domain.paytables import Paytable
-from controller.domain.poker import evaluate
-from controller.domain.wagers import Extra, WagerTable
-from controller.errors import JackpotError
+from controller.domain.wagers import WagerTable
+from jackpot.cards import Card, check_hand_size, check_no_duplicates, parse_cards
+from jackpot.errors import JackpotError
+from jackpot.hands.joker_poker import parse_joker_cards
+from jackpot.hands.poker import evaluate
+from jackpot.kinds import Extra
 
 
 def classify_line(
@@ -34,22 +35,22 @@ def classify_line(
     submitted = submitted or {}
     own_text, _, extra_text = line.partition("|")
     cards, extra = _parse(game, own_text), _parse(game, extra_text)
-    check_hand_size(cards, game.hand_size, "the hand")
+    check_hand_size(cards, game.facts.hand_size, "the hand")
     # After "|": the community cards of a game that has them, else the dealer's cards.
-    whose = "the community" if game.community_cards else "the dealer"
+    whose = "the community" if game.facts.community_cards else "the dealer"
     if extra:
-        check_hand_size(extra, game.community_cards or game.dealer_hand_size, whose)
+        check_hand_size(extra, game.facts.community_cards or game.facts.dealer_hand_size, whose)
     check_no_duplicates([("the hand", cards), (whose, extra)])
     result: dict[str, Any] = {
         "cards": [str(card) for card in cards],
         "hand": game.name_hand(cards),
         "pays": {
-            wager.name: _pays(wager, cards, extra, submitted.get(wager.name))
+            wager.facts.kind: _pays(wager, cards, extra, submitted.get(wager.facts.kind))
             for wager in game.wagers.values()
-            if wager.extra is not Extra.COMMUNITY or extra
+            if wager.facts.extra is not Extra.COMMUNITY or extra
         },
     }
-    if extra and game.community_cards:
+    if extra and game.facts.community_cards:
         result["community_cards"] = [str(card) for card in extra]
         result["five_card_hand"] = evaluate((*cards, *extra)).category.label
     elif extra:
@@ -61,7 +62,7 @@ def classify_line(
 def _parse(game: Game, text: str) -> tuple[Card, ...]:
     """Cards of ``game``; a joker game also reads ``JK``, which only its own hand
     functions ever see (they take the joker), hence the cast."""
-    if game.joker:
+    if game.facts.joker:
         return cast(tuple[Card, ...], parse_joker_cards(text.split()))
     return parse_cards(text.split())
 
@@ -71,7 +72,7 @@ def _pays(
 ) -> dict[str, Any]:
     """Per paytable of ``wager`` (and the submission's): the award the hand is paid, as
     printed, or None."""
-    if wager.extra is Extra.COMMUNITY:
+    if wager.facts.extra is Extra.COMMUNITY:
         cards, extra = (*cards, *extra), ()
     lines = wager.lines_of(cards, extra)
     pays: dict[str, Any] = {}

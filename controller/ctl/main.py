@@ -52,12 +52,13 @@ from controller.ctl import odds
 from controller.ctl.hands import classify_stream
 from controller.domain.games import get_game
 from controller.domain.identity import CERTIFICATE_ROLES
-from controller.domain.money import format_cents, parse_dollars_cents, parse_percent_ppm
-from controller.errors import InvalidAmount, InvalidConfiguration, JackpotError
 from controller.rules_file import describe, load_submission
 from controller.store.connection import check_url
 from controller.store.redis_store import RedisStore
 from jackpot import tls
+from jackpot.errors import InvalidAmount, InvalidConfiguration, JackpotError
+from jackpot.games import DEFAULT_WAGER_CENTS
+from jackpot.money import format_cents, parse_dollars_cents, parse_percent_ppm
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 
@@ -215,7 +216,7 @@ def _parser() -> argparse.ArgumentParser:
     register.add_argument("--seats", type=int, required=True)
     register.add_argument("--link-group", required=True)
     register.add_argument("--meter", required=True)
-    register.add_argument("--wager-cents", type=int, default=100)
+    register.add_argument("--wager-cents", type=int, default=DEFAULT_WAGER_CENTS)
     register.set_defaults(handler=_register_table)
     list_tables = tables.add_parser("list")
     list_tables.add_argument("--link-group", default="")
@@ -252,7 +253,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     odds.add_argument("--paytable", required=True)
     odds.add_argument("--meter", required=True, metavar="DOLLARS")
-    odds.add_argument("--wager-cents", type=int, default=100)
+    odds.add_argument("--wager-cents", type=int, default=DEFAULT_WAGER_CENTS)
     odds.add_argument(
         "--rate", metavar="PERCENT", help="rate of progression, to show its contribution per wager"
     )
@@ -683,7 +684,7 @@ def _odds(args: argparse.Namespace) -> int:
         args.wager_cents,
         submitted,
     )
-    title = f"{game.title}, {game.wager(args.wager).title}"
+    title = f"{game.facts.title}, {game.wager(args.wager).facts.title}"
     print(odds.render(result, title, rate_ppm, args.format))
     return 0
 

@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 from controller.domain.games import Game
-from controller.domain.money import format_cents, format_percent
 from controller.domain.odds import PaytableOdds, paytable_odds
 from controller.domain.submission import RulesSubmission
-from controller.errors import InvalidConfiguration
+from jackpot.errors import InvalidConfiguration
+from jackpot.money import format_cents, format_percent
 
 
 def compute(
@@ -26,12 +26,12 @@ def compute(
     if submission is None:
         chosen = table.paytable(paytable)
     else:
-        offer = submission.games.get(game.name, {}).get(wager)
+        offer = submission.games.get(game.facts.name, {}).get(wager)
         if offer is None:
-            raise InvalidConfiguration(f"the submission does not offer the {table.title}")
+            raise InvalidConfiguration(f"the submission does not offer the {table.facts.title}")
         if offer.paytable.name != paytable:
             raise InvalidConfiguration(
-                f"the submission's {table.title} uses paytable {offer.paytable.name!r}, not "
+                f"the submission's {table.facts.title} uses paytable {offer.paytable.name!r}, not "
                 f"{paytable!r}"
             )
         chosen = offer.paytable

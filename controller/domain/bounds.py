@@ -1,7 +1,7 @@
 """The bounds of every input: how long a text, how many items, how big a number.
 
 Every request is checked against these before it reaches the store, and every refusal
-names the field and its bound (:class:`controller.errors.InvalidArgument`). A refusal quotes
+names the field and its bound (:class:`jackpot.errors.InvalidArgument`). A refusal quotes
 at most a short prefix of what it refuses (:func:`excerpt`), so a hostile megabyte never
 travels back in an error message or into a log line.
 
@@ -15,7 +15,7 @@ import re
 import unicodedata
 from collections.abc import Sequence, Sized
 
-from controller.errors import InvalidArgument, InvalidConfiguration
+from jackpot.errors import InvalidArgument, InvalidConfiguration
 
 ID_MAX_CHARS = 64
 """Table, meter and link group ids: 1-64 of ``[A-Za-z0-9._-]`` (also Redis key parts)."""

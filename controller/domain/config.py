@@ -13,11 +13,12 @@ from typing import Any
 
 from controller.domain.bounds import check_id
 from controller.domain.games import Game, get_game
-from controller.domain.money import FULL_PPM, MAX_METER_CENTS, format_cents, format_percent
-from controller.domain.paytables import AwardKind, AwardRule, Paytable
-from controller.errors import InvalidAmount, InvalidConfiguration
+from controller.domain.paytables import AwardRule, Paytable
+from jackpot.errors import InvalidAmount, InvalidConfiguration
+from jackpot.games import DEFAULT_WAGER_CENTS
+from jackpot.kinds import AwardKind
+from jackpot.money import FULL_PPM, MAX_METER_CENTS, format_cents, format_percent
 
-DEFAULT_WAGER_CENTS = 100  # the $1 chip on the progressive sensor
 # Keeps wager x rate (microcents) and wager x the largest "N for 1" exact in Redis's Lua.
 MAX_WAGER_CENTS = 100_000_000  # $1,000,000
 
@@ -58,7 +59,7 @@ class MeterConfig:
         if self.reset_cents < game.min_reset_cents:
             raise InvalidConfiguration(
                 f"reset amount {format_cents(self.reset_cents)} of meter {self.meter_id} is "
-                f"below the {format_cents(game.min_reset_cents)} minimum for {game.title} "
+                f"below the {format_cents(game.min_reset_cents)} minimum for {game.facts.title} "
                 f"({game.min_reset_citation})"
             )
         if self.reset_cents > MAX_METER_CENTS:
@@ -126,9 +127,9 @@ class WagerOffer:
             raise InvalidConfiguration(
                 f"{where}: a wager that feeds a meter has one fixed amount (min = max)"
             )
-        if self.paytable.envy_lines and not rules.envy_citation:
+        if self.paytable.envy_lines and not rules.facts.envy_citation:
             raise InvalidConfiguration(
-                f"{where}: the {rules.title} pays no envy bonus; remove its envy lines"
+                f"{where}: the {rules.facts.title} pays no envy bonus; remove its envy lines"
             )
         self._check_awards(where)
 
@@ -224,7 +225,7 @@ class TableConfig:
         check_id(self.table_id, "table id")
         check_id(self.link_group_id, "link group id")
         game = self.game_rules
-        refusal = game.seats_refusal(f"table {self.table_id}", self.seats)
+        refusal = game.facts.seats_refusal(f"table {self.table_id}", self.seats)
         if refusal:
             raise InvalidConfiguration(refusal)
         if not self.wagers:
@@ -238,14 +239,15 @@ class TableConfig:
             offer.check(game, f"table {self.table_id} {offer.wager} wager")
         if game.payout_limit_citation and not self.payout_limit_cents:
             raise InvalidConfiguration(
-                f"table {self.table_id}: {game.title} needs its aggregate payout limit per hand, "
+                f"table {self.table_id}: {game.facts.title} needs its aggregate payout limit "
+                "per hand, "
                 f"at least {format_cents(self.payout_limit_floor_cents)} "
                 f"({game.payout_limit_citation})"
             )
         if self.payout_limit_cents:
             if not game.payout_limit_citation:
                 raise InvalidConfiguration(
-                    f"table {self.table_id}: {game.title} has no payout limit per hand"
+                    f"table {self.table_id}: {game.facts.title} has no payout limit per hand"
                 )
             if not 0 < self.payout_limit_cents <= MAX_METER_CENTS:
                 raise InvalidConfiguration(

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 
 from controller.domain.rounds import RoundCards, Wager
-from controller.errors import InvalidArgument
+from jackpot.errors import InvalidArgument
 
 
 def fingerprint(phase: str, content: object) -> str:

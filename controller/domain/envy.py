@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from controller.domain.config import TableConfig
-from controller.domain.records import SeatOutcome
 from controller.domain.round_hands import hand_cards, hand_name, lines_made
 from controller.domain.rounds import Payout, RoundCards, Wager
+from jackpot.results import SeatOutcome
 
 
 def envy_payouts(
@@ -27,7 +27,11 @@ def envy_payouts(
             continue
         rules = game.wager(kind)
         entitled = sorted(
-            {w.seat for w in wagers if w.kind == kind and (w.envy or not rules.envy_by_marker)},
+            {
+                w.seat
+                for w in wagers
+                if w.kind == kind and (w.envy or not rules.facts.envy_by_marker)
+            },
             reverse=True,
         )
         for holder in playing:

@@ -10,11 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from controller.domain import three_card, two_card
-from controller.domain.cards import Card
-from controller.domain.joker_poker import evaluate_best_five
 from controller.domain.paytables import Paytable
-from controller.domain.poker import evaluate
 from controller.domain.wagers import (
     CARIBBEAN_STUD_WAGERS,
     SIX_CARD_FORTUNE_WAGERS,
@@ -22,12 +18,19 @@ from controller.domain.wagers import (
     THREE_CARD_POKER_WAGERS,
     WagerTable,
 )
-from controller.errors import InvalidConfiguration
+from jackpot import games as facts
+from jackpot.cards import Card
+from jackpot.games import GameFacts
+from jackpot.hands import three_card, two_card
+from jackpot.hands.joker_poker import evaluate_best_five
+from jackpot.hands.poker import evaluate
 
 
 @dataclass(frozen=True, slots=True)
 class Game:
-    """One game's fixed rules. Amounts in cents.
+    """One game's rules as the controller settles them: its facts
+    (:class:`jackpot.games.GameFacts`), its wagers' paytables and line tables, and how a round
+    is settled. Amounts in cents.
 
     Settlement order: the dealer walks the seats from seat N down to seat 1 once per phase
     of :attr:`phases`, settling at each seat that phase's wagers in ``settle_order``; the envy
@@ -37,31 +40,25 @@ class Game:
     ``settle_order``.
     """
 
-    name: str
-    title: str
-    max_seats: int
-    max_seats_citation: str
-    hand_size: int
-    dealer_hand_size: int
+    facts: GameFacts
     min_reset_cents: int  # the progressive meter's lowest reset amount (0: no progressive)
     min_reset_citation: str
-    wagers: dict[str, WagerTable]
+    wagers: dict[str, WagerTable]  # by kind, in the order of ``facts.wagers``
     name_hand: Callable[[Sequence[Card]], str]  # the hand's rank, e.g. "royal_flush"
     settle_order: tuple[str, ...]  # a seat's wagers in the order the dealer settles them
     settle_phases: tuple[tuple[str, ...], ...] = ()  # () = one phase, seat by seat
-    joker: bool = False  # dealt from 52 cards plus one joker ("JK")
-    folds: bool = True  # a player may fold (not make the game's second wager)
-    community_cards: int = 0  # dealt only when a wager on them was placed
     rest_void_citation: str = ""  # where a bonus still settles when the round is otherwise void
     payout_limit_floor_cents: int = 0  # the lowest aggregate payout limit per hand (0: none)
     payout_limit_citation: str = ""
     payout_limit_wagers: tuple[str, ...] = ()  # the side wagers the payout limit counts
 
     def __post_init__(self) -> None:
+        if tuple(table.facts for table in self.wagers.values()) != self.facts.wagers:
+            raise ValueError(f"{self.facts.title}: the wager tables are not the game's wagers")
         listed = tuple(kind for phase in self.phases for kind in phase)
         if listed != self.settle_order:
             raise ValueError(
-                f"{self.title}: settle phases {self.settle_phases} do not list the settle "
+                f"{self.facts.title}: settle phases {self.settle_phases} do not list the settle "
                 f"order {self.settle_order}"
             )
 
@@ -70,35 +67,17 @@ class Game:
         """The settlement phases: each settled at every seat, seat N first, before the next."""
         return self.settle_phases or (self.settle_order,)
 
-    def seats_refusal(self, what: str, seats: int) -> str | None:
-        """Why ``seats`` seats are refused for ``what`` (a table), or None if they are fine."""
-        if 1 <= seats <= self.max_seats:
-            return None
-        cite = f" ({self.max_seats_citation})" if self.max_seats_citation else ""
-        return f"{what}: {seats} seats; {self.title} allows 1 to {self.max_seats}{cite}"
-
     def paytable(self, name: str) -> Paytable:
         """The progressive paytable called ``name``; refuse a name the regulation does not list."""
         return self.wager("progressive").paytable(name)
 
-    def wager(self, name: str) -> WagerTable:
-        """The wager called ``name`` (``progressive``, ``bonus``); refuse an unknown one."""
-        try:
-            return self.wagers[name]
-        except KeyError:
-            listed = ", ".join(sorted(self.wagers))
-            raise InvalidConfiguration(
-                f"{self.title} has no wager {name!r}; its wagers are {listed}"
-            ) from None
+    def wager(self, kind: str) -> WagerTable:
+        """The wager of ``kind`` (``progressive``, ``bonus``); refuse an unknown one."""
+        return self.wagers[self.facts.wager(kind).kind]
 
 
 CARIBBEAN_STUD = Game(
-    name="caribbean-stud",
-    title="Caribbean Stud Poker",
-    max_seats=7,
-    max_seats_citation="§ 639a.2(a)",
-    hand_size=5,
-    dealer_hand_size=5,
+    facts=facts.CARIBBEAN_STUD,
     min_reset_cents=1_000_000,  # $10,000
     min_reset_citation="§ 639a.12(d)(3)",
     wagers=CARIBBEAN_STUD_WAGERS,
@@ -109,12 +88,7 @@ CARIBBEAN_STUD = Game(
 )
 
 TEXAS_HOLDEM_BONUS = Game(
-    name="texas-holdem-bonus",
-    title="Texas Hold 'Em Bonus Poker",
-    max_seats=6,
-    max_seats_citation="§ 647a.2(a)",
-    hand_size=2,
-    dealer_hand_size=2,
+    facts=facts.TEXAS_HOLDEM_BONUS,
     min_reset_cents=0,
     min_reset_citation="",
     wagers=TEXAS_HOLDEM_BONUS_WAGERS,
@@ -128,31 +102,17 @@ TEXAS_HOLDEM_BONUS = Game(
     payout_limit_wagers=("bonus",),
 )
 
-# The seeds do not give the seat limits of these two games' tables (their § x.2 is not among
-# them); 7 is the largest the layouts of this family take, and the Rules Submission states
-# the seats of each table.
 THREE_CARD_POKER = Game(
-    name="three-card-poker",
-    title="Three Card Poker",
-    max_seats=7,
-    max_seats_citation="",
-    hand_size=3,
-    dealer_hand_size=3,
+    facts=facts.THREE_CARD_POKER,
     min_reset_cents=0,
     min_reset_citation="",
     wagers=THREE_CARD_POKER_WAGERS,
     name_hand=lambda cards: three_card.evaluate(cards).category.label,
     settle_order=("progressive", "five_card_bonus", "five_card_progressive"),
-    community_cards=2,  # § 649a.9(b)
 )
 
 SIX_CARD_FORTUNE_PAI_GOW = Game(
-    name="six-card-fortune-pai-gow",
-    title="Six-Card Fortune Pai Gow Poker",
-    max_seats=7,
-    max_seats_citation="",
-    hand_size=6,
-    dealer_hand_size=6,
+    facts=facts.SIX_CARD_FORTUNE_PAI_GOW,
     min_reset_cents=0,
     min_reset_citation="",
     wagers=SIX_CARD_FORTUNE_WAGERS,
@@ -162,21 +122,14 @@ SIX_CARD_FORTUNE_PAI_GOW = Game(
     # Payout Wager, then their Envy Bonuses ((3)(ii)).
     settle_order=("fortune_bonus", "insurance", "progressive"),
     settle_phases=(("fortune_bonus",), ("insurance",), ("progressive",)),
-    joker=True,
-    folds=False,  # every player sets a high and a low hand (§ 670a.11(b))
 )
 
 GAMES: dict[str, Game] = {
-    game.name: game
+    game.facts.name: game
     for game in (CARIBBEAN_STUD, TEXAS_HOLDEM_BONUS, THREE_CARD_POKER, SIX_CARD_FORTUNE_PAI_GOW)
 }
 
 
 def get_game(name: str) -> Game:
     """The game called ``name`` (e.g. ``caribbean-stud``); refuse an unknown one."""
-    try:
-        return GAMES[name]
-    except KeyError:
-        raise InvalidConfiguration(
-            f"unknown game {name!r}; this controller settles: {', '.join(sorted(GAMES))}"
-        ) from None
+    return GAMES[facts.game_facts(name).name]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from controller.domain.config import TableConfig
 from controller.domain.rounds import Wager, check_seat, offered
-from controller.errors import InvalidAmount, InvalidArgument, InvalidSeat
+from jackpot.errors import InvalidAmount, InvalidArgument, InvalidSeat
 
 
 def check_lockout(table: TableConfig, wagers: Sequence[Wager]) -> tuple[Wager, ...]:
@@ -24,13 +24,14 @@ def check_lockout(table: TableConfig, wagers: Sequence[Wager]) -> tuple[Wager, .
         check_seat(table, wager.seat)
         offer = offered(table, wager.kind)
         rules = game.wager(wager.kind)
-        if wager.on_dealer and not rules.on_dealer_hand:
+        if wager.on_dealer and not rules.facts.on_dealer_hand:
             raise InvalidArgument(
-                f"{wager.label}: the {rules.title} is not placed on the dealer's hand"
+                f"{wager.label}: the {rules.facts.title} is not placed on the dealer's hand"
             )
-        if wager.envy and not (rules.envy_by_marker and offer.paytable.envy_lines):
+        if wager.envy and not (rules.facts.envy_by_marker and offer.paytable.envy_lines):
             raise InvalidArgument(
-                f"{wager.label}: the {rules.title} at table {table.table_id} has no Envy lammer"
+                f"{wager.label}: the {rules.facts.title} at table {table.table_id} has no Envy "
+                "lammer"
             )
         key = (wager.seat, wager.kind, wager.on_dealer)
         if key in seen:

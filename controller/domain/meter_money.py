@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from controller.domain.money import FULL_PPM, MICROCENTS_PER_CENT, percent_of_cents
+from jackpot.money import FULL_PPM, MICROCENTS_PER_CENT, percent_of_cents
 
 MICRO = MICROCENTS_PER_CENT
 

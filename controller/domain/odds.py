@@ -14,9 +14,10 @@ from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 
-from controller.domain.money import FULL_PPM
-from controller.domain.paytables import AwardKind, AwardRule, Paytable
+from controller.domain.paytables import AwardRule, Paytable
 from controller.domain.wagers import LineCounts
+from jackpot.kinds import AwardKind
+from jackpot.money import FULL_PPM
 
 
 @dataclass(frozen=True, slots=True)

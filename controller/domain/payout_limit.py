@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from controller.domain.config import TableConfig
-from controller.domain.paytables import AwardKind
-from controller.domain.records import SeatOutcome
 from controller.domain.rounds import Payout, RoundCards, Wager
+from jackpot.kinds import AwardKind
+from jackpot.results import SeatOutcome
 
 
 def _stake_back(payout: Payout, wagers: dict[tuple[int, str, bool], Wager]) -> int:

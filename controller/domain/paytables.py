@@ -11,17 +11,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 
 from controller.domain.bounds import AWARD_TEXT_MAX_CHARS, excerpt
-from controller.domain.money import (
+from jackpot.errors import InvalidConfiguration
+from jackpot.kinds import AwardKind
+from jackpot.money import (
     FULL_PPM,
     format_cents,
     format_percent,
     parse_dollars_cents,
     parse_percent_ppm,
 )
-from controller.errors import InvalidConfiguration
 
 _AWARD = re.compile(
     r"^(?:(?P<odds>\d[\d,]*) (?P<word>for|to) 1"
@@ -29,16 +29,6 @@ _AWARD = re.compile(
     r"|(?P<dollars>\$[\d,]+(?:\.\d{1,2})?))$",
     re.IGNORECASE,
 )
-
-
-class AwardKind(StrEnum):
-    """How an award is computed (design.md §3)."""
-
-    FOR_ONE = "for_one"  # N x wager, the wager included
-    TO_ONE = "to_one"  # N x wager plus the wager back
-    PERCENT_OF_METER = "percent_of_meter"  # P% of the meter at the seat's turn, floor to cent
-    FIXED_AMOUNT = "fixed_amount"  # a fixed amount in cents, whatever the wager
-    ENVY = "envy"  # a fixed amount for another seat's qualifying hand (a result, not a line)
 
 
 @dataclass(frozen=True, slots=True)

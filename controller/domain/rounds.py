@@ -12,11 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from controller.domain.cards import Card
 from controller.domain.config import TableConfig, WagerOffer
-from controller.domain.paytables import AwardKind, AwardRule
-from controller.domain.records import SeatOutcome
-from controller.errors import InvalidArgument, InvalidSeat
+from controller.domain.paytables import AwardRule
+from jackpot.cards import Card
+from jackpot.errors import InvalidArgument, InvalidSeat
+from jackpot.kinds import AwardKind
+from jackpot.results import SeatOutcome
 
 Cards = tuple[Card, ...]  # at Six-Card Fortune a hand may hold the joker
 

@@ -18,16 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from controller.domain.cards import check_hand_size, check_no_duplicates
 from controller.domain.config import TableConfig
 from controller.domain.envy import envy_payouts
 from controller.domain.payout_limit import apply_payout_limit
-from controller.domain.paytables import AwardKind
-from controller.domain.records import SeatOutcome
 from controller.domain.round_hands import hand_cards, hand_name, lines_made
 from controller.domain.rounds import Payout, RoundCards, SeatCards, Wager, check_seat, offered
-from controller.domain.wagers import Extra
-from controller.errors import InvalidAmount, InvalidArgument, InvalidCards, InvalidSeat
+from jackpot.cards import check_hand_size, check_no_duplicates
+from jackpot.errors import InvalidAmount, InvalidArgument, InvalidCards, InvalidSeat
+from jackpot.kinds import AwardKind, Extra
+from jackpot.results import SeatOutcome
 
 
 def _order_key(table: TableConfig, wager: Wager) -> tuple[int, int, bool]:
@@ -41,10 +40,10 @@ def _check_report(table: TableConfig, report: SeatCards, cards: RoundCards) -> N
     fold), a base game win only where a payout limit counts it."""
     game = table.game_rules
     check_seat(table, report.seat)
-    if report.folded and not game.folds:
-        raise InvalidArgument(f"seat {report.seat}: no player folds at {game.title}")
+    if report.folded and not game.facts.folds:
+        raise InvalidArgument(f"seat {report.seat}: no player folds at {game.facts.title}")
     if not (report.folded and not report.cards):
-        check_hand_size(report.cards, game.hand_size, f"seat {report.seat}")
+        check_hand_size(report.cards, game.facts.hand_size, f"seat {report.seat}")
     if report.base_game_win_cents < 0:
         raise InvalidAmount(f"seat {report.seat}: base game win cannot be negative")
     if report.base_game_win_cents and not table.payout_limit_cents:
@@ -61,7 +60,7 @@ def _check_report(table: TableConfig, report: SeatCards, cards: RoundCards) -> N
 def _forfeited(table: TableConfig, wager: Wager, report: SeatCards) -> bool:
     """Whether the player's fold forfeits ``wager``: at Caribbean Stud every wager, also a
     Five Card Hand Bonus on the dealer's hand (§ 639a.11(b): "shall forfeit all wagers")."""
-    return report.folded and table.game_rules.wager(wager.kind).forfeit_on_fold
+    return report.folded and table.game_rules.wager(wager.kind).facts.forfeit_on_fold
 
 
 def _check_seats(table: TableConfig, wagers: Sequence[Wager], cards: RoundCards) -> None:
@@ -84,9 +83,9 @@ def _check_seats(table: TableConfig, wagers: Sequence[Wager], cards: RoundCards)
     for wager in wagers:
         rules = game.wager(wager.kind)
         # A wager the fold forfeits needs no cards; one on the dealer's hand needs the dealer's.
-        if wager.seat in collected and not wager.on_dealer and not rules.forfeit_on_fold:
+        if wager.seat in collected and not wager.on_dealer and not rules.facts.forfeit_on_fold:
             raise InvalidCards(
-                f"{wager.label}: a {rules.title} is settled even when the player folds; "
+                f"{wager.label}: a {rules.facts.title} is settled even when the player folds; "
                 "report the seat's cards"
             )
 
@@ -97,25 +96,25 @@ def _check_cards(table: TableConfig, wagers: Sequence[Wager], cards: RoundCards)
     _check_seats(table, wagers, cards)
     by_seat = {report.seat: report for report in cards.seats}
     needs_dealer = any(
-        (w.on_dealer or game.wager(w.kind).extra is Extra.DEALER)
+        (w.on_dealer or game.wager(w.kind).facts.extra is Extra.DEALER)
         and not _forfeited(table, w, by_seat[w.seat])
         for w in wagers
     )
     if cards.dealer or needs_dealer:
-        check_hand_size(cards.dealer, game.dealer_hand_size, "the dealer")
-    needs_community = any(game.wager(w.kind).extra is Extra.COMMUNITY for w in wagers)
+        check_hand_size(cards.dealer, game.facts.dealer_hand_size, "the dealer")
+    needs_community = any(game.wager(w.kind).facts.extra is Extra.COMMUNITY for w in wagers)
     if needs_community:
-        check_hand_size(cards.community, game.community_cards, "the community")
+        check_hand_size(cards.community, game.facts.community_cards, "the community")
     elif cards.community:
-        if not game.community_cards:
-            raise InvalidCards(f"{game.title} deals no community cards")
+        if not game.facts.community_cards:
+            raise InvalidCards(f"{game.facts.title} deals no community cards")
         raise InvalidCards(
             "community cards are dealt only when a Five Card Hand Bonus or Five-Card "
             "Progressive wager was placed (§ 649a.9(b)); this round has none"
         )
     if cards.rest_of_round_void and not game.rest_void_citation:
         raise InvalidArgument(
-            f"{game.title} settles no wager of a round that is void; void the round instead"
+            f"{game.facts.title} settles no wager of a round that is void; void the round instead"
         )
     check_no_duplicates(
         [(f"seat {report.seat}", report.cards) for report in cards.seats]

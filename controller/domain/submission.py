@@ -51,9 +51,9 @@ from controller.domain.config import (
     payout_limit_floor_cents,
 )
 from controller.domain.games import Game, get_game
-from controller.domain.money import format_cents, parse_dollars_cents, parse_percent_ppm
 from controller.domain.wagers import SUIT_NAMES
-from controller.errors import InvalidAmount, InvalidConfiguration
+from jackpot.errors import InvalidAmount, InvalidConfiguration
+from jackpot.money import format_cents, parse_dollars_cents, parse_percent_ppm
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,15 +197,15 @@ def _meter_ids(where: str, data: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def _wager_offer(game: Game, wager_name: str, data: Mapping[str, Any]) -> WagerOffer:
-    where = f"games.{game.name}.wagers.{wager_name}"
+    where = f"games.{game.facts.name}.wagers.{wager_name}"
     _only(where, data, "wager")
     wager = game.wager(wager_name)
     envy = _written_lines(where, "envy", data) if "envy" in data else []
     if wager.paytables:
         if "lines" in data:
             raise InvalidConfiguration(
-                f"{where}: {wager.citation} prints this wager's paytables; choose one by name "
-                "instead of writing lines"
+                f"{where}: {wager.facts.citation} prints this wager's paytables; choose one "
+                "by name instead of writing lines"
             )
         paytable = wager.paytable(_entry(where, data, "paytable"))
         if envy:
@@ -312,7 +312,7 @@ def _games(
                 )
             limits[game_name] = _dollars(where, game_data, "payout_limit")
         elif "payout_limit" in game_data:
-            raise InvalidConfiguration(f"{where}: {game.title} has no payout limit per hand")
+            raise InvalidConfiguration(f"{where}: {game.facts.title} has no payout limit per hand")
         games[game_name] = offers
     return games, limits
 
@@ -387,7 +387,7 @@ def _check_table(
     game = get_game(table.game)
     if table.game not in games:
         raise InvalidConfiguration(f"{where}: game {table.game} is not offered in [games]")
-    refusal = game.seats_refusal(where, table.seats)
+    refusal = game.facts.seats_refusal(where, table.seats)
     if refusal:
         raise InvalidConfiguration(refusal)
     if table.link_group_id not in group_ids:

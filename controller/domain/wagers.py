@@ -15,14 +15,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import cache
 from itertools import combinations, combinations_with_replacement
 from math import comb
 
-from controller.domain import three_card, two_card
-from controller.domain.cards import FULL_DECK, RANKS, Card
-from controller.domain.joker_poker import Joker, evaluate_best_five, flush_suit, pattern_classes
 from controller.domain.paytables import (
     CARIBBEAN_STUD_BONUS,
     CARIBBEAN_STUD_PROGRESSIVE,
@@ -30,8 +26,14 @@ from controller.domain.paytables import (
     AwardRule,
     Paytable,
 )
-from controller.domain.poker import HandCategory, HandValue, evaluate, five_rank_value
-from controller.errors import InvalidConfiguration
+from jackpot import games
+from jackpot.cards import FULL_DECK, RANKS, Card
+from jackpot.errors import InvalidConfiguration
+from jackpot.games import WagerFacts
+from jackpot.hands import three_card, two_card
+from jackpot.hands.joker_poker import Joker, evaluate_best_five, flush_suit, pattern_classes
+from jackpot.hands.poker import HandCategory, HandValue, evaluate, five_rank_value
+from jackpot.kinds import WagerKind
 
 Lines = tuple[str, ...]
 
@@ -44,52 +46,33 @@ class LineCounts:
     total: int
 
 
-class Extra(StrEnum):
-    """Which cards besides the seat's own a wager's hand is made from."""
-
-    NONE = "none"
-    DEALER = "dealer"  # the dealer's hand decides a line (ace-ace, dealer and player)
-    COMMUNITY = "community"  # the seat's cards plus the community cards form the hand
-
-
 @dataclass(frozen=True, slots=True)
 class WagerTable:
-    """One wager of a game: its regulation paytables and how hands are placed on them.
+    """One wager of a game: its facts (:class:`jackpot.games.WagerFacts`), its regulation
+    paytables and how hands are placed on them.
 
     ``lines_of(cards, extra)`` takes the hand's cards (the seat's, plus the community cards
-    when ``extra`` is COMMUNITY) and the dealer's cards when ``extra`` is DEALER.
-    ``on_dealer_hand``: the wager may be placed on the dealer's hand (§ 639a.7(d)(4)).
-    ``envy_by_marker``: a seat is entitled to this wager's envy bonuses only with the Envy
-    lammer (§ 670a.11(h)(1)(ii)); otherwise every seat holding the wager is (§ 670a.11(h)(3)(ii)).
-    ``forfeit_on_fold``: a player who folds forfeits the wager (§ 639a.11(b)).
-    ``envy_citation``: where the wager's Envy Bonus is defined ("" when it has none).
+    when ``facts.extra`` is COMMUNITY) and the dealer's cards when it is DEALER.
     """
 
-    name: str
-    title: str
-    citation: str
+    facts: WagerFacts
     paytables: dict[str, Paytable]
     lines_of: Callable[[Sequence[Card], Sequence[Card]], Lines]
     line_counts: Callable[[], LineCounts]
-    extra: Extra = Extra.NONE
-    on_dealer_hand: bool = False
-    envy_by_marker: bool = False
-    forfeit_on_fold: bool = False
-    envy_citation: str = ""
 
     def paytable(self, name: str) -> Paytable:
         """The paytable called ``name``; refuse a name the regulation does not list."""
         if not self.paytables:
             raise InvalidConfiguration(
-                f"the seeds print no paytable for the {self.title}; write its lines out in the "
-                "Rules Submission"
+                f"the seeds print no paytable for the {self.facts.title}; write its lines out "
+                "in the Rules Submission"
             )
         try:
             return self.paytables[name]
         except KeyError:
             listed = ", ".join(sorted(self.paytables))
             raise InvalidConfiguration(
-                f"{self.title} has no paytable {name!r}; {self.citation} lists {listed}"
+                f"{self.facts.title} has no paytable {name!r}; {self.facts.citation} lists {listed}"
             ) from None
 
     def known_lines(self) -> frozenset[str]:
@@ -116,7 +99,8 @@ class WagerTable:
                 at = f"{where}.{section}[{number}]"
                 if line not in known:
                     raise InvalidConfiguration(
-                        f"{at}: {self.title} ({self.citation}) cannot produce a hand {line!r}; "
+                        f"{at}: {self.facts.title} ({self.facts.citation}) cannot produce a hand "
+                        f"{line!r}; "
                         f"its hands are {', '.join(sorted(h for h in known if '_in_' not in h))}"
                     )
                 if line in seen:
@@ -131,7 +115,7 @@ class WagerTable:
         written = parsed("lines", lines)
         if not written and not self.paytables:
             raise InvalidConfiguration(
-                f"{where}: the seeds print no paytable for the {self.title}; write it out as "
+                f"{where}: the seeds print no paytable for the {self.facts.title}; write it out as "
                 "lines of hand and award"
             )
         return Paytable(
@@ -177,14 +161,12 @@ def five_card_classes() -> tuple[tuple[HandValue, int], ...]:
     return tuple(classes)
 
 
+def _by_kind(*tables: WagerTable) -> dict[str, WagerTable]:
+    return {table.facts.kind: table for table in tables}
+
+
 def _five_card_wager(
-    name: str,
-    title: str,
-    citation: str,
-    paytables: dict[str, Paytable],
-    line_of: Callable[[HandValue], str],
-    *,
-    on_dealer_hand: bool = False,
+    facts: WagerFacts, paytables: dict[str, Paytable], line_of: Callable[[HandValue], str]
 ) -> WagerTable:
     def lines_of(cards: Sequence[Card], extra: Sequence[Card]) -> Lines:
         return (line_of(evaluate(cards)),)
@@ -195,43 +177,16 @@ def _five_card_wager(
             counts[(line_of(value),)] += ways
         return LineCounts(dict(counts), comb(52, 5))
 
-    return WagerTable(
-        name,
-        title,
-        citation,
-        paytables,
-        lines_of,
-        line_counts,
-        on_dealer_hand=on_dealer_hand,
-        forfeit_on_fold=True,  # Caribbean Stud: a player who folds forfeits (§ 639a.11(b))
-    )
+    return WagerTable(facts, paytables, lines_of, line_counts)
 
 
-CARIBBEAN_STUD_WAGERS: dict[str, WagerTable] = {
-    "progressive": _five_card_wager(
-        "progressive",
-        "Progressive Payout Wager",
-        "§ 639a.12(d)(1)",
-        CARIBBEAN_STUD_PROGRESSIVE,
-        category_line,
-    ),
-    "bonus": _five_card_wager(
-        "bonus",
-        "Caribbean Stud Bonus Wager",
-        "§ 639a.12(c)",
-        CARIBBEAN_STUD_BONUS,
-        pair_of_tens_line,
-    ),
+_CS = games.CARIBBEAN_STUD
+CARIBBEAN_STUD_WAGERS = _by_kind(
+    _five_card_wager(_CS.wager(WagerKind.PROGRESSIVE), CARIBBEAN_STUD_PROGRESSIVE, category_line),
+    _five_card_wager(_CS.wager(WagerKind.BONUS), CARIBBEAN_STUD_BONUS, pair_of_tens_line),
     # Flush or better on the player's or the dealer's five cards; the seeds print no paytable.
-    "five_card_bonus": _five_card_wager(
-        "five_card_bonus",
-        "Five Card Hand Bonus Wager",
-        "§ 639a.7(d)(4)",
-        {},
-        category_line,
-        on_dealer_hand=True,
-    ),
-}
+    _five_card_wager(_CS.wager(WagerKind.FIVE_CARD_BONUS), {}, category_line),
+)
 
 
 # ------------------------------------------------------------------ two-card hands
@@ -262,17 +217,14 @@ def _two_card_counts() -> LineCounts:
     return LineCounts(dict(counts), comb(52, 2) * comb(50, 2))
 
 
-TEXAS_HOLDEM_BONUS_WAGERS: dict[str, WagerTable] = {
-    "bonus": WagerTable(
-        "bonus",
-        "Texas Hold 'Em Bonus Wager",
-        "§ 647a.12(b)",
+TEXAS_HOLDEM_BONUS_WAGERS = _by_kind(
+    WagerTable(
+        games.TEXAS_HOLDEM_BONUS.wager(WagerKind.BONUS),
         TEXAS_HOLDEM_BONUS,
         _two_card_lines,
         _two_card_counts,
-        extra=Extra.DEALER,
     ),
-}
+)
 
 
 # ------------------------------------------------------------------ suit-specific lines
@@ -331,33 +283,14 @@ def _five_suited_counts() -> LineCounts:
     return LineCounts(dict(counts), comb(52, 5))
 
 
-def _three_plus_community(name: str, title: str) -> WagerTable:
-    return WagerTable(
-        name,
-        title,
-        "§ 649a.9(b)",
-        {},
-        _five_suited_lines,
-        _five_suited_counts,
-        extra=Extra.COMMUNITY,
-    )
-
-
-THREE_CARD_POKER_WAGERS: dict[str, WagerTable] = {
-    "progressive": WagerTable(
-        "progressive",
-        "Three Card Poker Progressive Payout Wager",
-        "§ 649a.9",
-        {},
-        _three_card_lines,
-        _three_card_counts,
-        envy_citation="Rules Submission (§ 601a.2)",
+_TCP = games.THREE_CARD_POKER
+THREE_CARD_POKER_WAGERS = _by_kind(
+    WagerTable(_TCP.wager(WagerKind.PROGRESSIVE), {}, _three_card_lines, _three_card_counts),
+    WagerTable(_TCP.wager(WagerKind.FIVE_CARD_BONUS), {}, _five_suited_lines, _five_suited_counts),
+    WagerTable(
+        _TCP.wager(WagerKind.FIVE_CARD_PROGRESSIVE), {}, _five_suited_lines, _five_suited_counts
     ),
-    "five_card_bonus": _three_plus_community("five_card_bonus", "Five Card Hand Bonus Wager"),
-    "five_card_progressive": _three_plus_community(
-        "five_card_progressive", "Five-Card Progressive Payout Wager"
-    ),
-}
+)
 
 
 # ------------------------------------------------------------------ six cards and a joker
@@ -403,35 +336,9 @@ def _insurance_counts() -> LineCounts:
     return LineCounts(dict(counts), comb(53, 6))
 
 
-def _six_card_wager(name: str, title: str, envy_citation: str, *, marker: bool) -> WagerTable:
-    return WagerTable(
-        name,
-        title,
-        "§ 670a.12",
-        {},
-        _six_card_lines,
-        _six_card_counts,
-        envy_by_marker=marker,
-        envy_citation=envy_citation,
-    )
-
-
-SIX_CARD_FORTUNE_WAGERS: dict[str, WagerTable] = {
-    "progressive": _six_card_wager(
-        "progressive",
-        "Six-Card Fortune Progressive Payout Wager",
-        "§ 670a.11(h)(3)(ii)",
-        marker=False,
-    ),
-    "fortune_bonus": _six_card_wager(
-        "fortune_bonus", "Fortune Bonus Wager", "§ 670a.11(h)(1)(ii)", marker=True
-    ),
-    "insurance": WagerTable(
-        "insurance",
-        "Insurance Wager",
-        "§ 670a.11(h)(2)",
-        {},
-        _insurance_lines,
-        _insurance_counts,
-    ),
-}
+_SCF = games.SIX_CARD_FORTUNE_PAI_GOW
+SIX_CARD_FORTUNE_WAGERS = _by_kind(
+    WagerTable(_SCF.wager(WagerKind.PROGRESSIVE), {}, _six_card_lines, _six_card_counts),
+    WagerTable(_SCF.wager(WagerKind.FORTUNE_BONUS), {}, _six_card_lines, _six_card_counts),
+    WagerTable(_SCF.wager(WagerKind.INSURANCE), {}, _insurance_lines, _insurance_counts),
+)

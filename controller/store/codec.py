@@ -12,23 +12,25 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from controller.domain.config import TableConfig
-from controller.domain.epochs import JournalPosition
 from controller.domain.records import (
-    AcceptedWager,
     Checkpoint,
-    Contribution,
     Jackpot,
     LinkGroupSnapshot,
-    LockoutResult,
     MeterBalance,
     MeterState,
+)
+from controller.domain.rounds import Wager
+from jackpot.epochs import JournalPosition
+from jackpot.results import (
+    AcceptedWager,
+    Contribution,
+    LockoutResult,
     MeterValue,
     SeatOutcome,
     SeatResult,
     SettleResult,
     VoidResult,
 )
-from controller.domain.rounds import Wager
 
 
 def _items(value: Any) -> list[dict[str, Any]]:

@@ -46,7 +46,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from controller.errors import StoreUnavailable
+from jackpot.errors import StoreUnavailable
 
 log = logging.getLogger("controller.store")
 

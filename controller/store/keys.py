@@ -67,7 +67,7 @@ class LinkGroupKeys:
     @property
     def epoch(self) -> str:
         """Hash: the identity of the group's state (``id``, ``lineage``, ``stopped``,
-        ``since_seq``; see :mod:`controller.domain.epochs`)."""
+        ``since_seq``; see :mod:`jackpot.epochs`)."""
         return self._key("epoch")
 
     @property

@@ -4,7 +4,7 @@
 script from ``scripts/`` (validation, money arithmetic, journal entries and the stored
 answer, all in one atomic step); when ``wait_replicas`` is set it then waits for that many
 replicas to confirm the write before answering, so that what is acknowledged survives a
-failover. A refused script raises the matching :mod:`controller.errors` class and has
+failover. A refused script raises the matching :mod:`jackpot.errors` class and has
 changed nothing.
 """
 
@@ -34,22 +34,20 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from controller.domain.config import LinkGroupConfig, MeterConfig, TableConfig
-from controller.domain.epochs import NO_POSITION, Epoch, JournalPosition
 from controller.domain.records import (
     Checkpoint,
     Jackpot,
     JournalEntry,
     LinkGroupSnapshot,
     LinkGroupState,
-    LockoutResult,
     MeterState,
-    MeterValue,
-    SeatOutcome,
-    SettleResult,
-    VoidResult,
 )
 from controller.domain.rounds import Payout, Wager
-from controller.errors import (
+from controller.store import codec, connection, keys
+from controller.store.durability import ReplicaWait
+from controller.store.scripts import Scripts
+from jackpot.epochs import NO_POSITION, Epoch, JournalPosition
+from jackpot.errors import (
     AlreadyExists,
     FailedPrecondition,
     IdempotencyConflict,
@@ -62,9 +60,7 @@ from controller.errors import (
     RoundStateError,
     StoreUnavailable,
 )
-from controller.store import codec, connection, keys
-from controller.store.durability import ReplicaWait
-from controller.store.scripts import Scripts
+from jackpot.results import LockoutResult, MeterValue, SeatOutcome, SettleResult, VoidResult
 
 log = logging.getLogger("controller.store")
 

@@ -6,7 +6,7 @@ from table_agent.games import caribbean_stud, six_card_fortune, texas_holdem_bon
 from table_agent.games.procedure import GameProcedure
 
 GAMES: dict[str, GameProcedure] = {
-    module.PROCEDURE.name: module.PROCEDURE
+    module.PROCEDURE.facts.name: module.PROCEDURE
     for module in (caribbean_stud, three_card_poker, six_card_fortune, texas_holdem_bonus)
 }
 

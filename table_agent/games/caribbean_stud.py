@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from controller.domain.cards import ACE, Card
-from controller.domain.poker import HandCategory, evaluate
+from jackpot import games
+from jackpot.cards import ACE, Card
+from jackpot.hands.poker import HandCategory, evaluate
 from table_agent.deck import STANDARD_DECK, DeckCard, one_card_at_a_time
 from table_agent.games.procedure import GameProcedure
-from table_agent.wagers import WagerKind
 
-HAND_SIZE = 5
+HAND_SIZE = games.CARIBBEAN_STUD.hand_size
 
 
 deal_order = one_card_at_a_time(HAND_SIZE)
@@ -46,14 +46,9 @@ def folds(hand: Sequence[DeckCard]) -> bool:
 
 
 PROCEDURE = GameProcedure(
-    name="caribbean-stud",
-    title="Caribbean Stud Poker",
-    max_seats=7,  # § 639a.2(a)
+    facts=games.CARIBBEAN_STUD,
     deck=STANDARD_DECK,
-    hand_size=HAND_SIZE,
     order=deal_order,
-    kinds=(WagerKind.PROGRESSIVE, WagerKind.BONUS, WagerKind.FIVE_CARD_BONUS),
     misdeal_reason="misdeal: a player was dealt an incorrect number of cards (§ 639a.13(c))",
-    dealer_hand_kinds=frozenset({WagerKind.FIVE_CARD_BONUS}),
     folds=folds,
 )

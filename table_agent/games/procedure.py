@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from jackpot.games import GameFacts
+from jackpot.kinds import Extra, WagerKind
 from table_agent.deck import (
     Deal,
     DealOrder,
@@ -13,39 +15,49 @@ from table_agent.deck import (
     shuffled,
     stack_for_order,
 )
-from table_agent.wagers import PlacedWager, WagerKind
+from table_agent.wagers import PlacedWager
 
 
 @dataclass(frozen=True, slots=True)
 class GameProcedure:
-    """One game's dealing procedure and side wagers.
+    """One game's dealing procedure; its facts (name, seats, hand size, side wagers in the
+    order a seat places them) are the shared :class:`jackpot.games.GameFacts`.
 
-    ``name`` is the controller's game name. ``deck`` is the one deck a round is dealt from
-    (52 cards, or 53 with the joker); ``hand_size`` the cards each player and the dealer get.
-    ``order`` is the dealing procedure (see :mod:`table_agent.deck`). ``kinds`` are the side
-    wagers a seat may place, in the order it places them; ``community_kinds`` the wagers that
-    call for the community cards (dealt only when one was placed); ``dealer_hand_kinds`` the
-    wagers a seat may also place on the dealer's hand; ``envy_kinds`` the wagers that take the
-    Envy lammer. ``folds`` is the simulated players' strategy where a player may fold and
-    forfeit his side wagers (Caribbean Stud, § 639a.11(b)); None where folding forfeits none.
-    ``misdeal_reason`` is the reason a misdealt round is voided for, citing the game's rule;
-    ``rest_of_round_void_reason`` the irregularity after the first two cards after which only
-    the bonus wagers settle (Texas Hold 'Em Bonus, § 647a.13(d)); empty where none applies.
+    ``deck`` is the one deck a round is dealt from (52 cards, or 53 with the joker).
+    ``order`` is the dealing procedure (see :mod:`table_agent.deck`). ``folds`` is the
+    simulated players' strategy where a player may fold and forfeit his side wagers (Caribbean
+    Stud, § 639a.11(b)); None where folding forfeits none. ``misdeal_reason`` is the reason a
+    misdealt round is voided for, citing the game's rule; ``rest_of_round_void_reason`` the
+    irregularity after the first two cards after which only the bonus wagers settle (Texas
+    Hold 'Em Bonus, § 647a.13(d)); empty where none applies.
     """
 
-    name: str
-    title: str
-    max_seats: int
+    facts: GameFacts
     deck: tuple[DeckCard, ...]
-    hand_size: int
     order: DealOrder
-    kinds: tuple[WagerKind, ...]
     misdeal_reason: str
-    community_kinds: frozenset[WagerKind] = frozenset()
-    dealer_hand_kinds: frozenset[WagerKind] = frozenset()
-    envy_kinds: frozenset[WagerKind] = frozenset()
     folds: Callable[[Sequence[DeckCard]], bool] | None = None
     rest_of_round_void_reason: str = ""
+
+    @property
+    def kinds(self) -> tuple[WagerKind, ...]:
+        """The side wagers a seat may place, in the order it places them."""
+        return self.facts.kinds
+
+    @property
+    def community_kinds(self) -> frozenset[WagerKind]:
+        """The wagers that call for the community cards (dealt only when one was placed)."""
+        return frozenset(w.kind for w in self.facts.wagers if w.extra is Extra.COMMUNITY)
+
+    @property
+    def dealer_hand_kinds(self) -> frozenset[WagerKind]:
+        """The wagers a seat may also place on the dealer's hand."""
+        return frozenset(w.kind for w in self.facts.wagers if w.on_dealer_hand)
+
+    @property
+    def envy_kinds(self) -> frozenset[WagerKind]:
+        """The wagers that take the Envy lammer."""
+        return frozenset(w.kind for w in self.facts.wagers if w.envy_by_marker)
 
     def deals_community(self, wagers: Iterable[PlacedWager]) -> bool:
         """Whether the round's accepted ``wagers`` call for the community cards."""

@@ -15,11 +15,11 @@ irregularity (§ 670a.13, "relating to irregularities", whose text the seeds do 
 
 from __future__ import annotations
 
+from jackpot import games
 from table_agent.deck import DECK_WITH_JOKER, one_card_at_a_time
 from table_agent.games.procedure import GameProcedure
-from table_agent.wagers import WagerKind
 
-HAND_SIZE = 6
+HAND_SIZE = games.SIX_CARD_FORTUNE_PAI_GOW.hand_size
 
 
 deal_order = one_card_at_a_time(HAND_SIZE)
@@ -27,16 +27,11 @@ deal_order = one_card_at_a_time(HAND_SIZE)
 
 
 PROCEDURE = GameProcedure(
-    name="six-card-fortune-pai-gow",
-    title="Six-Card Fortune Pai Gow Poker",
-    max_seats=7,
+    facts=games.SIX_CARD_FORTUNE_PAI_GOW,
     deck=DECK_WITH_JOKER,
-    hand_size=HAND_SIZE,
     order=deal_order,
-    kinds=(WagerKind.PROGRESSIVE, WagerKind.FORTUNE_BONUS, WagerKind.INSURANCE),
     misdeal_reason=(
         "misdeal: a player or the dealer was dealt an incorrect number of cards "
         "(irregularity, § 670a.13)"
     ),
-    envy_kinds=frozenset({WagerKind.FORTUNE_BONUS}),
 )

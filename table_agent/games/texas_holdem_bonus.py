@@ -15,11 +15,11 @@ the rest of the round, but a Texas Hold 'Em Bonus Wager is still settled (§ 647
 
 from __future__ import annotations
 
+from jackpot import games
 from table_agent.deck import STANDARD_DECK, one_card_at_a_time
 from table_agent.games.procedure import GameProcedure
-from table_agent.wagers import WagerKind
 
-HAND_SIZE = 2
+HAND_SIZE = games.TEXAS_HOLDEM_BONUS.hand_size
 
 
 deal_order = one_card_at_a_time(HAND_SIZE)
@@ -27,13 +27,9 @@ deal_order = one_card_at_a_time(HAND_SIZE)
 
 
 PROCEDURE = GameProcedure(
-    name="texas-holdem-bonus",
-    title="Texas Hold 'Em Bonus Poker",
-    max_seats=6,  # § 647a.2(a)
+    facts=games.TEXAS_HOLDEM_BONUS,
     deck=STANDARD_DECK,
-    hand_size=HAND_SIZE,
     order=deal_order,
-    kinds=(WagerKind.BONUS,),
     misdeal_reason=(
         "misdeal: a player, the dealer or the community card area was dealt an incorrect "
         "number of cards (§ 647a.13(c))"

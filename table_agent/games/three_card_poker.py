@@ -13,12 +13,12 @@ hand and returns every wager (§ 649a.9(f)).
 
 from __future__ import annotations
 
+from jackpot import games
 from table_agent.deck import STANDARD_DECK, one_card_at_a_time
 from table_agent.games.procedure import GameProcedure
-from table_agent.wagers import WagerKind
 
-HAND_SIZE = 3
-COMMUNITY_CARDS = 2
+HAND_SIZE = games.THREE_CARD_POKER.hand_size
+COMMUNITY_CARDS = games.THREE_CARD_POKER.community_cards
 
 
 deal_order = one_card_at_a_time(HAND_SIZE, COMMUNITY_CARDS)
@@ -27,13 +27,8 @@ when a five-card wager was placed."""
 
 
 PROCEDURE = GameProcedure(
-    name="three-card-poker",
-    title="Three Card Poker",
-    max_seats=7,
+    facts=games.THREE_CARD_POKER,
     deck=STANDARD_DECK,
-    hand_size=HAND_SIZE,
     order=deal_order,
-    kinds=(WagerKind.PROGRESSIVE, WagerKind.FIVE_CARD_BONUS, WagerKind.FIVE_CARD_PROGRESSIVE),
     misdeal_reason="misdeal: a player or the dealer has more or less than 3 cards (§ 649a.9(f))",
-    community_kinds=frozenset({WagerKind.FIVE_CARD_BONUS, WagerKind.FIVE_CARD_PROGRESSIVE}),
 )

@@ -19,8 +19,8 @@ from typing import Any
 
 import redis
 
-from controller.domain.money import MICROCENTS_PER_CENT, format_cents
 from controller.store import keys
+from jackpot.money import MICROCENTS_PER_CENT, format_cents
 from table_agent.outbox import SUMS
 from tests.chaos.agents import SUM_OF_PHASE
 

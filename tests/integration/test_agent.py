@@ -9,10 +9,11 @@ from pathlib import Path
 import grpc
 import pytest
 
-from controller.domain.cards import parse_cards
 from controller.server import ControllerServer, ServerConfig
 from controller.testing import TestPKI, free_port
 from jackpot import tls
+from jackpot.cards import parse_cards
+from jackpot.kinds import WagerKind
 from table_agent.client import (
     MAX_RETRY_DELAY_S,
     ControllerClient,
@@ -24,7 +25,6 @@ from table_agent.reports import SettleReport
 from table_agent.script import ScriptedRound
 from table_agent.simulator import SimulationConfig, TableSimulator
 from table_agent.table import RoundStateError, TableAgent
-from table_agent.wagers import WagerKind
 from tests.helpers import (
     RESET_CENTS,
     ROYAL_SPADES,

@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 
 from controller.domain.games import get_game
-from controller.domain.records import SeatOutcome
 from controller.testing import ControllerProcess, TestPKI
+from jackpot.kinds import WagerKind
+from jackpot.results import SeatOutcome
 from jackpot.v1 import jackpot_pb2 as pb
 from table_agent.client import ControllerClient, Lockout, SeatResult, Settlement
 from table_agent.deck import parse_deck_cards
@@ -30,7 +31,7 @@ from table_agent.reports import SettleReport
 from table_agent.script import ScriptedRound
 from table_agent.simulator import MeterTally, SimulationConfig, TableSimulator
 from table_agent.table import TableAgent, as_placed_wager
-from table_agent.wagers import PlacedWager, TableLayout, WagerKind
+from table_agent.wagers import PlacedWager, TableLayout
 from tests.helpers import connect
 
 RULES = Path(__file__).resolve().parents[2] / "deploy" / "rules"

@@ -11,9 +11,9 @@ from pathlib import Path
 import grpc
 import pytest
 
-from controller.domain.cards import parse_cards
 from controller.server import ControllerServer
 from controller.testing import TestPKI, free_port
+from jackpot.cards import parse_cards
 from table_agent.client import ControllerRefused
 from table_agent.link import Link, ProgressiveOffline
 from table_agent.outbox import Outbox

@@ -13,10 +13,10 @@ from grpc import aio
 from redis.asyncio import Redis
 
 from controller.domain.config import LinkGroupConfig, MeterConfig
-from controller.errors import AlreadyExists, NotConfirmed
 from controller.server import ControllerServer
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer, TestPKI, free_port
+from jackpot.errors import AlreadyExists, NotConfirmed
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.table import TableAgent
 from tests.helpers import (

@@ -16,13 +16,13 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from redis.asyncio import Redis
 
-from controller.domain.cards import parse_cards
-from controller.domain.epochs import Epoch, JournalPosition, lineage_text, verdict
-from controller.errors import InvalidArgument
 from controller.rules_file import load_submission
 from controller.server import LINK_GROUP_HEALTH, ControllerServer
 from controller.store import keys
 from controller.testing import TestPKI
+from jackpot.cards import parse_cards
+from jackpot.epochs import Epoch, JournalPosition, lineage_text, verdict
+from jackpot.errors import InvalidArgument
 from table_agent.client import ControllerRefused, ControllerUnreachable
 from table_agent.outbox import Outbox
 from table_agent.reports import SettleReport
@@ -71,7 +71,7 @@ def test_a_later_answer_replaces_a_position_only_forward() -> None:
 
 
 async def test_the_lua_judges_every_position_as_the_reference_does(redis_client: Redis) -> None:
-    """check_position.lua against controller.domain.epochs.verdict, on random records."""
+    """check_position.lua against jackpot.epochs.verdict, on random records."""
     from controller.store.scripts import script_source
 
     script = redis_client.register_script(script_source("check_position"))

@@ -14,12 +14,12 @@ from redis.asyncio import Redis
 
 from controller import journal_export
 from controller.audit import verify
-from controller.domain.cards import parse_cards
-from controller.errors import AlreadyExists
 from controller.server import ControllerServer
 from controller.store import keys
 from controller.store.redis_store import RedisStore
 from controller.testing import TestPKI
+from jackpot.cards import parse_cards
+from jackpot.errors import AlreadyExists
 from table_agent.client import ControllerUnreachable
 from table_agent.outbox import Outbox
 from table_agent.reports import SettleReport

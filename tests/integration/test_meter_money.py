@@ -36,14 +36,15 @@ from controller.domain import meter_money
 from controller.domain.config import LinkGroupConfig
 from controller.domain.digests import lockout_fingerprint
 from controller.domain.meter_money import MeterBook, PercentAward
-from controller.domain.money import FULL_PPM, MICROCENTS_PER_CENT
-from controller.domain.paytables import AwardKind, AwardRule
-from controller.domain.records import SeatOutcome
+from controller.domain.paytables import AwardRule
 from controller.domain.rounds import Payout, Wager
-from controller.errors import FailedPrecondition
 from controller.store import keys
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer
+from jackpot.errors import FailedPrecondition
+from jackpot.kinds import AwardKind
+from jackpot.money import FULL_PPM, MICROCENTS_PER_CENT
+from jackpot.results import SeatOutcome
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import STRAIGHT_FLUSH_HEARTS, Floor, lockout, settle

@@ -20,9 +20,9 @@ import pytest
 from redis.asyncio import Redis
 
 from controller.domain.config import LinkGroupConfig, MeterConfig
-from controller.errors import NotConfirmed
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer
+from jackpot.errors import NotConfirmed
 from tests.helpers import RESET_CENTS
 
 

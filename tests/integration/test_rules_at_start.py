@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from controller.errors import AlreadyExists
 from controller.rules_file import load_submission
 from controller.server import ControllerServer, ServerConfig
 from controller.store.redis_store import RedisStore
+from jackpot.errors import AlreadyExists
 
 RULES = Path(__file__).parents[2] / "deploy" / "rules"
 EXAMPLE = RULES / "caribbean-stud.toml"

@@ -15,11 +15,11 @@ import pytest
 from redis.asyncio import Redis
 
 from controller.domain.config import LinkGroupConfig, MeterConfig
-from controller.errors import StoreUnavailable
 from controller.store import keys
 from controller.store.connection import PrimaryPool, follow_primary
 from controller.store.redis_store import RedisStore
 from controller.testing.sentinel import SentinelGroup
+from jackpot.errors import StoreUnavailable
 from tests.helpers import RESET_CENTS
 
 pytestmark = pytest.mark.slow

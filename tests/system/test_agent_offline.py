@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.domain.money import MICROCENTS_PER_CENT
 from controller.testing import ControllerProcess, RedisServer, free_port
+from jackpot.money import MICROCENTS_PER_CENT
 
 ROUNDS = 60
 

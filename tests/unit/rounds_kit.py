@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from controller.domain.cards import parse_cards
 from controller.domain.config import TableConfig
-from controller.domain.joker_poker import parse_joker_cards
 from controller.domain.rounds import Payout, RoundCards, SeatCards, cards_of
 from controller.rules_file import load_submission
+from jackpot.cards import parse_cards
+from jackpot.hands.joker_poker import parse_joker_cards
 
 RULES = Path(__file__).resolve().parents[2] / "deploy" / "rules"
 P = "progressive"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.domain.cards import (
+from jackpot.cards import (
     FULL_DECK,
     Card,
     check_hand_size,
@@ -13,7 +13,7 @@ from controller.domain.cards import (
     parse_card,
     parse_cards,
 )
-from controller.errors import InvalidCards
+from jackpot.errors import InvalidCards
 
 
 @pytest.mark.parametrize(

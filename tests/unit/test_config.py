@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from controller.domain.config import LinkGroupConfig, MeterConfig, TableConfig
-from controller.domain.money import (
+from jackpot.errors import InvalidAmount, InvalidConfiguration
+from jackpot.money import (
     format_cents,
     format_percent,
     parse_dollars_cents,
     parse_percent_ppm,
     percent_of_cents,
 )
-from controller.errors import InvalidAmount, InvalidConfiguration
 
 
 def meter(**changes: object) -> MeterConfig:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.domain.cards import FULL_DECK, parse_cards
+from jackpot.cards import FULL_DECK, parse_cards
 from table_agent.dealing import DEALER, deal, deal_order, makes_bet, shuffled_deck, stack_deck
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from controller.domain.cards import FULL_DECK, parse_cards
+from jackpot.cards import FULL_DECK, parse_cards
+from jackpot.kinds import WagerKind
 from table_agent.deck import DEALER
 from table_agent.games import GAMES, game_procedure
 from table_agent.games.caribbean_stud import PROCEDURE, folds
-from table_agent.wagers import PlacedWager, WagerKind
+from table_agent.wagers import PlacedWager
 
 
 def test_the_registry_names_the_controllers_games() -> None:

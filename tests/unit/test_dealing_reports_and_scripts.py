@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from controller.domain.joker_poker import JOKER
+from jackpot.hands.joker_poker import JOKER
+from jackpot.kinds import WagerKind
 from table_agent.deck import parse_deck_cards
 from table_agent.reports import SettleReport
 from table_agent.script import load_script, parse_script
-from table_agent.wagers import PlacedWager, WagerKind
+from table_agent.wagers import PlacedWager
 
 
 def test_wagers_round_trip_through_json_and_old_pairs_are_progressive() -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.domain.records import SeatOutcome
+from jackpot.kinds import WagerKind
+from jackpot.results import SeatOutcome
 from table_agent.client import (
     AcceptedWager,
     Contribution,
@@ -26,7 +27,7 @@ from table_agent.reports import SettleReport
 from table_agent.script import ScriptedRound, ScriptError
 from table_agent.simulator import SimulationConfig, TableSimulator, describe_award
 from table_agent.table import TableAgent
-from table_agent.wagers import PlacedWager, TableLayout, WagerKind, WagerOffer
+from table_agent.wagers import PlacedWager, TableLayout, WagerOffer
 
 K = WagerKind
 
@@ -88,7 +89,7 @@ LAYOUTS = {
 
 def simulator(game: str, **config: int) -> tuple[TableSimulator, RecordingController]:
     controller = RecordingController()
-    layout = TableLayout("t1", game, game_procedure(game).max_seats, LAYOUTS[game])
+    layout = TableLayout("t1", game, game_procedure(game).facts.max_seats, LAYOUTS[game])
     return (
         TableSimulator(
             TableAgent("t1", controller), SimulationConfig(**config), lambda _: None, layout
@@ -117,8 +118,8 @@ async def test_every_round_reports_one_deck_by_the_games_counts(game: str) -> No
         assert len(cards) == len(set(cards))
         assert "JK" not in cards or len(procedure.deck) == 53
         jokers += cards.count("JK")
-        assert len(report.dealer) == procedure.hand_size
-        assert all(len(hand) == procedure.hand_size for hand in report.hands.values())
+        assert len(report.dealer) == procedure.facts.hand_size
+        assert all(len(hand) == procedure.facts.hand_size for hand in report.hands.values())
         # every wagering seat is reported, with cards or folded
         assert {w.seat for w in wagers} <= {*report.hands, *report.folded}
         five_card = any(w.kind in procedure.community_kinds for w in wagers)

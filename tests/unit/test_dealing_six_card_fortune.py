@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from controller.domain.cards import FULL_DECK
-from controller.domain.joker_poker import JOKER
+from jackpot.cards import FULL_DECK
+from jackpot.hands.joker_poker import JOKER
 from table_agent.deck import DEALER, parse_deck_cards
 from table_agent.games.six_card_fortune import PROCEDURE
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from controller.domain.cards import FULL_DECK
+from jackpot.cards import FULL_DECK
+from jackpot.kinds import WagerKind
 from table_agent.deck import DEALER
 from table_agent.games.texas_holdem_bonus import PROCEDURE
-from table_agent.wagers import WagerKind
 
 
 def test_two_cards_each_one_at_a_time() -> None:
@@ -21,6 +21,6 @@ def test_two_cards_each_one_at_a_time() -> None:
 
 def test_bonus_wager_only_and_its_irregularities() -> None:
     assert PROCEDURE.kinds == (WagerKind.BONUS,)
-    assert PROCEDURE.max_seats == 6
+    assert PROCEDURE.facts.max_seats == 6
     assert "§ 647a.13(c)" in PROCEDURE.misdeal_reason
     assert "§ 647a.13(d)" in PROCEDURE.rest_of_round_void_reason

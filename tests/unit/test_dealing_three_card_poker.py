@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from controller.domain.cards import FULL_DECK, parse_cards
+from jackpot.cards import FULL_DECK, parse_cards
+from jackpot.kinds import WagerKind
 from table_agent.deck import COMMUNITY, DEALER
 from table_agent.games.three_card_poker import PROCEDURE
-from table_agent.wagers import PlacedWager, WagerKind
+from table_agent.wagers import PlacedWager
 
 PROGRESSIVE = PlacedWager(1, WagerKind.PROGRESSIVE, 100)
 FIVE_CARD_BONUS = PlacedWager(3, WagerKind.FIVE_CARD_BONUS, 500)

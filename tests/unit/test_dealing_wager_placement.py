@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from jackpot.kinds import WagerKind
 from table_agent.games import game_procedure
 from table_agent.placement import (
     default_wagers,
@@ -14,7 +15,7 @@ from table_agent.placement import (
     unplaceable_offers,
     with_minimum_amounts,
 )
-from table_agent.wagers import PlacedWager, TableLayout, WagerKind, WagerOffer, progressive_only
+from table_agent.wagers import PlacedWager, TableLayout, WagerOffer, progressive_only
 
 K = WagerKind
 CARIBBEAN_STUD = TableLayout(
@@ -83,7 +84,7 @@ def test_envy_only_with_the_fortune_bonus_and_only_where_offered() -> None:
     ]
     assert {w.kind for w in placed if w.envy} == {K.FORTUNE_BONUS}
     assert any(not w.envy for w in placed if w.kind is K.FORTUNE_BONUS)
-    no_envy = TableLayout("pg-2", game.name, 6, (WagerOffer(K.FORTUNE_BONUS, 500, 500),))
+    no_envy = TableLayout("pg-2", game.facts.name, 6, (WagerOffer(K.FORTUNE_BONUS, 500, 500),))
     placed = [w for _ in range(50) for w in place_random_wagers(game, no_envy, 2, 100, rng)]
     assert placed and not any(w.envy for w in placed)
 
@@ -101,7 +102,7 @@ def test_offers_the_game_has_no_place_for_are_named() -> None:
     game = game_procedure("texas-holdem-bonus")
     layout = TableLayout(
         "thb-1",
-        game.name,
+        game.facts.name,
         6,
         (WagerOffer(K.BONUS, 500, 10_000), WagerOffer(K.PROGRESSIVE, 100, 100)),
     )
@@ -113,7 +114,7 @@ def test_scripted_defaults_and_minimum_amounts() -> None:
     game = game_procedure("caribbean-stud")
     assert default_wagers(game, CARIBBEAN_STUD, 4) == [PlacedWager(4, K.PROGRESSIVE, 100)]
     thb = game_procedure("texas-holdem-bonus")
-    layout = TableLayout("thb-1", thb.name, 6, (WagerOffer(K.BONUS, 500, 10_000),))
+    layout = TableLayout("thb-1", thb.facts.name, 6, (WagerOffer(K.BONUS, 500, 10_000),))
     assert default_wagers(thb, layout, 2) == [PlacedWager(2, K.BONUS, 500)]
     resolved = with_minimum_amounts(
         CARIBBEAN_STUD,

@@ -4,7 +4,7 @@ The exhaustive tests count every hand with the fast evaluator and compare the co
 an independent computation: exact combinatorics over rank multisets and suit patterns,
 where one representative hand per pattern is ranked by brute force (best of its five-card
 subsets, the joker replaced explicitly by each card it may stand for, ranked by
-:func:`controller.domain.poker.evaluate`). That path shares no code with the evaluator's
+:func:`jackpot.hands.poker.evaluate`). That path shares no code with the evaluator's
 tables.
 """
 
@@ -22,9 +22,10 @@ from operator import attrgetter
 
 import pytest
 
-from controller.domain import poker
-from controller.domain.cards import ACE, FULL_DECK, SUITS, Card
-from controller.domain.joker_poker import (
+from jackpot.cards import ACE, FULL_DECK, SUITS, Card
+from jackpot.errors import InvalidCards
+from jackpot.hands import poker
+from jackpot.hands.joker_poker import (
     JOKER,
     JOKER_DECK,
     Joker,
@@ -35,7 +36,6 @@ from controller.domain.joker_poker import (
     parse_joker_cards,
     pattern_classes,
 )
-from controller.errors import InvalidCards
 
 C = JokerCategory
 

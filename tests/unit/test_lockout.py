@@ -9,7 +9,7 @@ import pytest
 from controller.domain.config import TableConfig
 from controller.domain.lockout import check_lockout
 from controller.domain.rounds import Wager
-from controller.errors import InvalidAmount, InvalidArgument, InvalidSeat
+from jackpot.errors import InvalidAmount, InvalidArgument, InvalidSeat
 from tests.unit.rounds_kit import CARIBBEAN, SIX_CARD, TABLE, P
 
 

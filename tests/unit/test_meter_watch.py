@@ -9,8 +9,8 @@ import pytest
 from redis.exceptions import ResponseError
 
 from controller.api.meter_watch import MeterWatcher, Values
-from controller.domain.records import MeterValue
-from controller.errors import StoreUnavailable
+from jackpot.errors import StoreUnavailable
+from jackpot.results import MeterValue
 
 
 class FlakyReader:

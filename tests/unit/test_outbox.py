@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.domain.epochs import JournalPosition
+from jackpot.epochs import JournalPosition
 from table_agent.outbox import Outbox
 
 

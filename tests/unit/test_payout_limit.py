@@ -16,7 +16,7 @@ from controller.domain.rounds import Wager
 from controller.domain.settlement import plan_settlement
 from controller.domain.submission import parse_submission
 from controller.domain.wagers import TEXAS_HOLDEM_BONUS_WAGERS
-from controller.errors import InvalidAmount, InvalidConfiguration
+from jackpot.errors import InvalidAmount, InvalidConfiguration
 from tests.helpers import ROYAL_SPADES
 from tests.unit.rounds_kit import HOLDEM, RULES, TABLE, P, deal, seat
 

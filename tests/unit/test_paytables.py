@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from controller.domain.paytables import CARIBBEAN_STUD_PROGRESSIVE, AwardKind, AwardRule
-from controller.domain.poker import HandCategory as H
+from controller.domain.paytables import CARIBBEAN_STUD_PROGRESSIVE, AwardRule
+from jackpot.hands.poker import HandCategory as H
+from jackpot.kinds import AwardKind
 
 # As printed: hand -> (A, B, C); None is "N/A" / not on the table.
 PRINTED = {

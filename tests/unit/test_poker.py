@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from controller.domain.cards import FULL_DECK, parse_cards
-from controller.domain.poker import HandCategory, HandValue, evaluate
-from controller.errors import InvalidCards
+from jackpot.cards import FULL_DECK, parse_cards
+from jackpot.errors import InvalidCards
+from jackpot.hands.poker import HandCategory, HandValue, evaluate
 
 
 def value(text: str) -> HandValue:

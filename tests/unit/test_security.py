@@ -18,14 +18,14 @@ from controller.api.peers import Authenticator, DenyList, DenyListError, read_de
 from controller.cli import _parser
 from controller.domain import bounds
 from controller.domain.identity import INSECURE_CALLER, Identity, IdentityError, Role
-from controller.errors import (
+from controller.server import ServerConfig
+from controller.tls import is_loopback
+from jackpot.errors import (
     InvalidArgument,
     PermissionDenied,
     ResourceExhausted,
     Unauthenticated,
 )
-from controller.server import ServerConfig
-from controller.tls import is_loopback
 from jackpot.v1 import jackpot_pb2 as pb
 
 # ------------------------------------------------------------------------------ identities

@@ -9,10 +9,10 @@ from dataclasses import replace
 import pytest
 
 from controller.domain.games import SIX_CARD_FORTUNE_PAI_GOW, TEXAS_HOLDEM_BONUS
-from controller.domain.records import SeatOutcome
 from controller.domain.rounds import Payout, RoundCards, Wager
 from controller.domain.settlement import plan_settlement
-from controller.errors import InvalidAmount, InvalidArgument, InvalidCards, InvalidSeat
+from jackpot.errors import InvalidAmount, InvalidArgument, InvalidCards, InvalidSeat
+from jackpot.results import SeatOutcome
 from tests.helpers import PAIR, ROYAL_SPADES, STRAIGHT_FLUSH_HEARTS, THREE_SEVENS
 from tests.unit.rounds_kit import (
     CARIBBEAN,

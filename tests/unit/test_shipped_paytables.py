@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from controller.domain.cards import Card
 from controller.domain.games import get_game
-from controller.domain.joker_poker import parse_joker_cards
 from controller.domain.paytables import Paytable
 from controller.domain.rounds import cards_of
-from controller.domain.wagers import Extra, WagerTable
+from controller.domain.wagers import WagerTable
 from controller.rules_file import load_submission
+from jackpot.cards import Card
+from jackpot.hands.joker_poker import parse_joker_cards
+from jackpot.kinds import Extra
 
 RULES = Path(__file__).resolve().parents[2] / "deploy" / "rules"
 
@@ -72,7 +73,7 @@ def _offers() -> list[tuple[str, str, Paytable]]:
 
 
 def _ladder(game: str, wager: WagerTable) -> list[tuple[tuple[Card, ...], str]]:
-    key = f"{game} five-card" if wager.extra is Extra.COMMUNITY else game
+    key = f"{game} five-card" if wager.facts.extra is Extra.COMMUNITY else game
     return [(cards_of(parse_joker_cards(text.split())), hand) for text, hand in LADDERS[key]]
 
 

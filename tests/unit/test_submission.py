@@ -11,8 +11,8 @@ import pytest
 
 from controller.ctl.main import main as jackpotctl
 from controller.domain.submission import parse_submission
-from controller.errors import InvalidConfiguration
 from controller.rules_file import load_submission
+from jackpot.errors import InvalidConfiguration
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "deploy" / "rules").glob("*.toml"))
 CARIBBEAN = tomllib.loads(

@@ -8,9 +8,9 @@ from math import comb
 
 import pytest
 
-from controller.domain.cards import FULL_DECK, RANKS, SUITS, Card, parse_cards
-from controller.domain.three_card import ThreeCardCategory, ThreeCardValue, evaluate
-from controller.errors import InvalidCards
+from jackpot.cards import FULL_DECK, RANKS, SUITS, Card, parse_cards
+from jackpot.errors import InvalidCards
+from jackpot.hands.three_card import ThreeCardCategory, ThreeCardValue, evaluate
 
 
 def value(text: str) -> ThreeCardValue:

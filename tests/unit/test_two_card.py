@@ -8,9 +8,9 @@ from math import comb
 
 import pytest
 
-from controller.domain.cards import ACE, FULL_DECK, SUITS, Card, parse_cards
-from controller.domain.two_card import PRINTED_WORDING, StartingHand, classify, paytable_lines
-from controller.errors import InvalidCards
+from jackpot.cards import ACE, FULL_DECK, SUITS, Card, parse_cards
+from jackpot.errors import InvalidCards
+from jackpot.hands.two_card import PRINTED_WORDING, StartingHand, classify, paytable_lines
 
 H = StartingHand
 

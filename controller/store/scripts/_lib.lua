@@ -82,7 +82,7 @@ local function meter_values(meters)
   return values
 end
 
--- Epochs (controller/domain/epochs.py is the reference of this judgement). A table sends the
+-- Epochs (jackpot/epochs.py is the reference of this judgement). A table sends the
 -- last journal position it was acknowledged, (epoch id, seq); nil when Redis's state holds
 -- it, else why not. e = {id, lineage "id:cutoff,id:*", stopped}.
 local function epoch_verdict(e, seq, who, known_epoch, known_seq)

@@ -16,7 +16,7 @@
     ├── ResourceExhausted          a caller's rate or stream bound     -> RESOURCE_EXHAUSTED
     └── StoreUnavailable           Redis is unreachable or not durable -> UNAVAILABLE
         ├── NotConfirmed           applied, but too few replicas confirmed it in time
-        └── LinkGroupStopped       Redis lacks state it had (controller.domain.epochs)
+        └── LinkGroupStopped       Redis lacks state it had (jackpot.epochs)
 
     AccessDenied                   who calls may not make this call (``controller.api.access``)
     ├── Unauthenticated            no usable certificate, or a revoked one -> UNAUTHENTICATED
@@ -28,7 +28,7 @@ names the table, round, seat or card concerned. Raising any of these guarantees 
 nothing was changed: the store raises them from inside its atomic scripts before the
 first write, or the API raises them before the store is called.
 
-This module imports nothing of gRPC or Redis, so the pure domain can raise these too.
+This module imports nothing of gRPC or Redis: the pure domain and the table agent raise these too.
 """
 
 from __future__ import annotations

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations_with_replacement
 
-from controller.domain.cards import ACE, RANKS, Card
-from controller.domain.ranking import Category
-from controller.errors import InvalidCards
+from jackpot.cards import ACE, RANKS, Card
+from jackpot.errors import InvalidCards
+from jackpot.hands.ranking import Category
 
 
 class HandCategory(Category):

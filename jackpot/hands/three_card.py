@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from controller.domain.cards import ACE, Card
-from controller.domain.ranking import Category
-from controller.errors import InvalidCards
+from jackpot.cards import ACE, Card
+from jackpot.errors import InvalidCards
+from jackpot.hands.ranking import Category
 
 
 class ThreeCardCategory(Category):

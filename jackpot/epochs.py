@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from controller.errors import InvalidArgument
+from jackpot.errors import InvalidArgument
 
 ACCEPT_ALL = "*"
 """A lineage cutoff meaning: any position of that epoch is accepted."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from controller.errors import InvalidAmount, InvalidConfiguration
+from jackpot.errors import InvalidAmount, InvalidConfiguration
 
 MICROCENTS_PER_CENT = 1_000_000
 PPM_PER_PERCENT = 10_000  # 1% = 10,000 parts per million

@@ -33,8 +33,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import StrEnum
 
-from controller.domain.cards import ACE, Card, check_hand_size, check_no_duplicates
-from controller.errors import InvalidCards
+from jackpot.cards import ACE, Card, check_hand_size, check_no_duplicates
+from jackpot.errors import InvalidCards
 
 _KING, _JACK = 13, 11
 

@@ -1,7 +1,7 @@
 """Best five-card poker hand from five to seven cards dealt from 52 cards plus one joker.
 
 Six-Card Fortune Pai Gow Poker deals six cards per seat from a 53-card deck: the 52 cards of
-:mod:`controller.domain.cards` plus one joker. For its optional wagers (the Progressive
+:mod:`jackpot.cards` plus one joker. For its optional wagers (the Progressive
 Payout Wager pays a straight or better, the Fortune Bonus three of a kind or better, and
 envy bonuses follow qualifying hands) the dealer "rearranges the six cards to form the
 highest ranking hand" (§ 670a.11(h)), so a seat's hand is the best five-card hand that any
@@ -45,9 +45,9 @@ from itertools import combinations, combinations_with_replacement, product
 from math import comb, prod
 from typing import NoReturn
 
-from controller.domain.cards import ACE, FULL_DECK, SUITS, Card, parse_card
-from controller.domain.ranking import Category
-from controller.errors import InvalidCards
+from jackpot.cards import ACE, FULL_DECK, SUITS, Card, parse_card
+from jackpot.errors import InvalidCards
+from jackpot.hands.ranking import Category
 
 JOKER_TEXT = "JK"
 _SUITS = SUITS  # spades first: the suit of every suited representative

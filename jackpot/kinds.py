@@ -1,0 +1,61 @@
+"""The kinds of side wager and of award, as the controller, the agent and the wire name them.
+
+The values are the names used in Rules Submissions, stored records and logs; the protobuf
+enums (``WagerKind``, ``AwardKind`` in proto/) carry the same names in upper case after their
+prefix (``WAGER_KIND_FIVE_CARD_BONUS``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+
+
+class WagerKind(StrEnum):
+    """The side wagers of the games the controller settles."""
+
+    PROGRESSIVE = "progressive"
+    BONUS = "bonus"
+    FIVE_CARD_BONUS = "five_card_bonus"
+    FIVE_CARD_PROGRESSIVE = "five_card_progressive"
+    FORTUNE_BONUS = "fortune_bonus"
+    INSURANCE = "insurance"
+
+
+WAGER_TITLES: Mapping[WagerKind, str] = {
+    WagerKind.PROGRESSIVE: "Progressive Payout Wager",
+    WagerKind.BONUS: "Bonus Wager",
+    WagerKind.FIVE_CARD_BONUS: "Five Card Hand Bonus Wager",
+    WagerKind.FIVE_CARD_PROGRESSIVE: "Five-Card Progressive Payout Wager",
+    WagerKind.FORTUNE_BONUS: "Fortune Bonus Wager",
+    WagerKind.INSURANCE: "Insurance Wager",
+}
+"""Each kind's name whatever the game (a game's own name for it is in :mod:`jackpot.games`)."""
+
+
+def wager_title(kind: WagerKind, *, on_dealer_hand: bool = False, envy: bool = False) -> str:
+    """The wager as the dealer names it, e.g. "Five Card Hand Bonus Wager on the dealer's hand"."""
+    title = WAGER_TITLES[kind]
+    if on_dealer_hand:
+        title += " on the dealer's hand"
+    if envy:
+        title += " with the Envy lammer"
+    return title
+
+
+class AwardKind(StrEnum):
+    """How an award is computed (design.md §3)."""
+
+    FOR_ONE = "for_one"  # N x wager, the wager included
+    TO_ONE = "to_one"  # N x wager plus the wager back
+    PERCENT_OF_METER = "percent_of_meter"  # P% of the meter at the seat's turn, floor to cent
+    FIXED_AMOUNT = "fixed_amount"  # a fixed amount in cents, whatever the wager
+    ENVY = "envy"  # a fixed amount for another seat's qualifying hand (a result, not a line)
+
+
+class Extra(StrEnum):
+    """Which cards besides the seat's own a wager's hand is made from."""
+
+    NONE = "none"
+    DEALER = "dealer"  # the dealer's hand decides a line (ace-ace, dealer and player)
+    COMMUNITY = "community"  # the seat's cards plus the community cards form the hand
