@@ -3,6 +3,8 @@ whether the operator declared it in a Rules Submission or registered it over the
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -45,3 +47,21 @@ def test_written_lines_are_checked_against_the_hands_the_wager_makes() -> None:
     assert [(line, rule.text) for line, rule in offer.paytable.lines] == list(lines)
     with pytest.raises(InvalidConfiguration, match=r"w\.lines\[1\]: .* cannot produce a hand"):
         wager_offer(game, WagerDeclaration("progressive", "", (("x", "$5"),), (), 1, 1), "w")
+
+
+def test_registering_a_written_six_card_table_counts_no_hands() -> None:
+    """The check of a written paytable reads the static line tables: building the Six-Card
+    Fortune tables from the wire (what RegisterTable does) never loads the exhaustive counts,
+    so no request stalls the controller's event loop counting 22,957,480 hands."""
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "import controller.server\n"
+        "from controller.api import convert\n"
+        "from controller.rules_file import load_submission\n"
+        f"path = Path({str(RULES / 'six-card-fortune-pai-gow.toml')!r})\n"
+        "for table in load_submission(path).table_configs():\n"
+        "    assert convert.table_config(convert.table(table)) == table\n"
+        "assert 'controller.domain.line_counting' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
