@@ -6,17 +6,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from controller.domain.config import TableConfig
-from controller.domain.round_hands import hand_cards, hand_name, lines_made
+from controller.domain.round_hands import RoundHands
 from controller.domain.rounds import Payout, RoundCards, Wager
 from jackpot.results import SeatOutcome
 
 
 def envy_payouts(
-    table: TableConfig, wagers: Sequence[Wager], cards: RoundCards, kinds: Sequence[str]
+    table: TableConfig,
+    wagers: Sequence[Wager],
+    cards: RoundCards,
+    kinds: Sequence[str],
+    hands: RoundHands,
 ) -> list[Payout]:
     """Every envy bonus of the wagers ``kinds``: for each qualifying hand at the table, each
     other entitled seat is paid once (§ 670a.11(h)(1)(ii), (3)(ii)); never for its own hand or
-    the dealer's."""
+    the dealer's. ``hands`` reads the round's hands (once, shared with the wagers' payouts)."""
     game = table.game_rules
     payouts: list[Payout] = []
     # Every hand on the table qualifies, also a folded player's whose cards were reported.
@@ -35,12 +39,12 @@ def envy_payouts(
             reverse=True,
         )
         for holder in playing:
-            hand = hand_cards(rules, False, holder.cards, cards)
-            qualifying = offer.paytable.envy_award(lines_made(rules, hand, cards))
+            hand = hands.cards_of(rules, False, holder.cards)
+            qualifying = offer.paytable.envy_award(hands.lines(rules, hand))
             if qualifying is None:
                 continue
             rule = qualifying[1]
-            name = hand_name(table, rules, hand)
+            name = hands.name(rules, hand)
             payouts.extend(
                 Payout(
                     seat,

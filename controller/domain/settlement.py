@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from controller.domain.config import TableConfig
 from controller.domain.envy import envy_payouts
 from controller.domain.payout_limit import apply_payout_limit
-from controller.domain.round_hands import hand_cards, hand_name, lines_made
+from controller.domain.round_hands import RoundHands
 from controller.domain.rounds import Payout, RoundCards, SeatCards, Wager, check_seat, offered
 from jackpot.cards import check_hand_size, check_no_duplicates
 from jackpot.errors import InvalidAmount, InvalidArgument, InvalidCards, InvalidSeat
@@ -122,14 +122,14 @@ def _check_cards(table: TableConfig, wagers: Sequence[Wager], cards: RoundCards)
     )
 
 
-def _wager_payout(table: TableConfig, wager: Wager, report: SeatCards, cards: RoundCards) -> Payout:
+def _wager_payout(table: TableConfig, wager: Wager, report: SeatCards, hands: RoundHands) -> Payout:
     rules = table.game_rules.wager(wager.kind)
     offer = offered(table, wager.kind)
     if _forfeited(table, wager, report):
         return Payout(wager.seat, wager.kind, "", SeatOutcome.FORFEITED, wager.on_dealer)
-    hand = hand_cards(rules, wager.on_dealer, report.cards, cards)
-    name = hand_name(table, rules, hand)
-    paid = offer.paytable.highest_award(lines_made(rules, hand, cards))
+    hand = hands.cards_of(rules, wager.on_dealer, report.cards)
+    name = hands.name(rules, hand)
+    paid = offer.paytable.highest_award(hands.lines(rules, hand))
     if paid is None:
         return Payout(wager.seat, wager.kind, name, SeatOutcome.NO_AWARD, wager.on_dealer)
     line, rule = paid
@@ -174,16 +174,17 @@ def plan_settlement(
     ordered = sorted(wagers, key=lambda wager: _order_key(table, wager))
     wagering = {wager.seat for wager in wagers}
     reports = sorted(cards.seats, key=lambda r: -r.seat)
+    hands = RoundHands(table, cards)  # each hand read once, whatever reads it again
     payouts: list[Payout] = []
     for number, phase in enumerate(table.game_rules.phases):
         for report in reports:
             if number == 0 and report.seat not in wagering:
-                name = table.game_rules.name_hand(report.cards) if report.cards else ""
+                name = hands.name(None, report.cards) if report.cards else ""
                 payouts.append(Payout(report.seat, "", name, SeatOutcome.NO_WAGER))
             payouts.extend(
-                _wager_payout(table, w, by_seat[w.seat], cards)
+                _wager_payout(table, w, by_seat[w.seat], hands)
                 for w in ordered
                 if w.seat == report.seat and w.kind in phase
             )
-        payouts.extend(envy_payouts(table, wagers, cards, phase))
+        payouts.extend(envy_payouts(table, wagers, cards, phase, hands))
     return tuple(apply_payout_limit(table, payouts, wagers, cards))

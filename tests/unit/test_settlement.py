@@ -4,6 +4,7 @@ community cards (§ 649a.9(b)), the insurance (§ 670a.11(h)(2)), and every refu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from controller.domain.games import SIX_CARD_FORTUNE_PAI_GOW, TEXAS_HOLDEM_BONUS
 from controller.domain.rounds import Payout, RoundCards, Wager
 from controller.domain.settlement import plan_settlement
+from jackpot.cards import Card
 from jackpot.errors import InvalidAmount, InvalidArgument, InvalidCards, InvalidSeat
 from jackpot.results import SeatOutcome
 from tests.helpers import PAIR, ROYAL_SPADES, STRAIGHT_FLUSH_HEARTS, THREE_SEVENS
@@ -387,3 +389,29 @@ def test_holdem_bonus_is_settled_for_a_player_who_folds() -> None:
 def test_the_paid_line_names_ace_ace_with_the_dealers_aces() -> None:
     plan = plan_settlement(HOLDEM, [Wager(1, "bonus", 500)], deal(seat(1, "AS AH"), dealer="AD AC"))
     assert (plan[0].hand, plan[0].line) == ("ace_ace", "ace_ace_dealer_and_player")
+
+
+def test_each_hand_is_read_once_per_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Six-Card Fortune reads a hand alike for the Fortune Bonus, its envy bonuses, the
+    Progressive Payout Wager and its envy bonuses: one reading per hand for the whole plan."""
+    game = SIX_CARD.game_rules
+    read: list[tuple[object, ...]] = []
+    shared = game.wager(P).lines_of
+
+    def counted(hand: Sequence[Card], extra: Sequence[Card]) -> tuple[str, ...]:
+        read.append(tuple(hand))
+        return shared(hand, extra)
+
+    for kind in ("fortune_bonus", P):
+        monkeypatch.setitem(game.wagers, kind, replace(game.wager(kind), lines_of=counted))
+    hands = ["AS AH AD AC JK 8D", "QS QH QD QC 4S 6H", "7C 8C 9C TC JC 3D", "2C 5D 7H 9S JD KH"]
+    wagers = [
+        Wager(s, kind, cents, envy=kind == "fortune_bonus")
+        for s in (1, 2, 3, 4)
+        for kind, cents in (("fortune_bonus", 500), (P, 100))
+    ]
+    cards = deal(*(seat(n, hand) for n, hand in enumerate(hands, start=1)))
+    plan = plan_settlement(SIX_CARD, wagers, cards)
+    # three hands qualify, each pays the three other seats, for both wagers
+    assert len([p for p in plan if p.envy_for_seat]) == 2 * 3 * 3
+    assert sorted(read) == sorted({tuple(report.cards) for report in cards.seats})
