@@ -31,6 +31,7 @@ proto: bootstrap
 bench: bootstrap
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m bench.odds
+	$(BIN)/python -m bench.settle_plan
 	$(BIN)/python -m bench.journal_memory
 
 clean:
