@@ -18,6 +18,7 @@ test: bootstrap check
 
 check: bootstrap
 	$(BIN)/python scripts/gen_proto.py --check
+	$(BIN)/python scripts/gen_line_counts.py --check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -30,6 +31,7 @@ proto: bootstrap
 bench: bootstrap
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m bench.odds
+	$(BIN)/python -m bench.settle_plan
 	$(BIN)/python -m bench.journal_memory
 
 clean:

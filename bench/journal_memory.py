@@ -33,14 +33,9 @@ from typing import Any
 from controller import journal_export
 from controller.api import convert
 from controller.domain.config import LinkGroupConfig, TableConfig
-from controller.domain.rounds import (
-    RoundCards,
-    SeatCards,
-    Wager,
-    lockout_fingerprint,
-    plan_settlement,
-    settle_fingerprint,
-)
+from controller.domain.digests import lockout_fingerprint, settle_fingerprint
+from controller.domain.rounds import RoundCards, SeatCards, Wager
+from controller.domain.settlement import plan_settlement
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer
 from jackpot.cards import FULL_DECK

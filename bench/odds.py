@@ -1,9 +1,10 @@
 """``python -m bench.odds``: how long the exact odds of every shipped paytable take.
 
-Each paytable is computed by ``jackpotctl odds`` in a fresh process (cold: no cached line
-counts), so the time is what an operator waits. The baseline, measured in the same run, is
-the same command's start-up alone (``jackpotctl --help``); the report gives each paytable's
-time, its time over the baseline, and its share of the 30 s the odds calculator is allowed.
+Each paytable is computed by ``jackpotctl odds`` in a fresh process (cold: the static line
+tables are imported, nothing is cached), so the time is what an operator waits. The baseline,
+measured in the same run, is the same command's start-up alone (``jackpotctl --help``); the
+report gives each paytable's time, its time over the baseline, and its share of the 30 s the
+odds calculator is allowed.
 """
 
 from __future__ import annotations

@@ -65,17 +65,28 @@ class Card:
 
 FULL_DECK: tuple[Card, ...] = tuple(Card(rank, suit) for rank in RANKS for suit in SUITS)
 
+_CARD_BY_TEXT: dict[str, Card] = {
+    rank_text + card.suit: card
+    for card in FULL_DECK
+    for rank_text, rank in _RANK_BY_TEXT.items()
+    if rank == card.rank
+}
+"""Every way of writing each card ("TS" and "10S"), upper case, to its one interned object."""
+
 
 def parse_card(text: str) -> Card:
-    """Parse one card such as ``AS``, ``10h`` or ``Td``; raise :class:`InvalidCards` otherwise."""
+    """Parse one card such as ``AS``, ``10h`` or ``Td``; raise :class:`InvalidCards` otherwise.
+
+    The card returned is the one shared object of :data:`FULL_DECK` (cards are interned), so
+    parsing creates nothing and equal cards are the same object.
+    """
     cleaned = text.strip().upper()
+    card = _CARD_BY_TEXT.get(cleaned)
+    if card is not None:
+        return card
     if len(cleaned) < 2:
         raise InvalidCards(f"not a card: {text!r} (write rank then suit, e.g. 'AS', '10H')")
-    rank_text, suit = cleaned[:-1], cleaned[-1]
-    rank = _RANK_BY_TEXT.get(rank_text)
-    if rank is None or suit not in SUITS:
-        raise InvalidCards(f"not a card: {text!r} (ranks 2-10, T, J, Q, K, A; suits S, H, D, C)")
-    return Card(rank, suit)
+    raise InvalidCards(f"not a card: {text!r} (ranks 2-10, T, J, Q, K, A; suits S, H, D, C)")
 
 
 def parse_cards(texts: Iterable[str]) -> tuple[Card, ...]:

@@ -9,18 +9,18 @@ unspecified enum, a card that is not a card) and the bound of every text and rep
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from controller.domain import bounds
 from controller.domain.bounds import check_count, check_each_text, check_id, check_range, check_text
 from controller.domain.config import MeterConfig, TableConfig, WagerOffer
 from controller.domain.games import get_game
+from controller.domain.offers import WagerDeclaration, wager_offer
 from controller.domain.paytables import Lines
 from controller.domain.records import Jackpot, LinkGroupState, MeterState
 from controller.domain.rounds import Cards, RoundCards, SeatCards, Wager, cards_of
 from jackpot.cards import parse_cards
 from jackpot.epochs import JournalPosition
-from jackpot.errors import InvalidArgument, InvalidCards, InvalidConfiguration
+from jackpot.errors import InvalidArgument, InvalidCards
 from jackpot.games import DEFAULT_WAGER_CENTS
 from jackpot.hands.joker_poker import parse_joker_cards
 from jackpot.money import (
@@ -245,22 +245,16 @@ def _offer(game: str, table_id: str, item: pb.TableWager) -> WagerOffer:
     _check_lines(item.lines, f"{where} lines")
     _check_lines(item.envy_lines, f"{where} envy_lines")
     check_count(item.meter_ids, f"{where} meter_ids", bounds.MAX_METERS_PER_WAGER)
-    rules = get_game(game).wager(kind)
-    lines = [(line.hand, line.award) for line in item.lines]
-    envy = [(line.hand, line.award) for line in item.envy_lines]
-    if rules.paytables:  # printed by the regulation: chosen by name, never rewritten
-        paytable = rules.paytable(item.paytable)
-        if lines and lines != [(line, rule.text) for line, rule in paytable.lines]:
-            raise InvalidConfiguration(
-                f"{where}: {rules.facts.citation} prints paytable {paytable.name}; its "
-                "lines cannot be changed"
-            )
-        if envy:
-            written = rules.written_paytable(where, paytable.name, [], envy)
-            paytable = replace(paytable, envy_lines=written.envy_lines)
-    else:
-        paytable = rules.written_paytable(where, item.paytable, lines, envy)
-    return WagerOffer(kind, paytable, item.min_cents, item.max_cents, tuple(item.meter_ids))
+    declared = WagerDeclaration(
+        kind,
+        item.paytable,
+        tuple((line.hand, line.award) for line in item.lines),
+        tuple((line.hand, line.award) for line in item.envy_lines),
+        item.min_cents,
+        item.max_cents,
+        tuple(item.meter_ids),
+    )
+    return wager_offer(get_game(game), declared, where)
 
 
 def table_config(table: pb.Table) -> TableConfig:

@@ -17,14 +17,10 @@ from controller.api import convert
 from controller.api.meter_watch import MeterWatcher
 from controller.domain.bounds import MAX_WATCH_INTERVAL_MS, check_range
 from controller.domain.config import TableConfig
-from controller.domain.rounds import (
-    RoundCards,
-    check_lockout,
-    lockout_fingerprint,
-    plan_settlement,
-    settle_fingerprint,
-    void_fingerprint,
-)
+from controller.domain.digests import lockout_fingerprint, settle_fingerprint, void_fingerprint
+from controller.domain.lockout import check_lockout
+from controller.domain.rounds import RoundCards
+from controller.domain.settlement import plan_settlement
 from controller.metrics import Metrics
 from controller.state_guard import StateGuard
 from controller.store.locked_rounds import LockedRound

@@ -1,7 +1,10 @@
 """Exact odds of a paytable: probability of each paying line, hit frequency, return, break-even.
 
-Probabilities are exact fractions from the wager's combinatorial line counts (never
-sampling; see ``wagers.py``), which the tests check against full enumerations.
+Probabilities are exact fractions from the wager's line counts: how many of all equally likely
+deals make each tuple of lines. The counts are static integer tables
+(:mod:`controller.domain.line_tables`), generated once by ``scripts/gen_line_counts.py`` from
+the exhaustive combinatorics of :mod:`controller.domain.line_counting` (never sampling), which
+the tests check against full enumerations; nothing is counted on a request path.
 
 The return is the expected amount paid back per unit wagered, the wager included, at a given
 meter: "N for 1" returns N, "N to 1" returns N + 1, "P% of meter" returns P% x meter / wager.
@@ -14,10 +17,41 @@ from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 
+from controller.domain.line_tables import LINE_TABLES
 from controller.domain.paytables import AwardRule, Paytable
-from controller.domain.wagers import LineCounts
+from jackpot.errors import InvalidConfiguration
 from jackpot.kinds import AwardKind
 from jackpot.money import FULL_PPM
+
+Lines = tuple[str, ...]  # the lines one hand makes, highest first
+
+# The static line tables, one per way of placing hands on lines (wagers may share one).
+FIVE_CARD_CATEGORIES = "five_card_categories"  # five cards, by category
+FIVE_CARD_PAIR_OF_TENS = "five_card_pair_of_tens"  # ... a pair of 10s or better apart
+FIVE_CARD_SUITED = "five_card_suited"  # ... one-suit hands also by suit
+TWO_CARD = "two_card"  # the Texas Hold 'Em Bonus Wager's two cards, with the dealer's
+THREE_CARD_SUITED = "three_card_suited"  # three cards, one-suit hands also by suit
+SIX_CARD_SUITED = "six_card_suited"  # the best five of six from 53 cards, also by suit
+SIX_CARD_INSURANCE = "six_card_insurance"  # ... king high or less apart
+
+
+@dataclass(frozen=True, slots=True)
+class LineCounts:
+    """How many deals qualify for each tuple of lines, out of ``total`` equally likely."""
+
+    counts: dict[Lines, int]
+    total: int
+
+
+def line_counts(table: str) -> LineCounts:
+    """The static line table called ``table`` (one of the names above)."""
+    try:
+        total, counts = LINE_TABLES[table]
+    except KeyError:
+        raise InvalidConfiguration(
+            f"no line table {table!r}; the tables are {', '.join(sorted(LINE_TABLES))}"
+        ) from None
+    return LineCounts(dict(counts), total)
 
 
 @dataclass(frozen=True, slots=True)

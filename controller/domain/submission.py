@@ -39,7 +39,7 @@ Every refusal names the file's entry and cites the section it breaks. Example::
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from controller.domain.bounds import check_id
@@ -51,6 +51,7 @@ from controller.domain.config import (
     payout_limit_floor_cents,
 )
 from controller.domain.games import Game, get_game
+from controller.domain.offers import WagerDeclaration, wager_offer
 from controller.domain.wagers import SUIT_NAMES
 from jackpot.errors import InvalidAmount, InvalidConfiguration
 from jackpot.money import format_cents, parse_dollars_cents, parse_percent_ppm
@@ -201,21 +202,21 @@ def _wager_offer(game: Game, wager_name: str, data: Mapping[str, Any]) -> WagerO
     _only(where, data, "wager")
     wager = game.wager(wager_name)
     envy = _written_lines(where, "envy", data) if "envy" in data else []
-    if wager.paytables:
-        if "lines" in data:
-            raise InvalidConfiguration(
-                f"{where}: {wager.facts.citation} prints this wager's paytables; choose one "
-                "by name instead of writing lines"
-            )
-        paytable = wager.paytable(_entry(where, data, "paytable"))
-        if envy:
-            written = wager.written_paytable(where, paytable.name, [], envy)
-            paytable = replace(paytable, envy_lines=written.envy_lines)
-    else:
-        lines = _written_lines(where, "lines", data)
-        paytable = wager.written_paytable(where, str(data.get("paytable", "")), lines, envy)
-    low, high = _limits(where, data)
-    offer = WagerOffer(wager_name, paytable, low, high, _meter_ids(where, data))
+    printed = bool(wager.paytables)
+    if printed and "lines" in data:
+        raise InvalidConfiguration(
+            f"{where}: {wager.facts.citation} prints this wager's paytables; choose one "
+            "by name instead of writing lines"
+        )
+    declared = WagerDeclaration(
+        wager_name,
+        _entry(where, data, "paytable") if printed else str(data.get("paytable", "")),
+        () if printed else tuple(_written_lines(where, "lines", data)),
+        tuple(envy),
+        *_limits(where, data),
+        _meter_ids(where, data),
+    )
+    offer = wager_offer(game, declared, where)
     offer.check(game, where)
     return offer
 

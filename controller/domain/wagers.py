@@ -1,5 +1,4 @@
-"""The wagers of each game: their paytables, which lines a hand qualifies for, and how many
-hands make each line (for the odds calculator).
+"""The wagers of each game: their paytables and which lines a hand qualifies for.
 
 A :class:`WagerTable` names, for a hand (the seat's cards, plus the dealer's or community
 cards where the wager needs them), the paytable lines it qualifies for, highest first: a
@@ -7,18 +6,27 @@ straight flush is only ``straight_flush``; a player's ace-ace against the dealer
 ``ace_ace_dealer_and_player`` and also ``ace_ace`` (paid as such on a paytable without the
 first line). A paytable pays the highest of them that it lists, and nothing else.
 
-Line counts are exact combinatorics over every possible deal, grouped by the tuple of lines.
+How many deals make each line is a static table (:mod:`controller.domain.line_tables`, named
+by :attr:`WagerTable.line_table`), counted once by :mod:`controller.domain.line_counting`.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
-from itertools import combinations, combinations_with_replacement
-from math import comb
 
+from controller.domain.odds import (
+    FIVE_CARD_CATEGORIES,
+    FIVE_CARD_PAIR_OF_TENS,
+    FIVE_CARD_SUITED,
+    SIX_CARD_INSURANCE,
+    SIX_CARD_SUITED,
+    THREE_CARD_SUITED,
+    TWO_CARD,
+    LineCounts,
+    Lines,
+    line_counts,
+)
 from controller.domain.paytables import (
     CARIBBEAN_STUD_BONUS,
     CARIBBEAN_STUD_PROGRESSIVE,
@@ -27,23 +35,13 @@ from controller.domain.paytables import (
     Paytable,
 )
 from jackpot import games
-from jackpot.cards import FULL_DECK, RANKS, Card
+from jackpot.cards import Card
 from jackpot.errors import InvalidConfiguration
 from jackpot.games import WagerFacts
 from jackpot.hands import three_card, two_card
-from jackpot.hands.joker_poker import Joker, evaluate_best_five, flush_suit, pattern_classes
-from jackpot.hands.poker import HandCategory, HandValue, evaluate, five_rank_value
+from jackpot.hands.joker_poker import Joker, evaluate_best_five, flush_suit
+from jackpot.hands.poker import HandCategory, HandValue, evaluate
 from jackpot.kinds import WagerKind
-
-Lines = tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class LineCounts:
-    """How many deals qualify for each tuple of lines, out of ``total`` equally likely."""
-
-    counts: dict[Lines, int]
-    total: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,12 +51,14 @@ class WagerTable:
 
     ``lines_of(cards, extra)`` takes the hand's cards (the seat's, plus the community cards
     when ``facts.extra`` is COMMUNITY) and the dealer's cards when it is DEALER.
+    ``line_table`` names its static table of line counts (the hands a written paytable may
+    list, and the odds).
     """
 
     facts: WagerFacts
     paytables: dict[str, Paytable]
     lines_of: Callable[[Sequence[Card], Sequence[Card]], Lines]
-    line_counts: Callable[[], LineCounts]
+    line_table: str
 
     def paytable(self, name: str) -> Paytable:
         """The paytable called ``name``; refuse a name the regulation does not list."""
@@ -74,6 +74,10 @@ class WagerTable:
             raise InvalidConfiguration(
                 f"{self.facts.title} has no paytable {name!r}; {self.facts.citation} lists {listed}"
             ) from None
+
+    def line_counts(self) -> LineCounts:
+        """How many deals make each tuple of lines (read from the static table)."""
+        return line_counts(self.line_table)
 
     def known_lines(self) -> frozenset[str]:
         """Every line a hand can make on this wager (what a written-out paytable may list)."""
@@ -138,91 +142,54 @@ def pair_of_tens_line(value: HandValue) -> str:
     return value.category.label
 
 
-@cache
-def five_card_classes() -> tuple[tuple[HandValue, int], ...]:
-    """Every distinct five-card hand value with its number of hands (sums to 2,598,960).
-
-    Each multiset of ranks is weighted by its suit assignments: five different ranks have 4
-    suited and 4**5 - 4 unsuited ones; a repeated rank is never suited.
-    """
-    classes: list[tuple[HandValue, int]] = []
-    for ranks in combinations_with_replacement(sorted(RANKS, reverse=True), 5):
-        counts = Counter(ranks)
-        if max(counts.values()) > 4:
-            continue
-        if len(counts) == 5:
-            classes.append((five_rank_value(ranks, flush=True), 4))
-            classes.append((five_rank_value(ranks, flush=False), 4**5 - 4))
-        else:
-            ways = 1
-            for count in counts.values():
-                ways *= comb(4, count)
-            classes.append((five_rank_value(ranks, flush=False), ways))
-    return tuple(classes)
-
-
 def _by_kind(*tables: WagerTable) -> dict[str, WagerTable]:
     return {table.facts.kind: table for table in tables}
 
 
 def _five_card_wager(
-    facts: WagerFacts, paytables: dict[str, Paytable], line_of: Callable[[HandValue], str]
+    facts: WagerFacts,
+    paytables: dict[str, Paytable],
+    line_of: Callable[[HandValue], str],
+    line_table: str,
 ) -> WagerTable:
     def lines_of(cards: Sequence[Card], extra: Sequence[Card]) -> Lines:
         return (line_of(evaluate(cards)),)
 
-    def line_counts() -> LineCounts:
-        counts: Counter[Lines] = Counter()
-        for value, ways in five_card_classes():
-            counts[(line_of(value),)] += ways
-        return LineCounts(dict(counts), comb(52, 5))
-
-    return WagerTable(facts, paytables, lines_of, line_counts)
+    return WagerTable(facts, paytables, lines_of, line_table)
 
 
 _CS = games.CARIBBEAN_STUD
 CARIBBEAN_STUD_WAGERS = _by_kind(
-    _five_card_wager(_CS.wager(WagerKind.PROGRESSIVE), CARIBBEAN_STUD_PROGRESSIVE, category_line),
-    _five_card_wager(_CS.wager(WagerKind.BONUS), CARIBBEAN_STUD_BONUS, pair_of_tens_line),
+    _five_card_wager(
+        _CS.wager(WagerKind.PROGRESSIVE),
+        CARIBBEAN_STUD_PROGRESSIVE,
+        category_line,
+        FIVE_CARD_CATEGORIES,
+    ),
+    _five_card_wager(
+        _CS.wager(WagerKind.BONUS), CARIBBEAN_STUD_BONUS, pair_of_tens_line, FIVE_CARD_PAIR_OF_TENS
+    ),
     # Flush or better on the player's or the dealer's five cards; the seeds print no paytable.
-    _five_card_wager(_CS.wager(WagerKind.FIVE_CARD_BONUS), {}, category_line),
+    _five_card_wager(_CS.wager(WagerKind.FIVE_CARD_BONUS), {}, category_line, FIVE_CARD_CATEGORIES),
 )
 
 
 # ------------------------------------------------------------------ two-card hands
 
 
-def _two_card_lines(player: Sequence[Card], dealer: Sequence[Card]) -> Lines:
+def two_card_lines(player: Sequence[Card], dealer: Sequence[Card]) -> Lines:
     hand = two_card.classify(player, dealer)
     if hand is two_card.StartingHand.ACE_ACE_DEALER_AND_PLAYER:
         return (hand.value, two_card.StartingHand.ACE_ACE.value)
     return (hand.value,)
 
 
-@cache
-def _two_card_counts() -> LineCounts:
-    """Every (player's two cards, dealer's two cards) deal: 1,326 x 1,225 = 1,624,350.
-
-    The line depends on the dealer's cards only for a player's ace-ace, and then only when
-    the dealer holds the two other aces (one deal of the 1,225).
-    """
-    counts: Counter[Lines] = Counter()
-    for player in combinations(FULL_DECK, 2):
-        lines = _two_card_lines(player, ())
-        if lines == (two_card.StartingHand.ACE_ACE.value,):
-            counts[(two_card.StartingHand.ACE_ACE_DEALER_AND_PLAYER.value, *lines)] += 1
-            counts[lines] += comb(50, 2) - 1
-        else:
-            counts[lines] += comb(50, 2)
-    return LineCounts(dict(counts), comb(52, 2) * comb(50, 2))
-
-
 TEXAS_HOLDEM_BONUS_WAGERS = _by_kind(
     WagerTable(
         games.TEXAS_HOLDEM_BONUS.wager(WagerKind.BONUS),
         TEXAS_HOLDEM_BONUS,
-        _two_card_lines,
-        _two_card_counts,
+        two_card_lines,
+        TWO_CARD,
     ),
 )
 
@@ -230,7 +197,7 @@ TEXAS_HOLDEM_BONUS_WAGERS = _by_kind(
 # ------------------------------------------------------------------ suit-specific lines
 
 SUIT_NAMES = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
-_SINGLE_SUITED = frozenset({"mini_royal", "royal_flush", "straight_flush", "flush"})
+SINGLE_SUITED = frozenset({"mini_royal", "royal_flush", "straight_flush", "flush"})
 
 
 # A hand that is also the next hand down, for a written paytable that lists only that one.
@@ -242,7 +209,7 @@ def suited_lines(label: str, suit: str | None) -> Lines:
     (``mini_royal_in_spades``), the hand (``mini_royal``), and the hand it also is
     (``straight_flush``), so a paytable pays the highest of them it lists."""
     lines = (label, _ALSO[label]) if label in _ALSO else (label,)
-    if suit is not None and label in _SINGLE_SUITED:
+    if suit is not None and label in SINGLE_SUITED:
         return (f"{label}_in_{SUIT_NAMES[suit]}", *lines)
     return lines
 
@@ -250,45 +217,24 @@ def suited_lines(label: str, suit: str | None) -> Lines:
 # ------------------------------------------------------------------ three-card hands
 
 
-def _three_card_lines(cards: Sequence[Card], extra: Sequence[Card]) -> Lines:
+def three_card_lines(cards: Sequence[Card], extra: Sequence[Card]) -> Lines:
     value = three_card.evaluate(cards)
     suit = cards[0].suit if len({card.suit for card in cards}) == 1 else None
     return suited_lines(value.category.label, suit)
 
 
-@cache
-def _three_card_counts() -> LineCounts:
-    """Every one of the 22,100 three-card hands."""
-    counts = Counter(_three_card_lines(hand, ()) for hand in combinations(FULL_DECK, 3))
-    return LineCounts(dict(counts), comb(52, 3))
-
-
-def _five_suited_lines(cards: Sequence[Card], extra: Sequence[Card]) -> Lines:
+def five_suited_lines(cards: Sequence[Card], extra: Sequence[Card]) -> Lines:
     """A five-card hand's lines with its suit: the seat's three cards and two community cards."""
     suit = cards[0].suit if len({card.suit for card in cards}) == 1 else None
     return suited_lines(evaluate(cards).category.label, suit)
 
 
-@cache
-def _five_suited_counts() -> LineCounts:
-    """Every five-card hand (2,598,960); a one-suit class counts a quarter in each suit."""
-    counts: Counter[Lines] = Counter()
-    for value, ways in five_card_classes():
-        label = value.category.label
-        if label in _SINGLE_SUITED:
-            for suit in SUIT_NAMES:
-                counts[suited_lines(label, suit)] += ways // 4
-        else:
-            counts[(label,)] += ways
-    return LineCounts(dict(counts), comb(52, 5))
-
-
 _TCP = games.THREE_CARD_POKER
 THREE_CARD_POKER_WAGERS = _by_kind(
-    WagerTable(_TCP.wager(WagerKind.PROGRESSIVE), {}, _three_card_lines, _three_card_counts),
-    WagerTable(_TCP.wager(WagerKind.FIVE_CARD_BONUS), {}, _five_suited_lines, _five_suited_counts),
+    WagerTable(_TCP.wager(WagerKind.PROGRESSIVE), {}, three_card_lines, THREE_CARD_SUITED),
+    WagerTable(_TCP.wager(WagerKind.FIVE_CARD_BONUS), {}, five_suited_lines, FIVE_CARD_SUITED),
     WagerTable(
-        _TCP.wager(WagerKind.FIVE_CARD_PROGRESSIVE), {}, _five_suited_lines, _five_suited_counts
+        _TCP.wager(WagerKind.FIVE_CARD_PROGRESSIVE), {}, five_suited_lines, FIVE_CARD_SUITED
     ),
 )
 
@@ -296,30 +242,15 @@ THREE_CARD_POKER_WAGERS = _by_kind(
 # ------------------------------------------------------------------ six cards and a joker
 
 
-def _six_card_lines(cards: Sequence[Card | Joker], extra: Sequence[Card]) -> Lines:
+def six_card_lines(cards: Sequence[Card | Joker], extra: Sequence[Card]) -> Lines:
     value = evaluate_best_five(cards)
     return suited_lines(value.category.label, flush_suit(cards))
-
-
-@cache
-def _six_card_counts() -> LineCounts:
-    """All 22,957,480 six-card hands of the 53-card deck, by pattern classes; a one-suit
-    class counts a quarter of its hands in each suit's line."""
-    counts: Counter[Lines] = Counter()
-    for hand, ways, suited in pattern_classes(6):
-        label = evaluate_best_five(hand).category.label
-        if suited and label in _SINGLE_SUITED:
-            for suit in SUIT_NAMES:
-                counts[suited_lines(label, suit)] += ways // 4
-        else:
-            counts[(label,)] += ways
-    return LineCounts(dict(counts), comb(53, 6))
 
 
 KING = 13
 
 
-def _insurance_lines(cards: Sequence[Card | Joker], extra: Sequence[Card]) -> Lines:
+def insurance_lines(cards: Sequence[Card | Joker], extra: Sequence[Card]) -> Lines:
     """``king_high_or_less``: no pair, straight or flush and no ace (the joker is an ace)
     in the best five of six (§ 670a.11(h)(2)); otherwise the hand's category."""
     value = evaluate_best_five(cards)
@@ -328,17 +259,9 @@ def _insurance_lines(cards: Sequence[Card | Joker], extra: Sequence[Card]) -> Li
     return (value.category.label,)
 
 
-@cache
-def _insurance_counts() -> LineCounts:
-    counts: Counter[Lines] = Counter()
-    for hand, ways, _ in pattern_classes(6):
-        counts[_insurance_lines(hand, ())] += ways
-    return LineCounts(dict(counts), comb(53, 6))
-
-
 _SCF = games.SIX_CARD_FORTUNE_PAI_GOW
 SIX_CARD_FORTUNE_WAGERS = _by_kind(
-    WagerTable(_SCF.wager(WagerKind.PROGRESSIVE), {}, _six_card_lines, _six_card_counts),
-    WagerTable(_SCF.wager(WagerKind.FORTUNE_BONUS), {}, _six_card_lines, _six_card_counts),
-    WagerTable(_SCF.wager(WagerKind.INSURANCE), {}, _insurance_lines, _insurance_counts),
+    WagerTable(_SCF.wager(WagerKind.PROGRESSIVE), {}, six_card_lines, SIX_CARD_SUITED),
+    WagerTable(_SCF.wager(WagerKind.FORTUNE_BONUS), {}, six_card_lines, SIX_CARD_SUITED),
+    WagerTable(_SCF.wager(WagerKind.INSURANCE), {}, insurance_lines, SIX_CARD_INSURANCE),
 )

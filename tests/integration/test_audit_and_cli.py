@@ -7,12 +7,15 @@ import asyncio
 import pytest
 from redis.asyncio import Redis
 
+from controller.audit import verify
 from controller.ctl.main import main as jackpotctl
 from controller.server import ControllerServer
 from controller.store import keys
 from controller.testing import TestPKI
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from table_agent.simulator import SimulationConfig, TableSimulator
+from table_agent.table import TableAgent
 from tests.helpers import (
     OPERATOR,
     ROYAL_SPADES,
@@ -22,6 +25,7 @@ from tests.helpers import (
     journal,
     lockout,
     settle,
+    table_client,
 )
 
 
@@ -179,3 +183,29 @@ async def test_a_second_supervisor_is_told_the_jackpot_was_reviewed(
         f"FAILED_PRECONDITION: jackpot {royal} was already approved by "
         "jackpot://supervisor/day-shift; a jackpot is reviewed once"
     ) in capsys.readouterr().err
+
+
+async def test_audit_is_ok_while_tables_play(
+    controller: ControllerServer, admin: pb_grpc.AdminServiceAsyncStub, pki: TestPKI
+) -> None:
+    table_ids = [f"t{n}" for n in range(1, 7)]
+    await Floor(admin).create(tables=table_ids, reserve_rate="5")
+    clients = [table_client(controller.port, pki, t) for t in table_ids]
+    play = asyncio.gather(
+        *(
+            TableSimulator(
+                TableAgent(t, c), SimulationConfig(void_percent=10), say=lambda _: None
+            ).run(60)
+            for t, c in zip(table_ids, clients, strict=True)
+        )
+    )
+    audits = 0
+    while not play.done():
+        report = await verify(controller.store)
+        assert report.ok, report.differences
+        audits += 1
+    await play
+    for client in clients:
+        await client.close()
+    assert audits > 1
+    assert (await verify(controller.store)).ok

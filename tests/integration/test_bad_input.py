@@ -8,7 +8,15 @@ from redis.asyncio import Redis
 
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from tests.helpers import ROYAL_SPADES, Floor, expect_refusal, lockout, settle, snapshot
+from tests.helpers import (
+    FLUSH_CLUBS,
+    ROYAL_SPADES,
+    Floor,
+    expect_refusal,
+    lockout,
+    settle,
+    snapshot,
+)
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 NOT_FOUND = grpc.StatusCode.NOT_FOUND
@@ -216,3 +224,16 @@ async def test_unknown_meter_and_link_group(admin: pb_grpc.AdminServiceAsyncStub
         INVALID,
         "meter id 'a b' must be 1-64 characters",
     )
+
+
+async def test_a_settlement_missing_a_wagering_seat_changes_nothing(
+    tables: pb_grpc.TableServiceAsyncStub, floor: Floor, redis_client: Redis
+) -> None:
+    await tables.Lockout(lockout("t1", 1, [1, 2]))
+    before = await snapshot(redis_client)
+    await expect_refusal(
+        tables.Settle(settle("t1", 1, {2: FLUSH_CLUBS})),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "seat 1 progressive was accepted at lockout but the seat was not reported",
+    )
+    assert await snapshot(redis_client) == before

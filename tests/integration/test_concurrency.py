@@ -1,13 +1,17 @@
 """Many tables on one linked meter at once, through two controller replicas: the meter stays
-exact and the journal agrees."""
+exact and the journal agrees; two registrations of one table race and one wins."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
+
+import grpc
 
 from controller.audit import verify
 from controller.server import ControllerServer, ServerConfig
 from controller.testing import TestPKI
+from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.client import ControllerClient
 from table_agent.simulator import SimulationConfig, TableSimulator
@@ -63,3 +67,40 @@ async def test_twenty_tables_by_fifty_rounds_in_parallel_on_one_meter(
     report = await verify(controller.store)
     assert report.ok, report.differences
     assert report.entries >= wagers
+
+
+async def test_one_table_cannot_be_registered_in_two_link_groups_at_once(
+    admin: pb_grpc.AdminServiceAsyncStub, controller: ControllerServer
+) -> None:
+    for group in ("g1", "g2"):
+        await admin.CreateLinkGroup(pb.CreateLinkGroupRequest(link_group_id=group))
+        await admin.CreateMeter(
+            pb.CreateMeterRequest(
+                meter_id=f"m-{group}",
+                link_group_id=group,
+                game="caribbean-stud",
+                reset_cents=RESET_CENTS,
+                rate_of_progression_percent="15",
+            )
+        )
+
+    def register(group: str) -> Awaitable[pb.Table]:
+        return admin.RegisterTable(
+            pb.RegisterTableRequest(
+                table=pb.Table(
+                    table_id="t",
+                    game="caribbean-stud",
+                    paytable="B",
+                    seats=7,
+                    link_group_id=group,
+                    meter_id=f"m-{group}",
+                )
+            )
+        )
+
+    outcomes = await asyncio.gather(register("g1"), register("g2"), return_exceptions=True)
+    failures = [o for o in outcomes if isinstance(o, grpc.aio.AioRpcError)]
+    assert len(failures) == 1
+    assert failures[0].code() == grpc.StatusCode.ALREADY_EXISTS
+    tables = await admin.ListTables(pb.ListTablesRequest())
+    assert [t.table_id for t in tables.tables] == ["t"]

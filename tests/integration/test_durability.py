@@ -1,7 +1,9 @@
-"""Acknowledged means durable: writes wait for Redis replicas when asked to."""
+"""Acknowledged means durable: writes wait for Redis replicas when asked to; a Redis that takes
+no writes is UNAVAILABLE and the agent retries."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -13,9 +15,19 @@ from redis.asyncio import Redis
 from controller.domain.config import LinkGroupConfig, MeterConfig
 from controller.server import ControllerServer
 from controller.store.redis_store import RedisStore
-from controller.testing import RedisServer, TestPKI
+from controller.testing import RedisServer, TestPKI, free_port
 from jackpot.errors import AlreadyExists, NotConfirmed
-from tests.helpers import RESET_CENTS, Floor, connect, controller_config, lockout
+from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from table_agent.table import TableAgent
+from tests.helpers import (
+    RESET_CENTS,
+    Floor,
+    connect,
+    controller_config,
+    expect_refusal,
+    lockout,
+    table_client,
+)
 
 
 @pytest.fixture
@@ -121,3 +133,27 @@ async def test_a_creation_applied_but_not_confirmed_keeps_its_claim(
     finally:
         await strict.close()
         await relaxed.close()
+
+
+async def test_a_read_only_redis_is_unavailable_and_the_agent_retries_until_it_is_writable(
+    controller: ControllerServer, floor: Floor, redis_client: Redis, pki: TestPKI
+) -> None:
+    await redis_client.replicaof("127.0.0.1", free_port())
+    client = table_client(controller.port, pki, retry_for_s=20)
+    try:
+        direct = pb_grpc.TableServiceStub(client._channel)
+        await expect_refusal(
+            direct.Lockout(lockout("t1", 1, [1])),
+            grpc.StatusCode.UNAVAILABLE,
+            "Redis cannot serve this now (READONLY)",
+        )
+        agent = TableAgent("t1", client)
+        pending = asyncio.create_task(agent.lockout(agent.new_round(), [(1, 100)]))
+        await asyncio.sleep(0.5)
+        assert not pending.done()
+        await redis_client.replicaof("NO", "ONE")
+        answer = await asyncio.wait_for(pending, timeout=15)
+        assert answer.meter_cents == {"cs-main": RESET_CENTS + 15}
+    finally:
+        await redis_client.replicaof("NO", "ONE")
+        await client.close()

@@ -12,6 +12,7 @@ from controller.server import ControllerServer
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import (
+    FLUSH_CLUBS,
     ROYAL_SPADES,
     STRAIGHT_FLUSH_HEARTS,
     SUPERVISOR,
@@ -147,3 +148,23 @@ async def test_bad_reviews(
         await admin.ApproveJackpot(pb.ReviewJackpotRequest(jackpot_id=jackpot_id, note=note))
     assert caught.value.code() == code and text in (caught.value.details() or "")
     assert await snapshot(redis_client) == before
+
+
+async def test_rejecting_a_royal_flush_undoes_its_reset_exactly(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    controller: ControllerServer,
+) -> None:
+    floor = Floor(admin)
+    await floor.create(reserve_rate="5")
+    await tables.Lockout(lockout("t1", 1, [1, 2]))
+    before = await floor.meter()
+    settled = await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES, 2: FLUSH_CLUBS}))
+    royal = next(r for r in settled.results if r.seat == 1)
+    await admin.RejectJackpot(pb.ReviewJackpotRequest(jackpot_id=royal.jackpot_id))
+    after = await floor.meter()
+    assert after.amount_microcents == before.amount_microcents
+    assert after.reserve_microcents == before.reserve_microcents
+    assert after.operator_seed_microcents_total == before.operator_seed_microcents_total
+    assert after.hits_total == 0 and after.awards_cents_total == 0
+    assert (await verify(controller.store)).ok

@@ -34,9 +34,10 @@ from controller.api import convert
 from controller.audit import verify
 from controller.domain import meter_money
 from controller.domain.config import LinkGroupConfig
+from controller.domain.digests import lockout_fingerprint
 from controller.domain.meter_money import MeterBook, PercentAward
 from controller.domain.paytables import AwardRule
-from controller.domain.rounds import Payout, Wager, lockout_fingerprint
+from controller.domain.rounds import Payout, Wager
 from controller.store import keys
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer
@@ -45,6 +46,8 @@ from jackpot.kinds import AwardKind
 from jackpot.money import FULL_PPM, MICROCENTS_PER_CENT
 from jackpot.results import SeatOutcome
 from jackpot.v1 import jackpot_pb2 as pb
+from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from tests.helpers import STRAIGHT_FLUSH_HEARTS, Floor, lockout, settle
 
 MICRO = MICROCENTS_PER_CENT
 RESET_CENTS = 1_000_000
@@ -321,3 +324,23 @@ def test_the_model_follows_the_rules_it_states() -> None:
     meter_money.reject(book, award)
     assert (book.value, book.reserve) == ((RESET_CENTS + 20) * MICRO, 20 * MICRO)
     assert _percent(150_000) == "15" and _percent(1_234) == "0.1234"
+
+
+async def test_a_void_without_a_hit_since_its_lockout_takes_its_contribution_back_in_full(
+    tables: pb_grpc.TableServiceAsyncStub, admin: pb_grpc.AdminServiceAsyncStub
+) -> None:
+    floor = Floor(admin)
+    await floor.create()
+    await tables.Lockout(lockout("t1", 1, [6]))
+    await tables.Settle(settle("t1", 1, {6: STRAIGHT_FLUSH_HEARTS}))  # 10%: below the reset
+    before = await floor.meter()
+    assert before.amount_cents < RESET_CENTS
+    await tables.Lockout(lockout("t1", 2, [1, 2]))
+    reply = await tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=2, reason="misdeal"))
+    assert [w.contributions[0].to_meter_microcents for w in reply.reversed] == [
+        15_000_000,
+        15_000_000,
+    ]
+    after = await floor.meter()
+    assert after.amount_microcents == before.amount_microcents
+    assert after.operator_seed_microcents_total == before.operator_seed_microcents_total

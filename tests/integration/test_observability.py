@@ -207,3 +207,18 @@ def _healthz(port: int, path: str = "/healthz") -> int:
             return int(reply.status)
     except urllib.error.HTTPError as error:
         return int(error.code)
+
+
+async def test_counters_only_go_up_and_replays_are_counted_apart(
+    controller: ControllerServer, tables: pb_grpc.TableServiceAsyncStub, floor: Floor
+) -> None:
+    await tables.Lockout(lockout("t1", 1, [1, 2, 3]))
+    await tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1, reason="misdeal"))
+    await tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1, reason="misdeal"))
+    await controller.check_state()  # the refresh reads Redis's counters
+    registry = controller.metrics.registry
+    meter = {"meter": "cs-main"}
+    assert registry.get_sample_value("jackpot_contributions_cents_total", meter) == 45
+    assert registry.get_sample_value("jackpot_void_contributions_cents_total", meter) == 45
+    assert registry.get_sample_value("jackpot_voids_total", meter) == 3
+    assert registry.get_sample_value("jackpot_replayed_requests_total", {"phase": "void"}) == 1

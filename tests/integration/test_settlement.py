@@ -1,4 +1,5 @@
-"""Settlement order and percentage-of-meter awards on a real Redis over real gRPC."""
+"""Settlement order and percentage-of-meter awards (sub-cent meters rounded down) on a real
+Redis over real gRPC."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from tests.helpers import (
     lockout,
     settle,
 )
+
+MICRO = 1_000_000
 
 
 async def test_straight_flush_then_royal_flush_in_settlement_order(
@@ -140,3 +143,34 @@ async def test_ceiling_sends_contributions_to_the_reserve(
     ]
     meter = await floor.meter()
     assert meter.amount_cents == RESET_CENTS + 20 and meter.reserve_cents == 10
+
+
+async def test_sub_cent_meter_awards_round_down_and_the_remainder_funds_the_reset(
+    tables: pb_grpc.TableServiceAsyncStub, admin: pb_grpc.AdminServiceAsyncStub
+) -> None:
+    await admin.CreateLinkGroup(pb.CreateLinkGroupRequest(link_group_id="floor"))
+    await admin.CreateMeter(
+        pb.CreateMeterRequest(
+            meter_id="cs-main",
+            link_group_id="floor",
+            game="caribbean-stud",
+            reset_cents=RESET_CENTS,
+            rate_of_progression_percent="12.3456",
+        )
+    )
+    await Floor(admin).register("t1")
+    locked = await tables.Lockout(lockout("t1", 1, [2, 4, 6]))
+    assert [w.contributions[0].to_meter_microcents for w in locked.accepted] == [12_345_600] * 3
+    assert locked.meters[0].amount_microcents == RESET_CENTS * MICRO + 37_036_800
+    reply = await tables.Settle(
+        settle("t1", 1, {2: ROYAL_SPADES, 4: FLUSH_CLUBS, 6: STRAIGHT_FLUSH_HEARTS})
+    )
+    straight_flush, _, royal = reply.results
+    assert straight_flush.meter_before_cents == 1_000_037
+    assert straight_flush.amount_cents == 100_003  # 10% of $10,000.37 is $1,000.037: floor
+    assert royal.meter_before_cents == 900_034
+    assert royal.amount_cents == 900_034
+    meter = await Floor(admin).meter()
+    assert meter.amount_microcents == RESET_CENTS * MICRO
+    # the 36,800 microcents left after the royal flush's whole cents stay in the pool
+    assert meter.operator_seed_microcents_total == 2 * RESET_CENTS * MICRO - 36_800

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from controller.domain.config import TableConfig
-from controller.domain.rounds import RoundCards, SeatCards, cards_of
+from controller.domain.rounds import Payout, RoundCards, SeatCards, cards_of
 from controller.rules_file import load_submission
 from jackpot.cards import parse_cards
 from jackpot.hands.joker_poker import parse_joker_cards
@@ -23,6 +23,7 @@ CARIBBEAN = example("caribbean-stud")
 THREE_CARD = example("three-card-poker")
 SIX_CARD = example("six-card-fortune-pai-gow")
 HOLDEM = example("texas-holdem-bonus")
+TABLE = TableConfig.progressive("t1", "caribbean-stud", "B", 7, "g", "m")  # progressive only
 
 
 def seat(number: int, cards: str = "", folded: bool = False, base_win: int = 0) -> SeatCards:
@@ -36,3 +37,8 @@ def deal(*seats: SeatCards, dealer: str = "", community: str = "", void: str = "
     return RoundCards(
         seats, cards_of(parse_joker_cards(dealer.split())), parse_cards(community.split()), void
     )
+
+
+def summary(plan: tuple[Payout, ...]) -> list[tuple[int, str, str, int, int]]:
+    """A plan as (seat, wager, outcome, amount in cents, envy for seat) rows."""
+    return [(p.seat, p.wager, str(p.outcome), p.amount_cents, p.envy_for_seat) for p in plan]

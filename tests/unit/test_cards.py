@@ -14,6 +14,7 @@ from jackpot.cards import (
     parse_cards,
 )
 from jackpot.errors import InvalidCards
+from jackpot.hands.joker_poker import JOKER, parse_joker_card
 
 
 @pytest.mark.parametrize(
@@ -51,3 +52,13 @@ def test_hand_size_and_duplicates() -> None:
         check_hand_size(parse_cards("AS KS QS JS".split()), 5, "seat 3")
     with pytest.raises(InvalidCards, match=r"card AS is reported twice \(seat 1 and the dealer\)"):
         check_no_duplicates([("seat 1", parse_cards(["AS"])), ("the dealer", parse_cards(["AS"]))])
+
+
+def test_parsed_cards_are_the_decks_interned_objects() -> None:
+    """Parsing creates no card: every spelling of a card is the one object of FULL_DECK."""
+    for card in FULL_DECK:
+        spellings = [str(card), str(card).lower(), f" {card} "]
+        if card.rank == 10:
+            spellings.append("10" + card.suit)
+        assert all(parse_card(text) is card for text in spellings)
+    assert parse_joker_card("jk") is JOKER

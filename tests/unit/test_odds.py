@@ -1,4 +1,5 @@
-"""Exact odds: combinatorial line counts, returns and break-even meters, and the commands."""
+"""Exact odds: the static line tables and the combinatorial counts they come from, returns
+and break-even meters, and the commands."""
 
 from __future__ import annotations
 
@@ -14,12 +15,16 @@ from controller.ctl.hands import classify_stream
 from controller.ctl.main import main as jackpotctl
 from controller.domain.games import (
     CARIBBEAN_STUD,
+    GAMES,
     SIX_CARD_FORTUNE_PAI_GOW,
     TEXAS_HOLDEM_BONUS,
     THREE_CARD_POKER,
 )
-from controller.domain.odds import PaytableOdds, paytable_odds
+from controller.domain.line_counting import COUNTERS
+from controller.domain.line_tables import LINE_TABLES
+from controller.domain.odds import PaytableOdds, line_counts, paytable_odds
 from controller.domain.wagers import CARIBBEAN_STUD_WAGERS, TEXAS_HOLDEM_BONUS_WAGERS
+from jackpot.errors import InvalidConfiguration
 
 FIVE_CARD_HANDS = 2_598_960
 # All 2,598,960 five-card hands (enumerated exhaustively in test_poker.py).
@@ -337,3 +342,26 @@ def test_odds_of_the_new_wagers_are_exact(
     document = json.loads(capsys.readouterr().out)
     line = next(h for h in document["hands"] if h["hand"] == hand)
     assert line["combinations"] == combinations
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        pytest.param(name, marks=pytest.mark.slow) if name.startswith("six_card") else name
+        for name in sorted(COUNTERS)
+    ],
+)
+def test_each_static_line_table_is_the_exhaustive_count(table: str) -> None:
+    """The tables requests read (controller/domain/line_tables.py) are what counting every
+    deal gives; scripts/gen_line_counts.py --check runs the same comparison in make check."""
+    assert set(LINE_TABLES) == set(COUNTERS)
+    assert line_counts(table) == COUNTERS[table]()
+
+
+def test_every_wager_reads_a_static_line_table_and_an_unknown_one_is_refused() -> None:
+    for game in GAMES.values():
+        for wager in game.wagers.values():
+            assert wager.line_table in LINE_TABLES, (game.facts.name, wager.facts.kind)
+            assert wager.line_counts().total == LINE_TABLES[wager.line_table][0]
+    with pytest.raises(InvalidConfiguration, match="no line table 'seven_card'; the tables are"):
+        line_counts("seven_card")
