@@ -159,7 +159,6 @@ def _cents_range(offer: WagerOffer) -> str:
 
 def progressive_only(table_id: str, game: str, seats: int, wager_cents: int) -> TableLayout:
     """A table offering only the Progressive Payout Wager, fixed at ``wager_cents``: the
-    registration shorthand (``paytable``, ``meter_id``, ``wager_cents``) and the fallback when
-    the controller does not list tables to this agent."""
+    fallback when the controller does not list tables to this agent."""
     offer = WagerOffer(WagerKind.PROGRESSIVE, wager_cents, wager_cents)
     return TableLayout(table_id, game, seats, (offer,))

@@ -14,7 +14,7 @@ from dataclasses import replace
 from controller.domain import bounds
 from controller.domain.bounds import check_count, check_each_text, check_id, check_range, check_text
 from controller.domain.cards import parse_cards
-from controller.domain.config import DEFAULT_WAGER_CENTS, MeterConfig, TableConfig, WagerOffer
+from controller.domain.config import MeterConfig, TableConfig, WagerOffer
 from controller.domain.epochs import JournalPosition
 from controller.domain.games import get_game
 from controller.domain.joker_poker import parse_joker_cards
@@ -270,27 +270,10 @@ def _offer(game: str, table_id: str, item: pb.TableWager) -> WagerOffer:
 
 
 def table_config(table: pb.Table) -> TableConfig:
-    """A table definition from the wire: its wagers, or the shorthand of a table that offers
-    only the progressive wager (``paytable``, ``meter_id``, ``wager_cents``; 0 means $1)."""
+    """A table definition from the wire: the wagers it offers, each written out."""
     check_id(table.table_id, "table id")
     check_text(table.game, "game", bounds.NAME_MAX_CHARS)
-    check_text(table.paytable, "paytable", bounds.NAME_MAX_CHARS)
     check_count(table.wagers, "wagers", bounds.MAX_WAGER_OFFERS)
-    if not table.wagers:
-        return TableConfig.progressive(
-            table.table_id,
-            table.game,
-            table.paytable,
-            table.seats,
-            table.link_group_id,
-            table.meter_id,
-            table.wager_cents or DEFAULT_WAGER_CENTS,
-        )
-    if table.paytable or table.meter_id or table.wager_cents:
-        raise InvalidArgument(
-            f"table {table.table_id}: give either wagers or the shorthand paytable, meter_id "
-            "and wager_cents, not both"
-        )
     return TableConfig(
         table.table_id,
         table.game,

@@ -44,6 +44,7 @@ from controller.store import keys
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer
 from jackpot.v1 import jackpot_pb2 as pb
+from tests.helpers import progressive_table
 
 MICRO = MICROCENTS_PER_CENT
 RESET_CENTS = 1_000_000
@@ -108,17 +109,7 @@ class MeterMoney(RuleBasedStateMachine):
                 ),
                 actor="t",
             )
-            table = convert.table_config(
-                pb.Table(
-                    table_id=self.table_id,
-                    game="caribbean-stud",
-                    paytable="B",
-                    seats=7,
-                    link_group_id=self.group,
-                    meter_id=self.meter,
-                    wager_cents=100,
-                )
-            )
+            table = convert.table_config(progressive_table(self.table_id, self.group, self.meter))
             self.table = await self.store.register_table(table, actor="t")
 
         self.run(create())

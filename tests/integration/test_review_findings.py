@@ -23,6 +23,7 @@ from tests.helpers import (
     Floor,
     expect_refusal,
     lockout,
+    progressive_table,
     settle,
     snapshot,
     table_client,
@@ -157,16 +158,7 @@ async def test_one_table_cannot_be_registered_in_two_link_groups_at_once(
 
     def register(group: str) -> Awaitable[pb.Table]:
         return admin.RegisterTable(
-            pb.RegisterTableRequest(
-                table=pb.Table(
-                    table_id="t",
-                    game="caribbean-stud",
-                    paytable="B",
-                    seats=7,
-                    link_group_id=group,
-                    meter_id=f"m-{group}",
-                )
-            )
+            pb.RegisterTableRequest(table=progressive_table("t", group, f"m-{group}"))
         )
 
     outcomes = await asyncio.gather(register("g1"), register("g2"), return_exceptions=True)
