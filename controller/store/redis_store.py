@@ -550,29 +550,6 @@ class RedisStore:
         """Every link group this Redis names (sorted), whether or not its state is there."""
         return sorted(await self._group_ids())
 
-    async def ensure_epoch(self, link_group_id: str, *, actor: str) -> str:
-        """Give a link group of an earlier release its epoch record (once, journaled);
-        answer the epoch id."""
-        group = keys.LinkGroupKeys(link_group_id)
-        return str(
-            await self._run(
-                self._scripts.ensure_epoch,
-                [group.info, group.epoch, group.journal, group.seq],
-                [link_group_id, new_epoch_id(), actor],
-            )
-        )
-
-    async def epoch(self, link_group_id: str) -> tuple[Epoch | None, int]:
-        """The link group's epoch record (None when it has none) and its journal seq."""
-        group = keys.LinkGroupKeys(link_group_id)
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.hmget(group.epoch, "id", "lineage", "stopped")
-            pipe.get(group.seq)
-            (epoch_id, lineage, stopped), seq = await self._read(pipe.execute())
-        if epoch_id is None:
-            return None, int(seq or 0)
-        return Epoch.from_fields(epoch_id, lineage or "", stopped or ""), int(seq or 0)
-
     async def durable_epoch(self, link_group_id: str) -> tuple[Epoch | None, int, bool]:
         """:meth:`epoch`, read atomically and followed on the same connection by the wait of
         ``--wait-replicas`` (at most :data:`DURABLE_WAIT_MS`); the flag is True when that

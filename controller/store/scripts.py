@@ -27,7 +27,6 @@ SCRIPT_NAMES = (
     "review_jackpot",
     "rebase_table_rounds",
     "audit_snapshot",
-    "ensure_epoch",
     "check_position",
     "stop_link_group",
     "resume_link_group",
@@ -61,7 +60,6 @@ class Scripts:
     review_jackpot: AsyncScript
     rebase_table_rounds: AsyncScript
     audit_snapshot: AsyncScript
-    ensure_epoch: AsyncScript
     check_position: AsyncScript
     stop_link_group: AsyncScript
     resume_link_group: AsyncScript
