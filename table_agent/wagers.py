@@ -8,7 +8,7 @@ lockout; it is written to the outbox as plain data (:meth:`PlacedWager.to_data`)
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from random import Random
@@ -77,18 +77,14 @@ class PlacedWager:
         }
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any] | Sequence[int]) -> PlacedWager:
-        """Read :meth:`to_data`'s output, or a first-release ``[seat, amount_cents]`` pair
-        (which was always the Progressive Payout Wager)."""
-        if not isinstance(data, Mapping):
-            seat, amount_cents = data
-            return cls(int(seat), WagerKind.PROGRESSIVE, int(amount_cents))
+    def from_data(cls, data: Mapping[str, Any]) -> PlacedWager:
+        """Read :meth:`to_data`'s output."""
         return cls(
             int(data["seat"]),
             WagerKind(data["kind"]),
             int(data["amount_cents"]),
-            bool(data.get("on_dealer_hand", False)),
-            bool(data.get("envy", False)),
+            bool(data["on_dealer_hand"]),
+            bool(data["envy"]),
         )
 
 

@@ -28,6 +28,7 @@ from table_agent.outbox import Outbox
 from table_agent.reports import SettleReport
 from table_agent.simulator import SimulationConfig, TableSimulator
 from table_agent.table import TableAgent
+from table_agent.wagers import PlacedWager, WagerKind
 from tests.helpers import (
     PAIR,
     ROYAL_SPADES,
@@ -325,7 +326,7 @@ async def test_a_round_lost_with_redis_is_never_refused_as_never_locked_out(
     agent = TableAgent("t1", client)
     agent.continue_after((await client.get_table("t1")).last_round_id)
     round_id = agent.new_round()
-    await agent.lockout(round_id, [(1, 100)])
+    await agent.lockout(round_id, [PlacedWager(1, WagerKind.PROGRESSIVE, 100)])
     await redis_client.flushall()  # before the controller's refresh notices
     report = SettleReport({1: parse_cards(ROYAL_SPADES.split())}, dealer=parse_cards(PAIR.split()))
     with pytest.raises(ControllerUnreachable, match="no epoch record"):

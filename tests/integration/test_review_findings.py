@@ -15,6 +15,7 @@ from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.simulator import SimulationConfig, TableSimulator
 from table_agent.table import TableAgent
+from table_agent.wagers import PlacedWager, WagerKind
 from tests.helpers import (
     FLUSH_CLUBS,
     RESET_CENTS,
@@ -76,7 +77,9 @@ async def test_a_read_only_redis_is_unavailable_and_the_agent_retries_until_it_i
             "Redis cannot serve this now (READONLY)",
         )
         agent = TableAgent("t1", client)
-        pending = asyncio.create_task(agent.lockout(agent.new_round(), [(1, 100)]))
+        pending = asyncio.create_task(
+            agent.lockout(agent.new_round(), [PlacedWager(1, WagerKind.PROGRESSIVE, 100)])
+        )
         await asyncio.sleep(0.5)
         assert not pending.done()
         await redis_client.replicaof("NO", "ONE")
