@@ -68,7 +68,8 @@ async def test_recovery_resends_and_voids_a_round_a_crash_left_locked(
 ) -> None:
     # A crash right after the lockout was written to the outbox, before it was sent.
     outbox = Outbox(tmp_path, "t1")
-    outbox.put("100:lockout", "lockout", 100, {"wagers": [[1, 100], [4, 100]]})
+    wagers = [PlacedWager(seat, WagerKind.PROGRESSIVE, 100).to_data() for seat in (1, 4)]
+    outbox.put("100:lockout", "lockout", 100, {"wagers": wagers})
     client = table_client(controller.port, pki)
     agent = TableAgent("t1", client, Outbox(tmp_path, "t1"))
     assert await agent.recover() == 2  # the lockout, then the void of its round
@@ -159,7 +160,8 @@ async def test_an_agent_far_ahead_of_the_controller_continues_from_the_controlle
     backup: the stale lockout is refused for jumping ahead, recovery goes on, and the agent
     continues after the controller's last round instead of being refused for good."""
     outbox = Outbox(tmp_path, "t1")
-    outbox.put("1764561600000:lockout", "lockout", 1_764_561_600_000, {"wagers": [[1, 100]]})
+    wagers = [PlacedWager(1, WagerKind.PROGRESSIVE, 100).to_data()]
+    outbox.put("1764561600000:lockout", "lockout", 1_764_561_600_000, {"wagers": wagers})
     client = table_client(controller.port, pki)
     agent = TableAgent("t1", client, Outbox(tmp_path, "t1"))
     assert await agent.recover() == 1
