@@ -79,16 +79,8 @@ async def _floor(store: RedisStore, tables: int) -> list[TableConfig]:
     )
     configs = []
     for number in range(1, tables + 1):
-        table = convert.table_config(
-            pb.Table(
-                table_id=f"t{number}",
-                game="caribbean-stud",
-                paytable="B",
-                seats=7,
-                link_group_id=GROUP,
-                meter_id=METER,
-                wager_cents=WAGER_CENTS,
-            )
+        table = TableConfig.progressive(
+            f"t{number}", "caribbean-stud", "B", 7, GROUP, METER, WAGER_CENTS
         )
         configs.append(await store.register_table(table, actor=ACTOR))
     return configs

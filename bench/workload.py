@@ -126,11 +126,17 @@ class Floor:
                     table=pb.Table(
                         table_id=table_id,
                         game=GAME,
-                        paytable=PAYTABLE,
                         seats=7,
                         link_group_id=LINK_GROUP,
-                        meter_id=METER,
-                        wager_cents=WAGER_CENTS,
+                        wagers=[
+                            pb.TableWager(
+                                kind=pb.WAGER_KIND_PROGRESSIVE,
+                                paytable=PAYTABLE,
+                                min_cents=WAGER_CENTS,
+                                max_cents=WAGER_CENTS,
+                                meter_ids=[METER],
+                            )
+                        ],
                     )
                 ),
                 timeout=CALL_TIMEOUT_S,

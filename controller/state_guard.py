@@ -15,8 +15,9 @@ controller's own memory, checked at start and every refresh (2 s):
 * a Redis without the installation record (:data:`controller.store.keys.INSTALLATION`)
   holds no jackpot state at all: nothing is created on it unless the controller was started
   ``--first-install`` (a new installation: the operator says so), or an operator creates a
-  link group through the AdminService. A link group of an earlier release (state, but no
-  installation record or epoch) gets both, once, journaled.
+  link group through the AdminService. Every link group is given its epoch record when it is
+  created (or, last, when it is restored), so one without it is never given one here: it is
+  being restored, or incomplete, and is not served.
 
 A link group that is not served answers every table call UNAVAILABLE with the reason, its
 health service (``jackpot.v1.LinkGroup/<id>``) is NOT_SERVING and
@@ -34,12 +35,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from controller.store.redis_store import RedisStore
-from jackpot.epochs import Epoch, JournalPosition, verdict
+from jackpot.epochs import JournalPosition, verdict
 from jackpot.errors import LinkGroupStopped, NotFound
 
 log = logging.getLogger("controller.state")
 
-UPGRADE_ACTOR = "jackpot-controller (upgrade: epoch of an earlier release's link group)"
 FIRST_INSTALL_ACTOR = "jackpot-controller serve --first-install"
 RESTORE_ADVICE = 'restore it (jackpotctl restore; RUNBOOK: "Redis lost its data")'
 
@@ -96,11 +96,8 @@ class StateGuard:
         """Look at Redis again: the installation record, then every known link group."""
         record = await self.store.installation()
         group_ids = await self.store.link_group_ids()
-        upgrading = record is None and bool(group_ids)
-        if record is None and (group_ids or self.first_install):
-            # An earlier release's state, or a new installation the operator declared.
-            actor = UPGRADE_ACTOR if group_ids else FIRST_INSTALL_ACTOR
-            record = await self.store.ensure_installation(actor)
+        if record is None and self.first_install:  # a new installation the operator declared
+            record = await self.store.ensure_installation(FIRST_INSTALL_ACTOR)
         self.first_install = False  # declared for the Redis found at start, not a later one
         if record is None:
             if self.installation_id:
@@ -108,26 +105,29 @@ class StateGuard:
                     f"Redis lost the installation record {self.installation_id} and every "
                     f"link group with it; {RESTORE_ADVICE}"
                 )
+            elif group_ids:
+                why = (
+                    "Redis's index names link groups but Redis holds no installation record: "
+                    f"its state is incomplete; {RESTORE_ADVICE}"
+                )
             else:
                 why = (
                     "Redis holds no jackpot state (no installation record): for a new "
                     "installation start once with --first-install; if Redis lost its data, "
                     + RESTORE_ADVICE
                 )
-            for group in self.known():
+            for group in sorted(set(self.known()) | set(group_ids)):
                 self._problem(group, why)
             return
         self.installation_id = record["id"]
         for group in sorted(set(group_ids) | set(self.seen) | self.expected):
-            await self._check_group(group, in_index=group in group_ids, upgrading=upgrading)
+            await self._check_group(group, in_index=group in group_ids)
 
-    async def _check_group(self, group: str, *, in_index: bool, upgrading: bool) -> None:
+    async def _check_group(self, group: str, *, in_index: bool) -> None:
         epoch, seq, durable = await self.store.durable_epoch(group)
         if epoch is None:
-            state = await self._state_without_epoch(group, in_index=in_index, upgrading=upgrading)
-            if state is None:
-                return
-            (epoch, seq), durable = state, False
+            await self._state_without_epoch(group, in_index=in_index)
+            return
         if epoch.stopped:
             self._problem(group, epoch.stopped)
             return
@@ -144,29 +144,21 @@ class StateGuard:
         if self.problems.pop(group, None) is not None:
             log.warning("link group %s is served again (epoch %s)", group, epoch.epoch_id)
 
-    async def _state_without_epoch(
-        self, group: str, *, in_index: bool, upgrading: bool
-    ) -> tuple[Epoch, int] | None:
-        """A link group without an epoch record: an earlier release's (given one, only in the
-        pass that finds Redis without an installation record, as an earlier release left it),
-        one being restored or left incomplete (a restore writes the epoch record last: not
-        served, nothing written), a lost one (recorded as a problem), or one not created yet.
-        Answers its epoch and seq when it has one now."""
+    async def _state_without_epoch(self, group: str, *, in_index: bool) -> None:
+        """A link group without an epoch record: one being restored or left incomplete (a
+        restore writes the epoch record last: not served, nothing written), a lost one (both
+        recorded as a problem), or one not created yet."""
         try:
             await self.store.get_link_group(group)
         except NotFound:  # no state at all
             pass
         else:
-            if not upgrading:
-                self._problem(
-                    group,
-                    "its state in Redis is incomplete (no epoch record): a restore is under way "
-                    "or was interrupted (run jackpotctl restore again)",
-                )
-                return None
-            await self.store.ensure_epoch(group, actor=UPGRADE_ACTOR)
-            epoch, seq = await self.store.epoch(group)
-            return (epoch, seq) if epoch is not None else None
+            self._problem(
+                group,
+                "its state in Redis is incomplete (no epoch record): a restore is under way "
+                "or was interrupted (run jackpotctl restore again)",
+            )
+            return
         if group in self.seen:
             position = self.seen[group]
             self._problem(
@@ -179,7 +171,6 @@ class StateGuard:
                 group,
                 f"Redis's index names it but its state is missing; {RESTORE_ADVICE}",
             )
-        return None
 
     def _problem(self, group: str, why: str) -> None:
         if self.problems.get(group) != why:

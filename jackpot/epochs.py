@@ -1,7 +1,7 @@
 """Epochs: the identity of a link group's state in Redis, so that lost state is never served.
 
-A link group's **epoch record** is created once, with the link group (or, for a link group
-of an earlier release, at the first start of this one), and carries a random id. Every
+A link group's **epoch record** is created once, with the link group (a restore writes a new
+one, last), and carries a random id. Every
 journal position handed to a table is ``(epoch id, journal seq)``; the table keeps the last
 one it was acknowledged and sends it with every report. Redis holds everything the table
 was told only when the epoch is the same and Redis's journal has reached that sequence

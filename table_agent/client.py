@@ -41,7 +41,7 @@ from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.deck import card_texts
 from table_agent.link import Link
 from table_agent.reports import SettleReport
-from table_agent.wagers import PlacedWager, TableLayout, WagerOffer, progressive_only
+from table_agent.wagers import PlacedWager, TableLayout, WagerOffer
 
 log = logging.getLogger("table_agent.client")
 
@@ -219,8 +219,6 @@ _AWARD_KIND_FROM_WIRE = {
     pb.AWARD_KIND_FIXED_AMOUNT: "fixed_amount",
     pb.AWARD_KIND_ENVY: "envy",
 }
-SHORTHAND_WAGER_CENTS = 100
-"""A shorthand registration's progressive wager when its ``wager_cents`` is 0 ($1)."""
 
 
 def _wire_wager(wager: PlacedWager) -> pb.Wager:
@@ -290,12 +288,8 @@ def _settle_request(table_id: str, round_id: int, report: SettleReport) -> pb.Se
 
 
 def table_layout(table: pb.Table) -> TableLayout:
-    """The agent's view of a registration. A shorthand one (no ``wagers``) offers only the
-    Progressive Payout Wager, fixed at ``wager_cents`` (0: $1). Kinds this agent does not know
-    are left out (logged); raise ValueError for limits that are not a positive range."""
-    if not table.wagers:
-        cents = table.wager_cents or SHORTHAND_WAGER_CENTS
-        return progressive_only(table.table_id, table.game, table.seats, cents)
+    """The agent's view of a registration: the wagers it offers. Kinds this agent does not
+    know are left out (logged); raise ValueError for limits that are not a positive range."""
     offers = []
     for offer in table.wagers:
         kind = _KIND_FROM_WIRE.get(offer.kind)

@@ -14,9 +14,12 @@ nothing is applied twice.
 A report's payload is the full content of the call, so that a re-send is identical: a lockout
 ``{"wagers": [PlacedWager.to_data(), ...]}`` (seat, kind, amount_cents, on_dealer_hand, envy),
 a settlement :meth:`SettleReport.to_data` (hands, folded, dealer, community cards,
-rest_of_round_void, base-game wins), a void ``{"reason": ...}``. Files written by the first
-release (lockout wagers as ``[seat, amount_cents]``, settlements without community cards) are
-read as the Progressive Payout Wager and settlements without community cards or void.
+rest_of_round_void, base-game wins), a void ``{"reason": ...}``.
+
+Every line carries the version it was written in (``"v"``, :data:`OUTBOX_VERSION`) and is read
+through :func:`upgraded`, the one place where a line of an older version would be migrated; a
+line without a version, or of a version this agent does not know, is refused with its line
+number (never guessed at).
 """
 
 from __future__ import annotations
@@ -32,6 +35,36 @@ from jackpot.epochs import JournalPosition
 SUMS = ("contributed_microcents", "paid_cents", "reversed_microcents")
 """What an acknowledgement records the answer moved (integers)."""
 
+OUTBOX_VERSION = 1
+"""The version of the lines this agent writes (the field ``v`` of each)."""
+
+
+class OutboxVersionError(ValueError):
+    """An outbox line without a version, or of a version this agent does not read."""
+
+
+def upgraded(record: dict[str, Any], where: str) -> dict[str, Any]:
+    """The outbox line ``record`` (``where`` names it: file and line) as this agent reads it,
+    without its version. Version 1 is the current one, so nothing is migrated yet; a later
+    version that changes a line's shape rewrites the older shape here."""
+    version = record.pop("v", None)
+    if version is None:
+        raise OutboxVersionError(
+            f"{where} has no version; this agent reads outbox versions 1 to {OUTBOX_VERSION} "
+            "and does not guess"
+        )
+    if not isinstance(version, int) or not 1 <= version <= OUTBOX_VERSION:
+        raise OutboxVersionError(
+            f"{where} has version {version!r}; this agent reads outbox versions 1 to "
+            f"{OUTBOX_VERSION} (a later release wrote it: run that release)"
+        )
+    return record
+
+
+def _line(record: dict[str, Any]) -> str:
+    """One outbox line: ``record`` with its version."""
+    return json.dumps({**record, "v": OUTBOX_VERSION}, sort_keys=True) + "\n"
+
 
 class Outbox:
     """The outbox file of one table (``<dir>/<table_id>.outbox.jsonl``)."""
@@ -42,7 +75,7 @@ class Outbox:
 
     def _append(self, record: dict[str, Any]) -> None:
         with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record, sort_keys=True) + "\n")
+            handle.write(_line(record))
             handle.flush()
             os.fsync(handle.fileno())
 
@@ -94,11 +127,13 @@ class Outbox:
         if not self.path.exists():
             return []
         records = []
-        for line in self.path.read_text(encoding="utf-8").splitlines():
+        lines = self.path.read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines, start=1):
             try:
-                records.append(json.loads(line))
+                record = json.loads(line)
             except json.JSONDecodeError:
                 continue  # torn by a crash mid-write: that record was never acted on
+            records.append(upgraded(record, f"{self.path} line {number}"))
         return records
 
     def pending(self) -> list[dict[str, Any]]:
@@ -141,7 +176,7 @@ class Outbox:
             **({"epoch": position.epoch, "seq": position.seq} if position.epoch else {}),
         }
         temporary = self.path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(record, sort_keys=True) + "\n", encoding="utf-8")
+        temporary.write_text(_line(record), encoding="utf-8")
         with temporary.open("rb") as handle:
             os.fsync(handle.fileno())
         temporary.replace(self.path)

@@ -55,8 +55,8 @@ def place_random_wagers(
 
 def default_wagers(game: GameProcedure, layout: TableLayout, seat: int) -> list[PlacedWager]:
     """A scripted seat's wagers when the script names none: the Progressive Payout Wager where
-    the table offers it (as the first release always placed), otherwise one of each offered
-    kind at its minimum (on the player's hand, without the Envy lammer)."""
+    the table offers it, otherwise one of each offered kind at its minimum (on the player's
+    hand, without the Envy lammer)."""
     offers = offered_kinds(game, layout)
     progressive = [offer for offer in offers if offer.kind is WagerKind.PROGRESSIVE]
     return [PlacedWager(seat, offer.kind, offer.min_cents) for offer in progressive or offers]

@@ -44,15 +44,14 @@ class SettleReport:
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> SettleReport:
-        """Read :meth:`to_data`'s output; a first-release record (hands, folded and dealer
-        only) reads with no community cards and no void."""
+        """Read :meth:`to_data`'s output."""
         return cls(
             hands={int(seat): parse_deck_cards(cards) for seat, cards in data["hands"].items()},
-            folded=tuple(int(seat) for seat in data.get("folded", ())),
-            dealer=parse_deck_cards(data.get("dealer", ())),
-            community=parse_deck_cards(data.get("community", ())),
-            rest_of_round_void=str(data.get("rest_of_round_void", "")),
+            folded=tuple(int(seat) for seat in data["folded"]),
+            dealer=parse_deck_cards(data["dealer"]),
+            community=parse_deck_cards(data["community"]),
+            rest_of_round_void=str(data["rest_of_round_void"]),
             base_game_win_cents={
-                int(seat): int(cents) for seat, cents in data.get("base_game_win_cents", {}).items()
+                int(seat): int(cents) for seat, cents in data["base_game_win_cents"].items()
             },
         )

@@ -50,9 +50,6 @@ _rng = secrets.SystemRandom()
 
 DEFAULT_GAME = "caribbean-stud"
 
-MISDEAL = game_procedure(DEFAULT_GAME).misdeal_reason
-"""Caribbean Stud's misdeal reason (§ 639a.13(c)), under the first release's name."""
-
 
 @dataclass(frozen=True, slots=True)
 class SimulationConfig:

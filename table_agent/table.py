@@ -46,11 +46,6 @@ OUTCOMES = ("acknowledged", "refused", "unreachable")
 delivered within the retry window (it stays in the outbox, to be sent again at restart)."""
 
 
-def as_placed_wager(wager: PlacedWager | tuple[int, int]) -> PlacedWager:
-    """``wager``, or the Progressive Payout Wager a ``(seat, amount_cents)`` pair stands for."""
-    return wager if isinstance(wager, PlacedWager) else PlacedWager.from_data(wager)
-
-
 class RoundState(StrEnum):
     """Where a round is."""
 
@@ -155,19 +150,14 @@ class TableAgent:
         self._last_ack = time.monotonic()
         return answer
 
-    async def lockout(
-        self, round_id: int, wagers: Sequence[PlacedWager | tuple[int, int]]
-    ) -> Lockout:
-        """ "No more bets" with the accepted wagers. A ``(seat, amount_cents)`` pair is a
-        Progressive Payout Wager (the first release's form). While the table is PROGRESSIVE
-        OFFLINE, :class:`ProgressiveOffline` and nothing else: the round stays open."""
+    async def lockout(self, round_id: int, wagers: Sequence[PlacedWager]) -> Lockout:
+        """ "No more bets" with the accepted wagers. While the table is PROGRESSIVE OFFLINE,
+        :class:`ProgressiveOffline` and nothing else: the round stays open."""
         self.link.refuse_if_offline()
         return await self._lockout(round_id, wagers)
 
-    async def _lockout(
-        self, round_id: int, wagers: Sequence[PlacedWager | tuple[int, int]]
-    ) -> Lockout:
-        placed = [as_placed_wager(wager) for wager in wagers]
+    async def _lockout(self, round_id: int, wagers: Sequence[PlacedWager]) -> Lockout:
+        placed = list(wagers)
         self._move(round_id, RoundState.OPEN, RoundState.LOCKED)
         return await self._report(
             "lockout",

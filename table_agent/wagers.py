@@ -8,7 +8,7 @@ lockout; it is written to the outbox as plain data (:meth:`PlacedWager.to_data`)
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from random import Random
 from typing import Any
@@ -47,18 +47,14 @@ class PlacedWager:
         }
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any] | Sequence[int]) -> PlacedWager:
-        """Read :meth:`to_data`'s output, or a first-release ``[seat, amount_cents]`` pair
-        (which was always the Progressive Payout Wager)."""
-        if not isinstance(data, Mapping):
-            seat, amount_cents = data
-            return cls(int(seat), WagerKind.PROGRESSIVE, int(amount_cents))
+    def from_data(cls, data: Mapping[str, Any]) -> PlacedWager:
+        """Read :meth:`to_data`'s output."""
         return cls(
             int(data["seat"]),
             WagerKind(data["kind"]),
             int(data["amount_cents"]),
-            bool(data.get("on_dealer_hand", False)),
-            bool(data.get("envy", False)),
+            bool(data["on_dealer_hand"]),
+            bool(data["envy"]),
         )
 
 
@@ -129,7 +125,6 @@ def _cents_range(offer: WagerOffer) -> str:
 
 def progressive_only(table_id: str, game: str, seats: int, wager_cents: int) -> TableLayout:
     """A table offering only the Progressive Payout Wager, fixed at ``wager_cents``: the
-    registration shorthand (``paytable``, ``meter_id``, ``wager_cents``) and the fallback when
-    the controller does not list tables to this agent."""
+    fallback when the controller does not list tables to this agent."""
     offer = WagerOffer(WagerKind.PROGRESSIVE, wager_cents, wager_cents)
     return TableLayout(table_id, game, seats, (offer,))

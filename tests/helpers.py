@@ -160,22 +160,38 @@ class Floor:
             await self.register(table_id, paytable)
 
     async def register(self, table_id: str, paytable: str = "B") -> None:
-        await self.admin.RegisterTable(
-            pb.RegisterTableRequest(
-                table=pb.Table(
-                    table_id=table_id,
-                    game="caribbean-stud",
-                    paytable=paytable,
-                    seats=7,
-                    link_group_id=self.link_group_id,
-                    meter_id=self.meter_id,
-                    wager_cents=100,
-                )
-            )
-        )
+        table = progressive_table(table_id, self.link_group_id, self.meter_id, paytable)
+        await self.admin.RegisterTable(pb.RegisterTableRequest(table=table))
 
     async def meter(self) -> pb.Meter:
         return await self.admin.GetMeter(pb.GetMeterRequest(meter_id=self.meter_id))
+
+
+def progressive_table(
+    table_id: str,
+    link_group_id: str,
+    meter_id: str,
+    paytable: str = "B",
+    *,
+    wager_cents: int = 100,
+    seats: int = 7,
+) -> pb.Table:
+    """A Caribbean Stud table offering only the progressive wager, fixed at ``wager_cents``,
+    on the regulation paytable ``paytable``, feeding ``meter_id``."""
+    progressive = pb.TableWager(
+        kind=pb.WAGER_KIND_PROGRESSIVE,
+        paytable=paytable,
+        min_cents=wager_cents,
+        max_cents=wager_cents,
+        meter_ids=[meter_id],
+    )
+    return pb.Table(
+        table_id=table_id,
+        game="caribbean-stud",
+        seats=seats,
+        link_group_id=link_group_id,
+        wagers=[progressive],
+    )
 
 
 def lockout(

@@ -21,7 +21,6 @@ from controller.domain.rounds import Cards, RoundCards, SeatCards, Wager, cards_
 from jackpot.cards import parse_cards
 from jackpot.epochs import JournalPosition
 from jackpot.errors import InvalidArgument, InvalidCards
-from jackpot.games import DEFAULT_WAGER_CENTS
 from jackpot.hands.joker_poker import parse_joker_cards
 from jackpot.money import (
     MAX_METER_CENTS,
@@ -258,27 +257,10 @@ def _offer(game: str, table_id: str, item: pb.TableWager) -> WagerOffer:
 
 
 def table_config(table: pb.Table) -> TableConfig:
-    """A table definition from the wire: its wagers, or the shorthand of a table that offers
-    only the progressive wager (``paytable``, ``meter_id``, ``wager_cents``; 0 means $1)."""
+    """A table definition from the wire: the wagers it offers, each written out."""
     check_id(table.table_id, "table id")
     check_text(table.game, "game", bounds.NAME_MAX_CHARS)
-    check_text(table.paytable, "paytable", bounds.NAME_MAX_CHARS)
     check_count(table.wagers, "wagers", bounds.MAX_WAGER_OFFERS)
-    if not table.wagers:
-        return TableConfig.progressive(
-            table.table_id,
-            table.game,
-            table.paytable,
-            table.seats,
-            table.link_group_id,
-            table.meter_id,
-            table.wager_cents or DEFAULT_WAGER_CENTS,
-        )
-    if table.paytable or table.meter_id or table.wager_cents:
-        raise InvalidArgument(
-            f"table {table.table_id}: give either wagers or the shorthand paytable, meter_id "
-            "and wager_cents, not both"
-        )
     return TableConfig(
         table.table_id,
         table.game,

@@ -563,14 +563,22 @@ def _list_meters(args: argparse.Namespace) -> int:
 
 
 def _register_table(args: argparse.Namespace) -> int:
+    """A table that offers only the progressive wager, fixed at ``--wager-cents``, on the
+    regulation paytable ``--paytable``, feeding ``--meter`` (the rules submission, or
+    ``AdminService.RegisterTable``, registers other wagers)."""
+    progressive = pb.TableWager(
+        kind=pb.WAGER_KIND_PROGRESSIVE,
+        paytable=args.paytable,
+        min_cents=args.wager_cents,
+        max_cents=args.wager_cents,
+        meter_ids=[args.meter],
+    )
     table = pb.Table(
         table_id=args.table_id,
         game=args.game,
-        paytable=args.paytable,
         seats=args.seats,
         link_group_id=args.link_group,
-        meter_id=args.meter,
-        wager_cents=args.wager_cents,
+        wagers=[progressive],
     )
     reply = _call(args, "RegisterTable", pb.RegisterTableRequest(table=table))
     return _show(args, reply, f"table registered: {_table_line(reply)}")

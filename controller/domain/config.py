@@ -335,23 +335,12 @@ class TableConfig:
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> TableConfig:
-        """Read :meth:`to_data`'s output back; also a first-release registration (a
-        progressive-only table: ``paytable``, ``meter_id``, ``wager_cents``)."""
-        if "wagers" not in data:
-            return cls.progressive(
-                str(data["table_id"]),
-                str(data["game"]),
-                str(data["paytable"]),
-                int(data["seats"]),
-                str(data["link_group_id"]),
-                str(data["meter_id"]),
-                int(data.get("wager_cents", DEFAULT_WAGER_CENTS)),
-            )
+        """Read :meth:`to_data`'s output back."""
         return cls(
             str(data["table_id"]),
             str(data["game"]),
             int(data["seats"]),
             str(data["link_group_id"]),
             tuple(WagerOffer.from_data(offer) for offer in data["wagers"]),
-            int(data.get("payout_limit_cents", 0)),
+            int(data["payout_limit_cents"]),
         )

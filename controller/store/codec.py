@@ -3,13 +3,20 @@
 Scripts encode every amount as a decimal string (Lua would print large doubles with an
 exponent), so each amount is read back with ``int()``; ``cjson`` encodes an empty array as
 ``{}``, which :func:`_items` reads as no items.
+
+Every stored record - a link group's description, a meter, a table's registration, a round,
+a jackpot - carries the schema version it was written in, the field ``v``
+(:data:`SCHEMA_VERSION`; the scripts write it too, :mod:`controller.store.scripts` gives it to
+them). Each is read here through :func:`upgraded`, the one boundary where a record of an
+older version would be migrated to the current one, and where a record without a version, or
+of a version this release does not know, is refused with its name.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
 from controller.domain.config import TableConfig
 from controller.domain.records import (
@@ -21,6 +28,7 @@ from controller.domain.records import (
 )
 from controller.domain.rounds import Wager
 from jackpot.epochs import JournalPosition
+from jackpot.errors import StoreUnavailable
 from jackpot.results import (
     AcceptedWager,
     Contribution,
@@ -31,6 +39,49 @@ from jackpot.results import (
     SettleResult,
     VoidResult,
 )
+
+SCHEMA_VERSION = 1
+"""The version of the records this release writes (the field ``v`` of each)."""
+
+RecordKind = Literal["link group", "meter", "table", "round", "jackpot"]
+
+
+def _unchanged(record: Mapping[str, Any], version: int) -> Mapping[str, Any]:
+    """Version 1 is the current one: nothing to migrate."""
+    return record
+
+
+MIGRATIONS: dict[RecordKind, Callable[[Mapping[str, Any], int], Mapping[str, Any]]] = {
+    "link group": _unchanged,
+    "meter": _unchanged,
+    "table": _unchanged,
+    "round": _unchanged,
+    "jackpot": _unchanged,
+}
+"""Per record kind: the step that upgrades a record of an older version (its second
+argument) to :data:`SCHEMA_VERSION`. A release that changes a record's shape raises the
+version and makes that kind's step rewrite the older shape."""
+
+
+def upgraded(kind: RecordKind, where: str, record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``record`` (the ``kind`` record named by ``where``, e.g. "table cs-1") as this release
+    reads it. A record without a schema version, or of a version other than 1 to
+    :data:`SCHEMA_VERSION`, raises :class:`StoreUnavailable` naming it (never a guess: the
+    caller may retry, e.g. on a replica of the release that wrote it)."""
+    version = record.get("v")
+    if version is None:
+        raise StoreUnavailable(
+            f"the stored record of {kind} {where} has no schema version; this controller reads "
+            f"versions 1 to {SCHEMA_VERSION} and does not guess"
+        )
+    number = int(version) if str(version).isdigit() else 0
+    if not 1 <= number <= SCHEMA_VERSION:
+        raise StoreUnavailable(
+            f"the stored record of {kind} {where} has schema version {version}; this "
+            f"controller reads versions 1 to {SCHEMA_VERSION} (a later release wrote it: serve "
+            "it with that release)"
+        )
+    return MIGRATIONS[kind](record, number)
 
 
 def _items(value: Any) -> list[dict[str, Any]]:
@@ -45,9 +96,7 @@ def _meters(reply: Mapping[str, Any]) -> tuple[MeterValue, ...]:
 
 
 def _accepted(item: Mapping[str, Any]) -> AcceptedWager:
-    """A stored wager; a first-release one carries its one meter's contribution inline."""
-    if "meter_id" in item:
-        item = {**item, "contributions": [item]}
+    """An accepted wager of a lockout or void answer, or of a round's record."""
     return AcceptedWager(
         seat=int(item["seat"]),
         kind=str(item["kind"]),
@@ -63,11 +112,13 @@ def _accepted(item: Mapping[str, Any]) -> AcceptedWager:
     )
 
 
-def locked_wagers(raw: str | bytes) -> tuple[Wager, ...]:
-    """The wagers stored by a lockout, as the settlement plans them."""
+def locked_wagers(where: str, fields: Mapping[str, str]) -> tuple[Wager, ...]:
+    """The wagers stored by a lockout in the record of round ``where`` (its ``v`` and
+    ``wagers`` fields), as the settlement plans them."""
+    record = upgraded("round", where, fields)
     return tuple(
         Wager(a.seat, a.kind, a.amount_cents, a.on_dealer, a.envy)
-        for a in map(_accepted, _items(json.loads(raw)))
+        for a in map(_accepted, _items(json.loads(record["wagers"])))
     )
 
 
@@ -139,7 +190,8 @@ def settle_result(raw: Sequence[str]) -> SettleResult:
 
 def jackpot(raw: str | bytes) -> Jackpot:
     """Decode a stored jackpot record."""
-    item = json.loads(raw)
+    stored = json.loads(raw)
+    item = upgraded("jackpot", str(stored.get("jackpot_id", "?")), stored)
     return Jackpot(
         jackpot_id=item["jackpot_id"],
         link_group_id=item["link_group_id"],
@@ -161,6 +213,7 @@ def jackpot(raw: str | bytes) -> Jackpot:
 
 def meter_state(fields: Mapping[str, str]) -> MeterState:
     """Decode a meter hash."""
+    fields = upgraded("meter", fields.get("meter_id", "?"), fields)
     return MeterState(
         meter_id=fields["meter_id"],
         link_group_id=fields["link_group_id"],
@@ -179,14 +232,29 @@ def meter_state(fields: Mapping[str, str]) -> MeterState:
     )
 
 
+def meter_value(meter_id: str, fields: Mapping[str, str]) -> MeterValue:
+    """A meter's value from its hash's ``v`` and ``value_microcents`` fields."""
+    fields = upgraded("meter", meter_id, fields)
+    return MeterValue(meter_id, int(fields["value_microcents"]))
+
+
+def link_group_description(link_group_id: str, fields: Mapping[str, str]) -> str:
+    """A link group's description from its info hash's ``v`` and ``description`` fields."""
+    return str(upgraded("link group", link_group_id, fields)["description"])
+
+
 def table_json(table: TableConfig) -> str:
-    """A table's configuration as canonical JSON (compared byte for byte on re-registration)."""
-    return json.dumps(table.to_data(), sort_keys=True, separators=(",", ":"))
+    """A table's configuration as canonical JSON with its schema version (compared byte for
+    byte on re-registration)."""
+    record = {**table.to_data(), "v": SCHEMA_VERSION}
+    return json.dumps(record, sort_keys=True, separators=(",", ":"))
 
 
 def table_config(raw: str | bytes) -> TableConfig:
     """Decode a stored table configuration."""
-    return TableConfig.from_data(json.loads(raw))
+    stored = json.loads(raw)
+    record = upgraded("table", str(stored.get("table_id", "?")), stored)
+    return TableConfig.from_data({k: v for k, v in record.items() if k != "v"})
 
 
 def link_group_snapshot(raw: str | bytes) -> LinkGroupSnapshot:

@@ -118,6 +118,7 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "LOST": LinkGroupStopped,
     "STOPPED": LinkGroupStopped,
     "NOT_STOPPED": FailedPrecondition,
+    "VERSION": StoreUnavailable,  # a stored record of a schema version this release cannot read
 }
 
 DURABLE_WAIT_MS = 100
@@ -327,17 +328,17 @@ class RedisStore:
         """A link group with its meters and tables; :class:`NotFound` if it does not exist."""
         group = keys.LinkGroupKeys(link_group_id)
         async with self._client.pipeline(transaction=True) as pipe:
-            pipe.hget(group.info, "description")
+            pipe.hmget(group.info, "v", "description")
             pipe.smembers(group.meters)
             pipe.smembers(group.tables)
             pipe.hmget(group.epoch, "id", "stopped")
             pipe.get(group.seq)
-            description, meters, tables, epoch, seq = await self._read(pipe.execute())
+            (version, description), meters, tables, epoch, seq = await self._read(pipe.execute())
         if description is None:
             raise NotFound(f"link group {link_group_id} does not exist")
         return LinkGroupState(
             link_group_id,
-            description,
+            codec.link_group_description(link_group_id, {"v": version, "description": description}),
             tuple(sorted(meters)),
             tuple(sorted(tables)),
             JournalPosition(epoch[0] or "", int(seq or 0)),
@@ -430,11 +431,11 @@ class RedisStore:
         ids = sorted(await self._read(self._client.smembers(group.meters)))
         async with self._client.pipeline(transaction=False) as pipe:
             for meter_id in ids:
-                pipe.hget(group.meter(meter_id), "value_microcents")
+                pipe.hmget(group.meter(meter_id), "v", "value_microcents")
             values = await self._read(pipe.execute())
         return tuple(
-            MeterValue(meter_id, int(value))
-            for meter_id, value in zip(ids, values, strict=True)
+            codec.meter_value(meter_id, {"v": version, "value_microcents": value})
+            for meter_id, (version, value) in zip(ids, values, strict=True)
             if value is not None
         )
 
@@ -450,7 +451,7 @@ class RedisStore:
         group = keys.LinkGroupKeys(table.link_group_id)
         stored = await self._read(self._client.hget(group.table(table.table_id), "config"))
         if stored is not None and codec.table_config(stored) == table:
-            # The same definition, perhaps stored by an earlier release in its own shape.
+            # The same definition (read through the codec: of any schema version it reads).
             self._tables[table.table_id] = table
             return table
         async with self._claim(keys.TABLE_INDEX, table.table_id, table.link_group_id, "table"):
@@ -538,29 +539,6 @@ class RedisStore:
     async def link_group_ids(self) -> list[str]:
         """Every link group this Redis names (sorted), whether or not its state is there."""
         return sorted(await self._group_ids())
-
-    async def ensure_epoch(self, link_group_id: str, *, actor: str) -> str:
-        """Give a link group of an earlier release its epoch record (once, journaled);
-        answer the epoch id."""
-        group = keys.LinkGroupKeys(link_group_id)
-        return str(
-            await self._run(
-                self._scripts.ensure_epoch,
-                [group.info, group.epoch, group.journal, group.seq],
-                [link_group_id, new_epoch_id(), actor],
-            )
-        )
-
-    async def epoch(self, link_group_id: str) -> tuple[Epoch | None, int]:
-        """The link group's epoch record (None when it has none) and its journal seq."""
-        group = keys.LinkGroupKeys(link_group_id)
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.hmget(group.epoch, "id", "lineage", "stopped")
-            pipe.get(group.seq)
-            (epoch_id, lineage, stopped), seq = await self._read(pipe.execute())
-        if epoch_id is None:
-            return None, int(seq or 0)
-        return Epoch.from_fields(epoch_id, lineage or "", stopped or ""), int(seq or 0)
 
     async def durable_epoch(self, link_group_id: str) -> tuple[Epoch | None, int, bool]:
         """:meth:`epoch`, read atomically and followed on the same connection by the wait of
@@ -888,10 +866,15 @@ class RedisStore:
         if remembered is not None:
             return remembered
         _, round_key = self._round_keys(table, round_id)
-        raw = await self._read(self._client.hmget(round_key, "wagers", "lockout_fp"))
-        if raw[0] is None:
+        version, wagers, fingerprint = await self._read(
+            self._client.hmget(round_key, "v", "wagers", "lockout_fp")
+        )
+        if wagers is None:
             return None
-        return LockedRound(codec.locked_wagers(raw[0]), raw[1])
+        where = f"{round_id} of table {table.table_id}"
+        return LockedRound(
+            codec.locked_wagers(where, {"v": version, "wagers": wagers}), fingerprint
+        )
 
     async def settle(
         self,

@@ -1,6 +1,8 @@
 """The Lua scripts of the store, loaded from the ``scripts/`` folder beside this module.
 
-Each script is ``_lib.lua`` (shared helpers) followed by the script's own file, registered
+Each script is the schema version of the records it writes and reads (``SCHEMA_VERSION``,
+from :data:`controller.store.codec.SCHEMA_VERSION`), then ``_lib.lua`` (shared helpers),
+then the script's own file, registered
 once per client with ``register_script`` (EVALSHA, falling back to EVAL after a restart or
 failover emptied the server's script cache).
 """
@@ -13,6 +15,8 @@ from importlib import resources
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 
+from controller.store.codec import SCHEMA_VERSION
+
 SCRIPT_NAMES = (
     "create_link_group",
     "create_meter",
@@ -23,7 +27,6 @@ SCRIPT_NAMES = (
     "review_jackpot",
     "rebase_table_rounds",
     "audit_snapshot",
-    "ensure_epoch",
     "check_position",
     "stop_link_group",
     "resume_link_group",
@@ -36,11 +39,12 @@ SCRIPT_NAMES = (
 
 
 def script_source(name: str) -> str:
-    """The full source of script ``name``: the shared prelude, then the script."""
+    """The full source of script ``name``: the schema version, the shared prelude, then the
+    script."""
     folder = resources.files("controller.store") / "scripts"
     prelude = (folder / "_lib.lua").read_text(encoding="utf-8")
     body = (folder / f"{name}.lua").read_text(encoding="utf-8")
-    return f"{prelude}\n{body}"
+    return f"local SCHEMA_VERSION = {SCHEMA_VERSION:d}\n{prelude}\n{body}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +60,6 @@ class Scripts:
     review_jackpot: AsyncScript
     rebase_table_rounds: AsyncScript
     audit_snapshot: AsyncScript
-    ensure_epoch: AsyncScript
     check_position: AsyncScript
     stop_link_group: AsyncScript
     resume_link_group: AsyncScript

@@ -1180,45 +1180,35 @@ class Table(_message.Message):
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
-    PAYTABLE_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
     LINK_GROUP_ID_FIELD_NUMBER: _builtins.int
-    METER_ID_FIELD_NUMBER: _builtins.int
-    WAGER_CENTS_FIELD_NUMBER: _builtins.int
     WAGERS_FIELD_NUMBER: _builtins.int
     PAYOUT_LIMIT_CENTS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     """"caribbean-stud", "three-card-poker", ..."""
-    paytable: _builtins.str
-    """Shorthand for a table that offers only the progressive wager on a regulation paytable:
-    paytable, meter_id and wager_cents (0 means 100, $1). Leave them empty with `wagers`.
-    """
     seats: _builtins.int
     """1..7 for Caribbean Stud (§ 639a.2(a)), 1..6 (§ 647a.2(a))"""
     link_group_id: _builtins.str
-    meter_id: _builtins.str
-    wager_cents: _builtins.int
     payout_limit_cents: _builtins.int
     """The aggregate payout limit per hand (Texas Hold 'Em Bonus, § 647a.12(c)); 0: none."""
     @_builtins.property
-    def wagers(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableWager]: ...
+    def wagers(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableWager]:
+        """every wager the table offers (at least one)"""
+
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         game: _builtins.str = ...,
-        paytable: _builtins.str = ...,
         seats: _builtins.int = ...,
         link_group_id: _builtins.str = ...,
-        meter_id: _builtins.str = ...,
-        wager_cents: _builtins.int = ...,
         wagers: _abc.Iterable[Global___TableWager] | None = ...,
         payout_limit_cents: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "link_group_id", b"link_group_id", "meter_id", b"meter_id", "payout_limit_cents", b"payout_limit_cents", "paytable", b"paytable", "seats", b"seats", "table_id", b"table_id", "wager_cents", b"wager_cents", "wagers", b"wagers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "link_group_id", b"link_group_id", "payout_limit_cents", b"payout_limit_cents", "seats", b"seats", "table_id", b"table_id", "wagers", b"wagers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -25,6 +25,7 @@ from table_agent.reports import SettleReport
 from table_agent.script import ScriptedRound
 from table_agent.simulator import SimulationConfig, TableSimulator
 from table_agent.table import RoundStateError, TableAgent
+from table_agent.wagers import PlacedWager
 from tests.helpers import (
     RESET_CENTS,
     ROYAL_SPADES,
@@ -68,7 +69,8 @@ async def test_recovery_resends_and_voids_a_round_a_crash_left_locked(
 ) -> None:
     # A crash right after the lockout was written to the outbox, before it was sent.
     outbox = Outbox(tmp_path, "t1")
-    outbox.put("100:lockout", "lockout", 100, {"wagers": [[1, 100], [4, 100]]})
+    wagers = [PlacedWager(seat, WagerKind.PROGRESSIVE, 100).to_data() for seat in (1, 4)]
+    outbox.put("100:lockout", "lockout", 100, {"wagers": wagers})
     client = table_client(controller.port, pki)
     agent = TableAgent("t1", client, Outbox(tmp_path, "t1"))
     assert await agent.recover() == 2  # the lockout, then the void of its round
@@ -87,7 +89,7 @@ async def test_refusals_are_final_and_states_are_enforced(
     with pytest.raises(RoundStateError):
         await agent.settle(round_id, SettleReport({}))
     with pytest.raises(ControllerRefused) as refused:
-        await agent.lockout(round_id, [(9, 100)])
+        await agent.lockout(round_id, [PlacedWager(9, WagerKind.PROGRESSIVE, 100)])
     assert "seat 9 does not exist" in refused.value.message
     await client.close()
 
@@ -96,7 +98,7 @@ async def test_unreachable_controller_gives_up_after_the_retry_window(pki: TestP
     client = table_client(1, pki, retry_for_s=0.3)
     agent = TableAgent("t1", client)
     with pytest.raises(ControllerUnreachable, match="controller unreachable"):
-        await agent.lockout(agent.new_round(), [(1, 100)])
+        await agent.lockout(agent.new_round(), [PlacedWager(1, WagerKind.PROGRESSIVE, 100)])
     await client.close()
 
 
@@ -107,7 +109,15 @@ async def test_a_report_is_retried_with_the_same_key_until_the_controller_answer
     agent = TableAgent("t1", client)
     round_id = agent.new_round()
     # The controller is not listening yet: the agent keeps sending the same lockout.
-    pending = asyncio.create_task(agent.lockout(round_id, [(1, 100), (2, 100)]))
+    pending = asyncio.create_task(
+        agent.lockout(
+            round_id,
+            [
+                PlacedWager(1, WagerKind.PROGRESSIVE, 100),
+                PlacedWager(2, WagerKind.PROGRESSIVE, 100),
+            ],
+        )
+    )
     await asyncio.sleep(6)  # long enough for gRPC's default reconnect backoff to reach 5 s
     assert not pending.done()
     server = ControllerServer(
@@ -128,7 +138,7 @@ async def test_the_agent_learns_its_registration_and_last_round_from_get_table(
 ) -> None:
     client = table_client(controller.port, pki)
     agent = TableAgent("t1", client)
-    await agent.lockout(agent.new_round(), [(1, 100)])
+    await agent.lockout(agent.new_round(), [PlacedWager(1, WagerKind.PROGRESSIVE, 100)])
     info = await client.get_table("t1")
     await client.close()
     assert (info.last_round_id, info.max_round_step) == (1, 1000)
@@ -151,7 +161,8 @@ async def test_an_agent_far_ahead_of_the_controller_continues_from_the_controlle
     backup: the stale lockout is refused for jumping ahead, recovery goes on, and the agent
     continues after the controller's last round instead of being refused for good."""
     outbox = Outbox(tmp_path, "t1")
-    outbox.put("1764561600000:lockout", "lockout", 1_764_561_600_000, {"wagers": [[1, 100]]})
+    wagers = [PlacedWager(1, WagerKind.PROGRESSIVE, 100).to_data()]
+    outbox.put("1764561600000:lockout", "lockout", 1_764_561_600_000, {"wagers": wagers})
     client = table_client(controller.port, pki)
     agent = TableAgent("t1", client, Outbox(tmp_path, "t1"))
     assert await agent.recover() == 1
@@ -159,7 +170,9 @@ async def test_an_agent_far_ahead_of_the_controller_continues_from_the_controlle
     agent.continue_after(info.last_round_id)
     round_id = agent.new_round()
     assert round_id == 1
-    assert (await agent.lockout(round_id, [(1, 100)])).accepted_seats == (1,)
+    assert (
+        await agent.lockout(round_id, [PlacedWager(1, WagerKind.PROGRESSIVE, 100)])
+    ).accepted_seats == (1,)
     await client.close()
     assert (await floor.meter()).wagers_total == 1
 

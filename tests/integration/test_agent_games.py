@@ -30,7 +30,7 @@ from table_agent.deck import parse_deck_cards
 from table_agent.reports import SettleReport
 from table_agent.script import ScriptedRound
 from table_agent.simulator import MeterTally, SimulationConfig, TableSimulator
-from table_agent.table import TableAgent, as_placed_wager
+from table_agent.table import TableAgent
 from table_agent.wagers import PlacedWager, TableLayout
 from tests.helpers import connect
 
@@ -69,11 +69,9 @@ class RecordingAgent(TableAgent):
         self.wagers: dict[int, list[PlacedWager]] = {}
         self.settled: dict[int, tuple[SettleReport, Settlement]] = {}
 
-    async def lockout(
-        self, round_id: int, wagers: Sequence[PlacedWager | tuple[int, int]]
-    ) -> Lockout:
+    async def lockout(self, round_id: int, wagers: Sequence[PlacedWager]) -> Lockout:
         answer = await super().lockout(round_id, wagers)
-        self.wagers[round_id] = [as_placed_wager(w) for w in wagers]
+        self.wagers[round_id] = list(wagers)
         return answer
 
     async def settle(self, round_id: int, report: SettleReport) -> Settlement:

@@ -14,12 +14,14 @@ import pytest
 from controller.server import ControllerServer
 from controller.testing import TestPKI, free_port
 from jackpot.cards import parse_cards
+from jackpot.kinds import WagerKind
 from table_agent.client import ControllerRefused
 from table_agent.link import Link, ProgressiveOffline
 from table_agent.outbox import Outbox
 from table_agent.script import ScriptedRound
 from table_agent.simulator import SimulationConfig, TableSimulator
 from table_agent.table import TableAgent
+from table_agent.wagers import PlacedWager
 from tests.helpers import (
     ROYAL_SPADES,
     STRAIGHT_FLUSH_HEARTS,
@@ -54,7 +56,7 @@ async def test_answers_and_refusals_of_content_keep_the_link_other_failures_do_n
         assert await client.probe("t1") and client.link.silent_s() == 0
         clock.now = 20
         with pytest.raises(ControllerRefused):  # INVALID_ARGUMENT: the controller read it
-            await agent._lockout(agent.new_round(), [(9, 100)])
+            await agent._lockout(agent.new_round(), [PlacedWager(9, WagerKind.PROGRESSIVE, 100)])
         assert client.link.silent_s() == 0
         clock.now = 30
         assert not await stranger.probe("t1")  # PERMISSION_DENIED: no answer for this table

@@ -14,6 +14,7 @@ from tests.helpers import (
     Floor,
     expect_refusal,
     lockout,
+    progressive_table,
     settle,
     snapshot,
 )
@@ -158,13 +159,22 @@ async def test_bad_meters(
 @pytest.mark.parametrize(
     ("table", "code", "text"),
     [
-        ({"seats": 8}, INVALID, "8 seats; Caribbean Stud Poker allows 1 to 7 (§ 639a.2(a))"),
-        ({"paytable": "D"}, INVALID, "has no paytable 'D'"),
-        ({"meter_id": "ghost"}, NOT_FOUND, "meter ghost does not exist"),
         (
-            {"paytable": "A"},
+            progressive_table("t1", "floor", "cs-main", seats=8),
+            INVALID,
+            "8 seats; Caribbean Stud Poker allows 1 to 7 (§ 639a.2(a))",
+        ),
+        (progressive_table("t1", "floor", "cs-main", "D"), INVALID, "has no paytable 'D'"),
+        (progressive_table("t1", "floor", "ghost"), NOT_FOUND, "meter ghost does not exist"),
+        (
+            progressive_table("t1", "floor", "cs-main", "A"),
             grpc.StatusCode.ALREADY_EXISTS,
             "table t1 is registered with another definition",
+        ),
+        (
+            pb.Table(table_id="t9", game="caribbean-stud", seats=7, link_group_id="floor"),
+            INVALID,
+            "table t9: offers no wager",
         ),
     ],
 )
@@ -172,26 +182,12 @@ async def test_bad_tables(
     admin: pb_grpc.AdminServiceAsyncStub,
     floor: Floor,
     redis_client: Redis,
-    table: dict[str, object],
+    table: pb.Table,
     code: grpc.StatusCode,
     text: str,
 ) -> None:
-    fields: dict[str, object] = dict(
-        table_id="t1",
-        game="caribbean-stud",
-        paytable="B",
-        seats=7,
-        link_group_id="floor",
-        meter_id="cs-main",
-        wager_cents=100,
-    )
-    fields.update(table)
     before = await snapshot(redis_client)
-    await expect_refusal(
-        admin.RegisterTable(pb.RegisterTableRequest(table=pb.Table(**fields))),  # type: ignore[arg-type]
-        code,
-        text,
-    )
+    await expect_refusal(admin.RegisterTable(pb.RegisterTableRequest(table=table)), code, text)
     assert await snapshot(redis_client) == before
 
 

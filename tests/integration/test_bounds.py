@@ -13,7 +13,16 @@ from controller.api.convert import MAX_ROUND_ID
 from controller.server import ControllerServer
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from tests.helpers import Channels, Floor, expect_refusal, journal, lockout, settle, snapshot
+from tests.helpers import (
+    Channels,
+    Floor,
+    expect_refusal,
+    journal,
+    lockout,
+    progressive_table,
+    settle,
+    snapshot,
+)
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 
@@ -153,9 +162,7 @@ def _written_table(award: str, hand: str = "royal_flush") -> pb.RegisterTableReq
         (_written_table("$" + "9" * 5000), "is longer than 64 characters"),
         (_written_table("10 for 1", "x" * 65), "hand[0]"),
         (
-            pb.RegisterTableRequest(
-                table=pb.Table(table_id="t9\n", game="caribbean-stud", paytable="B", seats=7)
-            ),
+            pb.RegisterTableRequest(table=progressive_table("t9\n", "floor", "cs-main")),
             "table id 't9\\n' must be 1-64 characters",
         ),
         (

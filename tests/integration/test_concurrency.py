@@ -16,7 +16,7 @@ from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.client import ControllerClient
 from table_agent.simulator import SimulationConfig, TableSimulator
 from table_agent.table import TableAgent
-from tests.helpers import RESET_CENTS, Floor
+from tests.helpers import RESET_CENTS, Floor, progressive_table
 
 TABLES = 20
 ROUNDS = 50
@@ -86,16 +86,7 @@ async def test_one_table_cannot_be_registered_in_two_link_groups_at_once(
 
     def register(group: str) -> Awaitable[pb.Table]:
         return admin.RegisterTable(
-            pb.RegisterTableRequest(
-                table=pb.Table(
-                    table_id="t",
-                    game="caribbean-stud",
-                    paytable="B",
-                    seats=7,
-                    link_group_id=group,
-                    meter_id=f"m-{group}",
-                )
-            )
+            pb.RegisterTableRequest(table=progressive_table("t", group, f"m-{group}"))
         )
 
     outcomes = await asyncio.gather(register("g1"), register("g2"), return_exceptions=True)

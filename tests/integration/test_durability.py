@@ -17,8 +17,10 @@ from controller.server import ControllerServer
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer, TestPKI, free_port
 from jackpot.errors import AlreadyExists, NotConfirmed
+from jackpot.kinds import WagerKind
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.table import TableAgent
+from table_agent.wagers import PlacedWager
 from tests.helpers import (
     RESET_CENTS,
     Floor,
@@ -51,9 +53,11 @@ async def replicated(tmp_path: Path) -> AsyncIterator[tuple[RedisServer, RedisSe
             yield primary, replica
 
 
-async def start(url: str, wait_replicas: int, pki: TestPKI) -> ControllerServer:
+async def start(
+    url: str, wait_replicas: int, pki: TestPKI, wait_timeout_ms: int = 200
+) -> ControllerServer:
     server = ControllerServer(
-        controller_config(url, pki, wait_replicas=wait_replicas, wait_timeout_ms=200)
+        controller_config(url, pki, wait_replicas=wait_replicas, wait_timeout_ms=wait_timeout_ms)
     )
     await server.start()
     return server
@@ -63,7 +67,7 @@ async def test_acknowledged_writes_are_on_the_replica(
     replicated: tuple[RedisServer, RedisServer], pki: TestPKI
 ) -> None:
     primary, replica = replicated
-    server = await start(primary.url, 1, pki)
+    server = await start(primary.url, 1, pki, wait_timeout_ms=10_000)  # patient under load
     try:
         async with connect(f"127.0.0.1:{server.port}", pki) as (tables, admin):
             floor = Floor(admin)
@@ -148,7 +152,9 @@ async def test_a_read_only_redis_is_unavailable_and_the_agent_retries_until_it_i
             "Redis cannot serve this now (READONLY)",
         )
         agent = TableAgent("t1", client)
-        pending = asyncio.create_task(agent.lockout(agent.new_round(), [(1, 100)]))
+        pending = asyncio.create_task(
+            agent.lockout(agent.new_round(), [PlacedWager(1, WagerKind.PROGRESSIVE, 100)])
+        )
         await asyncio.sleep(0.5)
         assert not pending.done()
         await redis_client.replicaof("NO", "ONE")

@@ -23,11 +23,13 @@ from controller.testing import TestPKI
 from jackpot.cards import parse_cards
 from jackpot.epochs import Epoch, JournalPosition, lineage_text, verdict
 from jackpot.errors import InvalidArgument
+from jackpot.kinds import WagerKind
 from table_agent.client import ControllerRefused, ControllerUnreachable
 from table_agent.outbox import Outbox
 from table_agent.reports import SettleReport
 from table_agent.simulator import SimulationConfig, TableSimulator
 from table_agent.table import TableAgent
+from table_agent.wagers import PlacedWager
 from tests.helpers import (
     PAIR,
     ROYAL_SPADES,
@@ -37,6 +39,7 @@ from tests.helpers import (
     controller_config,
     expect_refusal,
     journal,
+    snapshot,
     table_client,
 )
 
@@ -278,33 +281,39 @@ async def test_a_lost_meter_is_never_created_again(
     )
 
 
-async def test_an_earlier_releases_state_gets_its_epoch_once(
-    redis_url: str, redis_client: Redis, pki: TestPKI, tmp_path: Path
+async def test_a_link_group_without_its_epoch_record_is_never_given_one(
+    redis_url: str, redis_client: Redis, pki: TestPKI
 ) -> None:
-    """A Redis written by a release without epochs: the first start gives each link group its
-    epoch record and Redis its installation record, journaled, once; the tables play on."""
+    """Every link group gets its epoch record when it is created: a Redis holding a link
+    group without it (and without the installation record) is incomplete. A start neither
+    serves it nor writes anything into it, and says why."""
     first = ControllerServer(controller_config(redis_url, pki))
     await first.start()
     async with connect(f"127.0.0.1:{first.port}", pki) as (_, admin):
         await Floor(admin).create()
     await first.stop(grace_s=1)
     await redis_client.delete(keys.LinkGroupKeys("floor").epoch, keys.INSTALLATION)
-    length = len(await journal(redis_client))
+    before = await snapshot(redis_client)
 
-    for _ in range(2):  # the second start changes nothing
-        server = ControllerServer(controller_config(redis_url, pki))
-        await server.start()
-        try:
-            assert not server.guard.problems
-            agent = TableAgent("t1", table_client(server.port, pki), Outbox(tmp_path, "t1"))
-            agent.continue_after((await agent.client.get_table("t1")).last_round_id)
-            await TableSimulator(agent, SimulationConfig()).run(1)
-        finally:
-            await server.stop(grace_s=1)
-    entries = await journal(redis_client)
-    upgrades = [fields for _, fields in entries[length:] if fields["type"] == "epoch_created"]
-    assert len(upgrades) == 1 and upgrades[0]["link_group"] == "floor"
-    assert await redis_client.hget(keys.INSTALLATION, "by") is not None
+    server = ControllerServer(controller_config(redis_url, pki))
+    await server.start()
+    try:
+        assert (
+            "holds no installation record: its state is incomplete"
+            in (server.guard.problems["floor"])
+        )
+        assert await health_of(server, pki, "") == health_pb2.HealthCheckResponse.NOT_SERVING
+    finally:
+        await server.stop(grace_s=1)
+    await redis_client.hset(keys.INSTALLATION, "id", "restored-by-hand")
+    server = ControllerServer(controller_config(redis_url, pki))
+    await server.start()
+    try:
+        assert "incomplete (no epoch record)" in server.guard.problems["floor"]
+    finally:
+        await server.stop(grace_s=1)
+    await redis_client.delete(keys.INSTALLATION)
+    assert await snapshot(redis_client) == before
 
 
 async def test_a_round_lost_with_redis_is_never_refused_as_never_locked_out(
@@ -318,7 +327,7 @@ async def test_a_round_lost_with_redis_is_never_refused_as_never_locked_out(
     agent = TableAgent("t1", client)
     agent.continue_after((await client.get_table("t1")).last_round_id)
     round_id = agent.new_round()
-    await agent.lockout(round_id, [(1, 100)])
+    await agent.lockout(round_id, [PlacedWager(1, WagerKind.PROGRESSIVE, 100)])
     await redis_client.flushall()  # before the controller's refresh notices
     report = SettleReport({1: parse_cards(ROYAL_SPADES.split())}, dealer=parse_cards(PAIR.split()))
     with pytest.raises(ControllerUnreachable, match="no epoch record"):

@@ -235,7 +235,6 @@ HINTS: dict[str, Sequence[str | int]] = {
     "seat": (1, 2, 5, 7, 8),
     "seats": (1, 6, 7, 8),  # Table.seats (SettleRequest.seats is messages)
     "amount_cents": (1, 100, 500, 2500, 10_000),
-    "wager_cents": (0, 100),
     "reset_cents": (1_000_000, 999_999, 5_000_000),
     "ceiling_cents": (0, 2_000_000),
     "min_cents": (1, 100),

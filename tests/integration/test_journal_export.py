@@ -20,11 +20,13 @@ from controller.store.redis_store import RedisStore
 from controller.testing import TestPKI
 from jackpot.cards import parse_cards
 from jackpot.errors import AlreadyExists
+from jackpot.kinds import WagerKind
 from table_agent.client import ControllerUnreachable
 from table_agent.outbox import Outbox
 from table_agent.reports import SettleReport
 from table_agent.simulator import SimulationConfig, TableSimulator
 from table_agent.table import TableAgent
+from table_agent.wagers import PlacedWager
 from tests.helpers import (
     HIGH_CARD,
     PAIR,
@@ -266,7 +268,10 @@ async def test_a_round_open_at_the_export_can_be_settled_after_a_restore(
     agent = TableAgent("t1", client, Outbox(tmp_path, "t1"))
     agent.continue_after((await client.get_table("t1")).last_round_id)
     round_id = agent.new_round()
-    await agent.lockout(round_id, [(1, 100), (2, 100)])
+    await agent.lockout(
+        round_id,
+        [PlacedWager(1, WagerKind.PROGRESSIVE, 100), PlacedWager(2, WagerKind.PROGRESSIVE, 100)],
+    )
     await journal_export.export(controller.store, tmp_path / "export", GROUP)
     await redis_client.flushall()
     await controller.check_state()

@@ -47,7 +47,7 @@ from jackpot.money import FULL_PPM, MICROCENTS_PER_CENT
 from jackpot.results import SeatOutcome
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from tests.helpers import STRAIGHT_FLUSH_HEARTS, Floor, lockout, settle
+from tests.helpers import STRAIGHT_FLUSH_HEARTS, Floor, lockout, progressive_table, settle
 
 MICRO = MICROCENTS_PER_CENT
 RESET_CENTS = 1_000_000
@@ -112,17 +112,7 @@ class MeterMoney(RuleBasedStateMachine):
                 ),
                 actor="t",
             )
-            table = convert.table_config(
-                pb.Table(
-                    table_id=self.table_id,
-                    game="caribbean-stud",
-                    paytable="B",
-                    seats=7,
-                    link_group_id=self.group,
-                    meter_id=self.meter,
-                    wager_cents=100,
-                )
-            )
+            table = convert.table_config(progressive_table(self.table_id, self.group, self.meter))
             self.table = await self.store.register_table(table, actor="t")
 
         self.run(create())

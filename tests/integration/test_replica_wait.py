@@ -46,6 +46,7 @@ async def test_a_replay_on_another_connection_waits_for_the_original_write(
     await client.aclose()
     first = RedisStore.from_url(primary.url, wait_replicas=1, wait_timeout_ms=200)
     second = RedisStore.from_url(primary.url, wait_replicas=1, wait_timeout_ms=200)
+    patient = RedisStore.from_url(primary.url, wait_replicas=1, wait_timeout_ms=10_000)
     meter = MeterConfig("cs-main", "floor", "caribbean-stud", RESET_CENTS, 150_000)
     try:
         await first.create_link_group(LinkGroupConfig("floor"), actor="test")
@@ -58,12 +59,14 @@ async def test_a_replay_on_another_connection_waits_for_the_original_write(
                 await second.create_meter(meter, actor="test")  # the replay: not yet either
         finally:
             replica.process.send_signal(signal.SIGCONT)
-        await second.create_meter(meter, actor="test")  # the replica has it now: confirmed
+        # The replica has it now: confirmed (a patient wait: the replica resumes under load).
+        await patient.create_meter(meter, actor="test")
         types = [entry.type async for entry in second.journal("floor")]
         assert types == ["link_group_created", "meter_created"]
     finally:
         await first.close()
         await second.close()
+        await patient.close()
 
 
 async def test_a_journal_position_is_durable_once_the_replica_has_it(

@@ -1,4 +1,4 @@
-"""What the agent writes to its outbox reads back the same (old records too), and scripts."""
+"""What the agent writes to its outbox reads back the same, and scripts."""
 
 from __future__ import annotations
 
@@ -15,14 +15,13 @@ from table_agent.script import load_script, parse_script
 from table_agent.wagers import PlacedWager
 
 
-def test_wagers_round_trip_through_json_and_old_pairs_are_progressive() -> None:
+def test_wagers_round_trip_through_json() -> None:
     wagers = [
         PlacedWager(1, WagerKind.FIVE_CARD_BONUS, 500, on_dealer_hand=True),
         PlacedWager(2, WagerKind.FORTUNE_BONUS, 1_000, envy=True),
     ]
     data = json.loads(json.dumps([w.to_data() for w in wagers]))
     assert [PlacedWager.from_data(d) for d in data] == wagers
-    assert PlacedWager.from_data([4, 100]) == PlacedWager(4, WagerKind.PROGRESSIVE, 100)
 
 
 def test_settle_reports_round_trip_with_community_cards_joker_and_void() -> None:
@@ -37,13 +36,6 @@ def test_settle_reports_round_trip_with_community_cards_joker_and_void() -> None
     again = SettleReport.from_data(json.loads(json.dumps(report.to_data())))
     assert again == report
     assert again.hands[1][0] is JOKER
-
-
-def test_first_release_settle_records_still_read() -> None:
-    old = {"hands": {"2": ["AS", "KS", "QS", "JS", "TS"]}, "folded": [5], "dealer": []}
-    report = SettleReport.from_data(old)
-    assert report.folded == (5,) and report.community == () and report.rest_of_round_void == ""
-    assert [str(c) for c in report.hands[2]] == ["AS", "KS", "QS", "JS", "TS"]
 
 
 def test_a_script_with_wagers_community_cards_and_a_void(tmp_path: Path) -> None:

@@ -210,7 +210,9 @@ async def test_recovery_resends_the_full_wagers_and_cards(tmp_path: Path) -> Non
         community=parse_deck_cards("JS TS".split()),
     )
     outbox.put("7:lockout", "lockout", 7, {"wagers": [w.to_data() for w in wagers]})
-    outbox.put("8:lockout", "lockout", 8, {"wagers": [[2, 100]]})  # first-release record
+    outbox.put(
+        "8:lockout", "lockout", 8, {"wagers": [PlacedWager(2, K.PROGRESSIVE, 100).to_data()]}
+    )
     outbox.ack("8:lockout")
     outbox.put("8:settle", "settle", 8, report.to_data())
     agent = TableAgent("t1", controller, Outbox(tmp_path, "t1"))

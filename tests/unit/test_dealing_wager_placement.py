@@ -93,8 +93,8 @@ def test_no_wager_at_zero_percent_and_nothing_the_table_does_not_offer() -> None
     game = game_procedure("caribbean-stud")
     rng = random.Random(1)
     assert place_random_wagers(game, CARIBBEAN_STUD, 1, 0, rng) == []
-    shorthand = progressive_only("cs-9", "caribbean-stud", 7, 100)
-    kinds = {w.kind for _ in range(50) for w in place_random_wagers(game, shorthand, 1, 100, rng)}
+    progressive = progressive_only("cs-9", "caribbean-stud", 7, 100)
+    kinds = {w.kind for _ in range(50) for w in place_random_wagers(game, progressive, 1, 100, rng)}
     assert kinds == {K.PROGRESSIVE}
 
 

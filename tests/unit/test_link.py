@@ -15,6 +15,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from jackpot.kinds import WagerKind
 from table_agent.cli import _check, _parser
 from table_agent.client import (
     ControllerClient,
@@ -152,11 +153,11 @@ async def test_an_offline_table_refuses_new_lockouts_and_still_reports_locked_ro
     controller = Controller(link)
     agent = TableAgent("t1", controller, Outbox(tmp_path, "t1"))
     locked = agent.new_round()
-    await agent.lockout(locked, [PlacedWager.from_data([1, 100])])
+    await agent.lockout(locked, [PlacedWager(1, WagerKind.PROGRESSIVE, 100)])
     clock.now += 3
     opened = agent.new_round()
     with pytest.raises(ProgressiveOffline, match="last answer 3 s ago"):
-        await agent.lockout(opened, [(2, 100)])
+        await agent.lockout(opened, [PlacedWager(2, WagerKind.PROGRESSIVE, 100)])
     assert agent.states[opened] is RoundState.OPEN  # nothing written, nothing sent
     assert Outbox(tmp_path, "t1").last_round_id() == locked and controller.lockouts == [locked]
     assert link.offline
@@ -168,7 +169,9 @@ async def test_an_offline_table_refuses_new_lockouts_and_still_reports_locked_ro
     controller.unreachable = False
     assert await agent.recover() == 1  # the outbox sends it again; the answer reopens
     assert not link.check() and agent.outbox_depth == 0
-    await agent.lockout(opened, [(2, 100)])  # the open round locks out once the table is open
+    await agent.lockout(
+        opened, [PlacedWager(2, WagerKind.PROGRESSIVE, 100)]
+    )  # the open round locks out once the table is open
     assert controller.lockouts == [locked, opened]
     assert agent.reports[("settle", "acknowledged")] == 1
     assert agent.reports[("lockout", "acknowledged")] == 2

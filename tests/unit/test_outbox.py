@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from jackpot.epochs import JournalPosition
-from table_agent.outbox import Outbox
+from jackpot.kinds import WagerKind
+from table_agent.outbox import OUTBOX_VERSION, Outbox, OutboxVersionError
+from table_agent.wagers import PlacedWager
+
+PROGRESSIVE = WagerKind.PROGRESSIVE
 
 
 def test_pending_until_acknowledged(tmp_path: Path) -> None:
     box = Outbox(tmp_path, "t1")
-    box.put("10:lockout", "lockout", 10, {"wagers": [[1, 100]]})
+    box.put("10:lockout", "lockout", 10, {"wagers": [PlacedWager(1, PROGRESSIVE, 100).to_data()]})
     assert [r["id"] for r in box.pending()] == ["10:lockout"]
     box.ack("10:lockout")
     assert box.pending() == []
@@ -70,3 +75,38 @@ def test_positions_and_the_tally_survive_compaction(tmp_path: Path) -> None:
     assert outbox.last_position() == JournalPosition("abc", 9)
     assert outbox.tally() == before
     assert outbox.last_round_id() == 2
+
+
+def test_every_line_carries_the_current_version_and_reads_back(tmp_path: Path) -> None:
+    box = Outbox(tmp_path, "t1")
+    box.put("13:lockout", "lockout", 13, {"wagers": []})
+    box.ack("13:lockout", position=JournalPosition("e1", 4), sums={"contributed_microcents": 0})
+    box.put("13:void", "void", 13, {"reason": "misdeal"})
+    box.ack("13:void", position=JournalPosition("e1", 5), sums={})
+    box.compact()
+    box.put("14:lockout", "lockout", 14, {"wagers": []})
+    lines = [json.loads(line) for line in box.path.read_text(encoding="utf-8").splitlines()]
+    assert [line["v"] for line in lines] == [OUTBOX_VERSION] * 2
+    again = Outbox(tmp_path, "t1")
+    assert again.last_position() == JournalPosition("e1", 5)
+    assert [r["id"] for r in again.pending()] == ["14:lockout"]
+    assert "v" not in again.pending()[0]
+
+
+@pytest.mark.parametrize(
+    ("line", "text"),
+    [
+        ({"report": {"id": "9:void"}}, "line 2 has no version"),
+        ({"report": {"id": "9:void"}, "v": OUTBOX_VERSION + 1}, "line 2 has version 2;"),
+        ({"report": {"id": "9:void"}, "v": "1"}, "line 2 has version '1';"),
+    ],
+)
+def test_a_line_of_another_version_is_refused_with_its_line_number(
+    tmp_path: Path, line: dict[str, object], text: str
+) -> None:
+    box = Outbox(tmp_path, "t1")
+    box.put("8:lockout", "lockout", 8, {"wagers": []})
+    with box.path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line) + "\n")
+    with pytest.raises(OutboxVersionError, match=text):
+        box.pending()

@@ -22,6 +22,21 @@ local function refuse(code, message)
   error({err = code .. ' ' .. message})
 end
 
+-- Every stored record carries the schema version it was written in (its field 'v');
+-- SCHEMA_VERSION, the one these scripts write and read, is defined above this prelude by
+-- controller/store/scripts.py (from codec.SCHEMA_VERSION). A record of another version is
+-- refused, never guessed at; 'what' names it (e.g. 'round 5 of table cs-1').
+local function check_version(what, version)
+  if not version then
+    refuse('VERSION', 'the stored record of ' .. what .. ' has no schema version; these '
+      .. 'scripts read version ' .. SCHEMA_VERSION .. ' and do not guess')
+  end
+  if tonumber(version) ~= SCHEMA_VERSION then
+    refuse('VERSION', 'the stored record of ' .. what .. ' has schema version '
+      .. tostring(version) .. '; these scripts read version ' .. SCHEMA_VERSION)
+  end
+end
+
 -- Append one journal entry (flat field list) with the next sequence number; return it.
 local function journal(journal_key, seq_key, entry_type, meter_id, d_meter, d_reserve, fields)
   local seq = redis.call('INCR', seq_key)
@@ -57,10 +72,11 @@ local function load_meters(keys, first, ids)
   for i, meter_id in ipairs(ids) do
     local key = keys[first + i - 1]
     local f = redis.call('HMGET', key, 'value_microcents', 'reserve_microcents', 'rate_ppm',
-      'reserve_rate_ppm', 'ceiling_cents', 'reset_cents', 'last_hit_seq')
+      'reserve_rate_ppm', 'ceiling_cents', 'reset_cents', 'last_hit_seq', 'v')
     if not f[1] then
       refuse('NOT_FOUND', 'meter ' .. meter_id .. ' does not exist')
     end
+    check_version('meter ' .. meter_id, f[8])
     local ceiling = num(f[5]) * MICRO
     if ceiling == 0 or ceiling > MAX_EXACT then
       ceiling = MAX_EXACT

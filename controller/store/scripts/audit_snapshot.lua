@@ -15,7 +15,12 @@ end
 local pending_meters = {}
 for i, jackpot_id in ipairs(redis.call('SMEMBERS', KEYS[3])) do
   local raw = redis.call('HGET', KEYS[4], jackpot_id)
-  pending_meters[i] = raw and cjson.decode(raw).meter_id or ''
+  pending_meters[i] = ''
+  if raw then
+    local jackpot = cjson.decode(raw)
+    check_version('jackpot ' .. jackpot_id, jackpot.v)
+    pending_meters[i] = jackpot.meter_id
+  end
 end
 local checkpoint = {}
 local flat = redis.call('HGETALL', KEYS[5])

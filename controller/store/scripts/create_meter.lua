@@ -15,6 +15,7 @@ end
 local params = {'game', ARGV[3], 'reset_cents', ARGV[4], 'rate_ppm', ARGV[5],
   'reserve_rate_ppm', ARGV[6], 'ceiling_cents', ARGV[7]}
 if redis.call('EXISTS', KEYS[2]) == 1 then
+  check_version('meter ' .. meter_id, redis.call('HGET', KEYS[2], 'v'))
   for i = 1, #params, 2 do
     if redis.call('HGET', KEYS[2], params[i]) ~= params[i + 1] then
       refuse('EXISTS', 'meter ' .. meter_id .. ' exists with another ' .. params[i])
@@ -24,8 +25,8 @@ if redis.call('EXISTS', KEYS[2]) == 1 then
 end
 local seed = tonumber(ARGV[4]) * MICRO
 check_exact('the reset amount of meter ' .. meter_id, seed)
-redis.call('HSET', KEYS[2], 'meter_id', meter_id, 'link_group_id', link_group_id,
-  'value_microcents', int(seed), 'reserve_microcents', '0', 'pending_jackpots', '0',
+redis.call('HSET', KEYS[2], 'v', SCHEMA_VERSION, 'meter_id', meter_id, 'link_group_id',
+  link_group_id, 'value_microcents', int(seed), 'reserve_microcents', '0', 'pending_jackpots', '0',
   'wagers_total', '0', 'contributions_microcents_total', '0', 'hits_total', '0',
   'awards_cents_total', '0', 'operator_seed_microcents_total', int(seed), unpack(params))
 redis.call('SADD', KEYS[3], meter_id)

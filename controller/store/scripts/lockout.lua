@@ -12,8 +12,10 @@ local table_id, round_id, fp = ARGV[1], ARGV[2], ARGV[3]
 local where = 'round ' .. round_id .. ' of table ' .. table_id
 local epoch = check_epoch(KEYS[5], KEYS[3], KEYS[4], 'table ' .. table_id, ARGV[8], ARGV[9])
 
-local seen_fp = redis.call('HGET', KEYS[1], 'lockout_fp')
+local seen = redis.call('HMGET', KEYS[1], 'lockout_fp', 'v')
+local seen_fp = seen[1]
 if seen_fp then
+  check_version(where, seen[2])
   if seen_fp == fp then
     return {redis.call('HGET', KEYS[1], 'lockout_reply'), 'replay', epoch,
       redis.call('GET', KEYS[4]) or '0'}
@@ -81,7 +83,7 @@ end
 
 local reply = cjson.encode({table_id = table_id, round_id = round_id, accepted = accepted,
   meters = meter_values(meters)})
-redis.call('HSET', KEYS[1], 'state', 'locked', 'lockout_fp', fp,
+redis.call('HSET', KEYS[1], 'v', SCHEMA_VERSION, 'state', 'locked', 'lockout_fp', fp,
   'wagers', cjson.encode(accepted), 'lockout_reply', reply,
   'lockout_seq', redis.call('GET', KEYS[4]) or '0')
 redis.call('EXPIRE', KEYS[1], ARGV[6])

@@ -15,6 +15,7 @@ if not raw then
   refuse('NOT_FOUND', 'jackpot ' .. jackpot_id .. ' does not exist')
 end
 local jackpot = cjson.decode(raw)
+check_version('jackpot ' .. jackpot_id, jackpot.v)
 if jackpot.status ~= 'pending' then
   if jackpot.status == decision and jackpot.reviewed_by == reviewer then
     return raw
@@ -25,7 +26,8 @@ end
 local amount = tonumber(jackpot.amount_cents) * MICRO
 local d_meter, d_reserve = 0, 0
 if decision == 'rejected' then
-  local m = redis.call('HMGET', KEYS[3], 'value_microcents', 'last_hit_seq')
+  local m = redis.call('HMGET', KEYS[3], 'value_microcents', 'last_hit_seq', 'v')
+  check_version('meter ' .. jackpot.meter_id, m[3])
   if num(m[2]) > tonumber(jackpot.journal_seq) then
     refuse('LATER_HIT', 'jackpot ' .. jackpot_id .. ' cannot be rejected: a later hit on meter '
       .. jackpot.meter_id .. ' (journal #' .. m[2] .. ') was paid from the meter this award had '

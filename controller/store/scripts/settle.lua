@@ -20,12 +20,14 @@ local table_id, round_id, fp, link_group_id = ARGV[1], ARGV[2], ARGV[3], ARGV[7]
 local where = 'round ' .. round_id .. ' of table ' .. table_id
 local epoch = check_epoch(KEYS[6], KEYS[2], KEYS[3], 'table ' .. table_id, ARGV[9], ARGV[10])
 
-local round = redis.call('HMGET', KEYS[1], 'state', 'settle_fp', 'settle_reply', 'lockout_fp')
+local round = redis.call('HMGET', KEYS[1], 'state', 'settle_fp', 'settle_reply', 'lockout_fp',
+  'v')
 local state, seen_fp = round[1], round[2]
 if not state then
   refuse('NOT_LOCKED', where .. ' was never locked out (or its record has expired); a round '
     .. 'is settled only after its lockout')
 end
+check_version(where, round[5])
 if seen_fp then
   if seen_fp == fp then
     return {round[3], 'replay', epoch, redis.call('GET', KEYS[3]) or '0'}
@@ -85,7 +87,8 @@ for i, p in ipairs(plan) do
       r.amount_cents, r.meter_id, r.meter_before_cents = int(amount), m.id, int(before)
       r.meter_after_cents = int(math.floor(m.value / MICRO))
       r.pending_validation, r.jackpot_id, r.journal_seq = true, jackpot_id, seq
-      redis.call('HSET', KEYS[4], jackpot_id, cjson.encode({jackpot_id = jackpot_id,
+      redis.call('HSET', KEYS[4], jackpot_id, cjson.encode({v = SCHEMA_VERSION,
+        jackpot_id = jackpot_id,
         link_group_id = link_group_id, meter_id = m.id, table_id = table_id,
         round_id = round_id, seat = p.seat, hand = p.hand, award_text = award.text,
         amount_cents = int(amount), meter_before_cents = int(before),

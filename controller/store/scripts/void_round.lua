@@ -13,12 +13,13 @@ local epoch = check_epoch(KEYS[4], KEYS[2], KEYS[3], 'table ' .. table_id, ARGV[
 local where = 'round ' .. round_id .. ' of table ' .. table_id
 
 local round = redis.call('HMGET', KEYS[1], 'state', 'void_fp', 'void_reply', 'wagers',
-  'lockout_seq')
+  'lockout_seq', 'v')
 local state, seen_fp = round[1], round[2]
 if not state then
   refuse('NOT_LOCKED', where .. ' was never locked out (or its record has expired); only a '
     .. 'locked-out round can be voided')
 end
+check_version(where, round[6])
 if seen_fp then
   if seen_fp == fp then
     return {round[3], 'replay', epoch, redis.call('GET', KEYS[3]) or '0'}
@@ -34,12 +35,7 @@ local lockout_seq = num(round[5])
 local reversed = {}
 for i, w in ipairs(cjson.decode(round[4])) do
   local back = {}
-  local contributions = w.contributions
-  if w.meter_id then  -- locked out by the first release: one meter, inline
-    contributions = {{meter_id = w.meter_id, to_meter_microcents = w.to_meter_microcents,
-      to_reserve_microcents = w.to_reserve_microcents}}
-  end
-  for j, c in ipairs(contributions) do
+  for j, c in ipairs(w.contributions) do
     local m = meters.by_id[c.meter_id]
     local from_meter = tonumber(c.to_meter_microcents)
     local from_reserve = tonumber(c.to_reserve_microcents)
