@@ -75,9 +75,9 @@ def rounds() -> list[Round]:
     caribbean = load_submission(RULES / "caribbean-stud.toml").table_configs()[0]
     six_card = load_submission(RULES / "six-card-fortune-pai-gow.toml").table_configs()[0]
     caribbean_wagers = [
-        Wager(seat, kind, 100, on_dealer=on_dealer)
+        Wager(seat, kind, 100, on_dealer_hand=on_dealer_hand)
         for seat in range(1, 8)
-        for kind, on_dealer in (
+        for kind, on_dealer_hand in (
             ("progressive", False),
             ("bonus", False),
             ("five_card_bonus", False),

@@ -70,7 +70,9 @@ class GameFacts:
             if wager.kind == kind:
                 return wager
         listed = ", ".join(sorted(self.kinds))
-        raise InvalidConfiguration(f"{self.title} has no wager {kind!r}; its wagers are {listed}")
+        raise InvalidConfiguration(
+            f"{self.title} has no wager {str(kind)!r}; its wagers are {listed}"
+        )
 
     def seats_refusal(self, what: str, seats: int) -> str | None:
         """Why ``seats`` seats are refused for ``what`` (a table), or None if they are fine."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from jackpot.epochs import NO_POSITION, JournalPosition
+from jackpot.kinds import AwardKind, WagerKind
 from jackpot.money import floor_cents
 
 
@@ -49,11 +50,20 @@ class AcceptedWager:
     feeds no meter)."""
 
     seat: int
-    kind: str
+    kind: WagerKind
     amount_cents: int
     contributions: tuple[Contribution, ...] = ()
-    on_dealer: bool = False
+    on_dealer_hand: bool = False
     envy: bool = False
+
+    @property
+    def contributed_microcents(self) -> int:
+        """Everything it added to meters and reserves."""
+        return sum(contribution.total_microcents for contribution in self.contributions)
+
+
+def _meter_cents(meters: tuple[MeterValue, ...]) -> dict[str, int]:
+    return {meter.meter_id: meter.amount_cents for meter in meters}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +77,16 @@ class LockoutResult:
     replayed: bool = False  # True when this answers a retry of an applied request
     journal: JournalPosition = NO_POSITION  # where the link group's journal stood
 
+    @property
+    def meter_cents(self) -> dict[str, int]:
+        """Each meter's value after the contributions, in whole cents."""
+        return _meter_cents(self.meters)
+
+    @property
+    def contributed_microcents(self) -> int:
+        """Everything the wagers added to meters and reserves."""
+        return sum(wager.contributed_microcents for wager in self.accepted)
+
 
 class SeatOutcome(StrEnum):
     """What happened to a reported seat at settlement."""
@@ -79,18 +99,25 @@ class SeatOutcome(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class SeatResult:
-    """One wager's settlement (or one envy bonus, or a seat without a wager). Cents; for a
-    percentage award the meter at the wager's turn."""
+    """One result of a settlement, as the controller computed it (amounts in cents).
+
+    One per accepted wager (``kind``, ``on_dealer_hand``), one per envy bonus
+    (``envy_for_seat``: the seat whose hand qualified it) and one per reported seat without a
+    wager (``kind`` None). ``limited_from_cents``: the award before the payout limit cut it
+    (0: not cut). ``meter_before_cents``/``meter_after_cents``: the meter around a
+    percentage-of-meter award. The settle script answers with these field names, the wire's
+    ``SeatResult`` has them too, and the agent reads this record.
+    """
 
     seat: int
     hand: str
     outcome: SeatOutcome
-    wager: str = ""
-    on_dealer: bool = False
+    kind: WagerKind | None = None
+    on_dealer_hand: bool = False
     envy_for_seat: int = 0
     limited_from_cents: int = 0
     line: str = ""  # the paytable line paid
-    award_kind: str = ""
+    award_kind: AwardKind | None = None
     award_text: str = ""
     amount_cents: int = 0
     meter_id: str = ""
@@ -112,6 +139,29 @@ class SettleResult:
     replayed: bool = False  # True when this answers a retry of an applied request
     journal: JournalPosition = NO_POSITION  # where the link group's journal stood
 
+    @property
+    def meter_cents(self) -> dict[str, int]:
+        """Each meter's value after every award, in whole cents."""
+        return _meter_cents(self.meters)
+
+    @property
+    def awards(self) -> tuple[SeatResult, ...]:
+        """The paid results."""
+        return tuple(result for result in self.results if result.outcome is SeatOutcome.PAID)
+
+    @property
+    def paid_cents(self) -> int:
+        """Every award of the round (fixed and percentage-of-meter)."""
+        return sum(result.amount_cents for result in self.awards)
+
+    @property
+    def hands(self) -> dict[int, str]:
+        """Each reported seat's hand, as the controller named it for its first result."""
+        hands: dict[int, str] = {}
+        for result in self.results:
+            hands.setdefault(result.seat, result.hand)
+        return hands
+
 
 @dataclass(frozen=True, slots=True)
 class VoidResult:
@@ -123,3 +173,13 @@ class VoidResult:
     meters: tuple[MeterValue, ...]
     replayed: bool = False  # True when this answers a retry of an applied request
     journal: JournalPosition = NO_POSITION  # where the link group's journal stood
+
+    @property
+    def meter_cents(self) -> dict[str, int]:
+        """Each meter's value after the void, in whole cents."""
+        return _meter_cents(self.meters)
+
+    @property
+    def reversed_microcents(self) -> int:
+        """Everything that left the meters and reserves."""
+        return sum(wager.contributed_microcents for wager in self.reversed)

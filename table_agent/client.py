@@ -35,9 +35,10 @@ from jackpot import tls
 from jackpot.epochs import NO_POSITION, JournalPosition
 from jackpot.errors import InvalidArgument
 from jackpot.kinds import WagerKind
-from jackpot.results import SeatOutcome
+from jackpot.results import LockoutResult, SettleResult, VoidResult
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from jackpot.wire import enum_member, enum_number, from_message
 from table_agent.deck import card_texts
 from table_agent.link import Link
 from table_agent.reports import SettleReport
@@ -88,182 +89,16 @@ class ControllerUnreachable(Exception):
     """The report could not be delivered within the retry window; it must be sent again."""
 
 
-@dataclass(frozen=True, slots=True)
-class SeatResult:
-    """One result of a settlement, as the controller computed it (amounts in cents).
-
-    One per accepted wager (``kind``, ``on_dealer_hand``), one per envy bonus
-    (``envy_for_seat``: the seat whose hand qualified it) and one per reported seat without a
-    wager (``kind`` None). ``limited_from_cents``: the award before the payout limit cut it
-    (0: not cut). ``meter_before_cents``/``meter_after_cents``: the meter around a
-    percentage-of-meter award.
-    """
-
-    seat: int
-    kind: WagerKind | None
-    outcome: SeatOutcome
-    hand: str
-    award_text: str = ""
-    amount_cents: int = 0
-    on_dealer_hand: bool = False
-    envy_for_seat: int = 0
-    limited_from_cents: int = 0
-    award_kind: str = ""
-    meter_id: str = ""
-    meter_before_cents: int = 0
-    meter_after_cents: int = 0
-    pending_validation: bool = False
-    jackpot_id: str = ""
-    journal_seq: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Settlement:
-    """The controller's answer to a settlement: every result in settlement order."""
-
-    results: tuple[SeatResult, ...]
-    meter_cents: dict[str, int]
-
-    @property
-    def awards(self) -> tuple[SeatResult, ...]:
-        """The paid results."""
-        return tuple(result for result in self.results if result.outcome is SeatOutcome.PAID)
-
-    @property
-    def paid_cents(self) -> int:
-        """Every award of the round (fixed and percentage-of-meter)."""
-        return sum(result.amount_cents for result in self.awards)
-
-    @property
-    def hands(self) -> dict[int, str]:
-        """Each reported seat's hand, as the controller named it for its first result."""
-        hands: dict[int, str] = {}
-        for result in self.results:
-            hands.setdefault(result.seat, result.hand)
-        return hands
-
-
-@dataclass(frozen=True, slots=True)
-class Contribution:
-    """The part of one wager that went to one meter, and to its reserve (microcents)."""
-
-    meter_id: str
-    to_meter_microcents: int
-    to_reserve_microcents: int
-
-
-@dataclass(frozen=True, slots=True)
-class AcceptedWager:
-    """A wager the controller accepted at lockout, with the contributions it made."""
-
-    wager: PlacedWager
-    contributions: tuple[Contribution, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Lockout:
-    """The controller's answer to a lockout."""
-
-    accepted: tuple[AcceptedWager, ...]
-    meter_cents: dict[str, int]
-
-    @property
-    def accepted_seats(self) -> tuple[int, ...]:
-        """The seat of each accepted wager, in the controller's order."""
-        return tuple(accepted.wager.seat for accepted in self.accepted)
-
-    @property
-    def contributed_microcents(self) -> int:
-        """Everything the wagers added to meters and reserves."""
-        return _contributed(self.accepted)
-
-
-@dataclass(frozen=True, slots=True)
-class Void:
-    """The controller's answer to a void: the contributions taken back out."""
-
-    reversed: tuple[AcceptedWager, ...]
-    meter_cents: dict[str, int]
-
-    @property
-    def reversed_microcents(self) -> int:
-        """Everything that left the meters and reserves."""
-        return _contributed(self.reversed)
-
-
-def _contributed(wagers: Sequence[AcceptedWager]) -> int:
-    return sum(
-        c.to_meter_microcents + c.to_reserve_microcents for w in wagers for c in w.contributions
-    )
-
-
-_KIND_TO_WIRE: dict[WagerKind, pb.WagerKind.ValueType] = {
-    WagerKind.PROGRESSIVE: pb.WAGER_KIND_PROGRESSIVE,
-    WagerKind.BONUS: pb.WAGER_KIND_BONUS,
-    WagerKind.FIVE_CARD_BONUS: pb.WAGER_KIND_FIVE_CARD_BONUS,
-    WagerKind.FIVE_CARD_PROGRESSIVE: pb.WAGER_KIND_FIVE_CARD_PROGRESSIVE,
-    WagerKind.FORTUNE_BONUS: pb.WAGER_KIND_FORTUNE_BONUS,
-    WagerKind.INSURANCE: pb.WAGER_KIND_INSURANCE,
-}
-_KIND_FROM_WIRE = {wire: kind for kind, wire in _KIND_TO_WIRE.items()}
-_OUTCOME_FROM_WIRE = {
-    pb.SEAT_OUTCOME_PAID: SeatOutcome.PAID,
-    pb.SEAT_OUTCOME_NO_AWARD: SeatOutcome.NO_AWARD,
-    pb.SEAT_OUTCOME_FORFEITED: SeatOutcome.FORFEITED,
-    pb.SEAT_OUTCOME_NO_WAGER: SeatOutcome.NO_WAGER,
-}
-_AWARD_KIND_FROM_WIRE = {
-    pb.AWARD_KIND_FOR_ONE: "for_one",
-    pb.AWARD_KIND_TO_ONE: "to_one",
-    pb.AWARD_KIND_PERCENT_OF_METER: "percent_of_meter",
-    pb.AWARD_KIND_FIXED_AMOUNT: "fixed_amount",
-    pb.AWARD_KIND_ENVY: "envy",
-}
+_WAGER_KINDS = pb.WagerKind.DESCRIPTOR
 
 
 def _wire_wager(wager: PlacedWager) -> pb.Wager:
     return pb.Wager(
         seat=wager.seat,
-        kind=_KIND_TO_WIRE[wager.kind],
+        kind=pb.WagerKind.ValueType(enum_number(wager.kind, _WAGER_KINDS)),
         amount_cents=wager.amount_cents,
         on_dealer_hand=wager.on_dealer_hand,
         envy=wager.envy,
-    )
-
-
-def _accepted(wire: pb.AcceptedWager) -> AcceptedWager:
-    wager = PlacedWager(
-        wire.seat,
-        _KIND_FROM_WIRE[wire.kind],
-        wire.amount_cents,
-        wire.on_dealer_hand,
-        wire.envy,
-    )
-    contributions = tuple(
-        Contribution(c.meter_id, c.to_meter_microcents, c.to_reserve_microcents)
-        for c in wire.contributions
-    )
-    return AcceptedWager(wager, contributions)
-
-
-def _seat_result(wire: pb.SeatResult) -> SeatResult:
-    return SeatResult(
-        seat=wire.seat,
-        kind=_KIND_FROM_WIRE.get(wire.kind),
-        outcome=_OUTCOME_FROM_WIRE[wire.outcome],
-        hand=wire.hand,
-        award_text=wire.award_text,
-        amount_cents=wire.amount_cents,
-        on_dealer_hand=wire.on_dealer_hand,
-        envy_for_seat=wire.envy_for_seat,
-        limited_from_cents=wire.limited_from_cents,
-        award_kind=_AWARD_KIND_FROM_WIRE.get(wire.award_kind, ""),
-        meter_id=wire.meter_id,
-        meter_before_cents=wire.meter_before_cents,
-        meter_after_cents=wire.meter_after_cents,
-        pending_validation=wire.pending_validation,
-        jackpot_id=wire.jackpot_id,
-        journal_seq=wire.journal_seq,
     )
 
 
@@ -292,7 +127,7 @@ def table_layout(table: pb.Table) -> TableLayout:
     know are left out (logged); raise ValueError for limits that are not a positive range."""
     offers = []
     for offer in table.wagers:
-        kind = _KIND_FROM_WIRE.get(offer.kind)
+        kind: WagerKind | None = enum_member(offer.kind, WagerKind, _WAGER_KINDS)
         if kind is None:
             log.warning("table %s offers wager kind %d, unknown here", table.table_id, offer.kind)
             continue
@@ -423,7 +258,9 @@ class ControllerClient:
         self._answered(reply.journal)
         return True
 
-    async def lockout(self, table_id: str, round_id: int, wagers: Sequence[PlacedWager]) -> Lockout:
+    async def lockout(
+        self, table_id: str, round_id: int, wagers: Sequence[PlacedWager]
+    ) -> LockoutResult:
         """Send "no more bets" with the accepted wagers."""
         request = pb.LockoutRequest(
             table_id=table_id,
@@ -436,9 +273,9 @@ class ControllerClient:
             lambda: self._stub.Lockout(request, timeout=self._call_timeout_s),
         )
         self._answered(reply.journal)
-        return Lockout(tuple(_accepted(w) for w in reply.accepted), _meters(reply.meters))
+        return from_message(reply, LockoutResult)
 
-    async def settle(self, table_id: str, round_id: int, report: SettleReport) -> Settlement:
+    async def settle(self, table_id: str, round_id: int, report: SettleReport) -> SettleResult:
         """Send the round's cards; answer every result in settlement order."""
         request = _settle_request(table_id, round_id, report)
         request.known.CopyFrom(self._known())
@@ -447,10 +284,10 @@ class ControllerClient:
             lambda: self._stub.Settle(request, timeout=self._call_timeout_s),
         )
         self._answered(reply.journal)
-        return Settlement(tuple(_seat_result(r) for r in reply.results), _meters(reply.meters))
+        return from_message(reply, SettleResult)
 
-    async def void_round(self, table_id: str, round_id: int, reason: str) -> Void:
-        """Void a locked round for ``reason``; answer the reversal and the meters after it."""
+    async def void_round(self, table_id: str, round_id: int, reason: str) -> VoidResult:
+        """VoidResult a locked round for ``reason``; answer the reversal and the meters after it."""
         request = pb.VoidRoundRequest(
             table_id=table_id, round_id=round_id, reason=reason, known=self._known()
         )
@@ -459,7 +296,7 @@ class ControllerClient:
             lambda: self._stub.VoidRound(request, timeout=self._call_timeout_s),
         )
         self._answered(reply.journal)
-        return Void(tuple(_accepted(w) for w in reply.reversed), _meters(reply.meters))
+        return from_message(reply, VoidResult)
 
     async def watch_meters(
         self, table_id: str, min_interval_ms: int = 250

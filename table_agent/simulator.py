@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from jackpot.games import DEFAULT_WAGER_CENTS
 from jackpot.kinds import wager_title
 from jackpot.money import format_cents
-from table_agent.client import ControllerUnreachable, Lockout, SeatResult, Settlement
+from jackpot.results import LockoutResult, SeatResult, SettleResult
+from table_agent.client import ControllerUnreachable
 from table_agent.deck import COMMUNITY, DEALER, DeckCard
 from table_agent.games import GameProcedure, game_procedure
 from table_agent.link import ProgressiveOffline
@@ -102,7 +103,7 @@ class Tally:
         """Every award's amount, added up."""
         return sum(award.amount_cents for _, award in self.awards)
 
-    def add_lockout(self, lockout: Lockout, sign: int = 1) -> None:
+    def add_lockout(self, lockout: LockoutResult, sign: int = 1) -> None:
         """Count a lockout's accepted wagers and contributions (``sign`` -1: its void)."""
         for accepted in lockout.accepted:
             for contribution in accepted.contributions:
@@ -111,12 +112,12 @@ class Tally:
                 meter.to_reserve_microcents += sign * contribution.to_reserve_microcents
                 meter.wagers += sign
             if sign > 0:
-                kind = accepted.wager.kind.value
+                kind = accepted.kind.value
                 self.wagers += 1
                 self.wagers_by_kind[kind] = self.wagers_by_kind.get(kind, 0) + 1
-                self.wagered_cents += accepted.wager.amount_cents
+                self.wagered_cents += accepted.amount_cents
 
-    def add_settlement(self, round_id: int, settlement: Settlement) -> None:
+    def add_settlement(self, round_id: int, settlement: SettleResult) -> None:
         """Count a settlement's results and keep its awards."""
         self.results += len(settlement.results)
         self.awards += [(round_id, award) for award in settlement.awards]

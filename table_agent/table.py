@@ -21,14 +21,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from table_agent.client import (
-    ControllerClient,
-    ControllerRefused,
-    ControllerUnreachable,
-    Lockout,
-    Settlement,
-    Void,
-)
+from jackpot.results import LockoutResult, SettleResult, VoidResult
+from table_agent.client import ControllerClient, ControllerRefused, ControllerUnreachable
 from table_agent.link import Link
 from table_agent.outbox import Outbox
 from table_agent.reports import SettleReport
@@ -150,13 +144,13 @@ class TableAgent:
         self._last_ack = time.monotonic()
         return answer
 
-    async def lockout(self, round_id: int, wagers: Sequence[PlacedWager]) -> Lockout:
+    async def lockout(self, round_id: int, wagers: Sequence[PlacedWager]) -> LockoutResult:
         """ "No more bets" with the accepted wagers. While the table is PROGRESSIVE OFFLINE,
         :class:`ProgressiveOffline` and nothing else: the round stays open."""
         self.link.refuse_if_offline()
         return await self._lockout(round_id, wagers)
 
-    async def _lockout(self, round_id: int, wagers: Sequence[PlacedWager]) -> Lockout:
+    async def _lockout(self, round_id: int, wagers: Sequence[PlacedWager]) -> LockoutResult:
         placed = list(wagers)
         self._move(round_id, RoundState.OPEN, RoundState.LOCKED)
         return await self._report(
@@ -167,7 +161,7 @@ class TableAgent:
             lambda lockout: {"contributed_microcents": lockout.contributed_microcents},
         )
 
-    async def settle(self, round_id: int, report: SettleReport) -> Settlement:
+    async def settle(self, round_id: int, report: SettleReport) -> SettleResult:
         """Report the cards of a locked round."""
         self._move(round_id, RoundState.LOCKED, RoundState.SETTLED)
         return await self._report(
@@ -178,8 +172,8 @@ class TableAgent:
             lambda settlement: {"paid_cents": settlement.paid_cents},
         )
 
-    async def void(self, round_id: int, reason: str) -> Void:
-        """Void a locked round for an irregularity; its wagers are returned."""
+    async def void(self, round_id: int, reason: str) -> VoidResult:
+        """VoidResult a locked round for an irregularity; its wagers are returned."""
         self._move(round_id, RoundState.LOCKED, RoundState.VOIDED)
         return await self._report(
             "void",

@@ -22,40 +22,19 @@ from jackpot.cards import parse_cards
 from jackpot.epochs import JournalPosition
 from jackpot.errors import InvalidArgument, InvalidCards
 from jackpot.hands.joker_poker import parse_joker_cards
+from jackpot.kinds import WagerKind
 from jackpot.money import (
     MAX_METER_CENTS,
     MICROCENTS_PER_CENT,
     format_percent,
     parse_percent_ppm,
 )
-from jackpot.results import AcceptedWager, MeterValue, SeatOutcome, SeatResult
 from jackpot.v1 import jackpot_pb2 as pb
+from jackpot.wire import enum_member, enum_number, to_message
 
 MAX_ROUND_ID = 2**53 - 1  # round ids are compared inside Redis scripts, exact below 2**53
 
-# The wire's wager kinds and the games' wager names.
-_WAGER_KIND_FROM_PB: dict[pb.WagerKind.ValueType, str] = {
-    pb.WAGER_KIND_PROGRESSIVE: "progressive",
-    pb.WAGER_KIND_BONUS: "bonus",
-    pb.WAGER_KIND_FIVE_CARD_BONUS: "five_card_bonus",
-    pb.WAGER_KIND_FIVE_CARD_PROGRESSIVE: "five_card_progressive",
-    pb.WAGER_KIND_FORTUNE_BONUS: "fortune_bonus",
-    pb.WAGER_KIND_INSURANCE: "insurance",
-}
-_WAGER_KIND_TO_PB = {kind: number for number, kind in _WAGER_KIND_FROM_PB.items()}
-_AWARD_KIND_TO_PB = {
-    "for_one": pb.AWARD_KIND_FOR_ONE,
-    "to_one": pb.AWARD_KIND_TO_ONE,
-    "percent_of_meter": pb.AWARD_KIND_PERCENT_OF_METER,
-    "fixed_amount": pb.AWARD_KIND_FIXED_AMOUNT,
-    "envy": pb.AWARD_KIND_ENVY,
-}
-_OUTCOME_TO_PB = {
-    SeatOutcome.PAID: pb.SEAT_OUTCOME_PAID,
-    SeatOutcome.NO_AWARD: pb.SEAT_OUTCOME_NO_AWARD,
-    SeatOutcome.FORFEITED: pb.SEAT_OUTCOME_FORFEITED,
-    SeatOutcome.NO_WAGER: pb.SEAT_OUTCOME_NO_WAGER,
-}
+_WAGER_KINDS = pb.WagerKind.DESCRIPTOR
 
 
 def table_id(value: str) -> str:
@@ -80,9 +59,9 @@ def reason(value: str, field: str = "reason") -> str:
     return check_text(value, field, bounds.REASON_MAX_CHARS, required=True)
 
 
-def wager_kind(number: int, where: str) -> str:
+def wager_kind(number: int, where: str) -> WagerKind:
     """A wager kind's name; an unspecified or unknown kind is refused naming ``where``."""
-    kind = _WAGER_KIND_FROM_PB.get(pb.WagerKind.ValueType(number))
+    kind: WagerKind | None = enum_member(number, WagerKind, _WAGER_KINDS)
     if kind is None:
         raise InvalidArgument(f"{where}: wager kind is missing or unknown")
     return kind
@@ -135,57 +114,6 @@ def round_cards(request: pb.SettleRequest, joker: bool) -> RoundCards:
         rest_of_round_void=check_text(
             request.rest_of_round_void, "rest_of_round_void", bounds.REASON_MAX_CHARS
         ),
-    )
-
-
-def meter_value(meter: MeterValue) -> pb.MeterValue:
-    """A meter value for the wire."""
-    return pb.MeterValue(
-        meter_id=meter.meter_id,
-        amount_cents=meter.amount_cents,
-        amount_microcents=meter.amount_microcents,
-    )
-
-
-def accepted_wager(wager: AcceptedWager) -> pb.AcceptedWager:
-    """An accepted (or reversed) wager for the wire."""
-    return pb.AcceptedWager(
-        seat=wager.seat,
-        kind=_WAGER_KIND_TO_PB[wager.kind],
-        amount_cents=wager.amount_cents,
-        contributions=[
-            pb.Contribution(
-                meter_id=c.meter_id,
-                to_meter_microcents=c.to_meter_microcents,
-                to_reserve_microcents=c.to_reserve_microcents,
-            )
-            for c in wager.contributions
-        ],
-        on_dealer_hand=wager.on_dealer,
-        envy=wager.envy,
-    )
-
-
-def seat_result(result: SeatResult) -> pb.SeatResult:
-    """One seat's settlement for the wire."""
-    return pb.SeatResult(
-        seat=result.seat,
-        hand=result.hand,
-        outcome=_OUTCOME_TO_PB[result.outcome],
-        award_kind=_AWARD_KIND_TO_PB.get(result.award_kind, pb.AWARD_KIND_UNSPECIFIED),
-        award_text=result.award_text,
-        amount_cents=result.amount_cents,
-        meter_id=result.meter_id,
-        meter_before_cents=result.meter_before_cents,
-        meter_after_cents=result.meter_after_cents,
-        pending_validation=result.pending_validation,
-        jackpot_id=result.jackpot_id,
-        journal_seq=result.journal_seq,
-        kind=_WAGER_KIND_TO_PB.get(result.wager, pb.WAGER_KIND_UNSPECIFIED),
-        on_dealer_hand=result.on_dealer,
-        envy_for_seat=result.envy_for_seat,
-        limited_from_cents=result.limited_from_cents,
-        line=result.line,
     )
 
 
@@ -284,7 +212,7 @@ def table(config: TableConfig) -> pb.Table:
         link_group_id=config.link_group_id,
         wagers=[
             pb.TableWager(
-                kind=_WAGER_KIND_TO_PB[offer.wager],
+                kind=pb.WagerKind.ValueType(enum_number(WagerKind(offer.wager), _WAGER_KINDS)),
                 paytable=offer.paytable.name,
                 lines=_lines(offer.paytable.lines),
                 envy_lines=_lines(offer.paytable.envy_lines),
@@ -305,7 +233,7 @@ def link_group(state: LinkGroupState) -> pb.LinkGroup:
         description=state.description,
         meter_ids=state.meter_ids,
         table_ids=state.table_ids,
-        journal=journal_position(state.journal),
+        journal=to_message(state.journal, pb.JournalPosition),
         stopped=state.stopped,
     )
 
@@ -316,11 +244,6 @@ def known_position(wire: pb.JournalPosition) -> JournalPosition:
         return JournalPosition(wire.epoch, wire.seq)
     except InvalidArgument as error:
         raise InvalidArgument(f"known: {error}") from None
-
-
-def journal_position(position: JournalPosition) -> pb.JournalPosition:
-    """A journal position for the wire."""
-    return pb.JournalPosition(epoch=position.epoch, seq=position.seq)
 
 
 def jackpot(record: Jackpot) -> pb.Jackpot:

@@ -38,6 +38,7 @@ from jackpot.money import format_cents
 from jackpot.results import SeatOutcome, SettleResult
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from jackpot.wire import to_message
 
 log = logging.getLogger("controller.rounds")
 
@@ -101,13 +102,7 @@ class TableService(pb_grpc.TableServiceServicer):
             len(result.accepted),
             result.replayed,
         )
-        return pb.LockoutResponse(
-            table_id=result.table_id,
-            round_id=result.round_id,
-            accepted=[convert.accepted_wager(w) for w in result.accepted],
-            meters=[convert.meter_value(m) for m in result.meters],
-            journal=convert.journal_position(result.journal),
-        )
+        return to_message(result, pb.LockoutResponse)
 
     async def Settle(self, request: pb.SettleRequest, context: Context) -> pb.SettleResponse:
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
@@ -134,20 +129,14 @@ class TableService(pb_grpc.TableServiceServicer):
                     table_id,
                     round_id,
                     seat.seat,
-                    seat.wager,
+                    seat.kind,
                     seat.hand,
                     seat.award_text,
                     format_cents(seat.amount_cents),
                     seat.pending_validation,
                     seat.journal_seq,
                 )
-        return pb.SettleResponse(
-            table_id=result.table_id,
-            round_id=result.round_id,
-            results=[convert.seat_result(seat) for seat in result.results],
-            meters=[convert.meter_value(m) for m in result.meters],
-            journal=convert.journal_position(result.journal),
-        )
+        return to_message(result, pb.SettleResponse)
 
     async def _locked_round(
         self, table: TableConfig, round_id: int, known: JournalPosition, *, fresh: bool = False
@@ -202,13 +191,7 @@ class TableService(pb_grpc.TableServiceServicer):
             len(result.reversed),
             result.replayed,
         )
-        return pb.VoidRoundResponse(
-            table_id=result.table_id,
-            round_id=result.round_id,
-            reversed=[convert.accepted_wager(w) for w in result.reversed],
-            meters=[convert.meter_value(m) for m in result.meters],
-            journal=convert.journal_position(result.journal),
-        )
+        return to_message(result, pb.VoidRoundResponse)
 
     async def WatchMeters(
         self, request: pb.WatchMetersRequest, context: Context
@@ -221,7 +204,7 @@ class TableService(pb_grpc.TableServiceServicer):
         self._metrics.meter_streams.inc()
         try:
             async for values in self._watcher.watch(table.link_group_id, interval_s):
-                yield pb.MeterSnapshot(meters=[convert.meter_value(m) for m in values])
+                yield pb.MeterSnapshot(meters=[to_message(m, pb.MeterValue) for m in values])
         finally:
             self._metrics.meter_streams.dec()
 
@@ -235,7 +218,7 @@ class TableService(pb_grpc.TableServiceServicer):
             table=convert.table(table),
             last_round_id=await self._store.last_round(table),
             max_round_step=self._store.max_round_step,
-            journal=convert.journal_position(journal),
+            journal=to_message(journal, pb.JournalPosition),
         )
 
 

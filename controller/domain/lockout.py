@@ -24,7 +24,7 @@ def check_lockout(table: TableConfig, wagers: Sequence[Wager]) -> tuple[Wager, .
         check_seat(table, wager.seat)
         offer = offered(table, wager.kind)
         rules = game.wager(wager.kind)
-        if wager.on_dealer and not rules.facts.on_dealer_hand:
+        if wager.on_dealer_hand and not rules.facts.on_dealer_hand:
             raise InvalidArgument(
                 f"{wager.label}: the {rules.facts.title} is not placed on the dealer's hand"
             )
@@ -33,7 +33,7 @@ def check_lockout(table: TableConfig, wagers: Sequence[Wager]) -> tuple[Wager, .
                 f"{wager.label}: the {rules.facts.title} at table {table.table_id} has no Envy "
                 "lammer"
             )
-        key = (wager.seat, wager.kind, wager.on_dealer)
+        key = (wager.seat, wager.kind, wager.on_dealer_hand)
         if key in seen:
             raise InvalidSeat(f"{wager.label} is placed twice; a seat places it once per round")
         seen.add(key)
@@ -52,4 +52,4 @@ def check_lockout(table: TableConfig, wagers: Sequence[Wager]) -> tuple[Wager, .
                 f"table {table.table_id} takes {offer.min_cents} to {offer.max_cents} cents"
             )
     order = table.game_rules.settle_order
-    return tuple(sorted(wagers, key=lambda w: (w.seat, order.index(w.kind), w.on_dealer)))
+    return tuple(sorted(wagers, key=lambda w: (w.seat, order.index(w.kind), w.on_dealer_hand)))

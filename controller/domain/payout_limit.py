@@ -16,7 +16,7 @@ def _stake_back(payout: Payout, wagers: dict[tuple[int, str, bool], Wager]) -> i
     back, "N for 1" N wagers of which one is the wager back; "$A" returns none."""
     if payout.award is None or payout.award.kind is AwardKind.PERCENT_OF_METER:
         return 0
-    wager = wagers[(payout.seat, payout.wager, payout.on_dealer)]
+    wager = wagers[(payout.seat, payout.kind, payout.on_dealer_hand)]
     return payout.award.returned_stake_cents(wager.amount_cents)
 
 
@@ -35,7 +35,7 @@ def apply_payout_limit(
     if not limit:
         return payouts
     counted = table.game_rules.payout_limit_wagers
-    by_key = {(w.seat, w.kind, w.on_dealer): w for w in wagers}
+    by_key = {(w.seat, w.kind, w.on_dealer_hand): w for w in wagers}
     room = {r.seat: max(0, limit - r.base_game_win_cents) for r in cards.seats}
     limited = []
     for payout in payouts:
@@ -43,7 +43,7 @@ def apply_payout_limit(
             payout.outcome is not SeatOutcome.PAID
             or payout.award is None
             or payout.envy_for_seat
-            or payout.wager not in counted
+            or payout.kind not in counted
         ):
             limited.append(payout)
             continue

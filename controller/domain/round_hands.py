@@ -31,10 +31,10 @@ class RoundHands:
         self._lines: dict[tuple[LinesOf, Cards, Cards], tuple[str, ...]] = {}
         self._names: dict[tuple[bool, Cards], str] = {}
 
-    def cards_of(self, rules: WagerTable, on_dealer: bool, seat: Cards) -> Cards:
+    def cards_of(self, rules: WagerTable, on_dealer_hand: bool, seat: Cards) -> Cards:
         """The cards of a wager's hand: the dealer's for a wager on the dealer's hand, the
         seat's with the community cards for a five-card wager, else the seat's."""
-        if on_dealer:
+        if on_dealer_hand:
             return self._cards.dealer
         if rules.facts.extra is Extra.COMMUNITY:
             return seat + self._cards.community

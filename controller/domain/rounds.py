@@ -25,19 +25,19 @@ Cards = tuple[Card, ...]  # at Six-Card Fortune a hand may hold the joker
 @dataclass(frozen=True, slots=True)
 class Wager:
     """One wager accepted at lockout: the game's wager name (``progressive``, ``bonus``, ...)
-    and the chip in cents. ``on_dealer``: a Five Card Hand Bonus on the dealer's hand
+    and the chip in cents. ``on_dealer_hand``: a Five Card Hand Bonus on the dealer's hand
     (§ 639a.7(d)(4)); ``envy``: the Envy lammer of a Fortune Bonus (§ 670a.11(h)(1)(ii))."""
 
     seat: int
     kind: str
     amount_cents: int
-    on_dealer: bool = False
+    on_dealer_hand: bool = False
     envy: bool = False
 
     @property
     def label(self) -> str:
         """How a message names it: "seat 3 five_card_bonus (dealer's hand)"."""
-        return f"seat {self.seat} {self.kind}" + (" (dealer's hand)" if self.on_dealer else "")
+        return f"seat {self.seat} {self.kind}" + (" (dealer's hand)" if self.on_dealer_hand else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +71,16 @@ class Payout:
 
     ``amount_cents`` is final for fixed awards (after the payout limit, ``limited_from_cents``
     being the amount before it); a percentage award is computed by the store from
-    ``meter_id`` at its turn. ``wager`` is empty for a reported seat without a wager.
+    ``meter_id`` at its turn. ``kind`` is empty for a reported seat without a wager. The
+    store's settle script answers each as a :class:`jackpot.results.SeatResult` whose fields of
+    the same names it copies.
     """
 
     seat: int
-    wager: str
+    kind: str
     hand: str
     outcome: SeatOutcome
-    on_dealer: bool = False
+    on_dealer_hand: bool = False
     award: AwardRule | None = None
     amount_cents: int = 0
     meter_id: str = ""

@@ -32,7 +32,7 @@ from jackpot.results import SeatOutcome
 def _order_key(table: TableConfig, wager: Wager) -> tuple[int, int, bool]:
     """Settlement order: seat N first, then the game's wager order, the player's hand first."""
     order = table.game_rules.settle_order
-    return (-wager.seat, order.index(wager.kind), wager.on_dealer)
+    return (-wager.seat, order.index(wager.kind), wager.on_dealer_hand)
 
 
 def _check_report(table: TableConfig, report: SeatCards, cards: RoundCards) -> None:
@@ -83,7 +83,7 @@ def _check_seats(table: TableConfig, wagers: Sequence[Wager], cards: RoundCards)
     for wager in wagers:
         rules = game.wager(wager.kind)
         # A wager the fold forfeits needs no cards; one on the dealer's hand needs the dealer's.
-        if wager.seat in collected and not wager.on_dealer and not rules.facts.forfeit_on_fold:
+        if wager.seat in collected and not wager.on_dealer_hand and not rules.facts.forfeit_on_fold:
             raise InvalidCards(
                 f"{wager.label}: a {rules.facts.title} is settled even when the player folds; "
                 "report the seat's cards"
@@ -96,7 +96,7 @@ def _check_cards(table: TableConfig, wagers: Sequence[Wager], cards: RoundCards)
     _check_seats(table, wagers, cards)
     by_seat = {report.seat: report for report in cards.seats}
     needs_dealer = any(
-        (w.on_dealer or game.wager(w.kind).facts.extra is Extra.DEALER)
+        (w.on_dealer_hand or game.wager(w.kind).facts.extra is Extra.DEALER)
         and not _forfeited(table, w, by_seat[w.seat])
         for w in wagers
     )
@@ -126,12 +126,12 @@ def _wager_payout(table: TableConfig, wager: Wager, report: SeatCards, hands: Ro
     rules = table.game_rules.wager(wager.kind)
     offer = offered(table, wager.kind)
     if _forfeited(table, wager, report):
-        return Payout(wager.seat, wager.kind, "", SeatOutcome.FORFEITED, wager.on_dealer)
-    hand = hands.cards_of(rules, wager.on_dealer, report.cards)
+        return Payout(wager.seat, wager.kind, "", SeatOutcome.FORFEITED, wager.on_dealer_hand)
+    hand = hands.cards_of(rules, wager.on_dealer_hand, report.cards)
     name = hands.name(rules, hand)
     paid = offer.paytable.highest_award(hands.lines(rules, hand))
     if paid is None:
-        return Payout(wager.seat, wager.kind, name, SeatOutcome.NO_AWARD, wager.on_dealer)
+        return Payout(wager.seat, wager.kind, name, SeatOutcome.NO_AWARD, wager.on_dealer_hand)
     line, rule = paid
     if rule.kind is AwardKind.PERCENT_OF_METER:
         return Payout(
@@ -139,14 +139,21 @@ def _wager_payout(table: TableConfig, wager: Wager, report: SeatCards, hands: Ro
             wager.kind,
             name,
             SeatOutcome.PAID,
-            wager.on_dealer,
+            wager.on_dealer_hand,
             rule,
             meter_id=offer.meter_of(rule),
             line=line,
         )
     amount = rule.fixed_award_cents(wager.amount_cents)
     return Payout(
-        wager.seat, wager.kind, name, SeatOutcome.PAID, wager.on_dealer, rule, amount, line=line
+        wager.seat,
+        wager.kind,
+        name,
+        SeatOutcome.PAID,
+        wager.on_dealer_hand,
+        rule,
+        amount,
+        line=line,
     )
 
 

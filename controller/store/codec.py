@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from controller.domain.config import TableConfig
 from controller.domain.records import (
@@ -27,15 +27,12 @@ from controller.domain.records import (
     MeterState,
 )
 from controller.domain.rounds import Wager
-from jackpot.epochs import JournalPosition
+from jackpot.data import items, record_from_data
 from jackpot.errors import StoreUnavailable
 from jackpot.results import (
     AcceptedWager,
-    Contribution,
     LockoutResult,
     MeterValue,
-    SeatOutcome,
-    SeatResult,
     SettleResult,
     VoidResult,
 )
@@ -84,32 +81,7 @@ def upgraded(kind: RecordKind, where: str, record: Mapping[str, Any]) -> Mapping
     return MIGRATIONS[kind](record, number)
 
 
-def _items(value: Any) -> list[dict[str, Any]]:
-    return list(value) if isinstance(value, list) else []
-
-
-def _meters(reply: Mapping[str, Any]) -> tuple[MeterValue, ...]:
-    return tuple(
-        MeterValue(item["meter_id"], int(item["amount_microcents"]))
-        for item in _items(reply.get("meters"))
-    )
-
-
-def _accepted(item: Mapping[str, Any]) -> AcceptedWager:
-    """An accepted wager of a lockout or void answer, or of a round's record."""
-    return AcceptedWager(
-        seat=int(item["seat"]),
-        kind=str(item["kind"]),
-        amount_cents=int(item["amount_cents"]),
-        contributions=tuple(
-            Contribution(
-                str(c["meter_id"]), int(c["to_meter_microcents"]), int(c["to_reserve_microcents"])
-            )
-            for c in _items(item.get("contributions"))
-        ),
-        on_dealer=bool(item.get("on_dealer", False)),
-        envy=bool(item.get("envy", False)),
-    )
+R = TypeVar("R")
 
 
 def locked_wagers(where: str, fields: Mapping[str, str]) -> tuple[Wager, ...]:
@@ -117,97 +89,42 @@ def locked_wagers(where: str, fields: Mapping[str, str]) -> tuple[Wager, ...]:
     ``wagers`` fields), as the settlement plans them."""
     record = upgraded("round", where, fields)
     return tuple(
-        Wager(a.seat, a.kind, a.amount_cents, a.on_dealer, a.envy)
-        for a in map(_accepted, _items(json.loads(record["wagers"])))
+        Wager(a.seat, a.kind, a.amount_cents, a.on_dealer_hand, a.envy)
+        for a in (
+            record_from_data(AcceptedWager, item) for item in items(json.loads(record["wagers"]))
+        )
     )
 
 
-def _reply(raw: Sequence[str]) -> tuple[dict[str, Any], bool, JournalPosition]:
-    """A phase script answers [stored JSON reply, "new" | "replay", epoch id, journal seq]."""
-    return json.loads(raw[0]), raw[1] == "replay", JournalPosition(raw[2], int(raw[3]))
+def _result(record_type: type[R], raw: Sequence[str]) -> R:
+    """A phase script's answer [reply JSON, "new" | "replay", epoch id, journal seq] as its
+    result record: the reply's keys are the record's field names."""
+    reply = json.loads(raw[0])
+    reply["replayed"] = raw[1] == "replay"
+    reply["journal"] = {"epoch": raw[2], "seq": raw[3]}
+    return record_from_data(record_type, reply)
 
 
 def lockout_result(raw: Sequence[str]) -> LockoutResult:
     """Decode the lockout script's reply."""
-    reply, replayed, journal = _reply(raw)
-    return LockoutResult(
-        table_id=reply["table_id"],
-        round_id=int(reply["round_id"]),
-        accepted=tuple(_accepted(item) for item in _items(reply.get("accepted"))),
-        meters=_meters(reply),
-        replayed=replayed,
-        journal=journal,
-    )
+    return _result(LockoutResult, raw)
 
 
 def void_result(raw: Sequence[str]) -> VoidResult:
     """Decode the void script's reply."""
-    reply, replayed, journal = _reply(raw)
-    return VoidResult(
-        table_id=reply["table_id"],
-        round_id=int(reply["round_id"]),
-        reversed=tuple(_accepted(item) for item in _items(reply.get("reversed"))),
-        meters=_meters(reply),
-        replayed=replayed,
-        journal=journal,
-    )
-
-
-def _seat_result(item: Mapping[str, Any]) -> SeatResult:
-    return SeatResult(
-        seat=int(item["seat"]),
-        hand=str(item.get("hand", "")),
-        outcome=SeatOutcome(item["outcome"]),
-        wager=str(item.get("wager", "")),
-        on_dealer=bool(item.get("on_dealer", False)),
-        envy_for_seat=int(item.get("envy_for_seat", 0)),
-        limited_from_cents=int(item.get("limited_from_cents", 0)),
-        line=str(item.get("line", "")),
-        award_kind=str(item.get("award_kind", "")),
-        award_text=str(item.get("award_text", "")),
-        amount_cents=int(item.get("amount_cents", 0)),
-        meter_id=str(item.get("meter_id", "")),
-        meter_before_cents=int(item.get("meter_before_cents", 0)),
-        meter_after_cents=int(item.get("meter_after_cents", 0)),
-        pending_validation=bool(item.get("pending_validation", False)),
-        jackpot_id=str(item.get("jackpot_id", "")),
-        journal_seq=int(item.get("journal_seq", 0)),
-    )
+    return _result(VoidResult, raw)
 
 
 def settle_result(raw: Sequence[str]) -> SettleResult:
     """Decode the settle script's reply."""
-    reply, replayed, journal = _reply(raw)
-    return SettleResult(
-        table_id=reply["table_id"],
-        round_id=int(reply["round_id"]),
-        results=tuple(_seat_result(item) for item in _items(reply.get("results"))),
-        meters=_meters(reply),
-        replayed=replayed,
-        journal=journal,
-    )
+    return _result(SettleResult, raw)
 
 
 def jackpot(raw: str | bytes) -> Jackpot:
     """Decode a stored jackpot record."""
     stored = json.loads(raw)
-    item = upgraded("jackpot", str(stored.get("jackpot_id", "?")), stored)
-    return Jackpot(
-        jackpot_id=item["jackpot_id"],
-        link_group_id=item["link_group_id"],
-        meter_id=item["meter_id"],
-        table_id=item["table_id"],
-        round_id=int(item["round_id"]),
-        seat=int(item["seat"]),
-        hand=item["hand"],
-        award_text=item["award_text"],
-        amount_cents=int(item["amount_cents"]),
-        meter_before_cents=int(item["meter_before_cents"]),
-        meter_after_cents=int(item["meter_after_cents"]),
-        status=item["status"],
-        journal_seq=int(item["journal_seq"]),
-        reviewed_by=str(item.get("reviewed_by", "")),
-        note=str(item.get("note", "")),
+    return record_from_data(
+        Jackpot, upgraded("jackpot", str(stored.get("jackpot_id", "?")), stored)
     )
 
 
@@ -265,9 +182,9 @@ def link_group_snapshot(raw: str | bytes) -> LinkGroupSnapshot:
         meter_count=int(reply["meter_count"]),
         meters=tuple(
             MeterBalance(m["meter_id"], int(m["value"]), int(m["reserve"]), int(m["pending"]))
-            for m in _items(reply.get("meters"))
+            for m in items(reply.get("meters"))
         ),
-        pending_jackpot_meters=tuple(str(m) for m in _items(reply.get("pending_meters"))),
+        pending_jackpot_meters=tuple(str(m) for m in items(reply.get("pending_meters"))),
         checkpoint=checkpoint(reply.get("checkpoint") or {}),
     )
 

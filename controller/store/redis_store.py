@@ -1045,7 +1045,7 @@ def _wager_item(table: TableConfig, wager: Wager) -> dict[str, Any]:
         "seat": wager.seat,
         "kind": wager.kind,
         "amount_cents": wager.amount_cents,
-        "on_dealer": wager.on_dealer,
+        "on_dealer_hand": wager.on_dealer_hand,
         "envy": wager.envy,
         "meters": list(offer.meter_ids) if offer else [],
     }
@@ -1054,8 +1054,8 @@ def _wager_item(table: TableConfig, wager: Wager) -> dict[str, Any]:
 def _plan_item(payout: Payout) -> dict[str, Any]:
     item: dict[str, Any] = {
         "seat": payout.seat,
-        "wager": payout.wager,
-        "on_dealer": payout.on_dealer,
+        "kind": payout.kind,
+        "on_dealer_hand": payout.on_dealer_hand,
         "hand": payout.hand,
         "line": payout.line,
         "outcome": str(payout.outcome),

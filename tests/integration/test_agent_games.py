@@ -22,10 +22,10 @@ import pytest
 
 from controller.domain.games import get_game
 from controller.testing import ControllerProcess, TestPKI
-from jackpot.kinds import WagerKind
-from jackpot.results import SeatOutcome
+from jackpot.kinds import AwardKind, WagerKind
+from jackpot.results import LockoutResult, SeatOutcome, SeatResult, SettleResult
 from jackpot.v1 import jackpot_pb2 as pb
-from table_agent.client import ControllerClient, Lockout, SeatResult, Settlement
+from table_agent.client import ControllerClient
 from table_agent.deck import parse_deck_cards
 from table_agent.reports import SettleReport
 from table_agent.script import ScriptedRound
@@ -67,14 +67,14 @@ class RecordingAgent(TableAgent):
     def __init__(self, table_id: str, client: ControllerClient) -> None:
         super().__init__(table_id, client)
         self.wagers: dict[int, list[PlacedWager]] = {}
-        self.settled: dict[int, tuple[SettleReport, Settlement]] = {}
+        self.settled: dict[int, tuple[SettleReport, SettleResult]] = {}
 
-    async def lockout(self, round_id: int, wagers: Sequence[PlacedWager]) -> Lockout:
+    async def lockout(self, round_id: int, wagers: Sequence[PlacedWager]) -> LockoutResult:
         answer = await super().lockout(round_id, wagers)
         self.wagers[round_id] = list(wagers)
         return answer
 
-    async def settle(self, round_id: int, report: SettleReport) -> Settlement:
+    async def settle(self, round_id: int, report: SettleReport) -> SettleResult:
         settlement = await super().settle(round_id, report)
         self.settled[round_id] = (report, settlement)
         return settlement
@@ -85,7 +85,7 @@ def _key(seat: int, kind: WagerKind | None, on_dealer_hand: bool) -> tuple[int, 
 
 
 def check_results(
-    game: str, wagers: Sequence[PlacedWager], report: SettleReport, settlement: Settlement
+    game: str, wagers: Sequence[PlacedWager], report: SettleReport, settlement: SettleResult
 ) -> None:
     """One result per wager, envy bonuses for other reported seats, one per seat without a
     wager, in settlement order (each phase of the game, § 670a.11(h), seat N down to 1; envy
@@ -289,13 +289,13 @@ async def test_the_agent_command_plays_each_registered_game(
         assert summary["game"] == game and summary["rounds"] == 25
         awards = [
             SeatResult(
-                a["seat"],
-                K(a["kind"]) if a["kind"] else None,
-                SeatOutcome(a["outcome"]),
-                a["hand"],
-                a["award_text"],
-                a["amount_cents"],
-                award_kind=a["award_kind"],
+                seat=a["seat"],
+                hand=a["hand"],
+                outcome=SeatOutcome(a["outcome"]),
+                kind=K(a["kind"]) if a["kind"] else None,
+                award_text=a["award_text"],
+                amount_cents=a["amount_cents"],
+                award_kind=AwardKind(a["award_kind"]) if a["award_kind"] else None,
                 meter_id=a["meter_id"],
             )
             for a in summary["awards"]

@@ -186,7 +186,7 @@ class MeterMoney(RuleBasedStateMachine):
         plan = [
             Payout(
                 seat=seat,
-                wager="progressive",
+                kind="progressive",
                 hand="royal_flush",
                 outcome=SeatOutcome.PAID,
                 award=AwardRule(AwardKind.PERCENT_OF_METER, meter_ppm=ppm),

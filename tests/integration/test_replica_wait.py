@@ -49,7 +49,7 @@ async def test_a_replay_on_another_connection_waits_for_the_original_write(
     patient = RedisStore.from_url(primary.url, wait_replicas=1, wait_timeout_ms=10_000)
     meter = MeterConfig("cs-main", "floor", "caribbean-stud", RESET_CENTS, 150_000)
     try:
-        await first.create_link_group(LinkGroupConfig("floor"), actor="test")
+        await patient.create_link_group(LinkGroupConfig("floor"), actor="test")
         assert replica.process is not None
         replica.process.send_signal(signal.SIGSTOP)
         try:

@@ -41,4 +41,4 @@ def deal(*seats: SeatCards, dealer: str = "", community: str = "", void: str = "
 
 def summary(plan: tuple[Payout, ...]) -> list[tuple[int, str, str, int, int]]:
     """A plan as (seat, wager, outcome, amount in cents, envy for seat) rows."""
-    return [(p.seat, p.wager, str(p.outcome), p.amount_cents, p.envy_for_seat) for p in plan]
+    return [(p.seat, p.kind, str(p.outcome), p.amount_cents, p.envy_for_seat) for p in plan]

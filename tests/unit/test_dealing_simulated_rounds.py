@@ -9,16 +9,17 @@ from pathlib import Path
 import pytest
 
 from jackpot.kinds import WagerKind
-from jackpot.results import SeatOutcome
-from table_agent.client import (
+from jackpot.results import (
     AcceptedWager,
     Contribution,
-    ControllerClient,
-    Lockout,
+    LockoutResult,
+    MeterValue,
+    SeatOutcome,
     SeatResult,
-    Settlement,
-    Void,
+    SettleResult,
+    VoidResult,
 )
+from table_agent.client import ControllerClient
 from table_agent.deck import parse_deck_cards
 from table_agent.games import game_procedure
 from table_agent.link import Link
@@ -30,6 +31,9 @@ from table_agent.table import TableAgent
 from table_agent.wagers import PlacedWager, TableLayout, WagerOffer
 
 K = WagerKind
+
+
+METERS = (MeterValue("m", 0),)
 
 
 class RecordingController(ControllerClient):
@@ -45,26 +49,36 @@ class RecordingController(ControllerClient):
     async def close(self) -> None:
         pass
 
-    async def lockout(self, table_id: str, round_id: int, wagers: Sequence[PlacedWager]) -> Lockout:
+    async def lockout(
+        self, table_id: str, round_id: int, wagers: Sequence[PlacedWager]
+    ) -> LockoutResult:
         self.lockouts[round_id] = list(wagers)
         accepted = tuple(
-            AcceptedWager(w, (Contribution("m", w.amount_cents * 100_000, 0),)) for w in wagers
+            AcceptedWager(
+                w.seat,
+                w.kind,
+                w.amount_cents,
+                (Contribution("m", w.amount_cents * 100_000, 0),),
+                w.on_dealer_hand,
+                w.envy,
+            )
+            for w in wagers
         )
-        return Lockout(accepted, {"m": 0})
+        return LockoutResult(table_id, round_id, accepted, METERS)
 
-    async def settle(self, table_id: str, round_id: int, report: SettleReport) -> Settlement:
+    async def settle(self, table_id: str, round_id: int, report: SettleReport) -> SettleResult:
         self.settlements[round_id] = report
         results = tuple(
             SeatResult(
-                w.seat, w.kind, SeatOutcome.NO_AWARD, "high_card", on_dealer_hand=w.on_dealer_hand
+                w.seat, "high_card", SeatOutcome.NO_AWARD, w.kind, on_dealer_hand=w.on_dealer_hand
             )
             for w in self.lockouts.get(round_id, [])
         )
-        return Settlement(results, {"m": 0})
+        return SettleResult(table_id, round_id, results, METERS)
 
-    async def void_round(self, table_id: str, round_id: int, reason: str) -> Void:
+    async def void_round(self, table_id: str, round_id: int, reason: str) -> VoidResult:
         self.voids[round_id] = reason
-        return Void((), {"m": 0})
+        return VoidResult(table_id, round_id, (), METERS)
 
 
 LAYOUTS = {
@@ -224,14 +238,26 @@ async def test_recovery_resends_the_full_wagers_and_cards(tmp_path: Path) -> Non
 
 def test_award_lines_name_the_wager_the_envy_source_and_the_limit() -> None:
     paid = SeatResult(
-        3, K.FIVE_CARD_BONUS, SeatOutcome.PAID, "flush", "50 to 1", 25_500, on_dealer_hand=True
+        3,
+        "flush",
+        SeatOutcome.PAID,
+        K.FIVE_CARD_BONUS,
+        award_text="50 to 1",
+        amount_cents=25_500,
+        on_dealer_hand=True,
     )
     assert describe_award("cs-1", 9, paid) == (
         "table cs-1 round 9: seat 3 Five Card Hand Bonus Wager on the dealer's hand: flush "
         "wins 50 to 1 = $255.00"
     )
     envy = SeatResult(
-        2, K.FORTUNE_BONUS, SeatOutcome.PAID, "four_of_a_kind", "$50.00", 5_000, envy_for_seat=5
+        2,
+        "four_of_a_kind",
+        SeatOutcome.PAID,
+        K.FORTUNE_BONUS,
+        award_text="$50.00",
+        amount_cents=5_000,
+        envy_for_seat=5,
     )
     assert describe_award("pg-1", 1, envy) == (
         "table pg-1 round 1: seat 2 envy bonus (Fortune Bonus Wager) for seat 5's "
@@ -239,11 +265,11 @@ def test_award_lines_name_the_wager_the_envy_source_and_the_limit() -> None:
     )
     limited = SeatResult(
         1,
-        K.BONUS,
-        SeatOutcome.PAID,
         "ace_ace",
-        "1,000 to 1",
-        5_000_000,
+        SeatOutcome.PAID,
+        K.BONUS,
+        award_text="1,000 to 1",
+        amount_cents=5_000_000,
         limited_from_cents=10_010_000,
     )
     assert "(limited from $100,100.00 by the payout limit)" in describe_award("thb-1", 1, limited)

@@ -16,14 +16,9 @@ import grpc
 import pytest
 
 from jackpot.kinds import WagerKind
+from jackpot.results import LockoutResult, SettleResult
 from table_agent.cli import _check, _parser
-from table_agent.client import (
-    ControllerClient,
-    ControllerRefused,
-    ControllerUnreachable,
-    Lockout,
-    Settlement,
-)
+from table_agent.client import ControllerClient, ControllerRefused, ControllerUnreachable
 from table_agent.link import Link, ProgressiveOffline, check_offline_after
 from table_agent.metrics import MetricsEndpoint, agent_registry
 from table_agent.outbox import Outbox
@@ -59,14 +54,16 @@ class Controller(ControllerClient):
         if self.refuse:
             raise ControllerRefused(grpc.StatusCode.FAILED_PRECONDITION, "no")
 
-    async def lockout(self, table_id: str, round_id: int, wagers: Sequence[PlacedWager]) -> Lockout:
+    async def lockout(
+        self, table_id: str, round_id: int, wagers: Sequence[PlacedWager]
+    ) -> LockoutResult:
         self._answer()
         self.lockouts.append(round_id)
-        return Lockout((), {})
+        return LockoutResult(table_id, round_id, (), ())
 
-    async def settle(self, table_id: str, round_id: int, report: SettleReport) -> Settlement:
+    async def settle(self, table_id: str, round_id: int, report: SettleReport) -> SettleResult:
         self._answer()
-        return Settlement((), {})
+        return SettleResult(table_id, round_id, (), ())
 
 
 def test_offline_after_the_configured_time_without_an_answer_and_back_at_the_first(

@@ -44,7 +44,7 @@ def test_lockout_orders_wagers_by_seat_then_the_games_order() -> None:
         (CARIBBEAN, Wager(2, "bonus", 10_001), InvalidAmount, "takes 100 to 10000 cents"),
         (
             CARIBBEAN,
-            Wager(2, "bonus", 100, on_dealer=True),
+            Wager(2, "bonus", 100, on_dealer_hand=True),
             InvalidArgument,
             "is not placed on the dealer's hand",
         ),
@@ -62,5 +62,5 @@ def test_lockout_refusals(
 def test_lockout_refuses_a_wager_placed_twice_but_takes_both_hands() -> None:
     with pytest.raises(InvalidSeat, match="seat 3 progressive is placed twice"):
         check_lockout(TABLE, [Wager(3, P, 100), Wager(3, P, 100)])
-    both = [Wager(3, "five_card_bonus", 100), Wager(3, "five_card_bonus", 100, on_dealer=True)]
+    both = [Wager(3, "five_card_bonus", 100), Wager(3, "five_card_bonus", 100, on_dealer_hand=True)]
     assert len(check_lockout(CARIBBEAN, both)) == 2

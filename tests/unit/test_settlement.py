@@ -32,7 +32,7 @@ FCB = "five_card_bonus"
 
 
 def sequence(plan: tuple[Payout, ...]) -> list[tuple[int, str, int]]:
-    return [(p.seat, p.wager, p.envy_for_seat) for p in plan]
+    return [(p.seat, p.kind, p.envy_for_seat) for p in plan]
 
 
 # ------------------------------------------------------------------ Caribbean Stud
@@ -64,7 +64,7 @@ def test_caribbean_bonus_then_progressive_and_the_five_card_bonus_on_either_hand
         Wager(3, P, 100),
         Wager(3, "bonus", 1_000),
         Wager(3, "five_card_bonus", 200),
-        Wager(3, "five_card_bonus", 300, on_dealer=True),
+        Wager(3, "five_card_bonus", 300, on_dealer_hand=True),
     ]
     plan = plan_settlement(
         CARIBBEAN, wagers, deal(seat(3, "2H 3H 4H 5H 9H"), dealer="AS AD AC AH KD")
@@ -82,13 +82,13 @@ def test_639a_11_c_caribbean_stud_still_settles_each_seat_completely() -> None:
     """§ 639a.11(c): each player in succession, seat N first; (4)-(5) the bonus, then the
     progressive. Other games keep one phase."""
     wagers = [
-        Wager(s, kind, 100, on_dealer=dealer)
+        Wager(s, kind, 100, on_dealer_hand=dealer)
         for s in (2, 5)
         for kind, dealer in (("bonus", False), (FCB, False), (FCB, True), (P, False))
     ]
     cards = deal(seat(5, "2H 3H 4H 5H 9H"), seat(2, PAIR), dealer="AS AD AC AH KD")
     plan = plan_settlement(CARIBBEAN, wagers, cards)
-    assert [(p.seat, p.wager, p.on_dealer) for p in plan] == [
+    assert [(p.seat, p.kind, p.on_dealer_hand) for p in plan] == [
         (5, "bonus", False),
         (5, FCB, False),
         (5, FCB, True),
@@ -139,13 +139,13 @@ def test_settlement_refusals(cards: RoundCards, error: type[Exception], message:
 
 def test_a_fold_forfeits_every_wager_the_bonus_on_the_dealers_hand_too() -> None:
     """§ 639a.11(b): "the player shall forfeit all wagers"."""
-    wagers = [Wager(2, P, 100), Wager(2, "five_card_bonus", 100, on_dealer=True)]
+    wagers = [Wager(2, P, 100), Wager(2, "five_card_bonus", 100, on_dealer_hand=True)]
     plan = plan_settlement(CARIBBEAN, wagers, deal(seat(2, folded=True), dealer=ROYAL_SPADES))
     assert summary(plan) == [
         (2, "five_card_bonus", "forfeited", 0, 0),
         (2, P, "forfeited", 0, 0),
     ]
-    assert plan[0].on_dealer
+    assert plan[0].on_dealer_hand
 
 
 def test_639a_11_b_a_fold_forfeits_all_wagers_the_bonus_on_the_dealers_hand_too() -> None:
@@ -156,10 +156,10 @@ def test_639a_11_b_a_fold_forfeits_all_wagers_the_bonus_on_the_dealers_hand_too(
         Wager(3, P, 100),
         Wager(3, "bonus", 500),
         Wager(3, FCB, 200),
-        Wager(3, FCB, 300, on_dealer=True),
+        Wager(3, FCB, 300, on_dealer_hand=True),
     ]
     plan = plan_settlement(CARIBBEAN, wagers, deal(seat(3, folded=True), dealer="AS AD AC AH KD"))
-    assert [(p.seat, p.wager, p.on_dealer, p.outcome, p.amount_cents) for p in plan] == [
+    assert [(p.seat, p.kind, p.on_dealer_hand, p.outcome, p.amount_cents) for p in plan] == [
         (3, "bonus", False, SeatOutcome.FORFEITED, 0),
         (3, FCB, False, SeatOutcome.FORFEITED, 0),
         (3, FCB, True, SeatOutcome.FORFEITED, 0),
@@ -172,9 +172,9 @@ def test_639a_11_b_a_folded_seat_with_a_dealer_hand_bonus_needs_no_cards_at_all(
     """§ 639a.11(b), (c): the forfeited wagers and cards are collected; a folded seat holding
     only a bonus on the dealer's hand reports no cards, and the dealer's cards are not needed
     for that forfeited wager."""
-    wagers = [Wager(2, FCB, 100, on_dealer=True)]
+    wagers = [Wager(2, FCB, 100, on_dealer_hand=True)]
     plan = plan_settlement(CARIBBEAN, wagers, deal(seat(2, folded=True)))
-    assert [(p.seat, p.wager, p.on_dealer, p.outcome) for p in plan] == [
+    assert [(p.seat, p.kind, p.on_dealer_hand, p.outcome) for p in plan] == [
         (2, FCB, True, SeatOutcome.FORFEITED)
     ]
     # A folded player's reported cards change nothing: still forfeited.
@@ -185,7 +185,7 @@ def test_639a_11_b_a_folded_seat_with_a_dealer_hand_bonus_needs_no_cards_at_all(
 
 
 def test_a_bonus_on_the_dealers_hand_needs_the_dealers_cards() -> None:
-    wagers = [Wager(2, "five_card_bonus", 100, on_dealer=True)]
+    wagers = [Wager(2, "five_card_bonus", 100, on_dealer_hand=True)]
     with pytest.raises(InvalidCards, match="the dealer has 0 cards; the game deals exactly 5"):
         plan_settlement(CARIBBEAN, wagers, deal(seat(2, PAIR)))
 
@@ -193,7 +193,7 @@ def test_a_bonus_on_the_dealers_hand_needs_the_dealers_cards() -> None:
 def test_639a_11_b_the_dealers_cards_are_still_needed_for_a_bonus_that_survives() -> None:
     """§ 639a.7(d)(4), § 639a.11(b): a seat that made the Bet Wager keeps its bonus on the
     dealer's hand, which needs the dealer's cards even when another seat folded."""
-    wagers = [Wager(2, FCB, 100, on_dealer=True), Wager(4, FCB, 100, on_dealer=True)]
+    wagers = [Wager(2, FCB, 100, on_dealer_hand=True), Wager(4, FCB, 100, on_dealer_hand=True)]
     with pytest.raises(InvalidCards, match="the dealer has 0 cards; the game deals exactly 5"):
         plan_settlement(CARIBBEAN, wagers, deal(seat(2, folded=True), seat(4, PAIR)))
     plan = plan_settlement(
@@ -241,7 +241,7 @@ def test_five_card_wagers_use_the_two_community_cards() -> None:
     wagers = [Wager(2, "five_card_progressive", 100), Wager(2, "five_card_bonus", 500)]
     cards = deal(seat(2, "AS KS QS"), dealer="2C 7D 9H", community="JS TS")
     plan = plan_settlement(THREE_CARD, wagers, cards)
-    assert [(p.wager, p.hand, p.award.text if p.award else "", p.meter_id) for p in plan] == [
+    assert [(p.kind, p.hand, p.award.text if p.award else "", p.meter_id) for p in plan] == [
         ("five_card_bonus", "royal_flush", "1,000 to 1", ""),
         ("five_card_progressive", "royal_flush", "100% of meter", "tcp-five"),
     ]

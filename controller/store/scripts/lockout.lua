@@ -4,7 +4,7 @@
 -- KEYS: 1 round, 2 table, 3 journal, 4 seq, 5 epoch, 6 counters, 7 open rounds,
 --       8.. the table's meters (ARGV[5]'s order)
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint,
---       4 wagers JSON [{seat, kind, amount_cents, on_dealer, envy, meters = [meter ids]}],
+--       4 wagers JSON [{seat, kind, amount_cents, on_dealer_hand, envy, meters = [meter ids]}],
 --       5 meter ids JSON, 6 round retention seconds, 7 max round step,
 --       8, 9 the table's last acknowledged journal position (epoch id, seq)
 -- Answers {reply JSON, 'new' | 'replay', epoch id, journal seq}.
@@ -59,7 +59,7 @@ for i, w in ipairs(wagers) do
       to_reserve_microcents = int(to_reserve)}
   end
   accepted[i] = {seat = w.seat, kind = w.kind, amount_cents = int(w.amount_cents),
-    on_dealer = w.on_dealer, envy = w.envy, contributions = contributions}
+    on_dealer_hand = w.on_dealer_hand, envy = w.envy, contributions = contributions}
 end
 
 -- Write: journal each contribution, then the meters and the round.

@@ -9,7 +9,7 @@
 -- KEYS: 1 round, 2 journal, 3 seq, 4 jackpots, 5 pending, 6 epoch, 7 counters,
 --       8 open rounds, 9.. the table's meters
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint,
---       4 plan JSON [{seat, wager, on_dealer, hand, line, outcome, envy_for_seat,
+--       4 plan JSON [{seat, kind, on_dealer_hand, hand, line, outcome, envy_for_seat,
 --         limited_from_cents, award = {kind, meter_ppm, amount_cents, text, meter_id}}],
 --         a fixed award's amount_cents (a decimal string) is final,
 --       5 meter ids JSON (KEYS[6..]'s order), 6 round retention seconds, 7 link_group_id,
@@ -53,15 +53,16 @@ local touched = {}
 local results = {}
 
 for i, p in ipairs(plan) do
+  -- the result's keys are SeatResult's field names (jackpot/results.py)
   local r = {seat = p.seat, hand = p.hand, line = p.line, outcome = p.outcome,
-    wager = p.wager, on_dealer = p.on_dealer, envy_for_seat = p.envy_for_seat,
+    kind = p.kind, on_dealer_hand = p.on_dealer_hand, envy_for_seat = p.envy_for_seat,
     limited_from_cents = p.limited_from_cents}
   local award = p.award
   if p.outcome == 'paid' then
     r.award_kind, r.award_text = award.kind, award.text
-    count(KEYS[7], {'awards', p.wager, award.kind}, 1)
-    local common = {'table', table_id, 'round', round_id, 'seat', p.seat, 'wager', p.wager,
-      'on_dealer', tostring(p.on_dealer), 'hand', p.hand, 'line', p.line, 'award', award.text}
+    count(KEYS[7], {'awards', p.kind, award.kind}, 1)
+    local common = {'table', table_id, 'round', round_id, 'seat', p.seat, 'wager', p.kind,
+      'on_dealer', tostring(p.on_dealer_hand), 'hand', p.hand, 'line', p.line, 'award', award.text}
     if award.kind == 'percent_of_meter' then
       local m = meters.by_id[award.meter_id]
       local before = math.floor(m.value / MICRO)
@@ -98,13 +99,13 @@ for i, p in ipairs(plan) do
       m.hits, m.awarded = (m.hits or 0) + 1, (m.awarded or 0) + amount
       count(KEYS[7], {'hits', m.id, p.line}, 1)
       count(KEYS[7], {'meter_awards_cents', m.id}, amount)
-      count(KEYS[7], {'awards_cents', p.wager}, amount)
+      count(KEYS[7], {'awards_cents', p.kind}, amount)
       m.last_hit = seq
       touched[m.id] = m
     else
       local amount = tonumber(award.amount_cents)  -- fixed: computed by the controller
       r.amount_cents = int(amount)
-      count(KEYS[7], {'awards_cents', p.wager}, amount)
+      count(KEYS[7], {'awards_cents', p.kind}, amount)
       local fields = {'amount_cents', int(amount), unpack(common)}
       if p.envy_for_seat > 0 then
         fields[#fields + 1] = 'envy_for_seat'

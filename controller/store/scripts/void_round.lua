@@ -61,7 +61,7 @@ for i, w in ipairs(cjson.decode(round[4])) do
       to_reserve_microcents = int(from_reserve)}
   end
   reversed[i] = {seat = w.seat, kind = w.kind, amount_cents = w.amount_cents,
-    on_dealer = w.on_dealer, envy = w.envy, contributions = back}
+    on_dealer_hand = w.on_dealer_hand, envy = w.envy, contributions = back}
 end
 journal(KEYS[2], KEYS[3], 'round_voided', '', 0, 0,
   {'table', table_id, 'round', round_id, 'wagers', int(#reversed), 'reason', reason})
