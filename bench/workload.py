@@ -23,7 +23,7 @@ from controller.store import keys
 from jackpot.cards import FULL_DECK
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from table_agent.dealing import deal
+from table_agent.games.caribbean_stud import PROCEDURE
 
 LINK_GROUP = "bench"
 METER = "cs-bench"
@@ -153,7 +153,7 @@ class Floor:
         self._last_round[table_id] = round_id
         deck = list(FULL_DECK)
         self._rng.shuffle(deck)
-        cards = deal(deck, SEATS)
+        cards = PROCEDURE.deal(deck, SEATS)
         lockout = pb.LockoutRequest(
             table_id=table_id,
             round_id=round_id,

@@ -62,12 +62,20 @@ class AcceptedWager:
         return sum(contribution.total_microcents for contribution in self.contributions)
 
 
-def _meter_cents(meters: tuple[MeterValue, ...]) -> dict[str, int]:
-    return {meter.meter_id: meter.amount_cents for meter in meters}
+class _MetersAfter:
+    """What every answer to a table carries: the meters after the step (``meters``)."""
+
+    __slots__ = ()
+    meters: tuple[MeterValue, ...]
+
+    @property
+    def meter_cents(self) -> dict[str, int]:
+        """Each meter's value after the step, in whole cents."""
+        return {meter.meter_id: meter.amount_cents for meter in self.meters}
 
 
 @dataclass(frozen=True, slots=True)
-class LockoutResult:
+class LockoutResult(_MetersAfter):
     """The answer to a lockout: the accepted wagers and the meters after them."""
 
     table_id: str
@@ -76,11 +84,6 @@ class LockoutResult:
     meters: tuple[MeterValue, ...]
     replayed: bool = False  # True when this answers a retry of an applied request
     journal: JournalPosition = NO_POSITION  # where the link group's journal stood
-
-    @property
-    def meter_cents(self) -> dict[str, int]:
-        """Each meter's value after the contributions, in whole cents."""
-        return _meter_cents(self.meters)
 
     @property
     def contributed_microcents(self) -> int:
@@ -129,7 +132,7 @@ class SeatResult:
 
 
 @dataclass(frozen=True, slots=True)
-class SettleResult:
+class SettleResult(_MetersAfter):
     """The answer to a settlement: every seat in settlement order, then the meters."""
 
     table_id: str
@@ -138,11 +141,6 @@ class SettleResult:
     meters: tuple[MeterValue, ...]
     replayed: bool = False  # True when this answers a retry of an applied request
     journal: JournalPosition = NO_POSITION  # where the link group's journal stood
-
-    @property
-    def meter_cents(self) -> dict[str, int]:
-        """Each meter's value after every award, in whole cents."""
-        return _meter_cents(self.meters)
 
     @property
     def awards(self) -> tuple[SeatResult, ...]:
@@ -164,7 +162,7 @@ class SettleResult:
 
 
 @dataclass(frozen=True, slots=True)
-class VoidResult:
+class VoidResult(_MetersAfter):
     """The answer to a void: the contributions taken back out, and the meters after."""
 
     table_id: str
@@ -173,11 +171,6 @@ class VoidResult:
     meters: tuple[MeterValue, ...]
     replayed: bool = False  # True when this answers a retry of an applied request
     journal: JournalPosition = NO_POSITION  # where the link group's journal stood
-
-    @property
-    def meter_cents(self) -> dict[str, int]:
-        """Each meter's value after the void, in whole cents."""
-        return _meter_cents(self.meters)
 
     @property
     def reversed_microcents(self) -> int:

@@ -1051,17 +1051,18 @@ def _wager_item(table: TableConfig, wager: Wager) -> dict[str, Any]:
     }
 
 
+_PLAN_FIELDS = tuple(
+    field.name
+    for field in dataclasses.fields(Payout)
+    if field.name not in ("award", "amount_cents", "meter_id")  # these travel in the award
+)
+
+
 def _plan_item(payout: Payout) -> dict[str, Any]:
-    item: dict[str, Any] = {
-        "seat": payout.seat,
-        "kind": payout.kind,
-        "on_dealer_hand": payout.on_dealer_hand,
-        "hand": payout.hand,
-        "line": payout.line,
-        "outcome": str(payout.outcome),
-        "envy_for_seat": payout.envy_for_seat,
-        "limited_from_cents": payout.limited_from_cents,
-    }
+    """One line of the plan for the settle script: the payout's fields by name (the script
+    copies them into the :class:`jackpot.results.SeatResult` it answers), and for an award its
+    rule; a fixed amount travels as a decimal string (exact whatever its size)."""
+    item: dict[str, Any] = {name: getattr(payout, name) for name in _PLAN_FIELDS}
     if payout.award is not None and payout.outcome is SeatOutcome.PAID:
         item["award"] = {
             "kind": payout.award_kind,

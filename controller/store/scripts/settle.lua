@@ -10,7 +10,8 @@
 --       8 open rounds, 9.. the table's meters
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint,
 --       4 plan JSON [{seat, kind, on_dealer_hand, hand, line, outcome, envy_for_seat,
---         limited_from_cents, award = {kind, meter_ppm, amount_cents, text, meter_id}}],
+--         limited_from_cents, ..., award = {kind, meter_ppm, amount_cents, text, meter_id}}]
+--         (Payout's fields by name, its amount in the award: copied into the result),
 --         a fixed award's amount_cents (a decimal string) is final,
 --       5 meter ids JSON (KEYS[6..]'s order), 6 round retention seconds, 7 link_group_id,
 --       8 the lockout fingerprint the plan was made against,
@@ -53,10 +54,12 @@ local touched = {}
 local results = {}
 
 for i, p in ipairs(plan) do
-  -- the result's keys are SeatResult's field names (jackpot/results.py)
-  local r = {seat = p.seat, hand = p.hand, line = p.line, outcome = p.outcome,
-    kind = p.kind, on_dealer_hand = p.on_dealer_hand, envy_for_seat = p.envy_for_seat,
-    limited_from_cents = p.limited_from_cents}
+  -- the result's keys are SeatResult's field names (jackpot/results.py): the plan's, then
+  -- what is computed here
+  local r = {}
+  for name, value in pairs(p) do
+    if name ~= 'award' then r[name] = value end
+  end
   local award = p.award
   if p.outcome == 'paid' then
     r.award_kind, r.award_text = award.kind, award.text
