@@ -430,7 +430,7 @@ class Metrics:
         """Show the meters and pending jackpots after a settlement; count a replay."""
         if not result.replayed:
             for seat in result.results:
-                if seat.outcome is SeatOutcome.PAID and seat.pending_validation:
+                if seat.outcome is SeatOutcome.PAID and seat.pending_validation and seat.meter_id:
                     self.pending_jackpots.labels(seat.meter_id).inc()
         self._record("settle", result.replayed, result.meters)
 

@@ -62,6 +62,8 @@ def describe(submission: RulesSubmission) -> list[str]:
             )
     for game, limit in submission.payout_limits.items():
         lines.append(f"{game} payout limit per hand: {format_cents(limit)}")
+    for game, threshold in submission.validation_thresholds.items():
+        lines.append(f"{game}: fixed awards above {format_cents(threshold)} await validation")
     for table in submission.tables:
         lines.append(
             f"table {table.table_id}: {table.game}, {table.seats} seats, "

@@ -18,6 +18,8 @@ TABLE = frozenset({Role.TABLE})
 OPERATOR = frozenset({Role.OPERATOR})
 SUPERVISOR = frozenset({Role.SUPERVISOR})
 READERS = frozenset({Role.OPERATOR, Role.SUPERVISOR, Role.AUDITOR})
+JACKPOT_READERS = READERS | {Role.CASHIER}
+PAYERS = frozenset({Role.CASHIER, Role.SUPERVISOR})
 EVERYONE = frozenset(Role)
 
 _TABLES = "/jackpot.v1.TableService/"
@@ -48,9 +50,13 @@ ACCESS: Mapping[str, Access] = {
     _ADMIN + "GetMeter": Access(READERS),
     _ADMIN + "ListMeters": Access(READERS),
     _ADMIN + "ListTables": Access(READERS),
-    _ADMIN + "ListPendingJackpots": Access(READERS),
+    _ADMIN + "ListPendingJackpots": Access(JACKPOT_READERS),
+    _ADMIN + "ListJackpots": Access(JACKPOT_READERS),
+    _ADMIN + "GetJackpot": Access(JACKPOT_READERS),
     _ADMIN + "ApproveJackpot": Access(SUPERVISOR),
     _ADMIN + "RejectJackpot": Access(SUPERVISOR),
+    # The cage, or a supervisor other than the one who approved it (the store refuses that).
+    _ADMIN + "RecordJackpotPaid": Access(PAYERS),
     # Any authenticated caller may ask whether the controller serves; the long-lived streams of
     # health and reflection are for the people and tools that operate it.
     "/grpc.health.v1.Health/Check": Access(EVERYONE),

@@ -1,4 +1,5 @@
-"""AdminService: link groups, meters, tables and the validation of jackpots.
+"""AdminService: link groups, meters, tables and the lifecycle of jackpots (validation by a
+supervisor, payment recorded by the cage or floor).
 
 Operators and supervisors call it through ``jackpotctl``; who may call which method is
 :mod:`controller.api.access`. Every definition is validated by the domain (citing the
@@ -19,6 +20,7 @@ from controller.api.access import caller
 from controller.domain import bounds
 from controller.domain.bounds import check_id, check_jackpot_id, check_range, check_text
 from controller.domain.config import LinkGroupConfig
+from controller.domain.identity import Role
 from controller.metrics import Metrics
 from controller.state_guard import StateGuard
 from controller.store.redis_store import MAX_REBASE_ROUND_ID, RedisStore
@@ -176,6 +178,20 @@ class AdminService(pb_grpc.AdminServiceServicer):
         jackpots = await self._store.list_pending_jackpots(link_group_id)
         return pb.ListPendingJackpotsResponse(jackpots=[convert.jackpot(j) for j in jackpots])
 
+    async def ListJackpots(
+        self, request: pb.ListJackpotsRequest, context: Context
+    ) -> pb.ListJackpotsResponse:
+        link_group_id = convert.optional_link_group_id(request.link_group_id)
+        filters = convert.jackpot_filters(request)
+        if link_group_id:
+            await self._store.get_link_group(link_group_id)
+        jackpots = await self._store.list_jackpots(link_group_id, **filters)
+        return pb.ListJackpotsResponse(jackpots=[convert.jackpot(j) for j in jackpots])
+
+    async def GetJackpot(self, request: pb.GetJackpotRequest, context: Context) -> pb.Jackpot:
+        jackpot_id = check_jackpot_id(request.jackpot_id)
+        return convert.jackpot(await self._store.get_jackpot(jackpot_id))
+
     async def ApproveJackpot(
         self, request: pb.ReviewJackpotRequest, context: Context
     ) -> pb.Jackpot:
@@ -186,9 +202,11 @@ class AdminService(pb_grpc.AdminServiceServicer):
 
     async def _review(self, request: pb.ReviewJackpotRequest, *, approve: bool) -> pb.Jackpot:
         """A supervisor's validation (§ 639a.11(c)(5)(iii)): the reviewer is the caller's
-        certificate, never a name typed into the request."""
+        certificate, never a name typed into the request; a rejection states its reason."""
         jackpot_id = check_jackpot_id(request.jackpot_id)
         note = check_text(request.note, "note", bounds.NOTE_MAX_CHARS)
+        if not approve and not note:
+            raise InvalidArgument("a rejection needs its reason: give the note")
         reviewer = caller()
         record = await self._store.review_jackpot(
             jackpot_id,
@@ -198,5 +216,24 @@ class AdminService(pb_grpc.AdminServiceServicer):
             note=note,
         )
         log.info("jackpot %s %s by %s", record.jackpot_id, record.status, reviewer)
-        self._metrics.set_meter_states([await self._store.get_meter(record.meter_id)])
+        if record.meter_id:
+            self._metrics.set_meter_states([await self._store.get_meter(record.meter_id)])
+        return convert.jackpot(record)
+
+    async def RecordJackpotPaid(
+        self, request: pb.RecordJackpotPaidRequest, context: Context
+    ) -> pb.Jackpot:
+        """The cage or floor records the hand-pay of an approved jackpot; the payer is the
+        caller's certificate and, with certificates, never the approver."""
+        jackpot_id = check_jackpot_id(request.jackpot_id)
+        note = check_text(request.note, "note", bounds.NOTE_MAX_CHARS)
+        payer = caller()
+        record = await self._store.pay_jackpot(
+            jackpot_id,
+            payer=payer.uri,
+            payer_cert=payer.fingerprint,
+            note=note,
+            two_people=payer.role is not Role.INSECURE,
+        )
+        log.info("jackpot %s paid by %s", record.jackpot_id, payer)
         return convert.jackpot(record)

@@ -9,14 +9,22 @@ unspecified enum, a card that is not a card) and the bound of every text and rep
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from controller.domain import bounds
-from controller.domain.bounds import check_count, check_each_text, check_id, check_range, check_text
+from controller.domain.bounds import (
+    check_count,
+    check_each_text,
+    check_id,
+    check_range,
+    check_text,
+    excerpt,
+)
 from controller.domain.config import MeterConfig, TableConfig, WagerOffer
 from controller.domain.games import get_game
 from controller.domain.offers import WagerDeclaration, wager_offer
 from controller.domain.paytables import Lines
-from controller.domain.records import Jackpot, LinkGroupState, MeterState
+from controller.domain.records import JACKPOT_STATUSES, Jackpot, LinkGroupState, MeterState
 from controller.domain.rounds import Cards, RoundCards, SeatCards, Wager, cards_of
 from jackpot.cards import parse_cards
 from jackpot.epochs import JournalPosition
@@ -196,6 +204,11 @@ def table_config(table: pb.Table) -> TableConfig:
         table.link_group_id,
         tuple(_offer(table.game, table.table_id, item) for item in table.wagers),
         table.payout_limit_cents,
+        (
+            table.validation_threshold_cents
+            if table.HasField("validation_threshold_cents")
+            else None
+        ),
     )
 
 
@@ -223,6 +236,7 @@ def table(config: TableConfig) -> pb.Table:
             for offer in config.wagers
         ],
         payout_limit_cents=config.payout_limit_cents,
+        validation_threshold_cents=config.validation_threshold_cents,
     )
 
 
@@ -247,21 +261,26 @@ def known_position(wire: pb.JournalPosition) -> JournalPosition:
 
 
 def jackpot(record: Jackpot) -> pb.Jackpot:
-    """A jackpot for the wire."""
-    return pb.Jackpot(
-        jackpot_id=record.jackpot_id,
-        link_group_id=record.link_group_id,
-        meter_id=record.meter_id,
-        table_id=record.table_id,
-        round_id=record.round_id,
-        seat=record.seat,
-        hand=record.hand,
-        award_text=record.award_text,
-        amount_cents=record.amount_cents,
-        meter_before_cents=record.meter_before_cents,
-        meter_after_cents=record.meter_after_cents,
-        status=record.status,
-        journal_seq=record.journal_seq,
-        reviewed_by=record.reviewed_by,
-        note=record.note,
-    )
+    """A jackpot and its hand-pay slip for the wire (the message's fields are the record's)."""
+    return to_message(record, pb.Jackpot)
+
+
+def jackpot_filters(request: pb.ListJackpotsRequest) -> dict[str, Any]:
+    """The filters of a jackpot listing, checked: a known status, a table id, a time range in
+    ms since the Unix epoch (``from_ms`` before ``to_ms`` when both are given)."""
+    if request.status and request.status not in JACKPOT_STATUSES:
+        raise InvalidArgument(
+            f"status {excerpt(request.status)} is not one of {', '.join(JACKPOT_STATUSES)}"
+        )
+    if request.from_ms < 0 or request.to_ms < 0:
+        raise InvalidArgument("from_ms and to_ms are ms since the Unix epoch, never negative")
+    if request.from_ms and request.to_ms and request.from_ms >= request.to_ms:
+        raise InvalidArgument(
+            f"from_ms {request.from_ms} is not before to_ms {request.to_ms}: the range is empty"
+        )
+    return {
+        "status": request.status,
+        "table_id": table_id(request.table_id) if request.table_id else "",
+        "from_ms": request.from_ms,
+        "to_ms": request.to_ms,
+    }

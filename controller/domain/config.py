@@ -212,6 +212,11 @@ class TableConfig:
 
     ``payout_limit_cents`` (0 = none) is the aggregate payout limit per hand of § 647a.12(c):
     what one seat's wagers may win together in a round.
+
+    ``validation_threshold_cents``: a fixed award above it awaits a supervisor's validation
+    before it is paid, as every percentage-of-meter award does (§ 639a.11(c)(5)(iii), read
+    conservatively: "validate the progressive payout"); 0 makes every fixed award wait. None:
+    the registration declares no threshold, and only percentage awards wait.
     """
 
     table_id: str
@@ -220,10 +225,17 @@ class TableConfig:
     link_group_id: str
     wagers: tuple[WagerOffer, ...]
     payout_limit_cents: int = 0
+    validation_threshold_cents: int | None = None
 
     def __post_init__(self) -> None:
         check_id(self.table_id, "table id")
         check_id(self.link_group_id, "link group id")
+        threshold = self.validation_threshold_cents
+        if threshold is not None and not 0 <= threshold <= MAX_METER_CENTS:
+            raise InvalidConfiguration(
+                f"table {self.table_id}: validation threshold must be $0 to "
+                f"{format_cents(MAX_METER_CENTS)}, got {threshold} cents"
+            )
         game = self.game_rules
         refusal = game.facts.seats_refusal(f"table {self.table_id}", self.seats)
         if refusal:
@@ -331,6 +343,7 @@ class TableConfig:
             "link_group_id": self.link_group_id,
             "wagers": [offer.to_data() for offer in self.wagers],
             "payout_limit_cents": self.payout_limit_cents,
+            "validation_threshold_cents": self.validation_threshold_cents,
         }
 
     @classmethod
@@ -343,4 +356,10 @@ class TableConfig:
             str(data["link_group_id"]),
             tuple(WagerOffer.from_data(offer) for offer in data["wagers"]),
             int(data["payout_limit_cents"]),
+            _optional_int(data.get("validation_threshold_cents")),
         )
+
+
+def _optional_int(value: Any) -> int | None:
+    """A stored optional amount (JSON null: none)."""
+    return None if value is None else int(value)

@@ -4,7 +4,8 @@ A client certificate carries exactly one URI subject alternative name of the for
 ``jackpot://<role>/<name>``:
 
 * ``jackpot://table/<table_id>`` — a table agent, for its own table only;
-* ``jackpot://supervisor/<name>`` — validates jackpots (approve, reject);
+* ``jackpot://supervisor/<name>`` — validates jackpots (approve, reject), may record a payment;
+* ``jackpot://cashier/<name>`` — the cage: reads jackpots and records their hand-payment;
 * ``jackpot://operator/<name>`` — link groups, meters, tables, rules;
 * ``jackpot://auditor/<name>`` — reads everything, changes nothing;
 * ``jackpot://display/<name>`` — a meter sign: watches meters, nothing else.
@@ -30,6 +31,7 @@ class Role(StrEnum):
 
     TABLE = "table"
     SUPERVISOR = "supervisor"
+    CASHIER = "cashier"
     OPERATOR = "operator"
     AUDITOR = "auditor"
     DISPLAY = "display"

@@ -38,9 +38,24 @@ class MeterState:
         return MeterValue(self.meter_id, self.amount_microcents)
 
 
+JACKPOT_STATUSES = ("pending", "approved", "paid", "rejected")
+"""A jackpot's lifecycle: ``pending`` (awaiting a supervisor's validation) -> ``approved`` ->
+``paid`` (the hand-pay recorded by the cage or floor), or ``pending`` -> ``rejected`` (with its
+reason). Each step is one atomic, journaled store script."""
+
+
 @dataclass(frozen=True, slots=True)
 class Jackpot:
-    """A percentage-of-meter award waiting for (or past) a supervisor's validation."""
+    """An award held for a supervisor's validation, and its hand-pay slip.
+
+    Every percentage-of-meter award is one (its amount taken from ``meter_id`` at the seat's
+    turn, ``meter_before_cents`` -> ``meter_after_cents``); so is a fixed award above the
+    table's validation threshold (``meter_id`` empty: it changes no meter). ``journal_seq``
+    is the award's journal entry; ``cards`` the winning hand (``"AS KS QS JS TS"``). Times are
+    milliseconds since the Unix epoch from Redis's clock in the step that made the change (0:
+    not yet). Identities are certificate identities (``jackpot://supervisor/ann``) with the
+    certificate's SHA-256 beside them. Amounts are cents.
+    """
 
     jackpot_id: str
     link_group_id: str
@@ -56,7 +71,21 @@ class Jackpot:
     status: str
     journal_seq: int
     reviewed_by: str = ""
-    note: str = ""
+    note: str = ""  # the reviewer's note; a rejection's reason
+    wager: str = ""  # the wager that won: "progressive", "bonus", ...
+    wager_cents: int = 0
+    on_dealer_hand: bool = False
+    envy_for_seat: int = 0
+    cards: str = ""
+    line: str = ""
+    award_kind: str = ""
+    hit_at_ms: int = 0
+    reviewed_by_cert: str = ""
+    reviewed_at_ms: int = 0
+    paid_by: str = ""
+    paid_by_cert: str = ""
+    paid_at_ms: int = 0
+    paid_note: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,6 +74,11 @@ class Payout:
     ``meter_id`` at its turn. ``kind`` is empty for a reported seat without a wager. The
     store's settle script answers each as a :class:`jackpot.results.SeatResult` whose fields of
     the same names it copies.
+
+    For the hand-pay slip of an award: ``cards``, the cards of the hand that won (for an envy
+    bonus the qualifying hand's), e.g. ``"AS KS QS JS TS"``; ``wager_cents``, the wager that
+    won; ``pending_validation``, a fixed award above the table's validation threshold (a
+    percentage award always awaits validation: the store sets it).
     """
 
     seat: int
@@ -87,6 +92,9 @@ class Payout:
     envy_for_seat: int = 0
     limited_from_cents: int = 0
     line: str = ""  # the paytable line paid, e.g. "ace_ace_dealer_and_player"
+    cards: str = ""
+    wager_cents: int = 0
+    pending_validation: bool = False
 
     @property
     def award_kind(self) -> str:

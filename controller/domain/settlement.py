@@ -12,18 +12,23 @@ forfeits all wagers, a Five Card Hand Bonus on the dealer's hand too (§ 639a.11
 awards are computed here, in cents, with the aggregate payout limit per hand (§ 647a.12(c),
 :mod:`controller.domain.payout_limit`); the store pays that plan in that order, computing each
 percentage award from the meter at its turn.
+
+Every award carries what its hand-pay slip needs (:func:`_slip`): the cards of the winning
+hand, the wager, and whether a fixed award is above the table's validation threshold (then
+it awaits a supervisor's validation like every percentage award, § 639a.11(c)(5)(iii)).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from controller.domain.config import TableConfig
 from controller.domain.envy import envy_payouts
 from controller.domain.payout_limit import apply_payout_limit
 from controller.domain.round_hands import RoundHands
 from controller.domain.rounds import Payout, RoundCards, SeatCards, Wager, check_seat, offered
-from jackpot.cards import check_hand_size, check_no_duplicates
+from jackpot.cards import check_hand_size, check_no_duplicates, format_cards
 from jackpot.errors import InvalidAmount, InvalidArgument, InvalidCards, InvalidSeat
 from jackpot.kinds import AwardKind, Extra
 from jackpot.results import SeatOutcome
@@ -194,4 +199,41 @@ def plan_settlement(
                 if w.seat == report.seat and w.kind in phase
             )
         payouts.extend(envy_payouts(table, wagers, cards, phase, hands))
-    return tuple(apply_payout_limit(table, payouts, wagers, cards))
+    limited = apply_payout_limit(table, payouts, wagers, cards)
+    return tuple(_slip(table, payout, wagers, by_seat, hands) for payout in limited)
+
+
+def _slip(
+    table: TableConfig,
+    payout: Payout,
+    wagers: Sequence[Wager],
+    by_seat: dict[int, SeatCards],
+    hands: RoundHands,
+) -> Payout:
+    """An award with its slip's facts: the cards of the hand that won (for an envy bonus,
+    the qualifying hand at ``envy_for_seat``), the wager that won, and whether a fixed award
+    is above the table's validation threshold (``validation_threshold_cents``; None: the
+    registration declares none, and only percentage awards await validation)."""
+    if payout.outcome is not SeatOutcome.PAID or payout.award is None:
+        return payout
+    rules = table.game_rules.wager(payout.kind)
+    holder = payout.envy_for_seat or payout.seat
+    on_dealer = payout.on_dealer_hand and not payout.envy_for_seat
+    hand = hands.cards_of(rules, on_dealer, by_seat[holder].cards)
+    wager_cents = next(
+        (
+            w.amount_cents
+            for w in wagers
+            if (w.seat, w.kind, w.on_dealer_hand) == (payout.seat, payout.kind, on_dealer)
+        ),
+        0,
+    )
+    threshold = table.validation_threshold_cents
+    pending = (
+        payout.award.kind is not AwardKind.PERCENT_OF_METER
+        and threshold is not None
+        and payout.amount_cents > threshold
+    )
+    return replace(
+        payout, cards=format_cards(hand), wager_cents=wager_cents, pending_validation=pending
+    )

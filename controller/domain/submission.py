@@ -19,6 +19,9 @@ Every refusal names the file's entry and cites the section it breaks. Example::
     reserve_rate_percent = "5"
     ceiling = "0"              # dollars; 0 = none
 
+    [games.caribbean-stud]
+    validation_threshold = "1200"  # dollars: a fixed award above it awaits validation
+
     [games.caribbean-stud.wagers.progressive]
     paytable = "B"
     amount = "1"               # the fixed progressive wager, dollars
@@ -70,7 +73,10 @@ class TableOffer:
 @dataclass(frozen=True, slots=True)
 class RulesSubmission:
     """A validated Rules Submission. ``payout_limits`` maps a game to its aggregate payout
-    limit per hand in cents (§ 647a.12(c)); games without one are absent."""
+    limit per hand in cents (§ 647a.12(c)); games without one are absent.
+    ``validation_thresholds`` maps every game to the amount in cents above which a fixed
+    award awaits a supervisor's validation, as every percentage award does
+    (§ 639a.11(c)(5)(iii), read conservatively)."""
 
     operator: str
     link_groups: tuple[LinkGroupConfig, ...]
@@ -78,6 +84,7 @@ class RulesSubmission:
     games: dict[str, dict[str, WagerOffer]]
     tables: tuple[TableOffer, ...]
     payout_limits: dict[str, int] = field(default_factory=dict)
+    validation_thresholds: dict[str, int] = field(default_factory=dict)
 
     def table_configs(self) -> list[TableConfig]:
         """Every table as the controller registers it, with every wager its game offers."""
@@ -89,6 +96,7 @@ class RulesSubmission:
                 table.link_group_id,
                 tuple(self.games[table.game].values()),
                 self.payout_limits.get(table.game, 0),
+                self.validation_thresholds.get(table.game),
             )
             for table in self.tables
         ]
@@ -118,7 +126,7 @@ _KEYS = {
         "envy",
         "declared_suit",
     },
-    "game": {"wagers", "payout_limit"},
+    "game": {"wagers", "payout_limit", "validation_threshold"},
     "line": {"hand", "suit", "award"},
     "top": {"submission", "link_groups", "meters", "games", "tables"},
 }
@@ -271,13 +279,31 @@ def _meter(where: str, raw: Mapping[str, Any]) -> MeterConfig:
         raise InvalidConfiguration(f"{where}: {error}") from None
 
 
+VALIDATION_CITATION = "§ 639a.11(c)(5)(iii)"
+"""The floorperson's validation of a progressive payout, read conservatively: the Rules
+Submission says which fixed awards the controller holds for validation too."""
+
+
+def _validation_threshold(where: str, game_data: Mapping[str, Any]) -> int:
+    """A game's required validation threshold, in cents."""
+    if "validation_threshold" not in game_data:
+        raise InvalidConfiguration(
+            f"{where}: validation_threshold is required: the amount in dollars above "
+            "which a fixed award awaits a supervisor's validation, as every percentage "
+            f'award does ({VALIDATION_CITATION}); "0" holds every fixed award'
+        )
+    return _dollars(where, game_data, "validation_threshold")
+
+
 def _games(
     data: Mapping[str, Any], meter_by_id: dict[str, MeterConfig]
-) -> tuple[dict[str, dict[str, WagerOffer]], dict[str, int]]:
+) -> tuple[dict[str, dict[str, WagerOffer]], dict[str, int], dict[str, int]]:
     """The [games] section: each game's wagers, each meter a wager feeds declared for that
-    game; and each game's payout limit per hand, where its regulation has one."""
+    game; each game's payout limit per hand, where its regulation has one; and each game's
+    validation threshold (required: above it a fixed award awaits validation)."""
     games: dict[str, dict[str, WagerOffer]] = {}
     limits: dict[str, int] = {}
+    thresholds: dict[str, int] = {}
     games_data = data.get("games", {})
     if not isinstance(games_data, dict) or not games_data:
         raise InvalidConfiguration("the submission offers no game: add [games.<name>.wagers.*]")
@@ -314,8 +340,9 @@ def _games(
             limits[game_name] = _dollars(where, game_data, "payout_limit")
         elif "payout_limit" in game_data:
             raise InvalidConfiguration(f"{where}: {game.facts.title} has no payout limit per hand")
+        thresholds[game_name] = _validation_threshold(where, game_data)
         games[game_name] = offers
-    return games, limits
+    return games, limits, thresholds
 
 
 def parse_submission(data: Mapping[str, Any]) -> RulesSubmission:
@@ -353,7 +380,7 @@ def parse_submission(data: Mapping[str, Any]) -> RulesSubmission:
         meters.append(meter)
     meter_by_id = {m.meter_id: m for m in meters}
 
-    games, limits = _games(data, meter_by_id)
+    games, limits, thresholds = _games(data, meter_by_id)
 
     tables = []
     for raw in _table_of(data, "tables"):
@@ -366,7 +393,9 @@ def parse_submission(data: Mapping[str, Any]) -> RulesSubmission:
         )
         _check_table(where, table, games, meter_by_id, group_ids)
         tables.append(table)
-    submission = RulesSubmission(operator, groups, tuple(meters), games, tuple(tables), limits)
+    submission = RulesSubmission(
+        operator, groups, tuple(meters), games, tuple(tables), limits, thresholds
+    )
     _configs(submission)  # every table validates as the controller will register it
     return submission
 

@@ -109,6 +109,8 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "VOIDED": RoundStateError,
     "SETTLED": RoundStateError,
     "DECIDED": FailedPrecondition,
+    "NOT_APPROVED": FailedPrecondition,
+    "SAME_PERSON": FailedPrecondition,
     "LATER_HIT": FailedPrecondition,
     "OVERFLOW": FailedPrecondition,
     "NOT_FOUND": NotFound,
@@ -968,12 +970,37 @@ class RedisStore:
                 found.extend(codec.jackpot(raw) for raw in raws if raw is not None)
         return sorted(found, key=lambda j: (j.link_group_id, j.journal_seq))
 
-    async def review_jackpot(
-        self, jackpot_id: str, *, approve: bool, reviewer: str, reviewer_cert: str, note: str
-    ) -> Jackpot:
-        """Approve or reject a pending jackpot as ``reviewer`` (a certificate identity, with
-        its fingerprint ``reviewer_cert``); the same reviewer repeating the same decision
-        changes nothing, any other review of a decided jackpot is refused."""
+    async def list_jackpots(
+        self,
+        link_group_id: str = "",
+        *,
+        status: str = "",
+        table_id: str = "",
+        from_ms: int = 0,
+        to_ms: int = 0,
+    ) -> list[Jackpot]:
+        """Every jackpot (any status) of one link group or all, in journal order per link
+        group, filtered: ``status``, ``table_id`` (empty: any), hit at or after ``from_ms`` and
+        before ``to_ms`` (ms since the Unix epoch; 0: unbounded)."""
+        found: list[Jackpot] = []
+        for group_id in await self._group_ids(link_group_id):
+            stored = await self._read(self._client.hvals(keys.LinkGroupKeys(group_id).jackpots))
+            for raw in stored:
+                record = codec.jackpot(raw)
+                if (
+                    (not status or record.status == status)
+                    and (not table_id or record.table_id == table_id)
+                    and record.hit_at_ms >= from_ms
+                    and (not to_ms or record.hit_at_ms < to_ms)
+                ):
+                    found.append(record)
+        return sorted(found, key=lambda j: (j.link_group_id, j.journal_seq))
+
+    async def get_jackpot(self, jackpot_id: str) -> Jackpot:
+        """One jackpot and its slip; :class:`NotFound` names an unknown id."""
+        return codec.jackpot(await self._jackpot_raw(jackpot_id))
+
+    async def _jackpot_raw(self, jackpot_id: str) -> str:
         link_group_id, _, seq = jackpot_id.rpartition(":")
         if not link_group_id or not seq.isdigit():
             raise NotFound(f"jackpot {jackpot_id} does not exist (ids look like 'group:17')")
@@ -981,13 +1008,39 @@ class RedisStore:
         raw = await self._read(self._client.hget(group.jackpots, jackpot_id))
         if raw is None:
             raise NotFound(f"jackpot {jackpot_id} does not exist")
-        meter_id = codec.jackpot(raw).meter_id
+        return str(raw)
+
+    async def review_jackpot(
+        self, jackpot_id: str, *, approve: bool, reviewer: str, reviewer_cert: str, note: str
+    ) -> Jackpot:
+        """Approve or reject a pending jackpot as ``reviewer`` (a certificate identity, with
+        its fingerprint ``reviewer_cert``); the same reviewer repeating the same decision
+        changes nothing, any other review of a decided jackpot is refused."""
+        meter_id = codec.jackpot(await self._jackpot_raw(jackpot_id)).meter_id
+        group = keys.LinkGroupKeys(jackpot_id.rpartition(":")[0])
         decided = await self._run(
             self._scripts.review_jackpot,
-            [group.jackpots, group.pending, group.meter(meter_id), group.journal, group.seq],
+            [group.jackpots, group.pending, group.journal, group.seq]
+            + ([group.meter(meter_id)] if meter_id else []),
             [jackpot_id, "approved" if approve else "rejected", reviewer, note, reviewer_cert],
         )
         return codec.jackpot(decided)
+
+    async def pay_jackpot(
+        self, jackpot_id: str, *, payer: str, payer_cert: str, note: str, two_people: bool
+    ) -> Jackpot:
+        """Record that an approved jackpot was paid, by ``payer`` (a certificate identity,
+        with its fingerprint ``payer_cert``); with ``two_people`` the payer may not be the
+        approver. The same payer again changes nothing; a jackpot not approved, or paid by
+        another, is refused (:class:`FailedPrecondition`)."""
+        await self._jackpot_raw(jackpot_id)  # NotFound names a malformed or unknown id
+        group = keys.LinkGroupKeys(jackpot_id.rpartition(":")[0])
+        paid = await self._run(
+            self._scripts.pay_jackpot,
+            [group.jackpots, group.journal, group.seq],
+            [jackpot_id, payer, payer_cert, note, "two_people" if two_people else ""],
+        )
+        return codec.jackpot(paid)
 
     # ---------------------------------------------------------------- reading
 

@@ -25,6 +25,7 @@ SCRIPT_NAMES = (
     "settle",
     "void_round",
     "review_jackpot",
+    "pay_jackpot",
     "rebase_table_rounds",
     "audit_snapshot",
     "check_position",
@@ -58,6 +59,7 @@ class Scripts:
     settle: AsyncScript
     void_round: AsyncScript
     review_jackpot: AsyncScript
+    pay_jackpot: AsyncScript
     rebase_table_rounds: AsyncScript
     audit_snapshot: AsyncScript
     check_position: AsyncScript

@@ -1184,6 +1184,7 @@ class Table(_message.Message):
     LINK_GROUP_ID_FIELD_NUMBER: _builtins.int
     WAGERS_FIELD_NUMBER: _builtins.int
     PAYOUT_LIMIT_CENTS_FIELD_NUMBER: _builtins.int
+    VALIDATION_THRESHOLD_CENTS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     """"caribbean-stud", "three-card-poker", ..."""
@@ -1192,6 +1193,10 @@ class Table(_message.Message):
     link_group_id: _builtins.str
     payout_limit_cents: _builtins.int
     """The aggregate payout limit per hand (Texas Hold 'Em Bonus, § 647a.12(c)); 0: none."""
+    validation_threshold_cents: _builtins.int
+    """A fixed award above it awaits a supervisor's validation, as every percentage award does
+    (§ 639a.11(c)(5)(iii)); 0: every fixed award waits. Unset: only percentage awards wait.
+    """
     @_builtins.property
     def wagers(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableWager]:
         """every wager the table offers (at least one)"""
@@ -1205,12 +1210,15 @@ class Table(_message.Message):
         link_group_id: _builtins.str = ...,
         wagers: _abc.Iterable[Global___TableWager] | None = ...,
         payout_limit_cents: _builtins.int = ...,
+        validation_threshold_cents: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents", "validation_threshold_cents", b"validation_threshold_cents"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "link_group_id", b"link_group_id", "payout_limit_cents", b"payout_limit_cents", "seats", b"seats", "table_id", b"table_id", "wagers", b"wagers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents", "game", b"game", "link_group_id", b"link_group_id", "payout_limit_cents", b"payout_limit_cents", "seats", b"seats", "table_id", b"table_id", "validation_threshold_cents", b"validation_threshold_cents", "wagers", b"wagers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__validation_threshold_cents: _TypeAlias = _typing.Literal["validation_threshold_cents"]  # noqa: Y015
+    _WhichOneofArgType__validation_threshold_cents: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__validation_threshold_cents) -> _WhichOneofReturnType__validation_threshold_cents | None: ...
 
 Global___Table: _TypeAlias = Table  # noqa: Y015
 
@@ -1327,6 +1335,11 @@ Global___ListTablesResponse: _TypeAlias = ListTablesResponse  # noqa: Y015
 
 @_typing.final
 class Jackpot(_message.Message):
+    """A jackpot and its hand-pay slip. Its lifecycle: pending -> approved -> paid, or
+    pending -> rejected. Times are milliseconds since the Unix epoch, from Redis's clock in the
+    step that made the change (0: not yet).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     JACKPOT_ID_FIELD_NUMBER: _builtins.int
@@ -1344,9 +1357,24 @@ class Jackpot(_message.Message):
     JOURNAL_SEQ_FIELD_NUMBER: _builtins.int
     REVIEWED_BY_FIELD_NUMBER: _builtins.int
     NOTE_FIELD_NUMBER: _builtins.int
+    WAGER_FIELD_NUMBER: _builtins.int
+    WAGER_CENTS_FIELD_NUMBER: _builtins.int
+    ON_DEALER_HAND_FIELD_NUMBER: _builtins.int
+    ENVY_FOR_SEAT_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    LINE_FIELD_NUMBER: _builtins.int
+    AWARD_KIND_FIELD_NUMBER: _builtins.int
+    HIT_AT_MS_FIELD_NUMBER: _builtins.int
+    REVIEWED_BY_CERT_FIELD_NUMBER: _builtins.int
+    REVIEWED_AT_MS_FIELD_NUMBER: _builtins.int
+    PAID_BY_FIELD_NUMBER: _builtins.int
+    PAID_BY_CERT_FIELD_NUMBER: _builtins.int
+    PAID_AT_MS_FIELD_NUMBER: _builtins.int
+    PAID_NOTE_FIELD_NUMBER: _builtins.int
     jackpot_id: _builtins.str
     link_group_id: _builtins.str
     meter_id: _builtins.str
+    """the meter a percentage award was taken from; empty: fixed award"""
     table_id: _builtins.str
     round_id: _builtins.int
     seat: _builtins.int
@@ -1356,11 +1384,34 @@ class Jackpot(_message.Message):
     meter_before_cents: _builtins.int
     meter_after_cents: _builtins.int
     status: _builtins.str
-    """"pending", "approved" or "rejected" """
+    """"pending", "approved", "paid" or "rejected" """
     journal_seq: _builtins.int
+    """the award's journal entry"""
     reviewed_by: _builtins.str
     """the reviewer's certificate identity, jackpot://supervisor/<name>"""
     note: _builtins.str
+    """the reviewer's note (a rejection's reason)"""
+    wager: _builtins.str
+    """the wager that won: "progressive", "bonus", ..."""
+    wager_cents: _builtins.int
+    on_dealer_hand: _builtins.bool
+    envy_for_seat: _builtins.int
+    """an envy bonus: the seat whose hand qualified it"""
+    cards: _builtins.str
+    """the cards of the winning hand, e.g. "AS KS QS JS TS" """
+    line: _builtins.str
+    """the paytable line paid"""
+    award_kind: _builtins.str
+    """"percent_of_meter", "for_one", "to_one", "fixed_amount", "envy" """
+    hit_at_ms: _builtins.int
+    reviewed_by_cert: _builtins.str
+    """the reviewer certificate's SHA-256 (hex)"""
+    reviewed_at_ms: _builtins.int
+    paid_by: _builtins.str
+    """the payer's certificate identity"""
+    paid_by_cert: _builtins.str
+    paid_at_ms: _builtins.int
+    paid_note: _builtins.str
     def __init__(
         self,
         *,
@@ -1379,10 +1430,24 @@ class Jackpot(_message.Message):
         journal_seq: _builtins.int = ...,
         reviewed_by: _builtins.str = ...,
         note: _builtins.str = ...,
+        wager: _builtins.str = ...,
+        wager_cents: _builtins.int = ...,
+        on_dealer_hand: _builtins.bool = ...,
+        envy_for_seat: _builtins.int = ...,
+        cards: _builtins.str = ...,
+        line: _builtins.str = ...,
+        award_kind: _builtins.str = ...,
+        hit_at_ms: _builtins.int = ...,
+        reviewed_by_cert: _builtins.str = ...,
+        reviewed_at_ms: _builtins.int = ...,
+        paid_by: _builtins.str = ...,
+        paid_by_cert: _builtins.str = ...,
+        paid_at_ms: _builtins.int = ...,
+        paid_note: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "award_text", b"award_text", "hand", b"hand", "jackpot_id", b"jackpot_id", "journal_seq", b"journal_seq", "link_group_id", b"link_group_id", "meter_after_cents", b"meter_after_cents", "meter_before_cents", b"meter_before_cents", "meter_id", b"meter_id", "note", b"note", "reviewed_by", b"reviewed_by", "round_id", b"round_id", "seat", b"seat", "status", b"status", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "award_kind", b"award_kind", "award_text", b"award_text", "cards", b"cards", "envy_for_seat", b"envy_for_seat", "hand", b"hand", "hit_at_ms", b"hit_at_ms", "jackpot_id", b"jackpot_id", "journal_seq", b"journal_seq", "line", b"line", "link_group_id", b"link_group_id", "meter_after_cents", b"meter_after_cents", "meter_before_cents", b"meter_before_cents", "meter_id", b"meter_id", "note", b"note", "on_dealer_hand", b"on_dealer_hand", "paid_at_ms", b"paid_at_ms", "paid_by", b"paid_by", "paid_by_cert", b"paid_by_cert", "paid_note", b"paid_note", "reviewed_at_ms", b"reviewed_at_ms", "reviewed_by", b"reviewed_by", "reviewed_by_cert", b"reviewed_by_cert", "round_id", b"round_id", "seat", b"seat", "status", b"status", "table_id", b"table_id", "wager", b"wager", "wager_cents", b"wager_cents"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1426,6 +1491,104 @@ class ListPendingJackpotsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListPendingJackpotsResponse: _TypeAlias = ListPendingJackpotsResponse  # noqa: Y015
+
+@_typing.final
+class ListJackpotsRequest(_message.Message):
+    """Every filter is optional (empty or 0: any)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LINK_GROUP_ID_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    FROM_MS_FIELD_NUMBER: _builtins.int
+    TO_MS_FIELD_NUMBER: _builtins.int
+    link_group_id: _builtins.str
+    status: _builtins.str
+    """"pending", "approved", "paid" or "rejected" """
+    table_id: _builtins.str
+    from_ms: _builtins.int
+    """hit at or after (ms since the Unix epoch)"""
+    to_ms: _builtins.int
+    """hit before"""
+    def __init__(
+        self,
+        *,
+        link_group_id: _builtins.str = ...,
+        status: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+        from_ms: _builtins.int = ...,
+        to_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_ms", b"from_ms", "link_group_id", b"link_group_id", "status", b"status", "table_id", b"table_id", "to_ms", b"to_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListJackpotsRequest: _TypeAlias = ListJackpotsRequest  # noqa: Y015
+
+@_typing.final
+class ListJackpotsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    JACKPOTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def jackpots(self) -> _containers.RepeatedCompositeFieldContainer[Global___Jackpot]: ...
+    def __init__(
+        self,
+        *,
+        jackpots: _abc.Iterable[Global___Jackpot] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["jackpots", b"jackpots"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListJackpotsResponse: _TypeAlias = ListJackpotsResponse  # noqa: Y015
+
+@_typing.final
+class GetJackpotRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    JACKPOT_ID_FIELD_NUMBER: _builtins.int
+    jackpot_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        jackpot_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["jackpot_id", b"jackpot_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetJackpotRequest: _TypeAlias = GetJackpotRequest  # noqa: Y015
+
+@_typing.final
+class RecordJackpotPaidRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    JACKPOT_ID_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
+    jackpot_id: _builtins.str
+    note: _builtins.str
+    """e.g. the cage's receipt number; at most 500 characters"""
+    def __init__(
+        self,
+        *,
+        jackpot_id: _builtins.str = ...,
+        note: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["jackpot_id", b"jackpot_id", "note", b"note"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RecordJackpotPaidRequest: _TypeAlias = RecordJackpotPaidRequest  # noqa: Y015
 
 @_typing.final
 class ReviewJackpotRequest(_message.Message):

@@ -351,6 +351,16 @@ class AdminServiceStub:
                 request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ListPendingJackpotsRequest.SerializeToString,
                 response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ListPendingJackpotsResponse.FromString,
                 _registered_method=True)
+        self.ListJackpots = channel.unary_unary(
+                '/jackpot.v1.AdminService/ListJackpots',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ListJackpotsRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ListJackpotsResponse.FromString,
+                _registered_method=True)
+        self.GetJackpot = channel.unary_unary(
+                '/jackpot.v1.AdminService/GetJackpot',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.GetJackpotRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Jackpot.FromString,
+                _registered_method=True)
         self.ApproveJackpot = channel.unary_unary(
                 '/jackpot.v1.AdminService/ApproveJackpot',
                 request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ReviewJackpotRequest.SerializeToString,
@@ -359,6 +369,11 @@ class AdminServiceStub:
         self.RejectJackpot = channel.unary_unary(
                 '/jackpot.v1.AdminService/RejectJackpot',
                 request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ReviewJackpotRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Jackpot.FromString,
+                _registered_method=True)
+        self.RecordJackpotPaid = channel.unary_unary(
+                '/jackpot.v1.AdminService/RecordJackpotPaid',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.RecordJackpotPaidRequest.SerializeToString,
                 response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Jackpot.FromString,
                 _registered_method=True)
         self.ResumeLinkGroup = channel.unary_unary(
@@ -439,22 +454,49 @@ class AdminServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListPendingJackpots(self, request, context):
-        """Roles: supervisor, operator, auditor.
+        """Roles: supervisor, operator, auditor, cashier.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListJackpots(self, request, context):
+        """Every jackpot (pending, approved, paid, rejected) with its hand-pay slip, filtered; in
+        journal order per link group. Roles: supervisor, operator, auditor, cashier.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetJackpot(self, request, context):
+        """One jackpot's hand-pay slip. Roles: supervisor, operator, auditor, cashier.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ApproveJackpot(self, request, context):
-        """Role: supervisor. The reviewer recorded is the caller's certificate identity; a jackpot
-        reviewed by another identity is FAILED_PRECONDITION, the same review again returns it.
+        """Role: supervisor. pending -> approved. The reviewer recorded is the caller's certificate
+        identity; the same review again returns the jackpot unchanged, any other review of a
+        decided jackpot is FAILED_PRECONDITION.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def RejectJackpot(self, request, context):
-        """Role: supervisor (as ApproveJackpot).
+        """Role: supervisor. pending -> rejected, with its reason (the note, required); as
+        ApproveJackpot otherwise.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RecordJackpotPaid(self, request, context):
+        """Roles: cashier, supervisor. approved -> paid: the cage or floor records the hand-pay.
+        The payer is the caller's certificate identity and must not be the approver; the same
+        payer again returns the jackpot unchanged; a jackpot not approved, or paid by another,
+        is FAILED_PRECONDITION.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -522,6 +564,16 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ListPendingJackpotsRequest.FromString,
                     response_serializer=jackpot_dot_v1_dot_jackpot__pb2.ListPendingJackpotsResponse.SerializeToString,
             ),
+            'ListJackpots': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListJackpots,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ListJackpotsRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.ListJackpotsResponse.SerializeToString,
+            ),
+            'GetJackpot': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetJackpot,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.GetJackpotRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Jackpot.SerializeToString,
+            ),
             'ApproveJackpot': grpc.unary_unary_rpc_method_handler(
                     servicer.ApproveJackpot,
                     request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ReviewJackpotRequest.FromString,
@@ -530,6 +582,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
             'RejectJackpot': grpc.unary_unary_rpc_method_handler(
                     servicer.RejectJackpot,
                     request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ReviewJackpotRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Jackpot.SerializeToString,
+            ),
+            'RecordJackpotPaid': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordJackpotPaid,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RecordJackpotPaidRequest.FromString,
                     response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Jackpot.SerializeToString,
             ),
             'ResumeLinkGroup': grpc.unary_unary_rpc_method_handler(
@@ -822,6 +879,60 @@ class AdminService:
             _registered_method=True)
 
     @staticmethod
+    def ListJackpots(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/ListJackpots',
+            jackpot_dot_v1_dot_jackpot__pb2.ListJackpotsRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.ListJackpotsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetJackpot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/GetJackpot',
+            jackpot_dot_v1_dot_jackpot__pb2.GetJackpotRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.Jackpot.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def ApproveJackpot(request,
             target,
             options=(),
@@ -864,6 +975,33 @@ class AdminService:
             target,
             '/jackpot.v1.AdminService/RejectJackpot',
             jackpot_dot_v1_dot_jackpot__pb2.ReviewJackpotRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.Jackpot.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordJackpotPaid(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/RecordJackpotPaid',
+            jackpot_dot_v1_dot_jackpot__pb2.RecordJackpotPaidRequest.SerializeToString,
             jackpot_dot_v1_dot_jackpot__pb2.Jackpot.FromString,
             options,
             channel_credentials,

@@ -192,13 +192,28 @@ class AdminServiceStub:
     whose round ids are further ahead than max_round_step allows. Role: operator.
     """
     ListPendingJackpots: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ListPendingJackpotsRequest, _jackpot_pb2.ListPendingJackpotsResponse]
-    """Roles: supervisor, operator, auditor."""
+    """Roles: supervisor, operator, auditor, cashier."""
+    ListJackpots: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ListJackpotsRequest, _jackpot_pb2.ListJackpotsResponse]
+    """Every jackpot (pending, approved, paid, rejected) with its hand-pay slip, filtered; in
+    journal order per link group. Roles: supervisor, operator, auditor, cashier.
+    """
+    GetJackpot: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.GetJackpotRequest, _jackpot_pb2.Jackpot]
+    """One jackpot's hand-pay slip. Roles: supervisor, operator, auditor, cashier."""
     ApproveJackpot: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewJackpotRequest, _jackpot_pb2.Jackpot]
-    """Role: supervisor. The reviewer recorded is the caller's certificate identity; a jackpot
-    reviewed by another identity is FAILED_PRECONDITION, the same review again returns it.
+    """Role: supervisor. pending -> approved. The reviewer recorded is the caller's certificate
+    identity; the same review again returns the jackpot unchanged, any other review of a
+    decided jackpot is FAILED_PRECONDITION.
     """
     RejectJackpot: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewJackpotRequest, _jackpot_pb2.Jackpot]
-    """Role: supervisor (as ApproveJackpot)."""
+    """Role: supervisor. pending -> rejected, with its reason (the note, required); as
+    ApproveJackpot otherwise.
+    """
+    RecordJackpotPaid: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.RecordJackpotPaidRequest, _jackpot_pb2.Jackpot]
+    """Roles: cashier, supervisor. approved -> paid: the cage or floor records the hand-pay.
+    The payer is the caller's certificate identity and must not be the approver; the same
+    payer again returns the jackpot unchanged; a jackpot not approved, or paid by another,
+    is FAILED_PRECONDITION.
+    """
     ResumeLinkGroup: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ResumeLinkGroupRequest, _jackpot_pb2.LinkGroup]
     """Resumes a stopped link group (Redis lost state that tables were acknowledged) in a new
     epoch, once what was lost has been reconciled from the tables' records; journaled with
@@ -233,13 +248,28 @@ class AdminServiceAsyncStub(AdminServiceStub):
     whose round ids are further ahead than max_round_step allows. Role: operator.
     """
     ListPendingJackpots: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ListPendingJackpotsRequest, _jackpot_pb2.ListPendingJackpotsResponse]  # type: ignore[assignment]
-    """Roles: supervisor, operator, auditor."""
+    """Roles: supervisor, operator, auditor, cashier."""
+    ListJackpots: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ListJackpotsRequest, _jackpot_pb2.ListJackpotsResponse]  # type: ignore[assignment]
+    """Every jackpot (pending, approved, paid, rejected) with its hand-pay slip, filtered; in
+    journal order per link group. Roles: supervisor, operator, auditor, cashier.
+    """
+    GetJackpot: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.GetJackpotRequest, _jackpot_pb2.Jackpot]  # type: ignore[assignment]
+    """One jackpot's hand-pay slip. Roles: supervisor, operator, auditor, cashier."""
     ApproveJackpot: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewJackpotRequest, _jackpot_pb2.Jackpot]  # type: ignore[assignment]
-    """Role: supervisor. The reviewer recorded is the caller's certificate identity; a jackpot
-    reviewed by another identity is FAILED_PRECONDITION, the same review again returns it.
+    """Role: supervisor. pending -> approved. The reviewer recorded is the caller's certificate
+    identity; the same review again returns the jackpot unchanged, any other review of a
+    decided jackpot is FAILED_PRECONDITION.
     """
     RejectJackpot: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewJackpotRequest, _jackpot_pb2.Jackpot]  # type: ignore[assignment]
-    """Role: supervisor (as ApproveJackpot)."""
+    """Role: supervisor. pending -> rejected, with its reason (the note, required); as
+    ApproveJackpot otherwise.
+    """
+    RecordJackpotPaid: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.RecordJackpotPaidRequest, _jackpot_pb2.Jackpot]  # type: ignore[assignment]
+    """Roles: cashier, supervisor. approved -> paid: the cage or floor records the hand-pay.
+    The payer is the caller's certificate identity and must not be the approver; the same
+    payer again returns the jackpot unchanged; a jackpot not approved, or paid by another,
+    is FAILED_PRECONDITION.
+    """
     ResumeLinkGroup: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ResumeLinkGroupRequest, _jackpot_pb2.LinkGroup]  # type: ignore[assignment]
     """Resumes a stopped link group (Redis lost state that tables were acknowledged) in a new
     epoch, once what was lost has been reconciled from the tables' records; journaled with
@@ -331,7 +361,25 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _jackpot_pb2.ListPendingJackpotsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_jackpot_pb2.ListPendingJackpotsResponse, _abc.Awaitable[_jackpot_pb2.ListPendingJackpotsResponse]]:
-        """Roles: supervisor, operator, auditor."""
+        """Roles: supervisor, operator, auditor, cashier."""
+
+    @_abc_1.abstractmethod
+    def ListJackpots(
+        self,
+        request: _jackpot_pb2.ListJackpotsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.ListJackpotsResponse, _abc.Awaitable[_jackpot_pb2.ListJackpotsResponse]]:
+        """Every jackpot (pending, approved, paid, rejected) with its hand-pay slip, filtered; in
+        journal order per link group. Roles: supervisor, operator, auditor, cashier.
+        """
+
+    @_abc_1.abstractmethod
+    def GetJackpot(
+        self,
+        request: _jackpot_pb2.GetJackpotRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.Jackpot, _abc.Awaitable[_jackpot_pb2.Jackpot]]:
+        """One jackpot's hand-pay slip. Roles: supervisor, operator, auditor, cashier."""
 
     @_abc_1.abstractmethod
     def ApproveJackpot(
@@ -339,8 +387,9 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _jackpot_pb2.ReviewJackpotRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_jackpot_pb2.Jackpot, _abc.Awaitable[_jackpot_pb2.Jackpot]]:
-        """Role: supervisor. The reviewer recorded is the caller's certificate identity; a jackpot
-        reviewed by another identity is FAILED_PRECONDITION, the same review again returns it.
+        """Role: supervisor. pending -> approved. The reviewer recorded is the caller's certificate
+        identity; the same review again returns the jackpot unchanged, any other review of a
+        decided jackpot is FAILED_PRECONDITION.
         """
 
     @_abc_1.abstractmethod
@@ -349,7 +398,21 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _jackpot_pb2.ReviewJackpotRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_jackpot_pb2.Jackpot, _abc.Awaitable[_jackpot_pb2.Jackpot]]:
-        """Role: supervisor (as ApproveJackpot)."""
+        """Role: supervisor. pending -> rejected, with its reason (the note, required); as
+        ApproveJackpot otherwise.
+        """
+
+    @_abc_1.abstractmethod
+    def RecordJackpotPaid(
+        self,
+        request: _jackpot_pb2.RecordJackpotPaidRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.Jackpot, _abc.Awaitable[_jackpot_pb2.Jackpot]]:
+        """Roles: cashier, supervisor. approved -> paid: the cage or floor records the hand-pay.
+        The payer is the caller's certificate identity and must not be the approver; the same
+        payer again returns the jackpot unchanged; a jackpot not approved, or paid by another,
+        is FAILED_PRECONDITION.
+        """
 
     @_abc_1.abstractmethod
     def ResumeLinkGroup(

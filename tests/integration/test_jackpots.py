@@ -62,7 +62,7 @@ async def test_approve_and_reject(
     # The straight flush was paid before the royal flush, whose amount came from the meter
     # the straight flush had reduced: rejecting it now would misstate the royal flush.
     await expect_refusal(
-        admin.RejectJackpot(pb.ReviewJackpotRequest(jackpot_id=sf_id)),
+        admin.RejectJackpot(pb.ReviewJackpotRequest(jackpot_id=sf_id, note="misread")),
         grpc.StatusCode.FAILED_PRECONDITION,
         "a later hit on meter cs-main",
     )
@@ -90,7 +90,7 @@ async def test_a_jackpot_reviewed_by_one_supervisor_cannot_be_reviewed_by_anothe
     before = await snapshot(redis_client)
     for review in (other.ApproveJackpot, other.RejectJackpot):
         await expect_refusal(
-            review(pb.ReviewJackpotRequest(jackpot_id=royal_id)),
+            review(pb.ReviewJackpotRequest(jackpot_id=royal_id, note="checked again")),
             grpc.StatusCode.FAILED_PRECONDITION,
             f"was already approved by {approved.reviewed_by}",
         )
@@ -161,7 +161,7 @@ async def test_rejecting_a_royal_flush_undoes_its_reset_exactly(
     before = await floor.meter()
     settled = await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES, 2: FLUSH_CLUBS}))
     royal = next(r for r in settled.results if r.seat == 1)
-    await admin.RejectJackpot(pb.ReviewJackpotRequest(jackpot_id=royal.jackpot_id))
+    await admin.RejectJackpot(pb.ReviewJackpotRequest(jackpot_id=royal.jackpot_id, note="misdeal"))
     after = await floor.meter()
     assert after.amount_microcents == before.amount_microcents
     assert after.reserve_microcents == before.reserve_microcents

@@ -4,13 +4,16 @@
 -- computed every fixed award; a percentage award is computed here from its meter as it
 -- stands at that wager's turn, in whole cents rounded down, and taken from the meter at once
 -- (§ 639a.12(d)(4)); a 100% award resets the meter to its reset amount, funded from the
--- reserve first, the shortfall recorded as operator seed. Percentage awards become pending
--- jackpots.
+-- reserve first, the shortfall recorded as operator seed. Percentage awards, and fixed awards
+-- the plan marks pending_validation (above the table's validation threshold), become pending
+-- jackpots holding their hand-pay slip (the wager, hand, cards, amount, meter before and after,
+-- journal seq, and the hit's time in ms from Redis's clock); a fixed one changes no meter.
 -- KEYS: 1 round, 2 journal, 3 seq, 4 jackpots, 5 pending, 6 epoch, 7 counters,
 --       8 open rounds, 9.. the table's meters
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint,
 --       4 plan JSON [{seat, kind, on_dealer_hand, hand, line, outcome, envy_for_seat,
---         limited_from_cents, ..., award = {kind, meter_ppm, amount_cents, text, meter_id}}]
+--         limited_from_cents, cards, wager_cents, pending_validation, ...,
+--         award = {kind, meter_ppm, amount_cents, text, meter_id}}]
 --         (Payout's fields by name, its amount in the award: copied into the result),
 --         a fixed award's amount_cents (a decimal string) is final,
 --       5 meter ids JSON (KEYS[6..]'s order), 6 round retention seconds, 7 link_group_id,
@@ -52,6 +55,23 @@ for _, p in ipairs(plan) do  -- every fixed amount is exact before the first wri
 end
 local touched = {}
 local results = {}
+local clock = redis.call('TIME')
+local hit_at_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+
+-- Hold an award for validation: its jackpot record (the slip) and its place in the pending set.
+local function hold(r, p, award, seq, fields)
+  local jackpot_id = link_group_id .. ':' .. seq
+  local record = {v = SCHEMA_VERSION, jackpot_id = jackpot_id, link_group_id = link_group_id,
+    meter_id = '', table_id = table_id, round_id = round_id, seat = p.seat, hand = p.hand,
+    wager = p.kind, wager_cents = int(p.wager_cents), on_dealer_hand = p.on_dealer_hand,
+    envy_for_seat = p.envy_for_seat, cards = p.cards, line = p.line, award_kind = award.kind,
+    award_text = award.text, amount_cents = r.amount_cents, meter_before_cents = '0',
+    meter_after_cents = '0', status = 'pending', journal_seq = seq, hit_at_ms = int(hit_at_ms)}
+  for name, value in pairs(fields) do record[name] = value end
+  redis.call('HSET', KEYS[4], jackpot_id, cjson.encode(record))
+  redis.call('SADD', KEYS[5], jackpot_id)
+  r.pending_validation, r.jackpot_id, r.journal_seq = true, jackpot_id, seq
+end
 
 for i, p in ipairs(plan) do
   -- the result's keys are SeatResult's field names (jackpot/results.py): the plan's, then
@@ -87,18 +107,11 @@ for i, p in ipairs(plan) do
           {'operator_seed_microcents', int(topup - from_reserve), 'reset_cents',
            int(m.reset / MICRO), 'table', table_id, 'round', round_id})
       end
-      local jackpot_id = link_group_id .. ':' .. seq
       r.amount_cents, r.meter_id, r.meter_before_cents = int(amount), m.id, int(before)
       r.meter_after_cents = int(math.floor(m.value / MICRO))
-      r.pending_validation, r.jackpot_id, r.journal_seq = true, jackpot_id, seq
-      redis.call('HSET', KEYS[4], jackpot_id, cjson.encode({v = SCHEMA_VERSION,
-        jackpot_id = jackpot_id,
-        link_group_id = link_group_id, meter_id = m.id, table_id = table_id,
-        round_id = round_id, seat = p.seat, hand = p.hand, award_text = award.text,
-        amount_cents = int(amount), meter_before_cents = int(before),
-        meter_after_cents = r.meter_after_cents, status = 'pending', journal_seq = seq,
-        reset_topup_microcents = int(topup), reset_from_reserve_microcents = int(from_reserve)}))
-      redis.call('SADD', KEYS[5], jackpot_id)
+      hold(r, p, award, seq, {meter_id = m.id, meter_before_cents = r.meter_before_cents,
+        meter_after_cents = r.meter_after_cents, reset_topup_microcents = int(topup),
+        reset_from_reserve_microcents = int(from_reserve)})
       m.hits, m.awarded = (m.hits or 0) + 1, (m.awarded or 0) + amount
       count(KEYS[7], {'hits', m.id, p.line}, 1)
       count(KEYS[7], {'meter_awards_cents', m.id}, amount)
@@ -119,6 +132,9 @@ for i, p in ipairs(plan) do
         fields[#fields + 1] = int(p.limited_from_cents)
       end
       r.journal_seq = journal(KEYS[2], KEYS[3], 'fixed_award', '', 0, 0, fields)
+      if p.pending_validation then  -- above the validation threshold: no meter changes
+        hold(r, p, award, r.journal_seq, {})
+      end
     end
   end
   results[i] = r
