@@ -14,8 +14,10 @@
         --game caribbean-stud --reset 10000 --rate 15 --reserve-rate 5
     jackpotctl --controller ... tables register cs-1 --game caribbean-stud --paytable B \\
         --seats 7 --link-group casino-floor --meter cs-main
-    jackpotctl --controller ... jackpots list
+    jackpotctl --controller ... jackpots list --status pending --format table
     jackpotctl --controller ... jackpots approve casino-floor:42 --note "verified"
+    jackpotctl --controller ... jackpots paid casino-floor:42 --note "cage receipt 1187"
+    jackpotctl --controller ... jackpots show casino-floor:42
     jackpotctl --controller ... tables rebase-rounds cs-1 --to 5000 --reason "agent replaced"
     jackpotctl --controller ... link-groups resume casino-floor --reason "lost rounds paid by hand"
     echo "AS KS QS JS TS" | jackpotctl hands classify --game caribbean-stud
@@ -24,9 +26,9 @@
 
 Calls to the controller use mutual TLS: ``--ca``, ``--cert`` and ``--key`` (or
 ``JACKPOT_CA``, ``JACKPOT_CERT``, ``JACKPOT_KEY``) name the casino's CA and this user's
-certificate, whose role (operator, supervisor, auditor) decides what may be done. Amounts are
-given in dollars ("10000", "12.50") and printed in dollars; rates in percent. Every refusal
-prints the controller's reason and exits 1; a usage error exits 2.
+certificate, whose role (operator, supervisor, cashier, auditor) decides what may be done.
+Amounts are given in dollars ("10000", "12.50") and printed in dollars; rates in percent.
+Every refusal prints the controller's reason and exits 1; a usage error exits 2.
 """
 
 from __future__ import annotations
@@ -34,22 +36,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
-import json
 import socket
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import grpc
-from google.protobuf.json_format import MessageToDict
-from google.protobuf.message import Message
 
 from controller import certs, journal_export, settings
 from controller.audit import verify
-from controller.ctl import odds
+from controller.ctl import jackpots, odds
 from controller.ctl.hands import classify_stream
+from controller.ctl.remote import call as _call
+from controller.ctl.remote import show as _show
 from controller.domain.games import get_game
 from controller.domain.identity import CERTIFICATE_ROLES
 from controller.rules_file import describe, load_submission
@@ -60,7 +60,6 @@ from jackpot.errors import InvalidAmount, InvalidConfiguration, JackpotError
 from jackpot.games import DEFAULT_WAGER_CENTS
 from jackpot.money import format_cents, parse_dollars_cents, parse_percent_ppm
 from jackpot.v1 import jackpot_pb2 as pb
-from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -267,19 +266,7 @@ def _parser() -> argparse.ArgumentParser:
     odds.add_argument("--format", choices=["table", "json"], default="table")
     odds.set_defaults(handler=_odds)
 
-    jackpots = top.add_parser("jackpots", help="jackpots awaiting validation").add_subparsers(
-        dest="action", required=True
-    )
-    list_jackpots = jackpots.add_parser("list", help="pending jackpots")
-    list_jackpots.add_argument("--link-group", default="")
-    list_jackpots.set_defaults(handler=_list_jackpots)
-    for decision in ("approve", "reject"):
-        review = jackpots.add_parser(
-            decision, help=f"{decision} as the supervisor this certificate names"
-        )
-        review.add_argument("jackpot_id")
-        review.add_argument("--note", default="")
-        review.set_defaults(handler=_review_jackpot, decision=decision)
+    jackpots.add_commands(top)
     return parser
 
 
@@ -292,7 +279,7 @@ def _certs_init(args: argparse.Namespace) -> int:
     print(f"controller: {controller.cert} (key {controller.key})")
     print(
         f"next: jackpotctl certs issue --dir {args.dir} --role table --name <table id> "
-        "(and operator, supervisor, auditor, display)"
+        "(and operator, supervisor, cashier, auditor, display)"
     )
     return 0
 
@@ -469,29 +456,6 @@ def _audit_verify(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- admin
 
 
-def _call(args: argparse.Namespace, method: str, request: Message) -> Any:
-    with tls.channel(args.controller, tls.from_arguments(args)) as channel:
-        stub = pb_grpc.AdminServiceStub(channel)
-        return getattr(stub, method)(request, timeout=10)
-
-
-def _show(args: argparse.Namespace, message: Message, text: str) -> int:
-    if args.json:
-        print(
-            json.dumps(
-                MessageToDict(
-                    message,
-                    preserving_proto_field_name=True,
-                    always_print_fields_with_no_presence=True,
-                ),
-                indent=2,
-            )
-        )
-    else:
-        print(text)
-    return 0
-
-
 def _create_link_group(args: argparse.Namespace) -> int:
     group = _call(
         args,
@@ -614,17 +578,6 @@ def _list_tables(args: argparse.Namespace) -> int:
     return _show(args, reply, "\n".join(_table_line(t) for t in reply.tables) or "no tables")
 
 
-def _jackpot_line(jackpot: pb.Jackpot) -> str:
-    return (
-        f"{jackpot.jackpot_id}: {jackpot.status} - table {jackpot.table_id} round "
-        f"{jackpot.round_id} seat {jackpot.seat} {jackpot.hand}, {jackpot.award_text} = "
-        f"{format_cents(jackpot.amount_cents)} (meter "
-        f"{format_cents(jackpot.meter_before_cents)} -> "
-        f"{format_cents(jackpot.meter_after_cents)})"
-        + (f", reviewed by {jackpot.reviewed_by}" if jackpot.reviewed_by else "")
-    )
-
-
 def _rebase_rounds(args: argparse.Namespace) -> int:
     reply = _call(
         args,
@@ -638,24 +591,6 @@ def _rebase_rounds(args: argparse.Namespace) -> int:
         f"{reply.last_round_id}; its next round id is {reply.last_round_id + 1}"
     )
     return _show(args, reply, text)
-
-
-def _list_jackpots(args: argparse.Namespace) -> int:
-    reply = _call(
-        args, "ListPendingJackpots", pb.ListPendingJackpotsRequest(link_group_id=args.link_group)
-    )
-    lines = [_jackpot_line(j) for j in reply.jackpots]
-    return _show(args, reply, "\n".join(lines) or "no pending jackpots")
-
-
-def _review_jackpot(args: argparse.Namespace) -> int:
-    method = "ApproveJackpot" if args.decision == "approve" else "RejectJackpot"
-    reply = _call(
-        args,
-        method,
-        pb.ReviewJackpotRequest(jackpot_id=args.jackpot_id, note=args.note),
-    )
-    return _show(args, reply, _jackpot_line(reply))
 
 
 # ----------------------------------------------------------------------------- offline

@@ -143,7 +143,7 @@ async def test_admin_commands(
     assert "cs-main (floor, caribbean-stud): $10,000.00, reserve $0.00" in out
     assert "reserve rate 2.5%" in out
     assert await ctl(*target, "jackpots", "list") == 0
-    assert "no pending jackpots" in capsys.readouterr().out
+    assert "no jackpots" in capsys.readouterr().out
     assert await ctl(*supervisor, "jackpots", "approve", "floor:1") == 1
     assert "NOT_FOUND: jackpot floor:1 does not exist" in capsys.readouterr().err
     # An operator does not validate jackpots: that is a supervisor's certificate's role.
@@ -178,7 +178,7 @@ async def test_a_second_supervisor_is_told_the_jackpot_was_reviewed(
     assert await ctl(*first, "jackpots", "approve", royal, "--note", "verified") == 0
     assert "reviewed by jackpot://supervisor/day-shift" in capsys.readouterr().out
     assert await ctl(*first, "jackpots", "approve", royal) == 0  # the same review again
-    assert await ctl(*second, "jackpots", "reject", royal) == 1
+    assert await ctl(*second, "jackpots", "reject", royal, "--note", "misread") == 1
     assert (
         f"FAILED_PRECONDITION: jackpot {royal} was already approved by "
         "jackpot://supervisor/day-shift; a jackpot is reviewed once"

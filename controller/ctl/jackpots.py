@@ -1,0 +1,230 @@
+"""``jackpotctl jackpots``: the lifecycle of jackpots and their hand-pay slips.
+
+    jackpotctl jackpots list [--status pending] [--table cs-1] [--from 2025-03-01 --to 2025-03-31]
+                             [--format table|csv|json]
+    jackpotctl jackpots show floor:42            # the hand-pay slip
+    jackpotctl jackpots approve floor:42 --note "hand verified"     # a supervisor
+    jackpotctl jackpots reject floor:42 --note "misdeal: two cards exposed"
+    jackpotctl jackpots paid floor:42 --note "cage receipt 1187"    # the cage (cashier)
+
+A jackpot is ``pending`` (awaiting a supervisor's validation), then ``approved`` and ``paid``,
+or ``rejected`` with its reason. Dates and times are UTC unless they carry an offset
+(``2025-03-01``, ``2025-03-01T18:30``, ``2025-03-01T18:30-05:00``); ``--to`` a date takes the
+whole day. Amounts print in dollars; ``--format csv`` and ``json`` print every field of the
+slip as the controller holds it (cents, milliseconds since the Unix epoch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from datetime import UTC, date, datetime, timedelta
+
+from controller.ctl.remote import call, message_data, show
+from jackpot.money import format_cents
+from jackpot.v1 import jackpot_pb2 as pb
+
+STATUSES = ("pending", "approved", "paid", "rejected")
+FORMATS = ("table", "csv", "json")
+SLIP_FIELDS = tuple(field.name for field in pb.Jackpot.DESCRIPTOR.fields)
+"""The columns of ``--format csv``: every field of the slip, in the message's order."""
+
+
+def add_commands(top: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``jackpots list|show|approve|reject|paid`` to ``jackpotctl``."""
+    jackpots = top.add_parser(
+        "jackpots", help="jackpots: validation, payment and hand-pay slips"
+    ).add_subparsers(dest="action", required=True)
+    listing = jackpots.add_parser("list", help="jackpots with their slips, filtered")
+    listing.add_argument("--status", choices=STATUSES, help="only this status")
+    listing.add_argument("--table", default="", metavar="TABLE_ID", help="only this table")
+    listing.add_argument("--link-group", default="")
+    listing.add_argument(
+        "--from", dest="since", metavar="WHEN", help="hit at or after (a date or a time)"
+    )
+    listing.add_argument(
+        "--to", dest="until", metavar="WHEN", help="hit before (a date: up to its end)"
+    )
+    listing.add_argument("--format", choices=FORMATS, default="table")
+    listing.set_defaults(handler=_list)
+    slip = jackpots.add_parser("show", help="one jackpot's hand-pay slip")
+    slip.add_argument("jackpot_id")
+    slip.add_argument("--format", choices=("table", "json"), default="table")
+    slip.set_defaults(handler=_show_slip)
+    for decision in ("approve", "reject"):
+        review = jackpots.add_parser(
+            decision, help=f"{decision} as the supervisor this certificate names"
+        )
+        review.add_argument("jackpot_id")
+        review.add_argument(
+            "--note",
+            default="",
+            required=decision == "reject",
+            help="the reason (required to reject)" if decision == "reject" else "a note",
+        )
+        review.set_defaults(handler=_review, decision=decision)
+    paid = jackpots.add_parser(
+        "paid", help="record the hand-pay of an approved jackpot (the cage, or another supervisor)"
+    )
+    paid.add_argument("jackpot_id")
+    paid.add_argument("--note", default="", help="e.g. the cage's receipt number")
+    paid.set_defaults(handler=_paid)
+
+
+def parse_when(text: str, *, end_of_day: bool = False) -> int:
+    """``text`` (an ISO date or date and time, UTC unless it carries an offset) in ms since
+    the Unix epoch; a date alone is its start, or with ``end_of_day`` the next day's start.
+    :class:`ValueError` names a text that is neither."""
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+            return _ms(start + timedelta(days=1) if end_of_day else start)
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(
+            f"{text[:40]!r} is not a date or time such as 2025-03-01 or 2025-03-01T18:30"
+        ) from None
+    return _ms(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+
+
+def _ms(moment: datetime) -> int:
+    return (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
+
+
+def format_time(ms: int) -> str:
+    """Milliseconds since the Unix epoch as ``2025-03-01 18:30:05 UTC``; ``-`` for 0 (not yet)."""
+    if not ms:
+        return "-"
+    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _list(args: argparse.Namespace) -> int:
+    request = pb.ListJackpotsRequest(
+        link_group_id=args.link_group,
+        status=args.status or "",
+        table_id=args.table,
+        from_ms=parse_when(args.since) if args.since else 0,
+        to_ms=parse_when(args.until, end_of_day=True) if args.until else 0,
+    )
+    reply = call(args, "ListJackpots", request)
+    if args.json or args.format == "json":
+        print(json.dumps([message_data(j) for j in reply.jackpots], indent=2))
+    elif args.format == "csv":
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(SLIP_FIELDS)
+        for jackpot in reply.jackpots:
+            writer.writerow(getattr(jackpot, name) for name in SLIP_FIELDS)
+    elif not reply.jackpots:
+        print(f"no {args.status + ' ' if args.status else ''}jackpots")
+    else:
+        for line in _table(reply.jackpots):
+            print(line)
+    return 0
+
+
+def _table(jackpots: list[pb.Jackpot]) -> list[str]:
+    """One line per jackpot under a header, columns aligned."""
+    rows = [("JACKPOT", "STATUS", "HIT (UTC)", "TABLE", "ROUND", "SEAT", "HAND", "AMOUNT")]
+    rows += [
+        (
+            j.jackpot_id,
+            j.status,
+            format_time(j.hit_at_ms).removesuffix(" UTC"),
+            j.table_id,
+            str(j.round_id),
+            str(j.seat),
+            j.hand,
+            format_cents(j.amount_cents),
+        )
+        for j in jackpots
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+
+
+def slip_lines(j: pb.Jackpot) -> list[str]:
+    """The hand-pay slip of a jackpot, for people (amounts in dollars, times in UTC)."""
+    wager = j.wager + (" on the dealer's hand" if j.on_dealer_hand else "")
+    hand = f"{j.hand}: {j.cards}" if j.cards else j.hand
+    if j.envy_for_seat:
+        hand = f"envy bonus for seat {j.envy_for_seat}'s {hand}"
+    lines = [
+        f"HAND-PAY SLIP - jackpot {j.jackpot_id} ({j.status})",
+        f"  table        {j.table_id}, seat {j.seat}, round {j.round_id}",
+        f"  wager        {wager} {format_cents(j.wager_cents)}",
+        f"  hand         {hand}",
+        f"  award        {j.award_text} = {format_cents(j.amount_cents)}",
+    ]
+    if j.meter_id:
+        lines.append(
+            f"  meter        {j.meter_id} {format_cents(j.meter_before_cents)} -> "
+            f"{format_cents(j.meter_after_cents)}"
+        )
+    else:
+        lines.append("  meter        none (a fixed award)")
+    lines += [
+        f"  journal      #{j.journal_seq} ({j.link_group_id})",
+        f"  hit          {format_time(j.hit_at_ms)}",
+    ]
+    if j.reviewed_by:
+        lines.append(
+            f"  {j.status if j.status == 'rejected' else 'approved':<12} "
+            f"{format_time(j.reviewed_at_ms)} by {j.reviewed_by}{_cert(j.reviewed_by_cert)}"
+            + (f': "{j.note}"' if j.note else "")
+        )
+    if j.paid_by:
+        lines.append(
+            f"  paid         {format_time(j.paid_at_ms)} by {j.paid_by}{_cert(j.paid_by_cert)}"
+            + (f': "{j.paid_note}"' if j.paid_note else "")
+        )
+    return lines
+
+
+def _cert(fingerprint: str) -> str:
+    return f" (certificate sha256:{fingerprint[:16]}...)" if fingerprint else ""
+
+
+def _show_slip(args: argparse.Namespace) -> int:
+    reply = call(args, "GetJackpot", pb.GetJackpotRequest(jackpot_id=args.jackpot_id))
+    if args.format == "json":
+        args.json = True
+    return show(args, reply, "\n".join(slip_lines(reply)))
+
+
+def jackpot_line(jackpot: pb.Jackpot) -> str:
+    """One line: the jackpot, its award, and who decided and paid it."""
+    meter = (
+        f" (meter {format_cents(jackpot.meter_before_cents)} -> "
+        f"{format_cents(jackpot.meter_after_cents)})"
+        if jackpot.meter_id
+        else ""
+    )
+    return (
+        f"{jackpot.jackpot_id}: {jackpot.status} - table {jackpot.table_id} round "
+        f"{jackpot.round_id} seat {jackpot.seat} {jackpot.hand}, {jackpot.award_text} = "
+        f"{format_cents(jackpot.amount_cents)}{meter}"
+        + (f", reviewed by {jackpot.reviewed_by}" if jackpot.reviewed_by else "")
+        + (f", paid by {jackpot.paid_by}" if jackpot.paid_by else "")
+    )
+
+
+def _review(args: argparse.Namespace) -> int:
+    method = "ApproveJackpot" if args.decision == "approve" else "RejectJackpot"
+    reply = call(args, method, pb.ReviewJackpotRequest(jackpot_id=args.jackpot_id, note=args.note))
+    return show(args, reply, jackpot_line(reply))
+
+
+def _paid(args: argparse.Namespace) -> int:
+    reply = call(
+        args,
+        "RecordJackpotPaid",
+        pb.RecordJackpotPaidRequest(jackpot_id=args.jackpot_id, note=args.note),
+    )
+    return show(args, reply, jackpot_line(reply))

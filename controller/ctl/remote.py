@@ -1,0 +1,34 @@
+"""How ``jackpotctl`` calls the controller's AdminService and prints its answers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from google.protobuf.json_format import MessageToDict
+from google.protobuf.message import Message
+
+from jackpot import tls
+from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+
+
+def call(args: argparse.Namespace, method: str, request: Message) -> Any:
+    """Call AdminService ``method`` over mutual TLS (``--controller``, ``--ca``/``--cert``/
+    ``--key``); a refusal raises :class:`grpc.RpcError`."""
+    with tls.channel(args.controller, tls.from_arguments(args)) as channel:
+        stub = pb_grpc.AdminServiceStub(channel)
+        return getattr(stub, method)(request, timeout=10)
+
+
+def message_data(message: Message) -> dict[str, Any]:
+    """A message as JSON data, every field by its proto name (64-bit integers as strings)."""
+    return MessageToDict(
+        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
+
+
+def show(args: argparse.Namespace, message: Message, text: str) -> int:
+    """Print ``message`` as JSON with ``--json``, else ``text``; exit status 0."""
+    print(json.dumps(message_data(message), indent=2) if args.json else text)
+    return 0
