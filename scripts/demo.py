@@ -7,8 +7,9 @@ game (deploy/rules), shows what they
 configured with ``jackpotctl`` (printing each command), lets three linked Caribbean Stud tables
 and one table of each other game play, plays one scripted Caribbean Stud round in which seat 6
 holds a straight flush and seat 2 a royal flush and one Three Card Poker round with envy
-bonuses, has a supervisor validate the jackpots, prints a summary, runs ``jackpotctl audit
-verify``, and stops everything it started.
+bonuses, has a supervisor validate the jackpots and the cage record a payment (printing its
+hand-pay slip), prints a summary, runs ``jackpotctl audit verify``, and stops everything it
+started.
 
     python scripts/demo.py [--rounds 200] [--keep-serving]
 """
@@ -57,6 +58,7 @@ SCRIPTS = (
 
 OPERATOR = ("operator", "ops")
 SUPERVISOR = ("supervisor", "a-rivera")
+CASHIER = ("cashier", "cage-1")
 
 
 def banner(text: str) -> None:
@@ -83,13 +85,14 @@ def make_certificates(certs: Path) -> TestPKI:
     banner("Trust: the casino's CA, the controller's certificate, one per table and person")
     jackpotctl = str(BIN / "jackpotctl")
     command([jackpotctl, "certs", "init", "--dir", str(certs)])
-    identities = [("table", table_id) for table_id in TABLES] + [OPERATOR, SUPERVISOR]
+    identities = [("table", table_id) for table_id in TABLES] + [OPERATOR, SUPERVISOR, CASHIER]
     for number, (role, name) in enumerate(identities):
         argv = [jackpotctl, "certs", "issue", "--dir", str(certs), "--role", role]
-        command([*argv, "--name", name, "--out", str(certs / role)], show=number in (0, 6, 7))
+        command([*argv, "--name", name, "--out", str(certs / role)], show=number in (0, 6, 7, 8))
     print(
         f"(and {len(TABLES) - 1} more tables: each agent may report only for its own table; the "
-        "supervisor's certificate is the identity recorded on every jackpot it approves)"
+        "supervisor's certificate is the identity recorded on every jackpot it approves, the "
+        "cashier's on every payment the cage records)"
     )
     return TestPKI(certs)
 
@@ -179,7 +182,9 @@ def play(controller: ControllerProcess, rounds: int, work: Path) -> list[dict[st
     ]
 
 
-def summarise(ctl: list[str], supervisor: list[str], tallies: list[dict[str, Any]]) -> None:
+def summarise(
+    ctl: list[str], supervisor: list[str], cage: list[str], tallies: list[dict[str, Any]]
+) -> None:
     banner("Summary")
     rounds = sum(t["rounds"] for t in tallies)
     voids = sum(t["voids"] for t in tallies)
@@ -200,15 +205,20 @@ def summarise(ctl: list[str], supervisor: list[str], tallies: list[dict[str, Any
             f"{format_cents(int(meter['reserve_cents']))} (reset "
             f"{format_cents(int(meter['reset_cents']))})"
         )
-    pending = json.loads(command([*ctl, "--json", "jackpots", "list"], show=False))
-    hits = pending.get("jackpots", [])
+    hits = json.loads(
+        command([*ctl, "jackpots", "list", "--status", "pending", "--format", "json"], show=False)
+    )
     print("hits, in journal order:")
     for hit in hits:
         print(
             f"  #{hit['journal_seq']} table {hit['table_id']} seat {hit['seat']} "
             f"{hit['hand']}: {hit['award_text']} = {format_cents(int(hit['amount_cents']))} "
-            f"(meter {format_cents(int(hit['meter_before_cents']))} -> "
-            f"{format_cents(int(hit['meter_after_cents']))})"
+            + (
+                f"(meter {format_cents(int(hit['meter_before_cents']))} -> "
+                f"{format_cents(int(hit['meter_after_cents']))})"
+                if hit["meter_id"]
+                else "(a fixed award above the validation threshold)"
+            )
         )
     banner("A floor supervisor validates each jackpot (§ 639a.11(c)(5)(iii))")
     print("(with the supervisor's own certificate: the operator's may not approve a jackpot)")
@@ -223,6 +233,11 @@ def summarise(ctl: list[str], supervisor: list[str], tallies: list[dict[str, Any
                 "hand verified on the layout",
             ]
         )
+    if hits:
+        first = hits[0]["jackpot_id"]
+        banner("The cage pays the first jackpot and records it; its hand-pay slip")
+        command([*cage, "jackpots", "paid", first, "--note", "cage receipt 0001"])
+        command([*cage, "jackpots", "show", first])
 
 
 def show_metrics(metrics_port: int) -> None:
@@ -272,10 +287,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         address = [str(BIN / "jackpotctl"), "--controller", target]
         ctl = [*address, *controller.client_args(*OPERATOR)]
         supervisor = [*address, *controller.client_args(*SUPERVISOR)]
+        cage = [*address, *controller.client_args(*CASHIER)]
         print(f"controller on {target}; its log: {controller.log_path}")
         configure(ctl)
         tallies = play(controller, args.rounds, work)
-        summarise(ctl, supervisor, tallies)
+        summarise(ctl, supervisor, cage, tallies)
         banner("Audit: recompute every meter from the journal")
         command([str(BIN / "jackpotctl"), "audit", "verify", "--redis", redis.url])
         show_metrics(controller.metrics_port)
