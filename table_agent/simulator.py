@@ -291,9 +291,11 @@ def describe_award(table_id: str, round_id: int, award: SeatResult) -> str:
     if award.limited_from_cents:
         line += f" (limited from {format_cents(award.limited_from_cents)} by the payout limit)"
     if award.pending_validation:
-        line += (
-            f" (meter {format_cents(award.meter_before_cents)} -> "
-            f"{format_cents(award.meter_after_cents)}; jackpot {award.jackpot_id} awaits "
-            "a supervisor's validation)"
+        meter = (
+            f"meter {format_cents(award.meter_before_cents)} -> "
+            f"{format_cents(award.meter_after_cents)}; "
+            if award.meter_id  # a fixed award held for validation moves no meter
+            else ""
         )
+        line += f" ({meter}jackpot {award.jackpot_id} awaits a supervisor's validation)"
     return line

@@ -216,6 +216,12 @@ def _parser() -> argparse.ArgumentParser:
     register.add_argument("--link-group", required=True)
     register.add_argument("--meter", required=True)
     register.add_argument("--wager-cents", type=int, default=DEFAULT_WAGER_CENTS)
+    register.add_argument(
+        "--validation-threshold",
+        metavar="DOLLARS",
+        help="a fixed award above this awaits a supervisor's validation (default: only "
+        "percentage-of-meter awards do; 0 holds every fixed award)",
+    )
     register.set_defaults(handler=_register_table)
     list_tables = tables.add_parser("list")
     list_tables.add_argument("--link-group", default="")
@@ -544,6 +550,8 @@ def _register_table(args: argparse.Namespace) -> int:
         link_group_id=args.link_group,
         wagers=[progressive],
     )
+    if args.validation_threshold is not None:
+        table.validation_threshold_cents = parse_dollars_cents(args.validation_threshold)
     reply = _call(args, "RegisterTable", pb.RegisterTableRequest(table=table))
     return _show(args, reply, f"table registered: {_table_line(reply)}")
 

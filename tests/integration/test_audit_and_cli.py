@@ -152,7 +152,16 @@ async def test_admin_commands(
         capsys.readouterr().err
     )
     assert await ctl(*target, "--json", "tables", "list") == 0
-    assert '"paytable": "B"' in capsys.readouterr().out
+    listed = capsys.readouterr().out
+    assert '"paytable": "B"' in listed and "validation_threshold_cents" not in listed
+    register = ("tables", "register", "t2", "--game", "caribbean-stud", "--paytable", "B")
+    where = ("--seats", "7", "--link-group", "floor", "--meter", "cs-main")
+    assert await ctl(*target, *register, *where, "--validation-threshold", "12x") == 1
+    assert "'12x' is not an amount of dollars" in capsys.readouterr().err
+    assert await ctl(*target, *register, *where, "--validation-threshold", "$1,200") == 0
+    capsys.readouterr()
+    assert await ctl(*target, "--json", "tables", "list") == 0
+    assert '"validation_threshold_cents": "120000"' in capsys.readouterr().out
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -273,3 +273,37 @@ def test_award_lines_name_the_wager_the_envy_source_and_the_limit() -> None:
         limited_from_cents=10_010_000,
     )
     assert "(limited from $100,100.00 by the payout limit)" in describe_award("thb-1", 1, limited)
+
+
+def test_an_award_awaiting_validation_names_its_jackpot_and_the_meter_only_if_it_moved_one() -> (
+    None
+):
+    percent = SeatResult(
+        4,
+        "royal_flush",
+        SeatOutcome.PAID,
+        K.PROGRESSIVE,
+        award_text="100% of meter",
+        amount_cents=1_000_000,
+        meter_id="cs-main",
+        meter_before_cents=1_000_000,
+        meter_after_cents=1_000_000,
+        pending_validation=True,
+        jackpot_id="pit:7",
+    )
+    assert describe_award("cs-1", 2, percent).endswith(
+        "(meter $10,000.00 -> $10,000.00; jackpot pit:7 awaits a supervisor's validation)"
+    )
+    held = SeatResult(
+        4,
+        "straight_flush",
+        SeatOutcome.PAID,
+        K.BONUS,
+        award_text="500 to 1",
+        amount_cents=250_000,
+        pending_validation=True,
+        jackpot_id="pit:8",
+    )
+    assert describe_award("cs-1", 3, held).endswith(
+        "= $2,500.00 (jackpot pit:8 awaits a supervisor's validation)"
+    )
