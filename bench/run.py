@@ -17,6 +17,8 @@ drives every phase with the same load generator: ``--clients`` processes
    closed loop: RPC/s as a ratio of the echo's, and the controller's CPU per round;
 4. open loop: rounds offered at three fixed rates, latency p50/p99/p99.9 of a whole round
    from its intended start (no coordinated omission);
+   in 3 and 4 also how long the controller and Redis waited for a core (the run queue) per
+   second they ran: when it is well above 0 the cores, not these processes, set the pace;
 5. idempotent replay: the same Lockout (and Settle) again, one call at a time;
 6. memory: Redis ``used_memory``, journal length and AOF size per round; controller RSS.
 
@@ -52,7 +54,13 @@ from redis import Redis
 from bench import generator
 from bench.generator import Job, JobResult
 from bench.loadgen import Recorder, Summary
-from bench.processes import System, cpu_seconds, family_cpu_seconds, memory_bytes
+from bench.processes import (
+    System,
+    cpu_seconds,
+    family_cpu_seconds,
+    memory_bytes,
+    waited_seconds,
+)
 from bench.workload import (
     JOURNAL_KEY,
     PAYTABLE,
@@ -134,6 +142,14 @@ class Bench:
             "echo": cpu_seconds(system.echo_pid),
         }
 
+    def waits(self) -> dict[str, float]:
+        """Seconds the controller's and Redis's threads have waited for a CPU so far."""
+        system = self.system
+        return {
+            "controller": waited_seconds(system.controller_pid),
+            "redis": waited_seconds(system.redis_pid),
+        }
+
     def phase(self, make: Callable[[int, float], Job], window_s: float) -> Results:
         """Run one job per client process (``make(index, start_at)``); the servers' CPU
         seconds over the window ``[start_at, start_at + window_s]``, and the results."""
@@ -143,9 +159,9 @@ class Bench:
             for i in range(self.params.clients)
         ]
         time.sleep(max(0.0, start_at - time.monotonic()))
-        before = self.usage()
+        before, waits_before = self.usage(), self.waits()
         time.sleep(max(0.0, start_at + window_s - time.monotonic()))
-        after = self.usage()
+        after, waits_after = self.usage(), self.waits()
         results: list[JobResult] = [future.result() for future in futures]
         for result in results:
             self.last_rounds.update(result.last_rounds)
@@ -162,6 +178,11 @@ class Bench:
             "window_s": window_s,
             "latency": {kind: asdict(Summary.of(values)) for kind, values in samples.items()},
             "cpu_s": {name: after[name] - before[name] for name in after},
+            # runnable but not running (other processes held both cores), per CPU second
+            "waited_per_cpu_s": {
+                name: _ratio(waits_after[name] - waits_before[name], after[name] - before[name])
+                for name in waits_after
+            },
             "generator_cpu_s": sum(r.cpu_s for r in results),
             "generator_processes": len(results),
             "late_s": max(r.late_s for r in results),
@@ -496,6 +517,13 @@ def _errors(section: Results) -> str:
 _WHO = ("controller", "redis", "echo", "generator")
 
 
+def _waited(phase: Results) -> str:
+    """How long the controller and Redis were runnable but waiting for a core, per second
+    they ran: near 0 on an idle machine; the cores were short above it."""
+    waited = phase["waited_per_cpu_s"]
+    return f"{waited['controller']:.2f} / {waited['redis']:.2f} s"
+
+
 def _shared_cpu(phase: Results) -> str:
     per_call = phase["cpu_us_per_call"]
     return f"{_n(per_call['echo'])} / {_n(per_call['generator'])}"
@@ -601,6 +629,7 @@ def report(results: Results) -> str:
     for kind in ("Lockout", "Settle", "Round"):
         rows.append((f"{kind} p50 / p99", _lat(rounds["latency"][kind], "p50", "p99"), ""))
     cpu(rounds, "round")
+    rows.append(("run-queue wait per CPU second: controller / redis", _waited(rounds), ""))
 
     section("4. Open loop: rounds offered at fixed rates (latency from the intended start)")
     for opened in results["open_loop"]:
@@ -621,6 +650,7 @@ def report(results: Results) -> str:
                 f"max send lag {opened['max_send_lag_ms']:.1f} ms",
             )
         )
+        rows.append((f"{rate}/s: run-queue wait per CPU second", _waited(opened), ""))
 
     section("5. Idempotent replay: the same request again, 1 call in flight")
     lat = replay["latency"]
