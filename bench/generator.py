@@ -32,7 +32,8 @@ WARMUP_CALLS = 200
 class Job:
     """What one client process does in one phase.
 
-    ``kind``: ``echo`` (the baseline server), ``check`` (the controller's health Check) or
+    ``kind``: ``echo`` (the baseline server; with ``tables``, over one channel per table
+    certificate as the rounds are), ``check`` (the controller's health Check) or
     ``rounds`` (Lockout + Settle at ``tables``, continuing from ``last_rounds``).
     ``in_flight`` > 0: a closed loop; else an open loop at ``rate_per_s``.
     """
@@ -177,12 +178,16 @@ def _operation(job: Job, connect: Any) -> tuple[Any, Floor | None]:
 
         return check, None
     if job.kind == "echo":
-        call = connect("auditor", "bench").unary_unary(METHOD)
+        # With tables: the rounds' shape, one channel per table certificate, worker i on
+        # table i's; else one channel the workers share (HTTP/2 multiplexes their calls).
+        names = job.tables or ("bench",)
+        role = "table" if job.tables else "auditor"
+        calls = [connect(role, name).unary_unary(METHOD) for name in names]
         payload = bytes(job.payload_bytes)
 
         async def echo(index: int, into: Recorder) -> None:
             begin = time.perf_counter()
-            await call(payload, timeout=CALL_TIMEOUT_S)
+            await calls[index % len(calls)](payload, timeout=CALL_TIMEOUT_S)
             into.add("Call", time.perf_counter() - begin)
 
         return echo, None

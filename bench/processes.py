@@ -55,6 +55,19 @@ def family_cpu_seconds(pid: int) -> float:
     return total
 
 
+def waited_seconds(pid: int) -> float:
+    """The seconds the threads of ``pid`` and every process below it have spent runnable but
+    waiting for a CPU (the run queue; ``/proc/PID/task/TID/schedstat``), summed."""
+    total = 0
+    for member in family(pid):
+        for schedstat in Path(f"/proc/{member}/task").glob("*/schedstat"):
+            try:
+                total += int(schedstat.read_text().split()[1])  # ns on the run queue
+            except (OSError, IndexError, ValueError):
+                pass
+    return total / 1e9
+
+
 def memory_bytes(pid: int, field: str = "VmRSS") -> int:
     """A memory line of ``/proc/PID/status`` (VmRSS: resident now, VmHWM: peak), in bytes."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():

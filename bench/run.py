@@ -6,14 +6,19 @@ own on 127.0.0.1, configures 64 Caribbean Stud tables (paytable B, 7 seats) on o
 drives every phase with the same load generator: ``--clients`` processes
 (:mod:`bench.generator`), whose CPU is reported. Every loop is bounded in count and time.
 
-1. echo: the baseline, closed loop, requests and replies the mean size of a round's;
-   and, when Debian's h2load (nghttp2-client) is installed, the same echo driven by h2load
-   in plaintext (a C client: what the Python generator leaves on the table);
+1. echo: the baseline, closed loop, requests and replies the mean size of a round's, in the
+   rounds' shape: one channel per table certificate, one call in flight on each; then the
+   same echo over one channel per generator process (HTTP/2 multiplexing the calls: cheaper
+   per call on both ends, a shape no table agent has); and, when Debian's h2load
+   (nghttp2-client) is installed, the echo driven by h2load in plaintext (a C client: what
+   the Python generator leaves on the table);
 2. Health/Check on the controller (its interceptor, no Redis), closed loop;
 3. full rounds: Lockout + Settle, every seat wagering, one round at a time per table,
    closed loop: RPC/s as a ratio of the echo's, and the controller's CPU per round;
 4. open loop: rounds offered at three fixed rates, latency p50/p99/p99.9 of a whole round
    from its intended start (no coordinated omission);
+   in 3 and 4 also how long the controller and Redis waited for a core (the run queue) per
+   second they ran: when it is well above 0 the cores, not these processes, set the pace;
 5. idempotent replay: the same Lockout (and Settle) again, one call at a time;
 6. memory: Redis ``used_memory``, journal length and AOF size per round; controller RSS.
 
@@ -49,7 +54,13 @@ from redis import Redis
 from bench import generator
 from bench.generator import Job, JobResult
 from bench.loadgen import Recorder, Summary
-from bench.processes import System, cpu_seconds, family_cpu_seconds, memory_bytes
+from bench.processes import (
+    System,
+    cpu_seconds,
+    family_cpu_seconds,
+    memory_bytes,
+    waited_seconds,
+)
 from bench.workload import (
     JOURNAL_KEY,
     PAYTABLE,
@@ -74,6 +85,7 @@ class Params:
     in_flight: int = 64
     lead_s: float = 6.0  # from submitting a phase to its window: spawn, connect, warm up
     echo_s: float = 15.0
+    echo_shared_s: float = 10.0
     check_s: float = 10.0
     rounds_s: float = 30.0
     max_calls: int = 1_000_000
@@ -89,6 +101,7 @@ class Params:
 QUICK = Params(
     "quick",
     echo_s=3.0,
+    echo_shared_s=2.0,
     check_s=2.0,
     rounds_s=5.0,
     open_loop_s=4.0,
@@ -129,6 +142,14 @@ class Bench:
             "echo": cpu_seconds(system.echo_pid),
         }
 
+    def waits(self) -> dict[str, float]:
+        """Seconds the controller's and Redis's threads have waited for a CPU so far."""
+        system = self.system
+        return {
+            "controller": waited_seconds(system.controller_pid),
+            "redis": waited_seconds(system.redis_pid),
+        }
+
     def phase(self, make: Callable[[int, float], Job], window_s: float) -> Results:
         """Run one job per client process (``make(index, start_at)``); the servers' CPU
         seconds over the window ``[start_at, start_at + window_s]``, and the results."""
@@ -138,9 +159,9 @@ class Bench:
             for i in range(self.params.clients)
         ]
         time.sleep(max(0.0, start_at - time.monotonic()))
-        before = self.usage()
+        before, waits_before = self.usage(), self.waits()
         time.sleep(max(0.0, start_at + window_s - time.monotonic()))
-        after = self.usage()
+        after, waits_after = self.usage(), self.waits()
         results: list[JobResult] = [future.result() for future in futures]
         for result in results:
             self.last_rounds.update(result.last_rounds)
@@ -157,6 +178,11 @@ class Bench:
             "window_s": window_s,
             "latency": {kind: asdict(Summary.of(values)) for kind, values in samples.items()},
             "cpu_s": {name: after[name] - before[name] for name in after},
+            # runnable but not running (other processes held both cores), per CPU second
+            "waited_per_cpu_s": {
+                name: _ratio(waits_after[name] - waits_before[name], after[name] - before[name])
+                for name in waits_after
+            },
             "generator_cpu_s": sum(r.cpu_s for r in results),
             "generator_processes": len(results),
             "late_s": max(r.late_s for r in results),
@@ -168,12 +194,16 @@ class Bench:
         """The tables client process ``index`` plays (each table in one process only)."""
         return self.tables[index :: self.params.clients]
 
-    def closed(self, kind: str, target: str, duration_s: float, payload: int = 0) -> Results:
-        """A closed loop of ``kind`` calls, ``in_flight`` in all over the processes."""
+    def closed(
+        self, kind: str, target: str, duration_s: float, payload: int = 0, per_table: bool = False
+    ) -> Results:
+        """A closed loop of ``kind`` calls, ``in_flight`` in all over the processes; or,
+        ``per_table``, one call in flight on each table's channel (the rounds' shape)."""
         p = self.params
-        per_process = max(1, p.in_flight // p.clients)
+        shared = max(1, p.in_flight // p.clients)
 
         def make(index: int, start_at: float) -> Job:
+            tables = self.tables_of(index) if per_table else ()
             return Job(
                 kind,
                 target,
@@ -181,13 +211,15 @@ class Bench:
                 start_at,
                 duration_s,
                 p.max_calls,
-                in_flight=per_process,
+                in_flight=len(tables) or shared,
                 payload_bytes=payload,
+                tables=tables,
             )
 
         result = self.phase(make, duration_s)
         result["per_s"] = _ratio(result["completed"], result["elapsed_s"])
-        result["in_flight"] = per_process * p.clients
+        result["in_flight"] = len(self.tables) if per_table else shared * p.clients
+        result["channels"] = len(self.tables) if per_table else p.clients
         return _per_call(result, result["completed"])
 
     def rounds(self, rate_per_s: float = 0.0) -> Results:
@@ -426,13 +458,17 @@ def measure(system: System, params: Params) -> Results:
         machine = _machine(redis)
         pid = system.controller_pid
         rss = {"controller_rss_before": memory_bytes(pid)}
-        echo = bench.closed("echo", system.echo_target, params.echo_s, request_bytes)
+        echo = bench.closed(
+            "echo", system.echo_target, params.echo_s, request_bytes, per_table=True
+        )
+        echo_shared = bench.closed("echo", system.echo_target, params.echo_shared_s, request_bytes)
         h2load = _h2load(system, params, request_bytes)
         check = bench.closed("check", system.target, params.check_s)
         checkpoint()
         rounds = bench.rounds()
         checkpoint(rounds)
         rounds["rpc_per_s_vs_echo"] = _ratio(rounds["rpc_per_s"], echo["per_s"])
+        rounds["rpc_per_s_vs_echo_shared"] = _ratio(rounds["rpc_per_s"], echo_shared["per_s"])
         rounds["controller_ms_per_round"] = rounds["cpu_us_per_call"]["controller"] / 1000
         opened = []
         for rate in params.open_rates:
@@ -454,6 +490,7 @@ def measure(system: System, params: Params) -> Results:
             "echo_reply_bytes": reply_bytes,
         },
         "echo": echo,
+        "echo_shared": echo_shared,
         "h2load_echo": h2load,
         "check": check,
         "rounds": rounds,
@@ -478,6 +515,18 @@ def _errors(section: Results) -> str:
 
 
 _WHO = ("controller", "redis", "echo", "generator")
+
+
+def _waited(phase: Results) -> str:
+    """How long the controller and Redis were runnable but waiting for a core, per second
+    they ran: near 0 on an idle machine; the cores were short above it."""
+    waited = phase["waited_per_cpu_s"]
+    return f"{waited['controller']:.2f} / {waited['redis']:.2f} s"
+
+
+def _shared_cpu(phase: Results) -> str:
+    per_call = phase["cpu_us_per_call"]
+    return f"{_n(per_call['echo'])} / {_n(per_call['generator'])}"
 
 
 def report(results: Results) -> str:
@@ -509,12 +558,23 @@ def report(results: Results) -> str:
 
     clients = f"{p['clients']} generator processes"
     section(
-        f"1. Baseline: bare grpc.aio echo (mutual TLS), {echo['in_flight']} in flight, {clients}"
+        f"1. Baseline: bare grpc.aio echo (mutual TLS), {clients}, one channel per table "
+        f"certificate, one call in flight on each ({echo['in_flight']}): the rounds' shape"
     )
     rows.append(("RPC/s", _n(echo["per_s"]), "1.00 (the baseline)"))
     loop(echo, "calls")
     rows.append(("p50 / p99", _lat(echo["latency"]["Call"], "p50", "p99"), ""))
     cpu(echo, "call")
+    shared = results["echo_shared"]
+    rows.append(
+        (
+            f"one channel per process ({shared['in_flight']} in flight on {shared['channels']}) "
+            "RPC/s",
+            _n(shared["per_s"]),
+            f"{_ratio(shared['per_s'], echo['per_s']):.2f} x the baseline",
+        )
+    )
+    rows.append(("  its CPU per call, us: echo / generator", _shared_cpu(shared), ""))
     h2 = results["h2load_echo"]
     if h2 is None:
         rows.append(("h2load (plaintext, a C client)", "not installed: skipped", ""))
@@ -525,7 +585,8 @@ def report(results: Results) -> str:
             (
                 "h2load (plaintext, a C client) RPC/s",
                 _n(h2["per_s"]),
-                f"{_ratio(h2['per_s'], echo['per_s']):.2f} x the Python generator's",
+                f"{_ratio(h2['per_s'], shared['per_s']):.2f} x the Python generator's "
+                "(one channel per process)",
             )
         )
         rows.append(
@@ -536,9 +597,16 @@ def report(results: Results) -> str:
             )
         )
 
-    section("2. Health/Check on the controller (interceptor, no Redis), closed loop")
+    section(
+        "2. Health/Check on the controller (interceptor, no Redis), closed loop, one channel "
+        "per process"
+    )
     rows.append(
-        ("RPC/s", _n(check["per_s"]), f"{_ratio(check['per_s'], echo['per_s']):.2f} x echo")
+        (
+            "RPC/s",
+            _n(check["per_s"]),
+            f"{_ratio(check['per_s'], shared['per_s']):.2f} x the one-channel-per-process echo",
+        )
     )
     rows.append(("p50 / p99", _lat(check["latency"]["Call"], "p50", "p99"), ""))
     cpu(check, "call")
@@ -547,13 +615,21 @@ def report(results: Results) -> str:
         f"3. Full rounds: Lockout + Settle, {p['wagers_per_round']} seats wagering, "
         f"{p['tables']} tables, one round at a time each, {p['workers']} worker(s)"
     )
-    rows.append(("RPC/s", _n(rounds["rpc_per_s"]), f"{rounds['rpc_per_s_vs_echo']:.2f} x echo"))
+    rows.append(
+        (
+            "RPC/s",
+            _n(rounds["rpc_per_s"]),
+            f"{rounds['rpc_per_s_vs_echo']:.2f} x echo "
+            f"({rounds['rpc_per_s_vs_echo_shared']:.2f} x the one-channel-per-process echo)",
+        )
+    )
     rows.append(("rounds/s (saturation)", _n(rounds["per_s"]), ""))
     loop(rounds, "rounds")
     rows.append(("controller CPU per round", f"{rounds['controller_ms_per_round']:.2f} ms", ""))
     for kind in ("Lockout", "Settle", "Round"):
         rows.append((f"{kind} p50 / p99", _lat(rounds["latency"][kind], "p50", "p99"), ""))
     cpu(rounds, "round")
+    rows.append(("run-queue wait per CPU second: controller / redis", _waited(rounds), ""))
 
     section("4. Open loop: rounds offered at fixed rates (latency from the intended start)")
     for opened in results["open_loop"]:
@@ -574,6 +650,7 @@ def report(results: Results) -> str:
                 f"max send lag {opened['max_send_lag_ms']:.1f} ms",
             )
         )
+        rows.append((f"{rate}/s: run-queue wait per CPU second", _waited(opened), ""))
 
     section("5. Idempotent replay: the same request again, 1 call in flight")
     lat = replay["latency"]

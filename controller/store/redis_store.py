@@ -26,6 +26,7 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import (
     AuthenticationError,
     BusyLoadingError,
+    NoScriptError,
     OutOfMemoryError,
     ReadOnlyError,
     ResponseError,
@@ -242,7 +243,7 @@ class RedisStore:
         """
         try:
             if not (self._wait_replicas and confirm):
-                return await script(keys=list(keys_), args=list(args))
+                return await _evalsha(self._client, script, keys_, args)
             async with self._client.pipeline(transaction=False) as pipe:
                 await script(keys=list(keys_), args=list(args), client=pipe)
                 self._replica_wait.queue(pipe)  # WAIT, or WAITAOF on Redis 7.2+
@@ -1090,6 +1091,36 @@ class RedisStore:
             if len(rows) < batch:
                 return
             start = "(" + rows[-1][0]
+
+
+async def _evalsha(
+    client: Redis, script: AsyncScript, keys_: Sequence[str], args: Sequence[Any]
+) -> Any:
+    """One EVALSHA of ``script`` on a connection of ``client``'s pool, its reply parsed as
+    ``script(...)`` would (the client's retry policy is none: a call is never retried), without
+    the layers redis-py's generic command path adds to every call. The script is loaded
+    again when Redis's script cache lacks it (after a restart or a failover).
+
+    A connection whose call did not end with a reply (an error on the wire, a timeout, a
+    cancellation) is closed before it goes back to the pool, so no late reply is ever read
+    as another call's."""
+    pool = client.connection_pool
+    connection = await pool.get_connection()  # type: ignore[no-untyped-call]
+    try:
+        try:
+            await connection.send_command("EVALSHA", script.sha, len(keys_), *keys_, *args)
+            return await connection.read_response()
+        except NoScriptError:
+            script.sha = await client.script_load(script.script)
+            await connection.send_command("EVALSHA", script.sha, len(keys_), *keys_, *args)
+            return await connection.read_response()
+    except ResponseError:
+        raise  # a whole reply was read: the connection is in step
+    except BaseException:
+        await connection.disconnect()
+        raise
+    finally:
+        await pool.release(connection)
 
 
 def _wager_item(table: TableConfig, wager: Wager) -> dict[str, Any]:
