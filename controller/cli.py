@@ -12,18 +12,17 @@ plaintext for development, on a loopback address only.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
-import signal
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from controller import logs, settings, workers
 from controller.api.peers import DenyListError, read_deny_list
 from controller.rules_file import load_submission
-from controller.server import MAX_CONCURRENT_RPCS, ControllerServer, ServerConfig
+from controller.server import MAX_CONCURRENT_RPCS, ServerConfig
+from controller.serving import run_server
 from controller.store import connection
 from controller.tls import TLSFiles, is_loopback
 from jackpot.errors import JackpotError
@@ -273,26 +272,6 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
         wait_replicas=args.wait_replicas,
         wait_timeout_ms=args.wait_timeout_ms,
     )
-
-
-def run_server(config: ServerConfig, started: Callable[[], object] = lambda: None) -> None:
-    """Serve ``config`` in this process until SIGTERM or SIGINT; call ``started`` once it
-    serves. Raises :class:`OSError` or :class:`JackpotError` when it cannot start."""
-    asyncio.run(_serve(config, started))
-
-
-async def _serve(config: ServerConfig, started: Callable[[], object]) -> None:
-    server = ControllerServer(config)
-    await server.start()
-    started()
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stopping.set)
-    loop.add_signal_handler(signal.SIGHUP, server.reload)
-    await stopping.wait()
-    log.info("stopping: finishing calls in flight")
-    await server.stop()
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:

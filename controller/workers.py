@@ -69,10 +69,10 @@ def check_address(listen: str, workers: int) -> None:
 
 def _worker(config: ServerConfig, log_level: str, ready: Connection) -> None:
     """One worker process: serve until SIGTERM or SIGINT; say "ready" once serving."""
-    from controller import cli, logs  # imported here: the worker is a fresh interpreter
+    from controller import logs, serving  # imported here: the worker is a fresh interpreter
 
     logs.configure(log_level)
-    cli.run_server(config, lambda: ready.send("ready"))
+    serving.run_server(config, lambda: ready.send("ready"))
 
 
 def run(config: ServerConfig, workers: int, log_level: str) -> int:

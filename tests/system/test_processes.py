@@ -81,6 +81,8 @@ def test_three_agents_play_hundreds_of_rounds_then_the_audit_is_ok(
         metrics = reply.read().decode()
     assert 'jackpot_meter_cents{meter="cs-main"}' in metrics
     assert 'grpc_server_handled_total{grpc_code="OK",grpc_method="Settle"' in metrics
+    # The process runs on uvloop (the controller extra installs it).
+    assert "event loop: uvloop" in controller.log_tail(200_000)
 
 
 def test_controller_refuses_to_serve_without_insecure_or_tls() -> None:
