@@ -203,4 +203,7 @@ def checkpoint(fields: Mapping[str, str]) -> Checkpoint:
         reserve_microcents=sums["reserve"],
         exported_seq=int(fields.get("exported_seq", 0)),
         exported_at_ms=int(fields.get("exported_at_ms", 0)),
+        hash=str(fields.get("hash", "")),
+        signature=str(fields.get("signature", "")),
+        signed_by=str(fields.get("signed_by", "")),
     )
