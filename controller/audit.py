@@ -87,6 +87,12 @@ async def _audit_group(
     report.differences.append(f"{link_group_id}: trimmed while audited {TRIM_RACES} times")
 
 
+def _stream_id(entry_id: str) -> tuple[int, int]:
+    """A stream id "<ms>-<n>" in the stream's order ("" sorts first)."""
+    millis, _, number = entry_id.partition("-")
+    return (int(millis or 0), int(number or 0))
+
+
 def _start(checkpoint: Checkpoint) -> ChainCheck:
     """A chain check from a checkpoint (or from the journal's first entry)."""
     return ChainCheck(checkpoint.seq, checkpoint.hash if checkpoint.seq else GENESIS)
@@ -107,8 +113,9 @@ async def _audit_once(
     value: Counter[str] = Counter(checkpoint.value_microcents)
     reserve: Counter[str] = Counter(checkpoint.reserve_microcents)
     chain = _start(checkpoint)
+    last_id = _stream_id(snapshot.last_entry_id)
     async for entry in store.journal(link_group_id):
-        if entry.seq > snapshot.seq:
+        if _stream_id(entry.entry_id) > last_id:
             break  # written after the snapshot: the next audit sees it
         report.entries += 1
         chain.add(entry.entry_id, entry.fields)

@@ -122,3 +122,5 @@ class LinkGroupSnapshot:
     meters: tuple[MeterBalance, ...]
     pending_jackpot_meters: tuple[str, ...]
     checkpoint: Checkpoint = field(default_factory=Checkpoint)
+    last_entry_id: str = ""
+    """The stream id of the journal's last entry ("" for none)."""

@@ -186,6 +186,7 @@ def link_group_snapshot(raw: str | bytes) -> LinkGroupSnapshot:
         ),
         pending_jackpot_meters=tuple(str(m) for m in items(reply.get("pending_meters"))),
         checkpoint=checkpoint(reply.get("checkpoint") or {}),
+        last_entry_id=str(reply.get("last_entry_id", "")),
     )
 
 

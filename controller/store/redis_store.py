@@ -1027,6 +1027,7 @@ class RedisStore:
                     group.jackpots,
                     group.checkpoint,
                     *(group.meter(meter_id) for meter_id in ids),
+                    group.journal,
                 ],
                 ids,
                 confirm=False,  # read-only: nothing to wait for
