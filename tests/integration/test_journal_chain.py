@@ -253,7 +253,8 @@ async def test_trim_then_verify_online_and_offline_and_a_forged_checkpoint_fails
     # ... and the trimmer's key signs nothing after it.
     with pytest.raises(FailedPrecondition, match=r"will not trim: .* not by the key given"):
         await journal_export.trim(played.store, GROUP, before_ms=NOW_MS, signing_key=KEY)
-    await redis_client.hset(group.checkpoint, mapping=real)
+    for name, value in real.items():
+        await redis_client.hset(group.checkpoint, name, value)
     assert await ctl("audit", "verify", "--redis", redis_url, "--checkpoint-key", public) == 0
 
 
