@@ -502,12 +502,12 @@ def _audit_verify(args: argparse.Namespace) -> int:
     for difference in report.differences:
         print(f"audit: DIFFERENCE {difference}")
     if report.ok:
-        for group, (seq, head) in sorted(report.heads.items()):
-            print(f"audit: {group}: hash chain verified to #{seq} (sha256 {head})")
         print(
             f"audit: OK ({report.link_groups} link groups, {report.meters} meters, "
             f"{report.entries} journal entries)"
         )
+        for group, (seq, head) in sorted(report.heads.items()):
+            print(f"audit: {group}: hash chain verified to #{seq} (sha256 {head})")
         return 0
     print(f"audit: FAILED with {len(report.differences)} differences", file=sys.stderr)
     return 1
