@@ -30,6 +30,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from controller import journal_export
 from controller.api import convert
 from controller.domain.config import LinkGroupConfig, TableConfig
@@ -46,6 +48,7 @@ METER = "cs-bench"
 SEATS = (1, 2, 3, 4)
 WAGER_CENTS = 100
 ACTOR = "bench.journal_memory"
+SIGNING_KEY = Ed25519PrivateKey.generate()  # signs the trims' checkpoints (a throwaway key)
 FAR_FUTURE_MS = 10**15  # trim with no retention window: every exported entry may go
 
 
@@ -139,7 +142,9 @@ async def run_one(
             exported = trimmed = 0
             if trim:
                 exported = (await journal_export.export(store, export_dir, GROUP)).count
-                trimmed = await journal_export.trim(store, GROUP, before_ms=FAR_FUTURE_MS)
+                trimmed = await journal_export.trim(
+                    store, GROUP, before_ms=FAR_FUTURE_MS, signing_key=SIGNING_KEY
+                )
             await asyncio.sleep(params.round_retention_s + 1)  # let the round records expire
             checkpoints.append(
                 {

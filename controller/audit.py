@@ -1,26 +1,40 @@
-"""Recompute every meter and reserve from the journal and compare with the live values.
+"""Recompute every meter and reserve from the journal, check its hash chain, compare.
 
 The journal is the record; meters are its projection (design.md invariant 2). For each link
-group this checks that the journal's sequence numbers run 1, 2, 3, ... without a gap up to
-the group's counter, that every meter's value and reserve equal the sums of their journal
-deltas (seed, contributions, awards, resets, voids, rejections), and that the pending-jackpot
-count of each meter matches the pending set. It reads Redis only, and may run while tables
-play: meters are read at one instant (one read-only script) and the journal is summed up to
-that instant's sequence number.
+group this checks that the journal's entries run 1, 2, 3, ... up to the group's counter, each
+carrying the hash that chains it to the one before (:mod:`controller.journal_chain`): the
+first entry that was edited, deleted, inserted or moved is named by its sequence number.
+It checks that every meter's value and reserve equal the sums of their journal deltas (seed,
+contributions, awards, resets, voids, rejections), and that the pending-jackpot count of
+each meter matches the pending set. It reads Redis only, and may run while tables play:
+meters are read at one instant (one read-only script) and the journal is checked up to that
+instant's sequence number.
 
-A trimmed journal (``jackpotctl journal trim``) starts after its checkpoint: what the
-trimmed entries summed to per meter, written in the same atomic step as the trim. The sums
-then start from the checkpoint, and the journal must continue at the checkpoint's sequence
-number plus one. The trimmed entries themselves are in the exports, where
-``jackpotctl journal verify-export`` checks them.
+A trimmed journal (``jackpotctl journal trim``) starts after its signed checkpoint: the last
+trimmed entry's sequence number and hash, and what the trimmed entries summed to per meter.
+The chain and the sums then start from the checkpoint, whose signature is checked with the
+trimmer's public key (:mod:`controller.checkpoint_signature`).
+
+:func:`verify_export` checks an export directory (``jackpotctl journal export``) the same
+way, offline: the chain of ``journal.jsonl`` from its first entry (or the signed checkpoint
+in ``chain_start.json``), every checkpoint it meets, and the snapshot's meters against the
+sums.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-from controller.domain.records import LinkGroupSnapshot
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from controller import checkpoint_signature, journal_export
+from controller.domain.records import Checkpoint, LinkGroupSnapshot
+from controller.journal_chain import GENESIS, ChainCheck
+from controller.store import codec
 from controller.store.redis_store import RedisStore
 from jackpot.money import MICROCENTS_PER_CENT, format_cents
 
@@ -33,6 +47,8 @@ class AuditReport:
     meters: int = 0
     entries: int = 0
     differences: list[str] = field(default_factory=list)
+    heads: dict[str, tuple[int, str]] = field(default_factory=dict)
+    """Per link group, the last entry checked: its sequence number and chain hash."""
 
     @property
     def ok(self) -> bool:
@@ -54,43 +70,61 @@ TRIM_RACES = 5
 journal's first entry."""
 
 
-async def _audit_group(store: RedisStore, link_group_id: str, report: AuditReport) -> None:
+async def _audit_group(
+    store: RedisStore,
+    link_group_id: str,
+    report: AuditReport,
+    checkpoint_key: Ed25519PublicKey | None,
+) -> None:
     for _ in range(TRIM_RACES):
         group_report = AuditReport()
-        if await _audit_once(store, link_group_id, group_report):
+        if await _audit_once(store, link_group_id, group_report, checkpoint_key):
             report.meters += group_report.meters
             report.entries += group_report.entries
             report.differences += group_report.differences
+            report.heads |= group_report.heads
             return
     report.differences.append(f"{link_group_id}: trimmed while audited {TRIM_RACES} times")
 
 
-async def _audit_once(store: RedisStore, link_group_id: str, report: AuditReport) -> bool:
+def _stream_id(entry_id: str) -> tuple[int, int]:
+    """A stream id "<ms>-<n>" in the stream's order ("" sorts first)."""
+    millis, _, number = entry_id.partition("-")
+    return (int(millis or 0), int(number or 0))
+
+
+def _start(checkpoint: Checkpoint) -> ChainCheck:
+    """A chain check from a checkpoint (or from the journal's first entry)."""
+    return ChainCheck(checkpoint.seq, checkpoint.hash if checkpoint.seq else GENESIS)
+
+
+async def _audit_once(
+    store: RedisStore,
+    link_group_id: str,
+    report: AuditReport,
+    checkpoint_key: Ed25519PublicKey | None,
+) -> bool:
     """Audit one link group; False when a trim raced with it (audit it again)."""
     snapshot = await store.audit_snapshot(link_group_id)
     checkpoint = snapshot.checkpoint
+    problem = checkpoint_signature.problem(checkpoint_key, link_group_id, checkpoint)
+    if problem:
+        report.differences.append(problem)
     value: Counter[str] = Counter(checkpoint.value_microcents)
     reserve: Counter[str] = Counter(checkpoint.reserve_microcents)
-    expected_seq = checkpoint.seq
+    chain = _start(checkpoint)
+    last_id = _stream_id(snapshot.last_entry_id)
     async for entry in store.journal(link_group_id):
-        if entry.seq > snapshot.seq:
+        if _stream_id(entry.entry_id) > last_id:
             break  # written after the snapshot: the next audit sees it
-        expected_seq += 1
         report.entries += 1
-        if entry.seq != expected_seq:
-            report.differences.append(
-                f"{link_group_id}: journal entry {entry.entry_id} has seq {entry.seq}, "
-                f"expected {expected_seq} (an entry is missing or out of order)"
-            )
-            expected_seq = entry.seq
+        chain.add(entry.entry_id, entry.fields)
         if entry.meter_id:
             value[entry.meter_id] += entry.delta_meter_microcents
             reserve[entry.meter_id] += entry.delta_reserve_microcents
-    if expected_seq != snapshot.seq:
-        report.differences.append(
-            f"{link_group_id}: sequence counter is {snapshot.seq}; the journal ends at "
-            f"{expected_seq}"
-        )
+    chain.finish(snapshot.seq)
+    report.differences += [f"{link_group_id}: {problem}" for problem in chain.problems]
+    report.heads[link_group_id] = (chain.last_seq, chain.last_hash)
     _compare_meters(link_group_id, snapshot, value, reserve, report)
     # Entries trimmed after the snapshot was read look missing: audit the group again.
     return not report.differences or await store.checkpoint_seq(link_group_id) == checkpoint.seq
@@ -129,10 +163,126 @@ def _compare_meters(
         )
 
 
-async def verify(store: RedisStore) -> AuditReport:
-    """Audit every link group of the store."""
+async def verify(store: RedisStore, checkpoint_key: Ed25519PublicKey | None = None) -> AuditReport:
+    """Audit every link group of the store; ``checkpoint_key`` checks the signatures of
+    trimmed journals' checkpoints (a signed checkpoint without it is a difference)."""
     report = AuditReport()
     for group in await store.list_link_groups():
         report.link_groups += 1
-        await _audit_group(store, group.link_group_id, report)
+        await _audit_group(store, group.link_group_id, report, checkpoint_key)
     return report
+
+
+def verify_export(
+    directory: Path, checkpoint_key: Ed25519PublicKey | None = None, link_group_id: str = ""
+) -> AuditReport:
+    """Audit an export directory offline (no Redis): every link group in it, or only
+    ``link_group_id``."""
+    report = AuditReport()
+    if link_group_id:
+        groups = [link_group_id]
+    else:
+        groups = (
+            sorted(
+                path.name
+                for path in directory.iterdir()
+                if (path / journal_export.SNAPSHOT_FILE).is_file()
+            )
+            if directory.is_dir()
+            else []
+        )
+    if not groups:
+        report.differences.append(f"{directory} holds no export (no <link group>/snapshot.json)")
+    for group in groups:
+        report.link_groups += 1
+        _verify_export_group(
+            journal_export.group_directory(directory, group), group, report, checkpoint_key
+        )
+    return report
+
+
+def _read_json(path: Path, report: AuditReport) -> Any:
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, json.JSONDecodeError) as error:
+        report.differences.append(f"cannot read {path}: {error}")
+        return None
+
+
+def _verify_export_group(
+    target: Path, link_group_id: str, report: AuditReport, checkpoint_key: Ed25519PublicKey | None
+) -> None:
+    snapshot = _read_json(target / journal_export.SNAPSHOT_FILE, report)
+    if not isinstance(snapshot, dict):
+        return
+    start_path = target / journal_export.CHAIN_START_FILE
+    start = (
+        codec.checkpoint(_read_json(start_path, report) or {})
+        if start_path.exists()
+        else Checkpoint()
+    )
+    problem = checkpoint_signature.problem(checkpoint_key, link_group_id, start)
+    if problem:
+        report.differences.append(f"{start_path}: {problem}")
+    latest = codec.checkpoint(snapshot.get("checkpoint") or {})
+    end = int(snapshot["seq"])
+    value: Counter[str] = Counter(start.value_microcents)
+    reserve: Counter[str] = Counter(start.reserve_microcents)
+    chain = _start(start)
+    journal_path = target / journal_export.JOURNAL_FILE
+    try:
+        text = journal_path.read_text(encoding="utf-8")
+    except OSError as error:
+        report.differences.append(f"cannot read {journal_path}: {error}")
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        try:
+            entry = json.loads(line)
+            entry_id, fields = str(entry["id"]), entry["fields"]
+        except (json.JSONDecodeError, KeyError, TypeError) as error:
+            report.differences.append(f"{journal_path} line {number} is not an entry: {error}")
+            continue
+        report.entries += 1
+        chain.add(entry_id, fields)
+        if chain.last_seq <= end and fields.get("meter"):
+            value[fields["meter"]] += int(fields["d_meter"])
+            reserve[fields["meter"]] += int(fields["d_reserve"])
+        if latest.seq > start.seq and chain.last_seq == latest.seq:
+            _check_checkpoint(link_group_id, latest, chain, value, reserve, report, checkpoint_key)
+    chain.finish(end)
+    report.differences += [f"{link_group_id}: {problem}" for problem in chain.problems]
+    report.heads[link_group_id] = (chain.last_seq, chain.last_hash)
+    for meter_id, meter in (snapshot.get("meters") or {}).items():
+        report.meters += 1
+        for name, summed in (("value", value), ("reserve", reserve)):
+            stored = int(meter[f"{name}_microcents"])
+            if stored != summed[meter_id]:
+                report.differences.append(
+                    f"{link_group_id}/{meter_id}: {name} is {_money(stored)} in the snapshot "
+                    f"(#{end}) but the journal sums to {_money(summed[meter_id])}"
+                )
+
+
+def _check_checkpoint(
+    link_group_id: str,
+    checkpoint: Checkpoint,
+    chain: ChainCheck,
+    value: Counter[str],
+    reserve: Counter[str],
+    report: AuditReport,
+    checkpoint_key: Ed25519PublicKey | None,
+) -> None:
+    """The snapshot's checkpoint against the exported journal at its sequence number."""
+    where = f"{link_group_id}: the checkpoint at journal #{checkpoint.seq}"
+    problem = checkpoint_signature.problem(checkpoint_key, link_group_id, checkpoint)
+    if problem:
+        report.differences.append(problem)
+    if checkpoint.hash != chain.last_hash:
+        report.differences.append(f"{where} holds another hash than the exported entry")
+    for held, summed in (
+        (checkpoint.value_microcents, value),
+        (checkpoint.reserve_microcents, reserve),
+    ):
+        if any(held.get(meter, 0) != summed[meter] for meter in set(held) | set(summed)):
+            report.differences.append(f"{where} does not hold what the exported entries sum to")
+            return

@@ -15,15 +15,26 @@
 
 and then records in Redis that the journal is exported up to there.
 
-**Trim** (``jackpotctl journal trim --retention-hours H``) deletes the oldest entries that are
-both exported and older than the retention window, adding what they moved to the link
-group's checkpoint in the same atomic step (``trim_journal.lua``), so ``audit verify``
-still proves every meter from the checkpoint on.
+Every entry carries its hash chain value (``hash``, :mod:`controller.journal_chain`), so the
+file is checked offline by ``jackpotctl audit verify --file DIR``. A first export of a journal
+already trimmed also writes ``chain_start.json``: the signed checkpoint the file's first entry
+chains to.
+
+**Trim** (``jackpotctl journal trim --retention-hours H --signing-key FILE``) deletes the
+oldest entries that are both exported and older than the retention window, never the last
+one (the next entry chains to it). It first checks the signature of the checkpoint and the
+hash chain of the entries it deletes, computes the checkpoint they lead to (the last one's
+sequence number and hash, and what they moved per meter) and signs it
+(:mod:`controller.checkpoint_signature`); the trim script applies exactly that checkpoint,
+with its signature, in the same atomic step as the deletion (``trim_journal.lua``), so
+``audit verify`` still proves every meter and the chain from the checkpoint on.
 
 **Restore** (``jackpotctl restore --from DIR --link-group G --reason ...``) rebuilds a link
 group that Redis lost from its latest export, after checking the export against itself (the
-journal file is whole from the snapshot's checkpoint to its sequence number, and sums to the
-snapshot's meters exactly). It writes into a Redis without that link group only; the epoch
+journal file is whole from the snapshot's checkpoint to its sequence number, its hash chain
+runs on from the checkpoint's hash, and it sums to the snapshot's meters exactly): the
+restored journal continues the exported chain, and the ``restored`` entry chains to its last
+entry. It writes into a Redis without that link group only; the epoch
 record comes last, with a new epoch whose lineage holds the exported one up to the export's
 sequence number: a table acknowledged later than that stops the link group (those steps
 are lost and must be reconciled by hand, then ``jackpotctl link-groups resume``). Round
@@ -37,15 +48,24 @@ import hashlib
 import json
 import os
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from controller import checkpoint_signature
+from controller.domain.records import Checkpoint
+from controller.journal_chain import GENESIS, ChainCheck
+from controller.store import codec
 from controller.store.redis_store import RedisStore
-from jackpot.errors import InvalidConfiguration, JackpotError
+from jackpot.errors import FailedPrecondition, InvalidConfiguration, JackpotError
 
 JOURNAL_FILE = "journal.jsonl"
 SNAPSHOT_FILE = "snapshot.json"
+CHAIN_START_FILE = "chain_start.json"
+"""The checkpoint (Redis's fields) the journal file's first entry chains to, when that is
+not the journal's first entry."""
 TRIM_BATCH = 500
 """Entries trimmed per atomic step (each step is a few milliseconds of Redis's time)."""
 MAX_TRIM_STEPS = 100_000
@@ -112,6 +132,8 @@ async def export(store: RedisStore, directory: Path, link_group_id: str) -> Expo
         )
     lines: list[str] = []
     expected = after or int(snapshot["checkpoint"].get("seq", 0))
+    if last_line is None and expected:
+        _write_atomically(target / CHAIN_START_FILE, json.dumps(snapshot["checkpoint"], indent=1))
     async for entry in store.journal(link_group_id):
         if last_line is not None and entry.seq == after and entry.entry_id != last_line["id"]:
             raise ExportError(
@@ -130,7 +152,7 @@ async def export(store: RedisStore, directory: Path, link_group_id: str) -> Expo
                 "directory had them; export into the directory that has them"
             )
         expected = entry.seq
-        time_ms = int(entry.entry_id.partition("-")[0])
+        time_ms = _time_ms(entry.entry_id)
         line = {"seq": entry.seq, "id": entry.entry_id, "time_ms": time_ms}
         lines.append(json.dumps({**line, "fields": entry.fields}, sort_keys=True) + "\n")
     if lines:
@@ -166,16 +188,87 @@ def _write_atomically(path: Path, text: str) -> None:
     _fsync_directory(path.parent)
 
 
-async def trim(store: RedisStore, link_group_id: str, *, before_ms: int) -> int:
-    """Trim every exported entry written before ``before_ms`` (ms since the epoch), in
-    bounded atomic steps; answer how many entries were trimmed."""
+async def trim(
+    store: RedisStore,
+    link_group_id: str,
+    *,
+    before_ms: int,
+    signing_key: Ed25519PrivateKey,
+    batch: int = TRIM_BATCH,
+) -> int:
+    """Trim every exported entry written before ``before_ms`` (ms since the epoch) but the
+    last, in bounded atomic steps, each signing the checkpoint it leaves; answer how many
+    entries were trimmed."""
     total = 0
     for _ in range(MAX_TRIM_STEPS):
-        trimmed = await store.trim_journal(link_group_id, before_ms, TRIM_BATCH)
+        trimmed = await trim_step(
+            store, link_group_id, before_ms=before_ms, signing_key=signing_key, batch=batch
+        )
         total += trimmed
-        if trimmed < TRIM_BATCH:
+        if trimmed < batch:
             break
     return total
+
+
+async def trim_step(
+    store: RedisStore,
+    link_group_id: str,
+    *,
+    before_ms: int,
+    signing_key: Ed25519PrivateKey,
+    batch: int = TRIM_BATCH,
+) -> int:
+    """One atomic trim of at most ``batch`` entries (see the module); answer how many.
+
+    Refused (:class:`FailedPrecondition`, nothing trimmed) when the checkpoint's signature
+    does not verify with this key, or the entries' chain is broken: a key signs only what it
+    has checked.
+    """
+    public_key = signing_key.public_key()
+    checkpoint = await store.checkpoint(link_group_id)
+    problem = checkpoint_signature.problem(public_key, link_group_id, checkpoint)
+    if problem:
+        raise FailedPrecondition(f"will not trim: {problem}")
+    head = []
+    async for entry in store.journal(link_group_id, batch=batch + 1):
+        head.append(entry)
+        if len(head) > batch:
+            break
+    chain = ChainCheck(checkpoint.seq, checkpoint.hash if checkpoint.seq else GENESIS)
+    value = Counter(checkpoint.value_microcents)
+    reserve = Counter(checkpoint.reserve_microcents)
+    count = 0
+    for entry in head[:-1]:  # never the last entry read: it may be the chain's head
+        if entry.seq > checkpoint.exported_seq or _time_ms(entry.entry_id) >= before_ms:
+            break
+        chain.add(entry.entry_id, entry.fields)
+        if not chain.ok:
+            raise FailedPrecondition(
+                f"will not sign a checkpoint over a broken journal: {link_group_id}: "
+                f"{chain.problems[0]}"
+            )
+        if entry.meter_id:
+            value[entry.meter_id] += entry.delta_meter_microcents
+            reserve[entry.meter_id] += entry.delta_reserve_microcents
+        count += 1
+    if not count:
+        return 0
+    new = Checkpoint(
+        seq=chain.last_seq,
+        value_microcents=dict(value),
+        reserve_microcents=dict(reserve),
+        hash=chain.last_hash,
+        signed_by=checkpoint_signature.key_id(public_key),
+    )
+    signature = checkpoint_signature.sign(signing_key, link_group_id, new)
+    return await store.trim_journal(
+        link_group_id, before_ms, checkpoint.seq, count, replace(new, signature=signature)
+    )
+
+
+def _time_ms(entry_id: str) -> int:
+    """When Redis appended a stream entry (ms since the epoch), from its id."""
+    return int(entry_id.partition("-")[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,8 +311,21 @@ def read_export(directory: Path, link_group_id: str) -> Export:
             f"{journal_path} lacks journal entries the snapshot needs (#{start + 1}..#{end}; "
             f"missing e.g. {missing}) or holds some twice"
         )
+    _check_chain(link_group_id, snapshot, entries)
     _check_sums(link_group_id, snapshot, entries)
     return Export(snapshot, entries, digest.hexdigest())
+
+
+def _check_chain(
+    link_group_id: str, snapshot: dict[str, Any], entries: list[dict[str, Any]]
+) -> None:
+    """The entries must run on the hash chain from the snapshot's checkpoint."""
+    checkpoint = codec.checkpoint(snapshot.get("checkpoint") or {})
+    chain = ChainCheck(checkpoint.seq, checkpoint.hash if checkpoint.seq else GENESIS)
+    for entry in entries:
+        chain.add(str(entry["id"]), entry["fields"])
+    if not chain.ok:
+        raise ExportError(f"the export of {link_group_id} is altered: {chain.problems[0]}")
 
 
 def _check_sums(

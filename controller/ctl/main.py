@@ -4,9 +4,11 @@
     jackpotctl certs issue --dir certs --role operator --name alice
     jackpotctl certs issue --dir certs --role table --name cs-1
     export JACKPOT_CA=certs/ca.crt JACKPOT_CERT=certs/alice.crt JACKPOT_KEY=certs/alice.key
-    jackpotctl audit verify --redis redis://127.0.0.1:6379/0
+    jackpotctl audit verify --redis redis://127.0.0.1:6379/0 --checkpoint-key checkpoint.pub
+    jackpotctl audit verify --file /var/lib/jackpot/export --checkpoint-key checkpoint.pub
     jackpotctl journal export --redis redis://127.0.0.1:6379/0 --dir /var/lib/jackpot/export
-    jackpotctl journal trim --redis redis://127.0.0.1:6379/0 --retention-hours 168
+    jackpotctl journal trim --redis redis://127.0.0.1:6379/0 --retention-hours 168 \\
+        --signing-key checkpoint.key
     jackpotctl restore --redis ... --from /var/lib/jackpot/export --link-group casino-floor \\
         --reason "Redis volume lost; restored from the 02:00 export"
     jackpotctl --controller 127.0.0.1:50051 link-groups create casino-floor
@@ -44,8 +46,8 @@ from pathlib import Path
 
 import grpc
 
-from controller import certs, journal_export, settings
-from controller.audit import verify
+from controller import certs, checkpoint_signature, journal_export, settings
+from controller.audit import AuditReport, verify, verify_export
 from controller.ctl import jackpots, odds
 from controller.ctl.hands import classify_stream
 from controller.ctl.remote import call as _call
@@ -124,8 +126,27 @@ def _parser() -> argparse.ArgumentParser:
 
     audit = top.add_parser("audit", help="check the meters against the journal")
     audit_cmds = audit.add_subparsers(dest="action", required=True)
-    audit_verify = audit_cmds.add_parser("verify", help="recompute meters from the journal")
-    _redis_arguments(audit_verify)
+    audit_verify = audit_cmds.add_parser(
+        "verify",
+        help="check the journal's hash chain and recompute meters from it, in Redis (--redis) "
+        "or in an export (--file)",
+    )
+    _redis_arguments(audit_verify, required=False)
+    audit_verify.add_argument(
+        "--file",
+        type=Path,
+        metavar="DIR",
+        help="check the export in DIR (jackpotctl journal export) offline, instead of Redis",
+    )
+    audit_verify.add_argument(
+        "--link-group", default="", help="with --file: only this link group (default all)"
+    )
+    audit_verify.add_argument(
+        "--checkpoint-key",
+        type=Path,
+        metavar="FILE",
+        help="the public key (PEM) that signs trim checkpoints; needed once a journal is trimmed",
+    )
     audit_verify.set_defaults(handler=_audit_verify)
 
     journal = top.add_parser(
@@ -150,6 +171,13 @@ def _parser() -> argparse.ArgumentParser:
         required=True,
         metavar="H",
         help=f"keep exported entries younger than this in Redis (0 to {MAX_RETENTION_HOURS})",
+    )
+    trim.add_argument(
+        "--signing-key",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the Ed25519 private key (PEM) that signs the checkpoint a trim leaves",
     )
     trim.add_argument("--link-group", default="", help="only this link group (default all)")
     trim.set_defaults(handler=_journal_trim)
@@ -323,10 +351,10 @@ def _certs_fingerprint(args: argparse.Namespace) -> int:
 MAX_RETENTION_HOURS = 24 * 366 * 10
 
 
-def _redis_arguments(parser: argparse.ArgumentParser) -> None:
+def _redis_arguments(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
     parser.add_argument(
         "--redis",
-        required=True,
+        required=required,
         metavar="URL",
         help="redis://HOST:PORT/DB, rediss://, unix://, or "
         "sentinel://HOST:PORT[,HOST:PORT...]/SERVICE[?db=N] (the primary Redis Sentinel names)",
@@ -401,12 +429,16 @@ def _journal_trim(args: argparse.Namespace) -> int:
             f"--retention-hours must be 0 to {MAX_RETENTION_HOURS}, not {args.retention_hours}"
         )
 
+    signing_key = checkpoint_signature.load_signing_key(args.signing_key)
+
     async def run() -> int:
         store = _store(args)
         before_ms = int((time.time() - args.retention_hours * 3600) * 1000)
         try:
             for group in await _groups(store, args.link_group):
-                trimmed = await journal_export.trim(store, group, before_ms=before_ms)
+                trimmed = await journal_export.trim(
+                    store, group, before_ms=before_ms, signing_key=signing_key
+                )
                 checkpoint = await store.checkpoint(group)
                 print(
                     f"journal: {group}: trimmed {trimmed} entries; Redis keeps the journal after "
@@ -439,24 +471,39 @@ def _restore(args: argparse.Namespace) -> int:
 
 
 def _audit_verify(args: argparse.Namespace) -> int:
-    async def run() -> int:
+    if (args.redis is None) == (args.file is None):
+        raise ValueError("audit verify checks Redis (--redis URL) or an export (--file DIR)")
+    if args.link_group and args.file is None:
+        raise ValueError("--link-group is for --file (the audit of Redis checks every group)")
+    key = (
+        checkpoint_signature.load_public_key(args.checkpoint_key)
+        if args.checkpoint_key is not None
+        else None
+    )
+
+    async def run() -> AuditReport:
         store = _store(args)
         try:
-            report = await verify(store)
+            return await verify(store, key)
         finally:
             await store.close()
-        for difference in report.differences:
-            print(f"audit: DIFFERENCE {difference}")
-        if report.ok:
-            print(
-                f"audit: OK ({report.link_groups} link groups, {report.meters} meters, "
-                f"{report.entries} journal entries)"
-            )
-            return 0
-        print(f"audit: FAILED with {len(report.differences)} differences", file=sys.stderr)
-        return 1
 
-    return asyncio.run(run())
+    if args.file is not None:
+        report = verify_export(args.file, key, args.link_group)
+    else:
+        report = asyncio.run(run())
+    for difference in report.differences:
+        print(f"audit: DIFFERENCE {difference}")
+    if report.ok:
+        print(
+            f"audit: OK ({report.link_groups} link groups, {report.meters} meters, "
+            f"{report.entries} journal entries)"
+        )
+        for group, (seq, head) in sorted(report.heads.items()):
+            print(f"audit: {group}: hash chain verified to #{seq} (sha256 {head})")
+        return 0
+    print(f"audit: FAILED with {len(report.differences)} differences", file=sys.stderr)
+    return 1
 
 
 # ----------------------------------------------------------------------------- admin

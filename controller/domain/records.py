@@ -126,14 +126,19 @@ class MeterBalance:
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
     """What the trimmed start of a link group's journal summed to: entries 1..``seq``, per
-    meter (microcents); and how far the journal was exported (``exported_seq``, at
-    ``exported_at_ms``). Entries are trimmed only once exported."""
+    meter (microcents), and entry ``seq``'s chain ``hash`` (hex; docs/journal.md), signed
+    (``signature``, hex Ed25519) by the key whose id is ``signed_by``; and how far the journal
+    was exported (``exported_seq``, at ``exported_at_ms``). Entries are trimmed only once
+    exported."""
 
     seq: int = 0
     value_microcents: dict[str, int] = field(default_factory=dict)
     reserve_microcents: dict[str, int] = field(default_factory=dict)
     exported_seq: int = 0
     exported_at_ms: int = 0
+    hash: str = ""
+    signature: str = ""
+    signed_by: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,3 +151,5 @@ class LinkGroupSnapshot:
     meters: tuple[MeterBalance, ...]
     pending_jackpot_meters: tuple[str, ...]
     checkpoint: Checkpoint = field(default_factory=Checkpoint)
+    last_entry_id: str = ""
+    """The stream id of the journal's last entry ("" for none)."""

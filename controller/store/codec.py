@@ -186,6 +186,7 @@ def link_group_snapshot(raw: str | bytes) -> LinkGroupSnapshot:
         ),
         pending_jackpot_meters=tuple(str(m) for m in items(reply.get("pending_meters"))),
         checkpoint=checkpoint(reply.get("checkpoint") or {}),
+        last_entry_id=str(reply.get("last_entry_id", "")),
     )
 
 
@@ -203,4 +204,7 @@ def checkpoint(fields: Mapping[str, str]) -> Checkpoint:
         reserve_microcents=sums["reserve"],
         exported_seq=int(fields.get("exported_seq", 0)),
         exported_at_ms=int(fields.get("exported_at_ms", 0)),
+        hash=str(fields.get("hash", "")),
+        signature=str(fields.get("signature", "")),
+        signed_by=str(fields.get("signed_by", "")),
     )

@@ -121,6 +121,7 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "LOST": LinkGroupStopped,
     "STOPPED": LinkGroupStopped,
     "NOT_STOPPED": FailedPrecondition,
+    "CHECKPOINT": FailedPrecondition,  # a trim raced with another: read and sign again
     "VERSION": StoreUnavailable,  # a stored record of a schema version this release cannot read
 }
 
@@ -694,13 +695,30 @@ class RedisStore:
         """How many entries the journal stream holds now."""
         return int(await self._read(self._client.xlen(keys.LinkGroupKeys(link_group_id).journal)))
 
-    async def trim_journal(self, link_group_id: str, before_ms: int, batch: int = 500) -> int:
-        """Trim at most ``batch`` of the oldest exported entries written before ``before_ms``
-        (ms since the epoch), folding them into the checkpoint atomically; answer how many."""
+    async def trim_journal(
+        self, link_group_id: str, before_ms: int, previous_seq: int, count: int, new: Checkpoint
+    ) -> int:
+        """Trim the oldest ``count`` entries (each exported and written before ``before_ms``,
+        ms since the epoch) into the signed checkpoint ``new``, atomically, if the checkpoint
+        is still at ``previous_seq`` and the entries lead exactly to ``new`` (else
+        :class:`FailedPrecondition`, nothing trimmed); answer how many were trimmed."""
         group = keys.LinkGroupKeys(link_group_id)
+        sums = {f"value:{meter}": str(sum_) for meter, sum_ in new.value_microcents.items()}
+        sums |= {f"reserve:{meter}": str(sum_) for meter, sum_ in new.reserve_microcents.items()}
         return int(
             await self._run(
-                self._scripts.trim_journal, [group.journal, group.checkpoint], [before_ms, batch]
+                self._scripts.trim_journal,
+                [group.journal, group.checkpoint],
+                [
+                    before_ms,
+                    count,
+                    previous_seq,
+                    new.seq,
+                    new.hash,
+                    json.dumps(sums),
+                    new.signature,
+                    new.signed_by,
+                ],
             )
         )
 
@@ -1063,6 +1081,7 @@ class RedisStore:
                     group.jackpots,
                     group.checkpoint,
                     *(group.meter(meter_id) for meter_id in ids),
+                    group.journal,
                 ],
                 ids,
                 confirm=False,  # read-only: nothing to wait for

@@ -1,8 +1,8 @@
 """The Lua scripts of the store, loaded from the ``scripts/`` folder beside this module.
 
 Each script is the schema version of the records it writes and reads (``SCHEMA_VERSION``,
-from :data:`controller.store.codec.SCHEMA_VERSION`), then ``_lib.lua`` (shared helpers),
-then the script's own file, registered
+from :data:`controller.store.codec.SCHEMA_VERSION`), then ``sha256.lua`` (the journal's hash
+function), ``_lib.lua`` (shared helpers), then the script's own file, registered
 once per client with ``register_script`` (EVALSHA, falling back to EVAL after a restart or
 failover emptied the server's script cache).
 """
@@ -39,13 +39,23 @@ SCRIPT_NAMES = (
 )
 
 
-def script_source(name: str) -> str:
-    """The full source of script ``name``: the schema version, the shared prelude, then the
-    script."""
+PRELUDE_FILES = ("sha256.lua", "_lib.lua")
+"""The files before every script's own, in this order."""
+
+
+def prelude_source() -> str:
+    """What every script starts with: the schema version, then :data:`PRELUDE_FILES`."""
     folder = resources.files("controller.store") / "scripts"
-    prelude = (folder / "_lib.lua").read_text(encoding="utf-8")
+    parts = [f"local SCHEMA_VERSION = {SCHEMA_VERSION:d}"]
+    parts += [(folder / name).read_text(encoding="utf-8") for name in PRELUDE_FILES]
+    return "\n".join(parts)
+
+
+def script_source(name: str) -> str:
+    """The full source of script ``name``: the prelude, then the script."""
+    folder = resources.files("controller.store") / "scripts"
     body = (folder / f"{name}.lua").read_text(encoding="utf-8")
-    return f"local SCHEMA_VERSION = {SCHEMA_VERSION:d}\n{prelude}\n{body}"
+    return f"{prelude_source()}\n{body}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import redis
 
+from controller.journal_chain import entry_hash
 from controller.store import keys
 from tests.chaos.checks import verify
 from tests.chaos.harness import LINK_GROUP, Rig, Topology, play_through
@@ -28,7 +29,10 @@ def journal_a_contribution_twice(rig: Rig, table_id: str) -> int:
         fields = next(
             f for _, f in entries if f["type"] == "contribution" and f["table"] == table_id
         )
-        copy: dict[Any, Any] = {**fields, "seq": client.incr(group.seq)}
+        copy: dict[Any, Any] = {**fields, "seq": str(client.incr(group.seq))}
+        # Chained as the scripts chain it: the step itself applied twice, not an edit.
+        last: list[tuple[str, dict[str, str]]] = client.xrevrange(group.journal, count=1)  # type: ignore[assignment]
+        copy["hash"] = entry_hash(last[0][1]["hash"], copy)
         client.xadd(group.journal, copy)
         meter = group.meter(fields["meter"])
         client.hincrby(meter, "value_microcents", int(fields["d_meter"]))

@@ -69,7 +69,7 @@ async def test_audit_finds_a_gap_in_the_journal(
     entry_id = (await journal(redis_client))[3][0]
     await redis_client.xdel(keys.LinkGroupKeys("floor").journal, entry_id)
     assert await ctl("audit", "verify", "--redis", redis_url) == 1
-    assert "expected 4 (an entry is missing or out of order)" in capsys.readouterr().out
+    assert "floor: journal entry #4 is missing: the journal goes from #3" in capsys.readouterr().out
 
 
 async def test_admin_commands(

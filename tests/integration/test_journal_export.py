@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
 from controller import journal_export
 from controller.audit import verify
+from controller.journal_chain import GENESIS, entry_hash
 from controller.server import ControllerServer
 from controller.store import keys
 from controller.store.redis_store import RedisStore
@@ -39,6 +41,7 @@ from tests.helpers import (
 
 GROUP = "floor"
 NOW_MS = 10**15  # far in the future: every entry is older than it
+KEY = Ed25519PrivateKey.generate()  # signs the trims' checkpoints
 
 
 async def play(port: int, pki: TestPKI, outbox: Outbox, rounds: int) -> TableAgent:
@@ -52,13 +55,20 @@ async def play(port: int, pki: TestPKI, outbox: Outbox, rounds: int) -> TableAge
 
 
 async def audit_ok(store: RedisStore) -> int:
-    report = await verify(store)
+    report = await verify(store, KEY.public_key())
     assert report.ok, report.differences
     return report.entries
 
 
-def lines(path: Path) -> list[dict[str, object]]:
+def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def rechain(entries: list[dict[str, Any]]) -> None:
+    """Write every entry's hash anew, as someone who edited the file might."""
+    previous = GENESIS
+    for entry in entries:
+        entry["fields"]["hash"] = previous = entry_hash(previous, entry["fields"])
 
 
 async def test_export_appends_every_entry_once_and_trim_keeps_the_audit_whole(
@@ -71,7 +81,7 @@ async def test_export_appends_every_entry_once_and_trim_keeps_the_audit_whole(
     exported = lines(journal_file)
     assert [line["seq"] for line in exported] == list(range(1, first.last_seq + 1))
     assert all(isinstance(line["time_ms"], int) and line["fields"] for line in exported)
-    assert exported[0]["fields"]["type"] == "link_group_created"  # type: ignore[index]
+    assert exported[0]["fields"]["type"] == "link_group_created"
 
     await play(controller.port, pki, Outbox(tmp_path / "agent", "t1"), 5)
     second = await journal_export.export(store, tmp_path / "export", GROUP)
@@ -83,8 +93,8 @@ async def test_export_appends_every_entry_once_and_trim_keeps_the_audit_whole(
     await play(controller.port, pki, Outbox(tmp_path / "agent", "t1"), 4)  # not exported
     total = int(str(await redis_client.get(keys.LinkGroupKeys(GROUP).seq)))
     # A retention window longer than the entries' age trims nothing.
-    assert await journal_export.trim(store, GROUP, before_ms=0) == 0
-    trimmed = await journal_export.trim(store, GROUP, before_ms=NOW_MS)
+    assert await journal_export.trim(store, GROUP, before_ms=0, signing_key=KEY) == 0
+    trimmed = await journal_export.trim(store, GROUP, before_ms=NOW_MS, signing_key=KEY)
     assert trimmed == second.last_seq  # exactly what was exported, never more
     checkpoint = await store.checkpoint(GROUP)
     assert checkpoint.seq == checkpoint.exported_seq == second.last_seq
@@ -102,12 +112,14 @@ async def test_the_audit_notices_a_checkpoint_that_does_not_add_up(
 ) -> None:
     await play(controller.port, pki, Outbox(tmp_path, "t1"), 5)
     await journal_export.export(controller.store, tmp_path / "export", GROUP)
-    await journal_export.trim(controller.store, GROUP, before_ms=NOW_MS)
+    await journal_export.trim(controller.store, GROUP, before_ms=NOW_MS, signing_key=KEY)
     await redis_client.hincrby(keys.LinkGroupKeys(GROUP).checkpoint, "value:cs-main", 1)
-    report = await verify(controller.store)
-    assert len(report.differences) == 1, report.differences
-    assert report.differences[0].startswith(f"{GROUP}/cs-main: meter is ")
-    assert "+ 1 microcents" in report.differences[0]
+    report = await verify(controller.store, KEY.public_key())
+    assert len(report.differences) == 2, report.differences
+    assert report.differences[0].startswith(f"{GROUP}: the checkpoint at journal #")
+    assert report.differences[0].endswith("does not match its signature: it was altered or forged")
+    assert report.differences[1].startswith(f"{GROUP}/cs-main: meter is ")
+    assert "+ 1 microcents" in report.differences[1]
 
 
 async def test_an_audit_while_the_journal_is_trimmed_stays_clean(
@@ -119,10 +131,12 @@ async def test_an_audit_while_the_journal_is_trimmed_stays_clean(
         await journal_export.export(store, tmp_path / "export", GROUP)
 
         async def trim_slowly() -> None:
-            while await store.trim_journal(GROUP, NOW_MS, 3):
+            while await journal_export.trim_step(
+                store, GROUP, before_ms=NOW_MS, signing_key=KEY, batch=3
+            ):
                 await asyncio.sleep(0)
 
-        audits = [asyncio.create_task(verify(store)) for _ in range(3)]
+        audits = [asyncio.create_task(verify(store, KEY.public_key())) for _ in range(3)]
         await trim_slowly()
         for report in await asyncio.gather(*audits):
             assert report.ok, report.differences
@@ -193,8 +207,13 @@ async def test_an_export_that_does_not_add_up_is_never_restored(
     await journal_export.export(controller.store, tmp_path / "export", GROUP)
     path = tmp_path / "export" / GROUP / journal_export.JOURNAL_FILE
     entries = lines(path)
-    contribution = next(e for e in entries if e["fields"]["type"] == "contribution")  # type: ignore[index]
-    contribution["fields"]["d_meter"] = str(int(contribution["fields"]["d_meter"]) + 1)  # type: ignore[index]
+    contribution = next(e for e in entries if e["fields"]["type"] == "contribution")
+    contribution["fields"]["d_meter"] = str(int(contribution["fields"]["d_meter"]) + 1)
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    edited = f"altered: journal entry #{contribution['seq']} .* does not match its hash"
+    with pytest.raises(journal_export.ExportError, match=edited):
+        journal_export.read_export(tmp_path / "export", GROUP)
+    rechain(entries)  # the hashes written anew after the edit: the sums still tell
     path.write_text("".join(json.dumps(e) + "\n" for e in entries))
     with pytest.raises(journal_export.ExportError, match="inconsistent: meter cs-main"):
         journal_export.read_export(tmp_path / "export", GROUP)
@@ -214,7 +233,17 @@ def test_the_commands_export_trim_and_refuse_clearly(redis_url: str, tmp_path: P
     )
     assert empty.returncode == 0, empty.stderr
     bad = subprocess.run(
-        [*ctl, "journal", "trim", "--redis", redis_url, "--retention-hours", "-1"],
+        [
+            *ctl,
+            "journal",
+            "trim",
+            "--redis",
+            redis_url,
+            "--retention-hours",
+            "-1",
+            "--signing-key",
+            str(tmp_path / "checkpoint.key"),
+        ],
         capture_output=True,
         text=True,
         timeout=60,

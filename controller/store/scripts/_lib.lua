@@ -37,11 +37,84 @@ local function check_version(what, version)
   end
 end
 
--- Append one journal entry (flat field list) with the next sequence number; return it.
+-- The journal's hash chain (docs/journal.md; controller/journal_chain.py is its Python twin).
+-- Every entry carries 'hash': the SHA-256 (sha256.lua) of
+--   "jackpot-journal-v1" .. ns(previous entry's hash) .. ns(name) .. ns(value) ...
+-- over the entry's fields sorted by name (byte order) without 'hash', where ns(s) is the
+-- netstring #s .. ':' .. s .. ','. The first entry's previous hash is CHAIN_GENESIS. The
+-- previous hash is the 'hash' of the stream's last entry (a trim always keeps that one), so
+-- the chain needs no key of its own.
+local CHAIN_GENESIS = string.rep('0', 64)
+
+local function bytes_before(a, b)  -- byte order: Lua's '<' follows the server's locale
+  local sbyte = string.byte
+  for i = 1, math.min(#a, #b) do
+    local x, y = sbyte(a, i), sbyte(b, i)
+    if x ~= y then
+      return x < y
+    end
+  end
+  return #a < #b
+end
+
+local function netstring(s)
+  return #s .. ':' .. s .. ','
+end
+
+-- The hash of an entry (flat list of string names and values) chained to 'previous'.
+local function chain_hash(previous, flat)
+  local names, values = {}, {}
+  for i = 1, #flat, 2 do
+    names[#names + 1] = flat[i]
+    values[flat[i]] = flat[i + 1]
+  end
+  table.sort(names, bytes_before)
+  local parts = {'jackpot-journal-v1', netstring(previous)}
+  for _, name in ipairs(names) do
+    parts[#parts + 1] = netstring(name) .. netstring(values[name])
+  end
+  return sha256_hex(table.concat(parts))
+end
+
+local chain_heads = {}  -- this call's last hash per journal key (scripts may write several)
+
+local function chain_head(journal_key)
+  local head = chain_heads[journal_key]
+  if head then
+    return head
+  end
+  local last = redis.call('XREVRANGE', journal_key, '+', '-', 'COUNT', 1)[1]
+  if not last then
+    return CHAIN_GENESIS
+  end
+  local flat = last[2]
+  for i = 1, #flat, 2 do
+    if flat[i] == 'hash' then
+      return flat[i + 1]
+    end
+  end
+  return CHAIN_GENESIS  -- an entry without a hash: the audit names it; the chain goes on
+end
+
+-- Append one journal entry (flat field list) with the next sequence number, chained to the
+-- previous entry; return its sequence number. Values are written as the strings they are
+-- hashed as (a number as Redis itself would print it, '%.17g': integers plainly).
 local function journal(journal_key, seq_key, entry_type, meter_id, d_meter, d_reserve, fields)
   local seq = redis.call('INCR', seq_key)
-  redis.call('XADD', journal_key, '*', 'seq', seq, 'type', entry_type, 'meter', meter_id,
-    'd_meter', int(d_meter), 'd_reserve', int(d_reserve), unpack(fields))
+  local flat = {'seq', int(seq), 'type', entry_type, 'meter', meter_id, 'd_meter', int(d_meter),
+    'd_reserve', int(d_reserve)}
+  for i = 1, #fields do
+    local value = fields[i]
+    if type(value) == 'number' then
+      value = string.format('%.17g', value)
+    end
+    flat[#flat + 1] = value
+  end
+  local hash = chain_hash(chain_head(journal_key), flat)
+  chain_heads[journal_key] = hash
+  flat[#flat + 1] = 'hash'
+  flat[#flat + 1] = hash
+  redis.call('XADD', journal_key, '*', unpack(flat))
   return seq
 end
 

@@ -3,7 +3,10 @@
 -- reserve and pending count, plus the meter of every pending jackpot. The audit then sums
 -- the journal up to that sequence number only, so live play does not cause false differences.
 -- With a trimmed journal, the checkpoint (KEYS[5]) gives what the trimmed entries summed to.
--- KEYS: 1 seq, 2 meters set, 3 pending, 4 jackpots, 5 checkpoint, 6.. meter hashes
+-- The stream id of the journal's last entry tells the entries written later (a sequence
+-- number could be forged) from those the audit checks.
+-- KEYS: 1 seq, 2 meters set, 3 pending, 4 jackpots, 5 checkpoint, 6.. meter hashes, then
+--       the journal
 -- ARGV: meter ids
 local meters = {}
 for i, meter_id in ipairs(ARGV) do
@@ -27,6 +30,8 @@ local flat = redis.call('HGETALL', KEYS[5])
 for i = 1, #flat, 2 do
   checkpoint[flat[i]] = flat[i + 1]
 end
+local last = redis.call('XREVRANGE', KEYS[6 + #ARGV], '+', '-', 'COUNT', 1)[1]
 return cjson.encode({seq = redis.call('GET', KEYS[1]) or '0',
+  last_entry_id = last and last[1] or '',
   meter_count = redis.call('SCARD', KEYS[2]), meters = meters,
   pending_meters = pending_meters, checkpoint = checkpoint})
