@@ -15,6 +15,9 @@ When the controller has not answered for ``--offline-after`` seconds (default 30
 PROGRESSIVE OFFLINE: no side wagers until it answers again (:mod:`table_agent.link`).
 ``--metrics-port`` serves the agent's Prometheus metrics (:mod:`table_agent.metrics`).
 
+``table-agent console`` is the dealer console, with which a dealer runs a real table (see
+:mod:`table_agent.console.cli`).
+
 A scripted round (chosen cards and wagers, for demonstrations) is a JSON file; see
 :mod:`table_agent.script`::
 
@@ -72,7 +75,11 @@ class MetricsPortError(Exception):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="table-agent", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="table-agent",
+        description=__doc__.split("\n")[0],
+        epilog="A dealer runs a real table with the dealer console: table-agent console --help",
+    )
     parser.add_argument("--table-id", required=True, help="the registered table id")
     parser.add_argument(
         "--controller",
@@ -173,7 +180,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _check_link(args: argparse.Namespace) -> str | None:
+def check_retry(args: argparse.Namespace) -> str | None:
+    """What is wrong with ``--retry-for`` and ``--offline-after`` (None: nothing)."""
     if not math.isfinite(args.retry_for) or args.retry_for <= 0:
         return f"--retry-for must be a positive number of seconds, not {args.retry_for}"
     try:
@@ -185,6 +193,13 @@ def _check_link(args: argparse.Namespace) -> str | None:
             f"--offline-after {args.offline_after:g} must be below --retry-for "
             f"{args.retry_for:g}: the table would give up before it says PROGRESSIVE OFFLINE"
         )
+    return None
+
+
+def _check_link(args: argparse.Namespace) -> str | None:
+    problem = check_retry(args)
+    if problem:
+        return problem
     if args.metrics_port is not None and not 1 <= args.metrics_port <= 65535:
         return f"--metrics-port must be 1 to 65535, not {args.metrics_port}"
     if args.metrics_port is not None and importlib.util.find_spec("prometheus_client") is None:
@@ -197,7 +212,7 @@ def _check_link(args: argparse.Namespace) -> str | None:
 
 def _check(args: argparse.Namespace) -> str | None:
     if not args.sim:
-        return "only the simulated table is available in this version: pass --sim"
+        return "pass --sim to simulate the table, or run the dealer console: table-agent console"
     if args.rounds < 0 or not 0 <= args.pace < math.inf:
         return "--rounds and --pace must be >= 0"
     problem = _check_link(args)
@@ -345,7 +360,13 @@ def _summary_line(table_id: str, tally: Tally, offline_periods: int = 0) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``table-agent`` console script."""
+    """Entry point of the ``table-agent`` console script (``table-agent console ...``: the
+    dealer console, :mod:`table_agent.console.cli`)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["console"]:
+        from table_agent.console.cli import main as console_main
+
+        return console_main(argv[1:])
     args = _parser().parse_args(argv)
     logging.basicConfig(
         level=logging.WARNING if args.quiet else logging.INFO,

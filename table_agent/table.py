@@ -183,6 +183,18 @@ class TableAgent:
             lambda void: {"reversed_microcents": void.reversed_microcents},
         )
 
+    def still_locked(self, round_id: int) -> None:
+        """The controller refused the round's settlement or void: a refusal changes nothing,
+        so the round is still locked out there, to be settled (with corrected cards) or
+        voided again. The dealer's console calls this; the simulator never does."""
+        state = self.states.get(round_id)
+        if state not in (RoundState.SETTLED, RoundState.VOIDED):
+            raise RoundStateError(
+                f"round {round_id} of table {self.table_id} is {state or 'unknown'}; only a "
+                "refused settlement or void leaves it locked out"
+            )
+        self.states[round_id] = RoundState.LOCKED
+
     async def recover(self) -> int:
         """Re-send every unacknowledged report, void any round a crash left locked, then
         compact the outbox. Returns how many reports were sent. A report the controller

@@ -102,6 +102,7 @@ def test_the_plain_install_pulls_in_grpc_and_protobuf_only() -> None:
     assert not _plain_closure("table-jackpot") & CONTROLLER_ONLY
     assert extras["controller"] >= CONTROLLER_ONLY
     assert extras["metrics"] == {"prometheus-client"}
+    assert {canonicalize_name(name) for name in extras["console"]} == {"prompt-toolkit"}
 
 
 def test_every_agent_module_imports_without_redis_prometheus_or_the_controller(
@@ -110,8 +111,10 @@ def test_every_agent_module_imports_without_redis_prometheus_or_the_controller(
     modules = [
         info.name
         for info in pkgutil.walk_packages(table_agent.__path__, "table_agent.")
-        if info.name != "table_agent.metrics"  # the `metrics` extra
+        # the `metrics` extra, and the console's terminal (the `console` extra)
+        if info.name not in {"table_agent.metrics", "table_agent.console.screen"}
     ]
+    assert "table_agent.console.session" in modules and "table_agent.console.cli" in modules
     assert "table_agent.cli" in modules and "table_agent.games.six_card_fortune" in modules
     result = _run_alone(
         agent_only,
@@ -119,7 +122,7 @@ def test_every_agent_module_imports_without_redis_prometheus_or_the_controller(
         import importlib
         for name in {modules!r}:
             importlib.import_module(name)
-        for refused in ("redis", "prometheus_client", "controller"):
+        for refused in ("redis", "prometheus_client", "controller", "prompt_toolkit"):
             assert refused not in sys.modules, refused
         print("imported", len({modules!r}))
         """,
@@ -176,3 +179,19 @@ def test_the_controller_names_its_extra_when_it_is_missing() -> None:
     )
     assert result.returncode != 0
     assert "pip install 'table-jackpot[controller]'" in result.stderr
+
+
+def test_the_dealer_console_names_its_extra_when_it_is_missing(
+    agent_only: Path, tmp_path: Path
+) -> None:
+    console_run = _run_alone(
+        agent_only,
+        f"""
+        from table_agent.cli import main
+        sys.exit(main(["console", "--table-id", "cs-1", "--controller", "127.0.0.1:1",
+                      "--insecure", "--state-dir", {str(tmp_path)!r}]))
+        """,
+    )
+    assert console_run.returncode == 2, console_run.stderr
+    assert "pip install 'table-jackpot[console]'" in console_run.stderr
+    assert "the dealer console needs prompt_toolkit" in console_run.stderr

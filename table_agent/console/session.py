@@ -1,0 +1,501 @@
+"""The dealer console's state machine: the round's phase, what it expects next, what each
+command does. Pure: it sends nothing and draws nothing.
+
+A round goes IDLE -> (``open``) WAGERS -> (``lockout``) LOCKED -> (``settle`` or ``void``)
+IDLE. A command the dealer types is read by :meth:`DealerSession.handle`: a local change (a
+wager entered, cards entered, the chip count) is checked and kept, or refused with an
+:class:`~table_agent.console.entry.EntryError` that changes nothing; a command that needs the
+controller (open, lockout, settle, void) comes back as a :class:`Send` for the desk to carry
+out, and the answer is given back (:meth:`DealerSession.opened`, :meth:`locked_out`,
+:meth:`settled`, :meth:`voided`, :meth:`refused`, :meth:`unreachable`), which moves the
+round on. What the dealer should read lands in :attr:`DealerSession.messages`.
+
+Commands (``help`` lists them):
+
+========================  ==================================================================
+``open``                  open the next round (its id follows the controller's last one)
+``wager SEAT KIND [$]``   enter a seat's wager (see :mod:`~table_agent.console.entry`)
+``remove SEAT [KIND]``    take a seat's wagers (of KIND) back down
+``again``                 the wagers of the last locked-out round, entered again
+``lockout``               "no more bets": the wagers go to the controller
+``count N``               the dealer's chip count of the progressive wagers collected
+``cards SEAT C C ...``    a seat's cards; ``fold SEAT``: the seat folded
+``dealer C C ...``        the dealer's cards; ``community C C``: the community cards
+``settle``                the cards go to the controller, which settles every wager
+``void REASON``           void the locked-out round (an irregularity): its wagers are returned
+``quit``                  leave the console (not while a round is locked out)
+========================  ==================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from jackpot.cards import check_no_duplicates
+from jackpot.errors import InvalidCards
+from jackpot.kinds import Extra, wager_title
+from jackpot.money import format_cents
+from jackpot.results import (
+    AcceptedWager,
+    LockoutResult,
+    SeatOutcome,
+    SeatResult,
+    SettleResult,
+    VoidResult,
+)
+from table_agent.console.entry import (
+    EntryError,
+    limits,
+    read_cards,
+    read_kind,
+    read_seat,
+    read_wager,
+)
+from table_agent.deck import DeckCard
+from table_agent.games import GameProcedure
+from table_agent.reports import SettleReport
+from table_agent.simulator import describe_award
+from table_agent.wagers import PlacedWager, TableLayout
+
+MAX_MESSAGES = 500
+"""The messages kept for the screen (the oldest are dropped; the round record keeps rounds)."""
+
+
+class Phase(StrEnum):
+    """Where the console's round is."""
+
+    IDLE = "idle"  # no round open
+    WAGERS = "wagers"  # the round is open: wagers are entered
+    LOCKED = "locked"  # no more bets: chip count and cards are entered
+    HALTED = "halted"  # a report went unanswered: the outbox sends it at the next start
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """What the dealer asked of the controller: ``phase`` is ``open`` (a new round id),
+    ``lockout`` (``wagers``), ``settle`` (``report``), ``void`` (``reason``) or ``quit``."""
+
+    phase: str
+    round_id: int = 0
+    wagers: tuple[PlacedWager, ...] = ()
+    report: SettleReport | None = None
+    reason: str = ""
+
+
+@dataclass
+class RoundSheet:
+    """One round as the dealer entered it and the controller answered it.
+
+    ``wagers``: entered before the lockout; ``lockout``: the controller's answer (the accepted
+    wagers are final). ``chip_count``: the dealer's count of the progressive wagers' chips
+    (None: not given). ``hands`` by seat, ``folded`` seats, the ``dealer``'s and the
+    ``community`` cards; then the ``settlement`` or the ``void`` with its ``void_reason``.
+    """
+
+    round_id: int
+    wagers: list[PlacedWager] = field(default_factory=list)
+    lockout: LockoutResult | None = None
+    chip_count: int | None = None
+    hands: dict[int, tuple[DeckCard, ...]] = field(default_factory=dict)
+    folded: set[int] = field(default_factory=set)
+    dealer: tuple[DeckCard, ...] = ()
+    community: tuple[DeckCard, ...] = ()
+    settlement: SettleResult | None = None
+    void_reason: str = ""
+    void: VoidResult | None = None
+
+    @property
+    def accepted(self) -> tuple[AcceptedWager, ...]:
+        """The wagers the controller accepted at lockout (none before it)."""
+        return self.lockout.accepted if self.lockout else ()
+
+    @property
+    def progressive_wagers(self) -> int:
+        """How many accepted wagers feed a meter: the chips the dealer counts."""
+        return sum(1 for wager in self.accepted if wager.contributions)
+
+    @property
+    def chip_count_matches(self) -> bool | None:
+        """Whether the chip count equals the accepted progressive wagers (None: no count)."""
+        if self.chip_count is None:
+            return None
+        return self.chip_count == self.progressive_wagers
+
+
+def _key(wager: PlacedWager | AcceptedWager) -> tuple[int, str, bool]:
+    return (wager.seat, wager.kind.value, wager.on_dealer_hand)
+
+
+def _list(items: Sequence[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+Command = Callable[[list[str]], "Send | None"]
+
+
+class DealerSession:
+    """One table's console session: its layout (the registration), its game, the round in
+    play (:attr:`sheet`), the meters last seen (cents, by meter id) and the messages."""
+
+    def __init__(self, layout: TableLayout, game: GameProcedure) -> None:
+        self.layout = layout
+        self.game = game
+        self.phase = Phase.IDLE
+        self.sheet: RoundSheet | None = None
+        self.last_wagers: tuple[PlacedWager, ...] = ()
+        self.meters: dict[str, int] = {}
+        self.messages: list[str] = []
+        self.sending = ""
+        """The report on its way to the controller ("" when none): no command meanwhile."""
+        self._commands: dict[str, tuple[tuple[Phase, ...], Command]] = {
+            "help": (tuple(Phase), self._help),
+            "open": ((Phase.IDLE,), self._open),
+            "wager": ((Phase.WAGERS,), self._wager),
+            "remove": ((Phase.WAGERS,), self._remove),
+            "again": ((Phase.WAGERS,), self._again),
+            "lockout": ((Phase.WAGERS,), self._lockout),
+            "count": ((Phase.LOCKED,), self._count),
+            "cards": ((Phase.LOCKED,), self._cards),
+            "fold": ((Phase.LOCKED,), self._fold),
+            "dealer": ((Phase.LOCKED,), self._dealer),
+            "community": ((Phase.LOCKED,), self._community),
+            "settle": ((Phase.LOCKED,), self._settle),
+            "void": ((Phase.LOCKED,), self._void),
+            "quit": ((Phase.IDLE, Phase.WAGERS, Phase.HALTED), self._quit),
+        }
+
+    # ---- what the screen shows ------------------------------------------------------------
+
+    def say(self, line: str) -> None:
+        """Add a message for the dealer."""
+        self.messages.append(line)
+        del self.messages[:-MAX_MESSAGES]
+
+    @property
+    def round_id(self) -> int:
+        """The round in play (0: none)."""
+        return self.sheet.round_id if self.sheet else 0
+
+    def expected(self) -> str:
+        """What the console expects the dealer to type next."""
+        if self.sending:
+            return f"sending the {self.sending} to the controller..."
+        sheet = self.sheet
+        if self.phase is Phase.HALTED:
+            return "quit, and start the console again: the outbox re-sends what was not answered"
+        if self.phase is Phase.IDLE or sheet is None:
+            return "type open for the next round"
+        if self.phase is Phase.WAGERS:
+            if not sheet.wagers:
+                return f"round {sheet.round_id}: enter wagers (wager SEAT KIND [AMOUNT]), or again"
+            return f"round {sheet.round_id}: more wagers, or lockout (no more bets)"
+        missing = self.missing_cards()
+        count = " (count N: the chip count)" if sheet.chip_count is None else ""
+        if missing:
+            return f"round {sheet.round_id}: cards of {_list(missing)}{count}; or void REASON"
+        return f"round {sheet.round_id}: settle{count}; or void REASON"
+
+    # ---- commands -----------------------------------------------------------------------
+
+    def handle(self, line: str) -> Send | None:
+        """Carry out one typed command: a :class:`Send` for the desk, or None when it was
+        local; :class:`EntryError` (nothing changed) when it is refused."""
+        words = line.split()
+        if not words:
+            return None
+        if self.sending:
+            raise EntryError(f"wait: the {self.sending} is on its way to the controller")
+        name = words[0].lower()
+        entry = self._commands.get(name)
+        if entry is None:
+            raise EntryError(f"no command {words[0]!r}; type help for the commands")
+        phases, command = entry
+        if self.phase not in phases:
+            raise EntryError(f"{name} is not possible now: {self.expected()}")
+        return command(words[1:])
+
+    def _help(self, _: list[str]) -> None:
+        self.say(
+            "commands: open | wager SEAT KIND [AMOUNT] [dealer] [envy] | remove SEAT [KIND] | "
+            "again | lockout | count N | cards SEAT CARDS | fold SEAT | dealer CARDS | "
+            "community CARDS | settle | void REASON | quit"
+        )
+        kinds = ", ".join(
+            f"{offer.kind.value} {limits(offer)}"
+            for kind in self.game.kinds
+            if (offer := self.layout.offer(kind)) is not None
+        )
+        self.say(f"this table takes: {kinds or 'no side wagers'}")
+        return None
+
+    def _open(self, _: list[str]) -> Send:
+        return Send("open")
+
+    def _wager(self, words: list[str]) -> None:
+        sheet = self._sheet()
+        wager = read_wager(words, self.game, self.layout)
+        if any(_key(placed) == _key(wager) for placed in sheet.wagers):
+            raise EntryError(
+                f"seat {wager.seat} already has a {wager.title}: remove it first to change it"
+            )
+        sheet.wagers.append(wager)
+        self.say(f"seat {wager.seat}: {wager.title} {format_cents(wager.amount_cents)}")
+
+    def _remove(self, words: list[str]) -> None:
+        sheet = self._sheet()
+        if not 1 <= len(words) <= 2:
+            raise EntryError("remove SEAT [KIND]")
+        seat = read_seat(words[0], self.layout)
+        kind = read_kind(words[1], self.game, self.layout).kind if len(words) == 2 else None
+        taken = [w for w in sheet.wagers if w.seat == seat and kind in (None, w.kind)]
+        if not taken:
+            raise EntryError(f"seat {seat} has no such wager entered")
+        sheet.wagers = [w for w in sheet.wagers if w not in taken]
+        self.say(f"seat {seat}: {_list([w.title for w in taken])} taken down")
+
+    def _again(self, _: list[str]) -> None:
+        sheet = self._sheet()
+        if not self.last_wagers:
+            raise EntryError("no earlier round's wagers to enter again")
+        if sheet.wagers:
+            raise EntryError("wagers are already entered: again fills an empty round only")
+        sheet.wagers = list(self.last_wagers)
+        self.say(f"the last round's {len(sheet.wagers)} wager(s) entered again")
+
+    def _lockout(self, _: list[str]) -> Send:
+        sheet = self._sheet()
+        return Send("lockout", sheet.round_id, wagers=tuple(sheet.wagers))
+
+    def _count(self, words: list[str]) -> None:
+        sheet = self._sheet()
+        if len(words) != 1 or not words[0].isdigit():
+            raise EntryError("count N: the number of progressive wager chips collected")
+        sheet.chip_count = int(words[0])
+        expected = sheet.progressive_wagers
+        if sheet.chip_count_matches:
+            self.say(f"chip count {sheet.chip_count}: matches the accepted progressive wagers")
+        else:
+            self.say(
+                f"IRREGULARITY: chip count {sheet.chip_count}, but {expected} progressive "
+                "wager(s) were accepted; call the floor supervisor (kept in the round record)"
+            )
+
+    def _check_new_cards(self, whose: str, cards: tuple[DeckCard, ...]) -> None:
+        """Refuse cards already entered elsewhere this round (one deck, § 639a.3)."""
+        sheet = self._sheet()
+        hands = [(f"seat {seat}", hand) for seat, hand in sheet.hands.items()]
+        hands += [("the dealer", sheet.dealer), ("the community", sheet.community)]
+        hands = [(name, hand) for name, hand in hands if name != whose] + [(whose, cards)]
+        try:
+            check_no_duplicates(hands)  # type: ignore[arg-type]  # the joker is a card too
+        except InvalidCards as error:
+            raise EntryError(str(error)) from None
+
+    def _cards(self, words: list[str]) -> None:
+        sheet = self._sheet()
+        if not words:
+            raise EntryError("cards SEAT CARD CARD ...")
+        seat = read_seat(words[0], self.layout)
+        whose = f"seat {seat}"
+        cards = read_cards(words[1:], self.game, self.game.facts.hand_size, whose)
+        self._check_new_cards(whose, cards)
+        sheet.hands[seat] = cards
+        sheet.folded.discard(seat)
+        self.say(f"seat {seat}: {' '.join(map(str, cards))}")
+
+    def _fold(self, words: list[str]) -> None:
+        sheet = self._sheet()
+        if not self.game.facts.folds:
+            raise EntryError(f"no player folds at {self.game.facts.title}")
+        if len(words) != 1:
+            raise EntryError("fold SEAT")
+        seat = read_seat(words[0], self.layout)
+        sheet.folded.add(seat)
+        sheet.hands.pop(seat, None)
+        self.say(f"seat {seat} folded")
+
+    def _dealer(self, words: list[str]) -> None:
+        sheet = self._sheet()
+        cards = read_cards(words, self.game, self.game.facts.dealer_hand_size, "the dealer")
+        self._check_new_cards("the dealer", cards)
+        sheet.dealer = cards
+        self.say(f"dealer: {' '.join(map(str, cards))}")
+
+    def _community(self, words: list[str]) -> None:
+        sheet = self._sheet()
+        if not self.game.facts.community_cards:
+            raise EntryError(f"{self.game.facts.title} deals no community cards")
+        if not self._needs_community():
+            raise EntryError(
+                "community cards are dealt only when a five-card wager was accepted "
+                "(§ 649a.9(b)); this round has none"
+            )
+        count = self.game.facts.community_cards
+        cards = read_cards(words, self.game, count, "the community")
+        self._check_new_cards("the community", cards)
+        sheet.community = cards
+        self.say(f"community: {' '.join(map(str, cards))}")
+
+    def _needs_community(self) -> bool:
+        return any(
+            self.game.facts.wager(w.kind).extra is Extra.COMMUNITY for w in self._sheet().accepted
+        )
+
+    def _needs_dealer(self) -> bool:
+        sheet = self._sheet()
+        for wager in sheet.accepted:
+            facts = self.game.facts.wager(wager.kind)
+            forfeited = wager.seat in sheet.folded and facts.forfeit_on_fold
+            if (wager.on_dealer_hand or facts.extra is Extra.DEALER) and not forfeited:
+                return True
+        return False
+
+    def missing_cards(self) -> list[str]:
+        """Whose cards the settlement still needs ("seat 3", "the dealer", ...)."""
+        sheet = self._sheet()
+        missing = []
+        for seat in sorted({wager.seat for wager in sheet.accepted}):
+            if seat not in sheet.hands and seat not in sheet.folded:
+                missing.append(f"seat {seat}")
+        if self._needs_dealer() and not sheet.dealer:
+            missing.append("the dealer")
+        if self._needs_community() and not sheet.community:
+            missing.append("the community")
+        return missing
+
+    def _settle(self, _: list[str]) -> Send:
+        sheet = self._sheet()
+        missing = self.missing_cards()
+        if missing:
+            raise EntryError(
+                f"settle needs the cards of {_list(missing)} "
+                "(cards SEAT ..., fold SEAT, dealer ..., community ...)"
+            )
+        for wager in sheet.accepted:
+            facts = self.game.facts.wager(wager.kind)
+            if wager.seat in sheet.folded and not facts.forfeit_on_fold:
+                raise EntryError(
+                    f"seat {wager.seat}: a {facts.title} is settled even when the player folds; "
+                    f"enter the seat's cards (cards {wager.seat} ...) instead of fold"
+                )
+        report = SettleReport(
+            hands=dict(sorted(sheet.hands.items())),
+            folded=tuple(sorted(sheet.folded)),
+            dealer=sheet.dealer,
+            community=sheet.community,
+        )
+        return Send("settle", sheet.round_id, report=report)
+
+    def _void(self, words: list[str]) -> Send:
+        sheet = self._sheet()
+        reason = " ".join(words).strip()
+        if not reason:
+            raise EntryError("void REASON: say why the round is void (e.g. misdeal)")
+        return Send("void", sheet.round_id, reason=reason)
+
+    def _quit(self, _: list[str]) -> Send:
+        return Send("quit")
+
+    def _sheet(self) -> RoundSheet:
+        if self.sheet is None:
+            raise EntryError("no round is open: type open")
+        return self.sheet
+
+    # ---- the controller's answers -------------------------------------------------------
+
+    def opened(self, round_id: int) -> None:
+        """The round ``round_id`` is open for wagers."""
+        self.sheet = RoundSheet(round_id)
+        self.phase = Phase.WAGERS
+        self.say(f"round {round_id} open: place your wagers")
+
+    def locked_out(self, lockout: LockoutResult) -> None:
+        """The controller accepted the round's wagers: they are final."""
+        sheet = self._sheet()
+        sheet.lockout = lockout
+        self.last_wagers = tuple(sheet.wagers)
+        self.meters.update(lockout.meter_cents)
+        self.phase = Phase.LOCKED
+        self.say(
+            f"round {sheet.round_id}: NO MORE BETS - {len(lockout.accepted)} wager(s) accepted, "
+            f"{sheet.progressive_wagers} progressive"
+        )
+        for wager in lockout.accepted:
+            title = wager_title(wager.kind, on_dealer_hand=wager.on_dealer_hand, envy=wager.envy)
+            self.say(f"  seat {wager.seat}: {title} {format_cents(wager.amount_cents)} accepted")
+
+    def settled(self, settlement: SettleResult) -> RoundSheet:
+        """The controller settled the round: every result, in settlement order. The round is
+        over; the finished sheet is returned (for the round record)."""
+        sheet = self._sheet()
+        sheet.settlement = settlement
+        self.meters.update(settlement.meter_cents)
+        for result in settlement.results:
+            self.say(self._result_line(result))
+        self.say(
+            f"round {sheet.round_id} settled: {len(settlement.awards)} award(s), "
+            f"{format_cents(settlement.paid_cents)} paid"
+        )
+        return self._finish()
+
+    def _result_line(self, result: SeatResult) -> str:
+        if result.outcome is SeatOutcome.PAID:
+            return describe_award(self.layout.table_id, self.round_id, result)
+        title = (
+            wager_title(result.kind, on_dealer_hand=result.on_dealer_hand) if result.kind else ""
+        )
+        if result.outcome is SeatOutcome.FORFEITED:
+            return f"seat {result.seat} {title}: forfeited (folded)"
+        if result.outcome is SeatOutcome.NO_WAGER:
+            return f"seat {result.seat}: {result.hand}, no side wager"
+        return f"seat {result.seat} {title}: {result.hand}, no award"
+
+    def voided(self, void: VoidResult) -> RoundSheet:
+        """The controller voided the round: its wagers are returned. The round is over; the
+        finished sheet is returned (for the round record)."""
+        sheet = self._sheet()
+        sheet.void = void
+        self.meters.update(void.meter_cents)
+        self.say(
+            f"round {sheet.round_id} VOID ({sheet.void_reason}): {len(void.reversed)} wager(s) "
+            "returned to the players"
+        )
+        return self._finish()
+
+    def _finish(self) -> RoundSheet:
+        sheet = self._sheet()
+        self.phase = Phase.IDLE
+        return sheet
+
+    def voiding(self, reason: str) -> None:
+        """The void of the round is on its way, for ``reason``."""
+        self._sheet().void_reason = reason
+
+    def refused(self, send: Send, message: str, next_round_id: int = 0) -> None:
+        """The controller refused ``send`` (final; nothing changed there). A refused lockout
+        used up its round id: the wagers stay entered for the next one, ``next_round_id``.
+        A refused settlement or void leaves the round locked: correct and send again."""
+        self.say(f"REFUSED by the controller: {message}")
+        if send.phase == "lockout" and self.sheet is not None:
+            wagers = self.sheet.wagers
+            self.sheet = RoundSheet(next_round_id, wagers=wagers)
+            self.say(f"the wagers stay entered for round {next_round_id}: correct them, lockout")
+        elif send.phase == "void" and self.sheet is not None:
+            self.sheet.void_reason = ""
+
+    def offline(self, message: str) -> None:
+        """The lockout was refused while the table is PROGRESSIVE OFFLINE: nothing was sent,
+        the round stays open."""
+        self.say(f"{message}; take the side wagers down, or lock out once the table is online")
+
+    def unreachable(self, send: Send, message: str) -> None:
+        """``send`` went unanswered for the whole retry window: it stays in the outbox, and
+        the console stops taking rounds until it is started again (which re-sends it)."""
+        self.phase = Phase.HALTED
+        self.say(f"NOT ANSWERED: {message}")
+        self.say(f"the {send.phase} of round {send.round_id} stays in the outbox: quit and start")
+        self.say("the console again; it re-sends it (a round left locked out is then voided)")
