@@ -52,8 +52,9 @@ class Pane:
             capture_output=True,
             text=True,
             timeout=30,
-            check=True,
+            check=False,
         )
+        assert done.returncode == 0, f"tmux {args[0]}: exit {done.returncode}: {done.stderr}"
         return done.stdout
 
     def screen(self) -> str:
