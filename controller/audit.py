@@ -6,9 +6,11 @@ carrying the hash that chains it to the one before (:mod:`controller.journal_cha
 first entry that was edited, deleted, inserted or moved is named by its sequence number.
 It checks that every meter's value and reserve equal the sums of their journal deltas (seed,
 contributions, awards, resets, voids, rejections), and that the pending-jackpot count of
-each meter matches the pending set. It reads Redis only, and may run while tables play:
-meters are read at one instant (one read-only script) and the journal is checked up to that
-instant's sequence number.
+each meter matches the pending set, and that every must-hit-by hit reveals the hit point
+and salt that open the commitment its cycle started with, within the cycle's range
+(:class:`controller.domain.mystery.CommitmentCheck`). It reads Redis only, and may run while
+tables play: meters are read at one instant (one read-only script) and the journal is checked
+up to that instant's sequence number.
 
 A trimmed journal (``jackpotctl journal trim``) starts after its signed checkpoint: the last
 trimmed entry's sequence number and hash, and what the trimmed entries summed to per meter.
@@ -32,6 +34,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from controller import checkpoint_signature, journal_export
+from controller.domain.mystery import CommitmentCheck
 from controller.domain.records import Checkpoint, LinkGroupSnapshot
 from controller.journal_chain import GENESIS, ChainCheck
 from controller.store import codec
@@ -113,17 +116,20 @@ async def _audit_once(
     value: Counter[str] = Counter(checkpoint.value_microcents)
     reserve: Counter[str] = Counter(checkpoint.reserve_microcents)
     chain = _start(checkpoint)
+    commitments = CommitmentCheck(link_group_id)
     last_id = _stream_id(snapshot.last_entry_id)
     async for entry in store.journal(link_group_id):
         if _stream_id(entry.entry_id) > last_id:
             break  # written after the snapshot: the next audit sees it
         report.entries += 1
         chain.add(entry.entry_id, entry.fields)
+        commitments.add(entry.fields)
         if entry.meter_id:
             value[entry.meter_id] += entry.delta_meter_microcents
             reserve[entry.meter_id] += entry.delta_reserve_microcents
     chain.finish(snapshot.seq)
     report.differences += [f"{link_group_id}: {problem}" for problem in chain.problems]
+    report.differences += commitments.problems
     report.heads[link_group_id] = (chain.last_seq, chain.last_hash)
     _compare_meters(link_group_id, snapshot, value, reserve, report)
     # Entries trimmed after the snapshot was read look missing: audit the group again.
@@ -229,6 +235,7 @@ def _verify_export_group(
     value: Counter[str] = Counter(start.value_microcents)
     reserve: Counter[str] = Counter(start.reserve_microcents)
     chain = _start(start)
+    commitments = CommitmentCheck(link_group_id)
     journal_path = target / journal_export.JOURNAL_FILE
     try:
         text = journal_path.read_text(encoding="utf-8")
@@ -244,6 +251,7 @@ def _verify_export_group(
             continue
         report.entries += 1
         chain.add(entry_id, fields)
+        commitments.add(fields)
         if chain.last_seq <= end and fields.get("meter"):
             value[fields["meter"]] += int(fields["d_meter"])
             reserve[fields["meter"]] += int(fields["d_reserve"])
@@ -251,6 +259,7 @@ def _verify_export_group(
             _check_checkpoint(link_group_id, latest, chain, value, reserve, report, checkpoint_key)
     chain.finish(end)
     report.differences += [f"{link_group_id}: {problem}" for problem in chain.problems]
+    report.differences += commitments.problems
     report.heads[link_group_id] = (chain.last_seq, chain.last_hash)
     for meter_id, meter in (snapshot.get("meters") or {}).items():
         report.meters += 1

@@ -75,8 +75,30 @@ class _MetersAfter:
 
 
 @dataclass(frozen=True, slots=True)
+class MysteryHit:
+    """A must-hit-by meter hit at lockout: the contribution of ``seat``'s ``kind`` wager
+    reached the meter's hit point and wins exactly it (``amount_cents``), a pending jackpot
+    (``jackpot_id``, its journal entry ``journal_seq``). The cycle's hit point and salt are
+    revealed: SHA-256 of ``"<hit_cents>:<salt>"`` is ``commitment``, journaled when the cycle
+    started. ``meter_after_cents``: the reset plus the rest of the contribution."""
+
+    meter_id: str
+    seat: int
+    kind: WagerKind
+    amount_cents: int
+    jackpot_id: str
+    journal_seq: int
+    cycle: int
+    hit_cents: int
+    salt: str
+    commitment: str
+    meter_after_cents: int
+
+
+@dataclass(frozen=True, slots=True)
 class LockoutResult(_MetersAfter):
-    """The answer to a lockout: the accepted wagers and the meters after them."""
+    """The answer to a lockout: the accepted wagers, the meters after them, and the
+    must-hit-by hits their contributions made (none on most rounds)."""
 
     table_id: str
     round_id: int
@@ -84,6 +106,7 @@ class LockoutResult(_MetersAfter):
     meters: tuple[MeterValue, ...]
     replayed: bool = False  # True when this answers a retry of an applied request
     journal: JournalPosition = NO_POSITION  # where the link group's journal stood
+    mystery_hits: tuple[MysteryHit, ...] = ()
 
     @property
     def contributed_microcents(self) -> int:

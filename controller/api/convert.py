@@ -20,7 +20,7 @@ from controller.domain.bounds import (
     check_text,
     excerpt,
 )
-from controller.domain.config import MeterConfig, TableConfig, WagerOffer
+from controller.domain.config import MUST_HIT_BY, PROGRESSIVE, MeterConfig, TableConfig, WagerOffer
 from controller.domain.games import get_game
 from controller.domain.offers import WagerDeclaration, wager_offer
 from controller.domain.paytables import Lines
@@ -142,7 +142,17 @@ def meter_config(request: pb.CreateMeterRequest) -> MeterConfig:
         rate_ppm=parse_percent_ppm(request.rate_of_progression_percent, "rate of progression"),
         reserve_rate_ppm=parse_percent_ppm(request.reserve_rate_percent or "0", "reserve rate"),
         ceiling_cents=request.ceiling_cents,
+        kind=_METER_KINDS.get(request.kind, ""),
+        must_hit_by_cents=request.must_hit_by_cents,
     )
+
+
+_METER_KINDS = {
+    pb.METER_KIND_UNSPECIFIED: PROGRESSIVE,
+    pb.METER_KIND_PROGRESSIVE: PROGRESSIVE,
+    pb.METER_KIND_MUST_HIT_BY: MUST_HIT_BY,
+}
+"""A CreateMeterRequest's kind (unspecified: progressive); an unknown number is refused."""
 
 
 def meter(state: MeterState) -> pb.Meter:
@@ -164,6 +174,12 @@ def meter(state: MeterState) -> pb.Meter:
         hits_total=state.hits_total,
         awards_cents_total=state.awards_cents_total,
         operator_seed_microcents_total=state.operator_seed_microcents_total,
+        kind=(
+            pb.METER_KIND_MUST_HIT_BY if state.kind == MUST_HIT_BY else pb.METER_KIND_PROGRESSIVE
+        ),
+        must_hit_by_cents=state.must_hit_by_cents,
+        mystery_cycle=state.mystery_cycle,
+        mystery_commitment=state.mystery_commitment,
     )
 
 

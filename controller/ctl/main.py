@@ -230,6 +230,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     create_meter.add_argument("--reserve-rate", default="0", metavar="PERCENT")
     create_meter.add_argument("--ceiling", default="0", metavar="DOLLARS", help="0: none")
+    create_meter.add_argument(
+        "--must-hit-by",
+        default="",
+        metavar="DOLLARS",
+        help="a must-hit-by mystery meter hitting at a secret amount up to this (docs/mystery.md)",
+    )
     create_meter.set_defaults(handler=_create_meter)
     list_meters = meters.add_parser("list")
     list_meters.add_argument("--link-group", default="")
@@ -551,8 +557,14 @@ def _resume_link_group(args: argparse.Namespace) -> int:
 
 
 def _meter_line(meter: pb.Meter) -> str:
+    mystery = (
+        f", must hit by {format_cents(meter.must_hit_by_cents)} (cycle {meter.mystery_cycle}, "
+        f"commitment {meter.mystery_commitment})"
+        if meter.kind == pb.METER_KIND_MUST_HIT_BY
+        else ""
+    )
     return (
-        f"{meter.meter_id} ({meter.link_group_id}, {meter.game}): "
+        f"{meter.meter_id} ({meter.link_group_id}, {meter.game}{mystery}): "
         f"{format_cents(meter.amount_cents)}, reserve {format_cents(meter.reserve_cents)}, "
         f"reset {format_cents(meter.reset_cents)}, rate {meter.rate_of_progression_percent}%"
         f", reserve rate {meter.reserve_rate_percent}%, {meter.wagers_total} wagers, "
@@ -570,6 +582,9 @@ def _create_meter(args: argparse.Namespace) -> int:
         reserve_rate_percent=args.reserve_rate,
         ceiling_cents=parse_dollars_cents(args.ceiling),
     )
+    if args.must_hit_by:
+        request.kind = pb.METER_KIND_MUST_HIT_BY
+        request.must_hit_by_cents = parse_dollars_cents(args.must_hit_by)
     meter = _call(args, "CreateMeter", request)
     return _show(args, meter, _meter_line(meter))
 

@@ -23,6 +23,12 @@ from jackpot.money import FULL_PPM, MAX_METER_CENTS, format_cents, format_percen
 MAX_WAGER_CENTS = 100_000_000  # $1,000,000
 
 
+PROGRESSIVE = "progressive"
+MUST_HIT_BY = "must_hit_by"
+METER_KINDS = (PROGRESSIVE, MUST_HIT_BY)
+"""A meter's kind: paid by percentage-of-meter lines, or a must-hit-by mystery meter."""
+
+
 @dataclass(frozen=True, slots=True)
 class LinkGroupConfig:
     """A set of meters and tables that share state: one Redis hash tag, one journal."""
@@ -41,6 +47,10 @@ class MeterConfig:
     ``rate_ppm`` (rate of progression) and ``reserve_rate_ppm`` are parts per million of each
     wager; ``reset_cents`` is the initial and the reset amount; ``ceiling_cents`` (0 = none)
     caps the meter, above it contributions go to the reserve.
+
+    ``kind`` is ``"progressive"`` (paid by "P% of meter" lines) or ``"must_hit_by"``: a
+    mystery meter (docs/mystery.md) that pays the contribution reaching a hit point drawn in
+    (reset, ``must_hit_by_cents``]; it has no ceiling (it never passes its cap).
     """
 
     meter_id: str
@@ -50,6 +60,8 @@ class MeterConfig:
     rate_ppm: int
     reserve_rate_ppm: int = 0
     ceiling_cents: int = 0
+    kind: str = PROGRESSIVE
+    must_hit_by_cents: int = 0
 
     def __post_init__(self) -> None:
         check_id(self.meter_id, "meter id")
@@ -80,6 +92,30 @@ class MeterConfig:
             raise InvalidConfiguration(
                 f"ceiling {format_cents(self.ceiling_cents)} must be above the reset amount "
                 f"{format_cents(self.reset_cents)} and at most {format_cents(MAX_METER_CENTS)}"
+            )
+        self._check_kind()
+
+    def _check_kind(self) -> None:
+        if self.kind not in METER_KINDS:
+            raise InvalidConfiguration(
+                f"meter {self.meter_id}: kind {self.kind!r} is not one of {', '.join(METER_KINDS)}"
+            )
+        if self.kind == PROGRESSIVE:
+            if self.must_hit_by_cents:
+                raise InvalidConfiguration(
+                    f"meter {self.meter_id}: must_hit_by_cents is for a must_hit_by meter only"
+                )
+            return
+        if not self.reset_cents < self.must_hit_by_cents <= MAX_METER_CENTS:
+            raise InvalidConfiguration(
+                f"must-hit-by amount {format_cents(self.must_hit_by_cents)} of meter "
+                f"{self.meter_id} must be above the reset amount {format_cents(self.reset_cents)} "
+                f"and at most {format_cents(MAX_METER_CENTS)}"
+            )
+        if self.ceiling_cents:
+            raise InvalidConfiguration(
+                f"meter {self.meter_id}: a must_hit_by meter has no ceiling (it hits at most at "
+                f"its must-hit-by amount {format_cents(self.must_hit_by_cents)})"
             )
 
 

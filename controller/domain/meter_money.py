@@ -20,11 +20,19 @@ awards and the reset are cents; rates are parts per million (ppm) of the wager. 
   lockout paid the contribution out, the meter is not taken below its reset amount, the
   operator funding the difference;
 * **rejection** of a pending jackpot: its amount returns to the meter, and a 100% award's reset
-  is undone (the reserve's part to the reserve, the operator's seed back to the operator).
+  is undone (the reserve's part to the reserve, the operator's seed back to the operator);
+* **must-hit-by** (docs/mystery.md): the contribution that brings the meter to its hit point
+  ``hit_cents`` wins exactly the hit point; the meter resets (funded from the reserve first,
+  the shortfall by the operator) and the rest of that contribution starts the next cycle,
+  whose hit point is the next draw (it may be reached by the same rest: another hit). A void
+  of a contribution that hit is not taken below the reset, as after a hit since its lockout;
+  the rejection of a must-hit-by jackpot returns its amount to the reserve (the meter is in
+  its next cycle under a committed hit point).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from jackpot.money import FULL_PPM, MICROCENTS_PER_CENT, percent_of_cents
@@ -45,6 +53,8 @@ class MeterBook:
     reset_cents: int
     ceiling_cents: int = 0
     last_hit_seq: int = 0
+    hit_cents: int = 0
+    """A must-hit-by meter's current hit point (cents); 0 for a progressive meter."""
 
     @classmethod
     def created(
@@ -63,15 +73,30 @@ class MeterBook:
 
 
 @dataclass(frozen=True, slots=True)
+class MysteryAward:
+    """A must-hit-by hit: the hit point won (cents), the reset's part from the reserve
+    (microcents; the operator funds the rest of the reset) and the meter after (microcents)."""
+
+    amount_cents: int
+    from_reserve: int
+    after: int
+
+
+@dataclass(frozen=True, slots=True)
 class Contribution:
-    """What one wager put in: to the meter and to the reserve, microcents."""
+    """What one wager put in: to the meter and to the reserve, microcents; on a must-hit-by
+    meter, the hits it made."""
 
     to_meter: int
     to_reserve: int
+    hits: tuple[MysteryAward, ...] = ()
 
 
-def contribute(book: MeterBook, amount_cents: int) -> Contribution:
-    """A wager of ``amount_cents`` feeds the meter (see the module)."""
+def contribute(
+    book: MeterBook, amount_cents: int, next_hit: Callable[[], int] | None = None
+) -> Contribution:
+    """A wager of ``amount_cents`` feeds the meter (see the module); on a must-hit-by meter
+    ``next_hit`` gives the hit point of each cycle a hit starts."""
     to_meter = amount_cents * book.rate_ppm
     to_reserve = amount_cents * book.reserve_rate_ppm
     if book.ceiling_cents:
@@ -81,7 +106,17 @@ def contribute(book: MeterBook, amount_cents: int) -> Contribution:
             to_meter = room
     book.value += to_meter
     book.reserve += to_reserve
-    return Contribution(to_meter, to_reserve)
+    hits: list[MysteryAward] = []
+    while book.hit_cents and book.value >= book.hit_cents * MICRO:
+        if next_hit is None:
+            raise ValueError(f"meter {book.meter_id} is must-hit-by: a hit needs the next draw")
+        rest = book.value - book.hit_cents * MICRO
+        from_reserve = min(book.reserve, book.reset_cents * MICRO)
+        book.reserve -= from_reserve
+        book.value = book.reset_cents * MICRO + rest
+        hits.append(MysteryAward(book.hit_cents, from_reserve, book.value))
+        book.hit_cents = next_hit()
+    return Contribution(to_meter, to_reserve, tuple(hits))
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +168,7 @@ def void(book: MeterBook, given: Contribution, lockout_seq: int) -> VoidReturn:
         from_meter += from_reserve - book.reserve
         from_reserve = book.reserve
     funded = 0
-    if book.last_hit_seq > lockout_seq:
+    if book.last_hit_seq > lockout_seq or given.hits:
         funded = max(0, from_meter - max(0, book.value - book.reset_cents * MICRO))
     from_meter -= funded
     book.value -= from_meter
@@ -145,3 +180,8 @@ def reject(book: MeterBook, award: PercentAward) -> None:
     """Undo a pending percentage award (see the module)."""
     book.value += award.amount_cents * MICRO - award.topup
     book.reserve += award.from_reserve
+
+
+def reject_mystery(book: MeterBook, award: MysteryAward) -> None:
+    """Reject a pending must-hit-by jackpot: its amount goes to the reserve (see the module)."""
+    book.reserve += award.amount_cents * MICRO

@@ -31,6 +31,10 @@ class MeterState:
     hits_total: int
     awards_cents_total: int
     operator_seed_microcents_total: int
+    kind: str = "progressive"  # or "must_hit_by" (controller.domain.config.METER_KINDS)
+    must_hit_by_cents: int = 0
+    mystery_cycle: int = 0  # a must-hit-by meter's current cycle (1 from creation)
+    mystery_commitment: str = ""  # SHA-256 of "<hit point cents>:<salt>"; never the hit point
 
     @property
     def value(self) -> MeterValue:

@@ -146,6 +146,10 @@ def meter_state(fields: Mapping[str, str]) -> MeterState:
         hits_total=int(fields["hits_total"]),
         awards_cents_total=int(fields["awards_cents_total"]),
         operator_seed_microcents_total=int(fields["operator_seed_microcents_total"]),
+        kind=fields.get("kind", "progressive"),
+        must_hit_by_cents=int(fields.get("must_hit_by_cents", 0)),
+        mystery_cycle=int(fields.get("mystery_cycle", 0)),
+        mystery_commitment=fields.get("mystery_commitment", ""),
     )
 
 

@@ -106,6 +106,11 @@ class LinkGroupKeys:
         """Hash: one meter's parameters, values (microcents) and counters."""
         return self._key("meter", meter_id)
 
+    def mystery(self, meter_id: str) -> str:
+        """Hash: a must-hit-by meter's secret draw (``hit_cents``, ``salt``) until its hit;
+        read by the scripts only, never by an API, an export or the audit."""
+        return self._key("mystery", meter_id)
+
     def table(self, table_id: str) -> str:
         """Hash: one table's configuration (JSON) and its last locked-out round id."""
         return self._key("table", table_id)

@@ -34,7 +34,8 @@ from redis.exceptions import (
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from controller.domain.config import LinkGroupConfig, MeterConfig, TableConfig
+from controller.domain.config import MUST_HIT_BY, LinkGroupConfig, MeterConfig, TableConfig
+from controller.domain.mystery import new_seed as mystery_seed
 from controller.domain.records import (
     Checkpoint,
     Jackpot,
@@ -62,6 +63,7 @@ from jackpot.errors import (
     RoundStateError,
     StoreUnavailable,
 )
+from jackpot.kinds import AwardKind
 from jackpot.results import LockoutResult, MeterValue, SeatOutcome, SettleResult, VoidResult
 
 log = logging.getLogger("controller.store")
@@ -365,7 +367,14 @@ class RedisStore:
         async with self._claim(keys.METER_INDEX, config.meter_id, config.link_group_id, "meter"):
             await self._run(
                 self._scripts.create_meter,
-                [group.info, group.meter(config.meter_id), group.meters, group.journal, group.seq],
+                [
+                    group.info,
+                    group.meter(config.meter_id),
+                    group.meters,
+                    group.journal,
+                    group.seq,
+                    group.mystery(config.meter_id),
+                ],
                 [
                     config.meter_id,
                     config.link_group_id,
@@ -375,6 +384,9 @@ class RedisStore:
                     config.reserve_rate_ppm,
                     config.ceiling_cents,
                     actor,
+                    config.kind,
+                    config.must_hit_by_cents,
+                    mystery_seed(),
                 ],
             )
         return await self.get_meter(config.meter_id)
@@ -453,6 +465,7 @@ class RedisStore:
                     f"{table.link_group_id}; all of a table's meters are in its link group"
                 )
         group = keys.LinkGroupKeys(table.link_group_id)
+        await self._check_percent_meters(group, table)
         stored = await self._read(self._client.hget(group.table(table.table_id), "config"))
         if stored is not None and codec.table_config(stored) == table:
             # The same definition (read through the codec: of any schema version it reads).
@@ -478,6 +491,20 @@ class RedisStore:
             )
         self._tables[table.table_id] = table
         return table
+
+    async def _check_percent_meters(self, group: keys.LinkGroupKeys, table: TableConfig) -> None:
+        """Refuse a "P% of meter" line paying from a must-hit-by meter (it pays its hit only)."""
+        for offer in table.wagers:
+            for line, rule in offer.paytable.lines:
+                if rule.kind is not AwardKind.PERCENT_OF_METER:
+                    continue
+                meter_id = offer.meter_of(rule)
+                kind = await self._read(self._client.hget(group.meter(meter_id), "kind"))
+                if kind == MUST_HIT_BY:
+                    raise InvalidConfiguration(
+                        f"table {table.table_id} {offer.wager} wager: {line} pays {rule.text} "
+                        f"from must-hit-by meter {meter_id}, which pays only its mystery hit"
+                    )
 
     async def get_table(self, table_id: str) -> TableConfig:
         """A registered table (cached: a registration never changes); :class:`NotFound`."""
@@ -856,6 +883,9 @@ class RedisStore:
                 group.counters,
                 group.open_rounds,
                 *self._meter_keys(group, table),
+                group.jackpots,
+                group.pending,
+                *(group.mystery(meter_id) for meter_id in table.meter_ids),
             ],
             [
                 table.table_id,
@@ -867,6 +897,8 @@ class RedisStore:
                 self.max_round_step,
                 known.epoch,
                 known.seq,
+                mystery_seed(),
+                table.link_group_id,
             ],
             codec.lockout_result,
         )

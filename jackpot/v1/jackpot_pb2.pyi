@@ -152,6 +152,28 @@ SEAT_OUTCOME_NO_WAGER: SeatOutcome.ValueType  # 4
 """cards reported for a seat without an accepted wager"""
 Global___SeatOutcome: _TypeAlias = SeatOutcome  # noqa: Y015
 
+class _MeterKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _MeterKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MeterKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    METER_KIND_UNSPECIFIED: _MeterKind.ValueType  # 0
+    """in CreateMeterRequest: progressive"""
+    METER_KIND_PROGRESSIVE: _MeterKind.ValueType  # 1
+    METER_KIND_MUST_HIT_BY: _MeterKind.ValueType  # 2
+
+class MeterKind(_MeterKind, metaclass=_MeterKindEnumTypeWrapper):
+    """A meter pays by "P% of meter" lines (progressive), or is a must-hit-by mystery meter: it
+    pays the contribution that reaches a secret hit point drawn in (reset, must_hit_by_cents].
+    """
+
+METER_KIND_UNSPECIFIED: MeterKind.ValueType  # 0
+"""in CreateMeterRequest: progressive"""
+METER_KIND_PROGRESSIVE: MeterKind.ValueType  # 1
+METER_KIND_MUST_HIT_BY: MeterKind.ValueType  # 2
+Global___MeterKind: _TypeAlias = MeterKind  # noqa: Y015
+
 @_typing.final
 class MeterValue(_message.Message):
     """A meter's value as a display shows it (whole cents, rounded down) and exactly."""
@@ -355,6 +377,68 @@ class AcceptedWager(_message.Message):
 Global___AcceptedWager: _TypeAlias = AcceptedWager  # noqa: Y015
 
 @_typing.final
+class MysteryHit(_message.Message):
+    """A must-hit-by (mystery) meter hit at lockout: the contribution of the seat's wager reached
+    the meter's hit point and wins exactly it, held as a pending jackpot. The cycle's hit point
+    and salt are revealed: SHA-256 of "<hit_cents>:<salt>" is the commitment journaled when the
+    cycle started (docs/mystery.md).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    METER_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    AMOUNT_CENTS_FIELD_NUMBER: _builtins.int
+    JACKPOT_ID_FIELD_NUMBER: _builtins.int
+    JOURNAL_SEQ_FIELD_NUMBER: _builtins.int
+    CYCLE_FIELD_NUMBER: _builtins.int
+    HIT_CENTS_FIELD_NUMBER: _builtins.int
+    SALT_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
+    METER_AFTER_CENTS_FIELD_NUMBER: _builtins.int
+    meter_id: _builtins.str
+    seat: _builtins.int
+    kind: Global___WagerKind.ValueType
+    amount_cents: _builtins.int
+    """the hit point, in cents"""
+    jackpot_id: _builtins.str
+    journal_seq: _builtins.int
+    """the hit's journal entry"""
+    cycle: _builtins.int
+    """the meter's cycle that ended (1 from its creation)"""
+    hit_cents: _builtins.int
+    """the revealed hit point (equal to amount_cents)"""
+    salt: _builtins.str
+    """the revealed salt (hex)"""
+    commitment: _builtins.str
+    """SHA-256 (hex) of "<hit_cents>:<salt>" """
+    meter_after_cents: _builtins.int
+    """the reset plus the rest of the contribution"""
+    def __init__(
+        self,
+        *,
+        meter_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        kind: Global___WagerKind.ValueType = ...,
+        amount_cents: _builtins.int = ...,
+        jackpot_id: _builtins.str = ...,
+        journal_seq: _builtins.int = ...,
+        cycle: _builtins.int = ...,
+        hit_cents: _builtins.int = ...,
+        salt: _builtins.str = ...,
+        commitment: _builtins.str = ...,
+        meter_after_cents: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "commitment", b"commitment", "cycle", b"cycle", "hit_cents", b"hit_cents", "jackpot_id", b"jackpot_id", "journal_seq", b"journal_seq", "kind", b"kind", "meter_after_cents", b"meter_after_cents", "meter_id", b"meter_id", "salt", b"salt", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MysteryHit: _TypeAlias = MysteryHit  # noqa: Y015
+
+@_typing.final
 class LockoutResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -363,6 +447,7 @@ class LockoutResponse(_message.Message):
     ACCEPTED_FIELD_NUMBER: _builtins.int
     METERS_FIELD_NUMBER: _builtins.int
     JOURNAL_FIELD_NUMBER: _builtins.int
+    MYSTERY_HITS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     round_id: _builtins.int
     @_builtins.property
@@ -375,6 +460,10 @@ class LockoutResponse(_message.Message):
     def journal(self) -> Global___JournalPosition:
         """where the journal stood when answered"""
 
+    @_builtins.property
+    def mystery_hits(self) -> _containers.RepeatedCompositeFieldContainer[Global___MysteryHit]:
+        """must-hit-by hits of these contributions"""
+
     def __init__(
         self,
         *,
@@ -383,10 +472,11 @@ class LockoutResponse(_message.Message):
         accepted: _abc.Iterable[Global___AcceptedWager] | None = ...,
         meters: _abc.Iterable[Global___MeterValue] | None = ...,
         journal: Global___JournalPosition | None = ...,
+        mystery_hits: _abc.Iterable[Global___MysteryHit] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["journal", b"journal"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "journal", b"journal", "meters", b"meters", "round_id", b"round_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "journal", b"journal", "meters", b"meters", "mystery_hits", b"mystery_hits", "round_id", b"round_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -948,6 +1038,10 @@ class Meter(_message.Message):
     HITS_TOTAL_FIELD_NUMBER: _builtins.int
     AWARDS_CENTS_TOTAL_FIELD_NUMBER: _builtins.int
     OPERATOR_SEED_MICROCENTS_TOTAL_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    MUST_HIT_BY_CENTS_FIELD_NUMBER: _builtins.int
+    MYSTERY_CYCLE_FIELD_NUMBER: _builtins.int
+    MYSTERY_COMMITMENT_FIELD_NUMBER: _builtins.int
     meter_id: _builtins.str
     link_group_id: _builtins.str
     game: _builtins.str
@@ -973,6 +1067,13 @@ class Meter(_message.Message):
     """cumulative percentage-of-meter payouts"""
     operator_seed_microcents_total: _builtins.int
     """initial seed plus reset shortfalls"""
+    kind: Global___MeterKind.ValueType
+    must_hit_by_cents: _builtins.int
+    """a must-hit-by meter's cap; 0 otherwise"""
+    mystery_cycle: _builtins.int
+    """a must-hit-by meter's current cycle"""
+    mystery_commitment: _builtins.str
+    """its SHA-256 commitment; the hit point is secret"""
     def __init__(
         self,
         *,
@@ -992,10 +1093,14 @@ class Meter(_message.Message):
         hits_total: _builtins.int = ...,
         awards_cents_total: _builtins.int = ...,
         operator_seed_microcents_total: _builtins.int = ...,
+        kind: Global___MeterKind.ValueType = ...,
+        must_hit_by_cents: _builtins.int = ...,
+        mystery_cycle: _builtins.int = ...,
+        mystery_commitment: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "amount_microcents", b"amount_microcents", "awards_cents_total", b"awards_cents_total", "ceiling_cents", b"ceiling_cents", "game", b"game", "hits_total", b"hits_total", "link_group_id", b"link_group_id", "meter_id", b"meter_id", "operator_seed_microcents_total", b"operator_seed_microcents_total", "pending_jackpots", b"pending_jackpots", "rate_of_progression_percent", b"rate_of_progression_percent", "reserve_cents", b"reserve_cents", "reserve_microcents", b"reserve_microcents", "reserve_rate_percent", b"reserve_rate_percent", "reset_cents", b"reset_cents", "wagers_total", b"wagers_total"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "amount_microcents", b"amount_microcents", "awards_cents_total", b"awards_cents_total", "ceiling_cents", b"ceiling_cents", "game", b"game", "hits_total", b"hits_total", "kind", b"kind", "link_group_id", b"link_group_id", "meter_id", b"meter_id", "must_hit_by_cents", b"must_hit_by_cents", "mystery_commitment", b"mystery_commitment", "mystery_cycle", b"mystery_cycle", "operator_seed_microcents_total", b"operator_seed_microcents_total", "pending_jackpots", b"pending_jackpots", "rate_of_progression_percent", b"rate_of_progression_percent", "reserve_cents", b"reserve_cents", "reserve_microcents", b"reserve_microcents", "reserve_rate_percent", b"reserve_rate_percent", "reset_cents", b"reset_cents", "wagers_total", b"wagers_total"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1012,6 +1117,8 @@ class CreateMeterRequest(_message.Message):
     RATE_OF_PROGRESSION_PERCENT_FIELD_NUMBER: _builtins.int
     RESERVE_RATE_PERCENT_FIELD_NUMBER: _builtins.int
     CEILING_CENTS_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    MUST_HIT_BY_CENTS_FIELD_NUMBER: _builtins.int
     meter_id: _builtins.str
     link_group_id: _builtins.str
     game: _builtins.str
@@ -1021,6 +1128,10 @@ class CreateMeterRequest(_message.Message):
     """empty or "0": no reserve"""
     ceiling_cents: _builtins.int
     """0: no ceiling"""
+    kind: Global___MeterKind.ValueType
+    """unspecified: progressive"""
+    must_hit_by_cents: _builtins.int
+    """must_hit_by: the cap of the hit point (above the reset)"""
     def __init__(
         self,
         *,
@@ -1031,10 +1142,12 @@ class CreateMeterRequest(_message.Message):
         rate_of_progression_percent: _builtins.str = ...,
         reserve_rate_percent: _builtins.str = ...,
         ceiling_cents: _builtins.int = ...,
+        kind: Global___MeterKind.ValueType = ...,
+        must_hit_by_cents: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ceiling_cents", b"ceiling_cents", "game", b"game", "link_group_id", b"link_group_id", "meter_id", b"meter_id", "rate_of_progression_percent", b"rate_of_progression_percent", "reserve_rate_percent", b"reserve_rate_percent", "reset_cents", b"reset_cents"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ceiling_cents", b"ceiling_cents", "game", b"game", "kind", b"kind", "link_group_id", b"link_group_id", "meter_id", b"meter_id", "must_hit_by_cents", b"must_hit_by_cents", "rate_of_progression_percent", b"rate_of_progression_percent", "reserve_rate_percent", b"reserve_rate_percent", "reset_cents", b"reset_cents"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

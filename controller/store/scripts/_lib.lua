@@ -226,3 +226,64 @@ local function check_epoch(epoch_key, journal_key, seq_key, who, known_epoch, kn
   end
   return f[1]
 end
+
+-- Must-hit-by mystery meters (docs/mystery.md; controller/domain/mystery.py is the Python
+-- twin of the commitment). A hit point is drawn uniformly in whole cents in
+-- (reset, must_hit_by] from 'seed', 32 bytes from the controller's CSPRNG (Python's
+-- secrets) as 64 hex digits, never from math.random: SHA-256 in counter mode over the seed,
+-- the meter and its cycle gives 48-bit integers, exact in Lua's doubles; one below the largest
+-- multiple of the span is taken modulo the span (rejection sampling: no modulo bias). The salt
+-- is the SHA-256 of the seed under another label, so revealing it reveals nothing of the seed.
+-- The commitment is sha256_hex(hit_cents .. ':' .. salt). Answers hit_cents, salt, commitment.
+local MYSTERY_BLOCK = 2 ^ 48
+
+local function mystery_draw(seed, meter_id, cycle, reset_cents, must_hit_by_cents)
+  if not string.match(seed, '^%x+$') or #seed ~= 64 then
+    refuse('BOUND', 'a mystery draw needs a 64-hex-digit seed')
+  end
+  local span = must_hit_by_cents - reset_cents
+  local limit = math.floor(MYSTERY_BLOCK / span) * span
+  local where = 'jackpot-mystery-v1:' .. seed .. ':' .. meter_id .. ':' .. int(cycle) .. ':'
+  local hit
+  for block = 0, 1000 do
+    local digest = sha256_hex(where .. block)
+    for at = 1, 61, 12 do  -- five 48-bit numbers of each digest
+      local x = tonumber(string.sub(digest, at, at + 11), 16)
+      if x < limit then
+        hit = reset_cents + 1 + x % span
+        break
+      end
+    end
+    if hit then
+      break
+    end
+  end
+  if not hit then  -- each number is taken with probability above 1/2: never in practice
+    refuse('BOUND', 'no mystery draw for meter ' .. meter_id .. ' from this seed')
+  end
+  local salt = sha256_hex('jackpot-mystery-salt-v1:' .. seed .. ':' .. meter_id .. ':'
+    .. int(cycle))
+  return hit, salt, sha256_hex(int(hit) .. ':' .. salt)
+end
+
+-- Start cycle 'cycle' of a must-hit-by meter with a drawn hit point: the secret (hit_cents,
+-- salt) in its mystery key, the commitment in the meter, and the commitment (only) journaled.
+-- m = {id, key, reset (microcents), must_hit_by (cents)}; 'fields' are added to the entry.
+local function mystery_commit(journal_key, seq_key, secret_key, m, draw, fields)
+  redis.call('HSET', secret_key, 'hit_cents', int(draw.hit), 'salt', draw.salt, 'cycle',
+    int(draw.cycle))
+  redis.call('HSET', m.key, 'mystery_cycle', int(draw.cycle), 'mystery_commitment',
+    draw.commitment)
+  local entry = {'cycle', int(draw.cycle), 'commitment', draw.commitment, 'reset_cents',
+    int(m.reset / MICRO), 'must_hit_by_cents', int(m.must_hit_by)}
+  for i = 1, #fields do
+    entry[#entry + 1] = fields[i]
+  end
+  return journal(journal_key, seq_key, 'mystery_draw', m.id, 0, 0, entry)
+end
+
+-- The draw of cycle 'cycle' of meter m (see mystery_commit) as {cycle, hit, salt, commitment}.
+local function mystery_next(m, seed, cycle)
+  local hit, salt, commitment = mystery_draw(seed, m.id, cycle, m.reset / MICRO, m.must_hit_by)
+  return {cycle = cycle, hit = hit, salt = salt, commitment = commitment}
+end

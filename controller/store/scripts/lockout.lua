@@ -1,12 +1,16 @@
 -- Lockout ("no more bets"): record a round's accepted wagers and apply their contributions.
 -- A wager contributes to every meter it feeds, at that meter's rate of progression (and
 -- reserve rate); above a meter's ceiling its share goes to that meter's reserve.
+-- A contribution that reaches a must-hit-by meter's hit point wins it (the mystery section).
 -- KEYS: 1 round, 2 table, 3 journal, 4 seq, 5 epoch, 6 counters, 7 open rounds,
---       8.. the table's meters (ARGV[5]'s order)
+--       8.. the table's meters (ARGV[5]'s order), then jackpots, pending, then each meter's
+--       mystery key (ARGV[5]'s order)
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint,
 --       4 wagers JSON [{seat, kind, amount_cents, on_dealer_hand, envy, meters = [meter ids]}],
 --       5 meter ids JSON, 6 round retention seconds, 7 max round step,
---       8, 9 the table's last acknowledged journal position (epoch id, seq)
+--       8, 9 the table's last acknowledged journal position (epoch id, seq),
+--       10 a fresh seed for the mystery draws (64 hex digits of the controller's CSPRNG),
+--       11 link_group_id
 -- Answers {reply JSON, 'new' | 'replay', epoch id, journal seq}.
 local table_id, round_id, fp = ARGV[1], ARGV[2], ARGV[3]
 local where = 'round ' .. round_id .. ' of table ' .. table_id
@@ -38,6 +42,93 @@ if tonumber(round_id) - last > tonumber(ARGV[7]) then
     .. int(last + 1) .. ' (an operator can rebase the table\'s rounds, journaled)')
 end
 
+-- Must-hit-by mystery meters (docs/mystery.md). The contribution that reaches a meter's hit
+-- point wins exactly the hit point (a pending jackpot of its seat); the meter resets (funded
+-- from the reserve first, the shortfall by the operator), the rest of that contribution starts
+-- the next cycle, whose hit point is drawn from ARGV[10] (_lib.lua mystery_next) and committed
+-- at once; the hit's value and salt are revealed in its journal entry and in the answer.
+local mystery = {by_contribution = {}, hits = {}, seed = ARGV[10]}
+local mystery_first_key = 9 + #meters.list  -- KEYS: jackpots, pending, then mystery keys
+for i, m in ipairs(meters.list) do
+  local f = redis.call('HMGET', m.key, 'kind', 'must_hit_by_cents', 'mystery_commitment')
+  if f[1] == 'must_hit_by' then
+    m.secret_key = KEYS[mystery_first_key + i]
+    local s = redis.call('HMGET', m.secret_key, 'hit_cents', 'salt', 'cycle')
+    if not s[1] then
+      refuse('LOST', 'the hit point of must-hit-by meter ' .. m.id .. ' is missing from Redis; '
+        .. 'restore the state (RUNBOOK: "Redis lost its data")')
+    end
+    m.must_hit_by = num(f[2])
+    m.draw = {cycle = num(s[3]), hit = num(s[1]), salt = s[2], commitment = f[3]}
+  end
+end
+
+-- Compute: the hits of contribution c (already added to m.value) and the next cycles' draws.
+local function mystery_cross(m, c)
+  while m.draw and m.value >= m.draw.hit * MICRO do
+    local draw = m.draw
+    local remainder = m.value - draw.hit * MICRO
+    local from_reserve = math.min(m.reserve, m.reset)
+    m.reserve = m.reserve - from_reserve
+    m.value = m.reset + remainder
+    m.draw = mystery_next(m, mystery.seed, draw.cycle + 1)
+    local list = mystery.by_contribution[c] or {}
+    list[#list + 1] = {draw = draw, next = m.draw, from_reserve = from_reserve,
+      after = m.value}
+    mystery.by_contribution[c] = list
+    c.mystery_hits = #list  -- void_round.lua: this contribution was (in part) paid out
+  end
+end
+
+-- Write: after contribution c of wager a is journaled, its hits, resets and next draws.
+local function mystery_write(c, a)
+  local list = mystery.by_contribution[c]
+  if not list then
+    return
+  end
+  local m = meters.by_id[c.meter_id]
+  local clock = redis.call('TIME')
+  local hit_at_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+  for _, h in ipairs(list) do
+    local amount = h.draw.hit
+    local seq = journal(KEYS[3], KEYS[4], 'mystery_hit', m.id, -amount * MICRO, 0,
+      {'amount_cents', int(amount), 'cycle', int(h.draw.cycle), 'hit_cents', int(amount),
+       'salt', h.draw.salt, 'commitment', h.draw.commitment, 'table', table_id, 'round',
+       round_id, 'seat', a.seat, 'wager', a.kind, 'wager_cents', a.amount_cents})
+    local seed = m.reset - h.from_reserve
+    journal(KEYS[3], KEYS[4], 'reset', m.id, m.reset, -h.from_reserve,
+      {'operator_seed_microcents', int(seed), 'reset_cents', int(m.reset / MICRO), 'table',
+       table_id, 'round', round_id})
+    mystery_commit(KEYS[3], KEYS[4], m.secret_key, m, h.next, {'table', table_id, 'round',
+      round_id})
+    local jackpot_id = ARGV[11] .. ':' .. seq
+    local after_cents = int(math.floor(h.after / MICRO))
+    redis.call('HSET', KEYS[mystery_first_key - 1], jackpot_id, cjson.encode({
+      v = SCHEMA_VERSION, jackpot_id = jackpot_id, link_group_id = ARGV[11], meter_id = m.id,
+      table_id = table_id, round_id = round_id, seat = a.seat, hand = '', wager = a.kind,
+      wager_cents = a.amount_cents, on_dealer_hand = a.on_dealer_hand, envy_for_seat = 0,
+      cards = '', line = 'must_hit_by', award_kind = 'must_hit_by',
+      award_text = 'must-hit-by mystery', amount_cents = int(amount),
+      meter_before_cents = int(amount), meter_after_cents = after_cents, status = 'pending',
+      journal_seq = seq, hit_at_ms = int(hit_at_ms), reset_topup_microcents = int(m.reset),
+      reset_from_reserve_microcents = int(h.from_reserve)}))
+    redis.call('SADD', KEYS[mystery_first_key], jackpot_id)
+    redis.call('HINCRBY', m.key, 'hits_total', 1)
+    redis.call('HINCRBY', m.key, 'awards_cents_total', int(amount))
+    redis.call('HINCRBY', m.key, 'pending_jackpots', 1)
+    redis.call('HINCRBY', m.key, 'operator_seed_microcents_total', int(seed))
+    redis.call('HSET', m.key, 'last_hit_seq', int(seq))
+    count(KEYS[6], {'hits', m.id, 'must_hit_by'}, 1)
+    count(KEYS[6], {'meter_awards_cents', m.id}, amount)
+    count(KEYS[6], {'awards', a.kind, 'must_hit_by'}, 1)
+    count(KEYS[6], {'awards_cents', a.kind}, amount)
+    mystery.hits[#mystery.hits + 1] = {meter_id = m.id, seat = a.seat, kind = a.kind,
+      amount_cents = int(amount), jackpot_id = jackpot_id, journal_seq = int(seq),
+      cycle = int(h.draw.cycle), hit_cents = int(amount), salt = h.draw.salt,
+      commitment = h.draw.commitment, meter_after_cents = after_cents}
+  end
+end
+
 -- Compute every split first (nothing is written before every check has passed).
 local wagers = cjson.decode(ARGV[4])
 local accepted = {}
@@ -57,6 +148,7 @@ for i, w in ipairs(wagers) do
     check_exact('the reserve of meter ' .. meter_id, m.reserve)
     contributions[j] = {meter_id = meter_id, to_meter_microcents = int(to_meter),
       to_reserve_microcents = int(to_reserve)}
+    mystery_cross(m, contributions[j])
   end
   accepted[i] = {seat = w.seat, kind = w.kind, amount_cents = int(w.amount_cents),
     on_dealer_hand = w.on_dealer_hand, envy = w.envy, contributions = contributions}
@@ -68,6 +160,7 @@ for _, a in ipairs(accepted) do
     journal(KEYS[3], KEYS[4], 'contribution', c.meter_id, c.to_meter_microcents,
       c.to_reserve_microcents, {'table', table_id, 'round', round_id, 'seat', a.seat,
       'wager', a.kind, 'amount_cents', a.amount_cents})
+    mystery_write(c, a)
   end
 end
 for _, m in ipairs(meters.list) do
@@ -82,7 +175,7 @@ for _, m in ipairs(meters.list) do
 end
 
 local reply = cjson.encode({table_id = table_id, round_id = round_id, accepted = accepted,
-  meters = meter_values(meters)})
+  meters = meter_values(meters), mystery_hits = mystery.hits})
 redis.call('HSET', KEYS[1], 'v', SCHEMA_VERSION, 'state', 'locked', 'lockout_fp', fp,
   'wagers', cjson.encode(accepted), 'lockout_reply', reply,
   'lockout_seq', redis.call('GET', KEYS[4]) or '0')

@@ -7,6 +7,7 @@
 -- the operator), so the money stays in the prize pool exactly as before the award. A rejection
 -- is refused once a later hit on the same meter was computed from the meter this award had
 -- reduced: that winner's amount would be misstated. Rejecting a fixed award moves no money.
+-- Rejecting a must-hit-by hit returns its amount to the meter's reserve (docs/mystery.md).
 -- The reviewer is the caller's certificate identity; the time is Redis's clock (ms). The same
 -- reviewer repeating the same decision gets the record unchanged (also once it is paid); any
 -- other review of a decided jackpot is refused.
@@ -35,7 +36,16 @@ end
 local on_meter = jackpot.meter_id ~= ''
 local amount = tonumber(jackpot.amount_cents) * MICRO
 local d_meter, d_reserve = 0, 0
-if decision == 'rejected' and on_meter then
+local mystery = jackpot.award_kind == 'must_hit_by'
+if decision == 'rejected' and on_meter and mystery then
+  -- a must-hit-by hit: the meter has started its next cycle under a committed hit point, so
+  -- the amount returns to the meter's reserve (the prize pool that funds its resets)
+  check_version('meter ' .. jackpot.meter_id, redis.call('HGET', KEYS[5], 'v'))
+  d_reserve = amount
+  redis.call('HINCRBY', KEYS[5], 'reserve_microcents', int(amount))
+  redis.call('HINCRBY', KEYS[5], 'awards_cents_total', int(-tonumber(jackpot.amount_cents)))
+  redis.call('HINCRBY', KEYS[5], 'hits_total', -1)
+elseif decision == 'rejected' and on_meter then
   local m = redis.call('HMGET', KEYS[5], 'value_microcents', 'last_hit_seq', 'v')
   check_version('meter ' .. jackpot.meter_id, m[3])
   if num(m[2]) > tonumber(jackpot.journal_seq) then

@@ -3,7 +3,8 @@
 -- taken from the meter. If a hit on a meter since this round's lockout paid the
 -- contribution out, that meter is not taken below its reset amount (the Rules Submission's
 -- floor, § 639a.12(d)(3)): that part was paid to a winner, so the operator funds it,
--- journaled as operator seed. Without such a hit the whole contribution leaves the meter.
+-- journaled as operator seed; so too when this very contribution hit a must-hit-by meter
+-- (lockout.lua). Without such a hit the whole contribution leaves the meter.
 -- KEYS: 1 round, 2 journal, 3 seq, 4 epoch, 5 counters, 6 open rounds, 7.. the table's meters
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint, 4 reason, 5 meter ids JSON, 6 retention seconds,
 --       7, 8 the table's last acknowledged journal position (epoch id, seq)
@@ -44,7 +45,7 @@ for i, w in ipairs(cjson.decode(round[4])) do
       from_reserve = m.reserve
     end
     local operator_funded = 0
-    if m.last_hit_seq > lockout_seq then
+    if m.last_hit_seq > lockout_seq or c.mystery_hits then  -- paid out since (or by) it
       operator_funded = math.max(0, from_meter - math.max(0, m.value - m.reset))
     end
     from_meter = from_meter - operator_funded
