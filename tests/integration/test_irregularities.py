@@ -6,6 +6,9 @@ script, repeated without effect, and counted in Redis for the metrics."""
 
 from __future__ import annotations
 
+import asyncio
+import csv
+import io
 from pathlib import Path
 
 import grpc
@@ -13,6 +16,7 @@ import pytest
 from redis.asyncio import Redis
 
 from controller.audit import verify
+from controller.ctl.main import main as jackpotctl
 from controller.server import ControllerServer
 from controller.store import keys
 from controller.testing import TestPKI
@@ -44,6 +48,10 @@ from tests.helpers import (
 
 FLOOR_SUPERVISOR = f"jackpot://{SUPERVISOR[0]}/{SUPERVISOR[1]}"
 PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
+
+
+async def ctl(*argv: str) -> int:
+    return await asyncio.to_thread(jackpotctl, list(argv))
 
 
 def supervisor(channels: Channels) -> pb_grpc.AdminServiceAsyncStub:
@@ -292,3 +300,41 @@ async def test_the_agent_reports_through_its_outbox(
     assert agent.reports[("chip_count", "acknowledged")] == 1
     assert agent.reports[("irregularity", "acknowledged")] == 1
     await client.close()
+
+
+async def test_jackpotctl_lists_and_resolves_irregularities(
+    controller: ControllerServer,
+    tables: pb_grpc.TableServiceAsyncStub,
+    floor: Floor,
+    pki: TestPKI,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    address = ["--controller", f"127.0.0.1:{controller.port}"]
+    floor_supervisor = [*address, *pki.client_args(*SUPERVISOR)]
+    auditor = [*address, *pki.client_args("auditor", "lab")]
+    for round_id in (1, 2):
+        await tables.Lockout(lockout("t1", round_id, [2, 6]))
+        await tables.ReportChipCount(count("t1", round_id, 3))
+
+    assert await ctl(*auditor, "irregularities", "list", "--status", "open") == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert listed[0].split() == [
+        "TABLE", "ROUND", "KIND", "STATUS", "REPORTED", "(UTC)", "WHAT", "SECTION", "BY"
+    ]  # fmt: skip
+    assert len(listed) == 3 and "3 chips for 2 wagers" in listed[1] and "§ 639a.8(b)" in listed[1]
+
+    assert await ctl(*auditor, "irregularities", "confirm", "t1", "1", "--note", "ok") == 1
+    assert "may not call ResolveIrregularity" in capsys.readouterr().err
+    confirm = ["irregularities", "confirm", "t1", "1", "--note", "recounted: 2 chips"]
+    assert await ctl(*floor_supervisor, *confirm) == 0
+    out = capsys.readouterr().out
+    assert f"confirmed by {FLOOR_SUPERVISOR}" in out and '"recounted: 2 chips"' in out
+    assert await ctl(*floor_supervisor, "irregularities", "void", "t1", "2", "--note", "x") == 0
+    assert "voided" in capsys.readouterr().out
+
+    assert await ctl(*auditor, "irregularities", "list", "--format", "csv") == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["round_id"], r["status"]) for r in rows] == [("1", "confirmed"), ("2", "voided")]
+    assert await ctl(*auditor, "irregularities", "list", "--status", "open") == 0
+    assert capsys.readouterr().out.strip() == "no open irregularities"
+    await tables.Settle(settle("t1", 1, {2: ROYAL_SPADES, 6: FULL_HOUSE}))
