@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import json
 from pathlib import Path
 
 import grpc
@@ -338,3 +339,24 @@ async def test_jackpotctl_lists_and_resolves_irregularities(
     assert await ctl(*auditor, "irregularities", "list", "--status", "open") == 0
     assert capsys.readouterr().out.strip() == "no open irregularities"
     await tables.Settle(settle("t1", 1, {2: ROYAL_SPADES, 6: FULL_HOUSE}))
+
+
+async def test_an_irregularity_record_of_another_version_is_never_guessed(
+    tables: pb_grpc.TableServiceAsyncStub, channels: Channels, floor: Floor, redis_client: Redis
+) -> None:
+    await tables.Lockout(lockout("t1", 1, [2]))
+    await tables.ReportChipCount(count("t1", 1, 0))
+    held = keys.LinkGroupKeys("floor").irregularities
+    record = json.loads(str(await redis_client.hget(held, "t1:1:chip_count")))
+    await redis_client.hset(held, "t1:1:chip_count", json.dumps({**record, "v": 2}))
+    unavailable = grpc.StatusCode.UNAVAILABLE
+    await expect_refusal(
+        supervisor(channels).ListIrregularities(pb.ListIrregularitiesRequest()),
+        unavailable,
+        "has schema version 2",
+    )
+    await expect_refusal(
+        supervisor(channels).ResolveIrregularity(resolve(1, pb.IRREGULARITY_DECISION_CONFIRM)),
+        unavailable,
+        "schema version 2",
+    )
