@@ -48,9 +48,17 @@ from controller.api.status import code_label
 from controller.domain.config import TableConfig
 from controller.domain.records import MeterState
 from controller.store.redis_store import Persistence
-from jackpot.kinds import AwardKind
+from jackpot.kinds import AwardKind, IrregularityKind
 from jackpot.money import MICROCENTS_PER_CENT, floor_cents
-from jackpot.results import LockoutResult, MeterValue, SeatOutcome, SettleResult, VoidResult
+from jackpot.results import (
+    ChipCountResult,
+    IrregularityResult,
+    LockoutResult,
+    MeterValue,
+    SeatOutcome,
+    SettleResult,
+    VoidResult,
+)
 
 # No *_created series: they double the series count and no dashboard here reads them.
 disable_created_metrics()  # type: ignore[no-untyped-call]
@@ -106,6 +114,13 @@ COUNTED: dict[str, _Counted] = {
         "jackpot_awards_cents",
         "Paid awards (envy bonuses included) by wager kind, in cents.",
         ("wager",),
+    ),
+    "irregularities": _Counted(
+        "jackpot_irregularities",
+        "Irregularities recorded, by kind: chip counts that differed from the Progressive "
+        "Payout Wagers accepted (chip_count, § 639a.8(b)) and the seeded irregularities tables "
+        "reported (misdeal, wrong_card_count, cards_exposed, dealer_card_exposed, shoe_jam).",
+        ("kind",),
     ),
 }
 """The link groups' counters hash field kinds (controller/store/keys.py) and their metrics."""
@@ -358,9 +373,11 @@ class Metrics:
         """Create at zero every business series the tables' wagers can move: wagers,
         contributions and voids of each meter; hits of each percentage line; awards of each
         wager kind and award kind (envy included); the replay counters."""
-        for phase in ("lockout", "settle", "void"):
+        for phase in ("lockout", "settle", "void", "chip_count", "irregularity"):
             self.replays.labels(phase)
         create = self.counted.create
+        for irregularity in IrregularityKind:
+            create("irregularities", irregularity.value)
         for table in tables:
             for offer in table.wagers:
                 create("awards_cents", offer.wager)
@@ -437,6 +454,15 @@ class Metrics:
     def record_void(self, result: VoidResult) -> None:
         """Show the meters after a void; count a replay."""
         self._record("void", result.replayed, result.meters)
+
+    def record_chip_count(self, result: ChipCountResult) -> None:
+        """Count a replay of a chip count (Redis counts a count that differed)."""
+        self._record("chip_count", result.replayed, ())
+
+    def record_irregularity(self, result: IrregularityResult) -> None:
+        """Show the meters after an irregularity's void; count a replay (Redis counts the
+        irregularity)."""
+        self._record("irregularity", result.replayed, result.meters)
 
     def _record(self, phase: str, replayed: bool, meters: Iterable[MeterValue]) -> None:
         if replayed:

@@ -59,3 +59,26 @@ class Extra(StrEnum):
     NONE = "none"
     DEALER = "dealer"  # the dealer's hand decides a line (ace-ace, dealer and player)
     COMMUNITY = "community"  # the seat's cards plus the community cards form the hand
+
+
+class IrregularityKind(StrEnum):
+    """What went wrong in a round (design.md §4, VOID; the protobuf enum
+    ``IrregularityKind``). ``CHIP_COUNT``: the dealer's count of Progressive Payout Wager chips
+    differs from the wagers accepted at lockout (§ 639a.8(b)); it is reported by
+    TableService.ReportChipCount and holds the round for a supervisor. The others are the
+    seeded irregularities a table reports with TableService.ReportIrregularity; what each one
+    does at each game is :mod:`jackpot.irregularities`."""
+
+    CHIP_COUNT = "chip_count"
+    WRONG_CARD_COUNT = "wrong_card_count"  # a player, the dealer (or the community) misdealt
+    MISDEAL = "misdeal"  # the stub count shows the cards were misdealt
+    CARDS_EXPOSED = "cards_exposed"  # more than one card found face up in the shoe or deck
+    DEALER_CARD_EXPOSED = "dealer_card_exposed"  # a dealer's card exposed too early
+    SHOE_JAM = "shoe_jam"  # the automated dealing shoe jammed or stopped during the round
+
+
+class IrregularityEffect(StrEnum):
+    """What a seeded irregularity does to its round."""
+
+    VOID = "void"  # all hands void, all wagers returned
+    BONUS_SETTLES = "bonus_settles"  # the rest of the round is void; bonus wagers settle

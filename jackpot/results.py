@@ -1,5 +1,6 @@
 """What a table is answered with: meter values, accepted wagers and their contributions,
-seat results and the results of a lockout, a settlement and a void.
+seat results and the results of a lockout, a settlement, a void, a chip count and an
+irregularity.
 
 Plain frozen dataclasses with integer money (cents, or microcents where named), shared by the
 controller (which builds them from its store's replies) and the table agent (which reads them
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from jackpot.epochs import NO_POSITION, JournalPosition
-from jackpot.kinds import AwardKind, WagerKind
+from jackpot.kinds import AwardKind, IrregularityKind, WagerKind
 from jackpot.money import floor_cents
 
 
@@ -198,4 +199,47 @@ class VoidResult(_MetersAfter):
     @property
     def reversed_microcents(self) -> int:
         """Everything that left the meters and reserves."""
+        return sum(wager.contributed_microcents for wager in self.reversed)
+
+
+@dataclass(frozen=True, slots=True)
+class ChipCountResult:
+    """The answer to a dealer's chip count (§ 639a.8(b)): the value chips counted and the
+    Progressive Payout Wagers accepted at lockout; not ``matched``, the round is irregular
+    until a supervisor confirms or voids it."""
+
+    table_id: str
+    round_id: int
+    chips: int
+    accepted: int
+    matched: bool
+    replayed: bool = False  # True when this answers a retry of an applied request
+    journal: JournalPosition = NO_POSITION  # where the link group's journal stood
+
+
+@dataclass(frozen=True, slots=True)
+class IrregularityResult(_MetersAfter):
+    """The answer to a seeded irregularity: its ``effect`` ("void" or "bonus_settles") and
+    ``section``, the ``reason`` journaled (for "bonus_settles", the ``rest_of_round_void`` the
+    table settles with), and for a void the contributions taken back out and the meters after."""
+
+    table_id: str
+    round_id: int
+    kind: IrregularityKind
+    effect: str
+    section: str
+    reason: str
+    reversed: tuple[AcceptedWager, ...] = ()
+    meters: tuple[MeterValue, ...] = ()
+    replayed: bool = False  # True when this answers a retry of an applied request
+    journal: JournalPosition = NO_POSITION  # where the link group's journal stood
+
+    @property
+    def voided(self) -> bool:
+        """True when the irregularity voided the round."""
+        return self.effect == "void"
+
+    @property
+    def reversed_microcents(self) -> int:
+        """Everything that left the meters and reserves (0 unless it voided the round)."""
         return sum(wager.contributed_microcents for wager in self.reversed)

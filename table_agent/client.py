@@ -1,7 +1,8 @@
 """The agent's connection to the controller: the only agent module that sees protobuf.
 
 It reads the table's registration (game, seats, offered wagers) from AdminService.ListTables
-and sends the round reports of TableService.
+and sends the round reports of TableService (lockout, chip count, settlement, void,
+irregularity).
 
 Every call carries the last journal position the controller acknowledged to this table
 (:attr:`ControllerClient.known`, kept by the table's outbox across restarts): a controller
@@ -34,8 +35,14 @@ from grpc import aio
 from jackpot import tls
 from jackpot.epochs import NO_POSITION, JournalPosition
 from jackpot.errors import InvalidArgument
-from jackpot.kinds import WagerKind
-from jackpot.results import LockoutResult, SettleResult, VoidResult
+from jackpot.kinds import IrregularityKind, WagerKind
+from jackpot.results import (
+    ChipCountResult,
+    IrregularityResult,
+    LockoutResult,
+    SettleResult,
+    VoidResult,
+)
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from jackpot.wire import enum_member, enum_number, from_message
@@ -90,6 +97,7 @@ class ControllerUnreachable(Exception):
 
 
 _WAGER_KINDS = pb.WagerKind.DESCRIPTOR
+_IRREGULARITY_KINDS = pb.IrregularityKind.DESCRIPTOR
 
 
 def _wire_wager(wager: PlacedWager) -> pb.Wager:
@@ -297,6 +305,48 @@ class ControllerClient:
         )
         self._answered(reply.journal)
         return from_message(reply, VoidResult)
+
+    async def report_chip_count(self, table_id: str, round_id: int, chips: int) -> ChipCountResult:
+        """Send the dealer's count of the value chips collected for Progressive Payout Wagers
+        after the lockout (§ 639a.8(b)); answer the count beside the wagers accepted. Not
+        ``matched``: the round is held until a supervisor confirms or voids it (its settlement
+        is refused meanwhile)."""
+        request = pb.ReportChipCountRequest(
+            table_id=table_id, round_id=round_id, chips=chips, known=self._known()
+        )
+        reply = await self._call(
+            f"chip count {table_id}/{round_id}",
+            lambda: self._stub.ReportChipCount(request, timeout=self._call_timeout_s),
+        )
+        self._answered(reply.journal)
+        return from_message(reply, ChipCountResult)
+
+    async def report_irregularity(
+        self,
+        table_id: str,
+        round_id: int,
+        kind: IrregularityKind,
+        *,
+        after_initial_cards: bool = False,
+    ) -> IrregularityResult:
+        """Report a seeded irregularity of a locked-out round; answer its effect and section
+        (:mod:`jackpot.irregularities`): the round voided (the reversal and the meters after
+        it), or ``bonus_settles``: settle with ``rest_of_round_void`` = the answer's reason.
+        ``after_initial_cards``: cards found face up after every player and the dealer had
+        their first two cards (Texas Hold 'Em Bonus, § 647a.13(a))."""
+        request = pb.ReportIrregularityRequest(
+            table_id=table_id,
+            round_id=round_id,
+            kind=pb.IrregularityKind.ValueType(enum_number(kind, _IRREGULARITY_KINDS)),
+            after_initial_cards=after_initial_cards,
+            known=self._known(),
+        )
+        reply = await self._call(
+            f"irregularity {table_id}/{round_id}",
+            lambda: self._stub.ReportIrregularity(request, timeout=self._call_timeout_s),
+        )
+        self._answered(reply.journal)
+        return from_message(reply, IrregularityResult)
 
     async def watch_meters(
         self, table_id: str, min_interval_ms: int = 250

@@ -38,6 +38,10 @@ SUMS = ("contributed_microcents", "paid_cents", "reversed_microcents")
 OUTBOX_VERSION = 1
 """The version of the lines this agent writes (the field ``v`` of each)."""
 
+_NOT_FINISHING = frozenset({"chip_count", "irregularity"})
+"""Reports that leave a round to be settled or voided (an irregularity's void is told by its
+acknowledgement)."""
+
 
 class OutboxVersionError(ValueError):
     """An outbox line without a version, or of a version this agent does not read."""
@@ -147,7 +151,9 @@ class Outbox:
         return list(reports.values())
 
     def unfinished_rounds(self) -> list[int]:
-        """Rounds with a lockout report but neither a settle nor a void report."""
+        """Rounds with a lockout report but neither a settle nor a void report, nor an
+        irregularity acknowledged as their void (its ``reversed_microcents``), nor any refused
+        report (a chip count's report does not finish a round)."""
         phases: dict[int, set[str]] = {}
         for record in self._records():
             if "report" in record:
@@ -156,7 +162,10 @@ class Outbox:
             elif record.get("refused"):
                 round_id, _, phase = record["ack"].partition(":")
                 phases.setdefault(int(round_id), set()).add(f"refused {phase}")
-        return sorted(r for r, seen in phases.items() if seen == {"lockout"})
+            elif "reversed_microcents" in record.get("sums", {}):
+                round_id, _, phase = record["ack"].partition(":")
+                phases.setdefault(int(round_id), set()).add(f"voided by {phase}")
+        return sorted(r for r, seen in phases.items() if seen - _NOT_FINISHING == {"lockout"})
 
     def last_round_id(self) -> int:
         """The highest round id this table ever reported (0 if none)."""

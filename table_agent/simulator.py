@@ -6,8 +6,10 @@ shuffled deck (CSPRNG) is dealt by the game's procedure (:mod:`table_agent.games
 Caribbean Stud each player makes the Bet Wager or folds (§ 639a.11(b)); the controller
 settles. Optionally a round is voided for a misdeal after the lockout (each game's rule), or a
 Texas Hold 'Em Bonus round loses the rest of its play after the first two cards (§ 647a.13(d)),
-settling only the bonus wagers. Every seat dealt cards is reported: other seats' hands matter
-to envy bonuses and are checked against the deck.
+settling only the bonus wagers; optionally the dealer reports the chip count after the lockout
+(§ 639a.8(b)), and a round meets a seeded irregularity that the controller applies. Every
+seat dealt cards is reported: other seats' hands matter to envy bonuses and are checked
+against the deck.
 
 While the table is PROGRESSIVE OFFLINE (:mod:`table_agent.link`) the simulated table takes no
 side wagers: it plays no round the agent would report until the controller answers again (its
@@ -27,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from jackpot.games import DEFAULT_WAGER_CENTS
+from jackpot.irregularities import COUNTED_WAGERS, RULES
 from jackpot.kinds import wager_title
 from jackpot.money import format_cents
 from jackpot.results import LockoutResult, SeatResult, SettleResult
@@ -59,6 +62,11 @@ class SimulationConfig:
     ``seats`` caps the seats in play (the table's registered seats otherwise); ``wager_cents``
     is the Progressive Payout Wager of a table whose registration the agent was not given.
     ``wager_percent`` is the chance that an occupied seat places each offered side wager.
+    ``chip_count_percent`` is the chance that the dealer reports the chips collected after the
+    lockout (§ 639a.8(b); the simulated dealer counts right). ``irregularity_percent`` is the
+    chance that a round meets one of the game's seeded irregularities
+    (:mod:`jackpot.irregularities`), reported for the controller to apply: a void, or at
+    Texas Hold 'Em Bonus the bonus wagers settle.
     """
 
     seats: int = 7
@@ -68,6 +76,8 @@ class SimulationConfig:
     void_percent: int = 0
     rest_of_round_void_percent: int = 0
     pace_s: float = 0.0
+    chip_count_percent: int = 0
+    irregularity_percent: int = 0
 
 
 @dataclass
@@ -217,19 +227,31 @@ class TableSimulator:
         lockout = await agent.lockout(round_id, wagers)
         self.tally.rounds += 1
         self.tally.add_lockout(lockout)
+        if self._chance(self.config.chip_count_percent):
+            chips = sum(1 for a in lockout.accepted if a.kind in COUNTED_WAGERS)
+            await agent.report_chip_count(round_id, chips)
         if scripted is None and self._chance(self.config.void_percent):
             await agent.void(round_id, self.game.misdeal_reason)
             self.tally.voids += 1
             self.tally.add_lockout(lockout, sign=-1)
             self.say(f"table {agent.table_id} round {round_id}: void, {self.game.misdeal_reason}")
             return round_id
+        irregularity = None
+        kinds = sorted(RULES.get(self.layout.game, {}))
+        if scripted is None and kinds and self._chance(self.config.irregularity_percent):
+            irregularity = await agent.report_irregularity(round_id, _rng.choice(kinds))
+            self.say(f"table {agent.table_id} round {round_id}: {irregularity.reason}")
+            if irregularity.voided:
+                self.tally.voids += 1
+                self.tally.add_lockout(lockout, sign=-1)
+                return round_id
         cards = self.game.deal(deck, players, wagers)
         if scripted is not None:
             folded = set(scripted.folded)
         else:
             folds = self.game.folds
             folded = {seat for seat, hand in cards.hands.items() if folds and folds(hand)}
-        rest_void = self._rest_of_round_void(scripted)
+        rest_void = irregularity.reason if irregularity else self._rest_of_round_void(scripted)
         report = SettleReport(
             hands={seat: hand for seat, hand in cards.hands.items() if seat not in folded},
             folded=tuple(sorted(folded)),

@@ -1,10 +1,11 @@
 """The table's round state machine, with every report going through the outbox.
 
 A round is OPEN while wagers are placed, LOCKED after "no more bets", then SETTLED or VOIDED.
-Each report (lockout, settle, void) is written to the outbox before it is sent and marked
-when the controller acknowledged or refused it; :meth:`TableAgent.recover` re-sends what a
-crash left unacknowledged, and voids a round left locked by a crash (the cards of that round
-are gone with the process, so its wagers are returned, as for any irregularity).
+Each report (lockout, chip count, settle, void, irregularity) is written to the outbox before
+it is sent and marked when the controller acknowledged or refused it;
+:meth:`TableAgent.recover` re-sends what a crash left unacknowledged, and voids a round left
+locked by a crash (the cards of that round are gone with the process, so its wagers are
+returned, as for any irregularity).
 
 While the table is PROGRESSIVE OFFLINE (:mod:`table_agent.link`) a new round's lockout is
 refused with :class:`~table_agent.link.ProgressiveOffline` before anything is written; the
@@ -21,7 +22,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from jackpot.results import LockoutResult, SettleResult, VoidResult
+from jackpot.kinds import IrregularityKind
+from jackpot.results import (
+    ChipCountResult,
+    IrregularityResult,
+    LockoutResult,
+    SettleResult,
+    VoidResult,
+)
 from table_agent.client import ControllerClient, ControllerRefused, ControllerUnreachable
 from table_agent.link import Link
 from table_agent.outbox import Outbox
@@ -34,7 +42,7 @@ T = TypeVar("T")
 
 RESTART_VOID_REASON = "agent restarted before the round was settled"
 
-PHASES = ("lockout", "settle", "void")
+PHASES = ("lockout", "settle", "void", "chip_count", "irregularity")
 OUTCOMES = ("acknowledged", "refused", "unreachable")
 """What became of a report: acknowledged by the controller, refused by it (final), or not
 delivered within the retry window (it stays in the outbox, to be sent again at restart)."""
@@ -67,6 +75,8 @@ class TableAgent:
         self.reports: dict[tuple[str, str], int] = {(p, o): 0 for p in PHASES for o in OUTCOMES}
         """Reports by (phase, outcome), every pair from zero."""
         self._unanswered = {report["id"] for report in outbox.pending()} if outbox else set()
+        self.held: set[int] = set()
+        """Rounds whose chip count differed (§ 639a.8(b)): held for a supervisor."""
         self._last_ack = time.monotonic()
 
     @property
@@ -105,13 +115,16 @@ class TableAgent:
         self.states[round_id] = RoundState.OPEN
         return round_id
 
-    def _move(self, round_id: int, expected: RoundState, new: RoundState) -> None:
+    def _expect(self, round_id: int, expected: RoundState) -> None:
         state = self.states.get(round_id)
         if state is not expected:
             raise RoundStateError(
                 f"round {round_id} of table {self.table_id} is {state or 'unknown'}; "
                 f"this report needs it {expected}"
             )
+
+    def _move(self, round_id: int, expected: RoundState, new: RoundState) -> None:
+        self._expect(round_id, expected)
         self.states[round_id] = new
 
     async def _report(
@@ -162,15 +175,21 @@ class TableAgent:
         )
 
     async def settle(self, round_id: int, report: SettleReport) -> SettleResult:
-        """Report the cards of a locked round."""
+        """Report the cards of a locked round. A round held by a chip count that differed is
+        refused until a supervisor resolves it; it stays LOCKED, to be settled again."""
         self._move(round_id, RoundState.LOCKED, RoundState.SETTLED)
-        return await self._report(
-            "settle",
-            round_id,
-            report.to_data(),
-            lambda: self.client.settle(self.table_id, round_id, report),
-            lambda settlement: {"paid_cents": settlement.paid_cents},
-        )
+        try:
+            return await self._report(
+                "settle",
+                round_id,
+                report.to_data(),
+                lambda: self.client.settle(self.table_id, round_id, report),
+                lambda settlement: {"paid_cents": settlement.paid_cents},
+            )
+        except ControllerRefused:
+            if round_id in self.held:
+                self.states[round_id] = RoundState.LOCKED
+            raise
 
     async def void(self, round_id: int, reason: str) -> VoidResult:
         """VoidResult a locked round for an irregularity; its wagers are returned."""
@@ -194,6 +213,52 @@ class TableAgent:
                 "refused settlement or void leaves it locked out"
             )
         self.states[round_id] = RoundState.LOCKED
+
+    async def report_chip_count(self, round_id: int, chips: int) -> ChipCountResult:
+        """Report the dealer's count of the value chips collected for Progressive Payout
+        Wagers after the lockout (§ 639a.8(b)). A count that differs from the wagers accepted
+        holds the round: its settlement is refused until a supervisor confirms it (then settle
+        it again) or voids it (``jackpotctl irregularities confirm|void``)."""
+        self._expect(round_id, RoundState.LOCKED)
+        result = await self._report(
+            "chip_count",
+            round_id,
+            {"chips": chips},
+            lambda: self.client.report_chip_count(self.table_id, round_id, chips),
+            lambda count: {},
+        )
+        if not result.matched:
+            self.held.add(round_id)
+            log.warning(
+                "round %s: %d chips counted but %d Progressive Payout Wagers accepted "
+                "(§ 639a.8(b)); call a supervisor to confirm or void the round",
+                round_id,
+                result.chips,
+                result.accepted,
+            )
+        return result
+
+    async def report_irregularity(
+        self, round_id: int, kind: IrregularityKind, *, after_initial_cards: bool = False
+    ) -> IrregularityResult:
+        """Report a seeded irregularity of a locked round (misdeal, wrong number of cards,
+        cards exposed, dealer's card exposed, shoe jam). The controller applies the game's
+        rule and answers it: ``voided`` (the round is VOIDED, its wagers returned), or
+        ``bonus_settles`` (Texas Hold 'Em Bonus, § 647a.13): the round stays LOCKED, to be
+        settled with ``rest_of_round_void`` = the answer's ``reason``."""
+        self._expect(round_id, RoundState.LOCKED)
+        result = await self._report(
+            "irregularity",
+            round_id,
+            {"kind": kind.value, "after_initial_cards": after_initial_cards},
+            lambda: self.client.report_irregularity(
+                self.table_id, round_id, kind, after_initial_cards=after_initial_cards
+            ),
+            _irregularity_sums,
+        )
+        if result.voided:
+            self.states[round_id] = RoundState.VOIDED
+        return result
 
     async def recover(self) -> int:
         """Re-send every unacknowledged report, void any round a crash left locked, then
@@ -228,6 +293,22 @@ class TableAgent:
         elif phase == "settle":
             self.states[round_id] = RoundState.LOCKED
             await self.settle(round_id, SettleReport.from_data(payload))
+        elif phase == "chip_count":
+            self.states[round_id] = RoundState.LOCKED
+            await self.report_chip_count(round_id, payload["chips"])
+        elif phase == "irregularity":
+            self.states[round_id] = RoundState.LOCKED
+            await self.report_irregularity(
+                round_id,
+                IrregularityKind(payload["kind"]),
+                after_initial_cards=payload["after_initial_cards"],
+            )
         else:
             self.states[round_id] = RoundState.LOCKED
             await self.void(round_id, payload["reason"])
+
+
+def _irregularity_sums(result: IrregularityResult) -> dict[str, int]:
+    """What an irregularity moved: a void's reversal (its acknowledgement then finishes the
+    round in the outbox); nothing when the round is still to be settled."""
+    return {"reversed_microcents": result.reversed_microcents} if result.voided else {}

@@ -39,6 +39,8 @@ ACCESS: Mapping[str, Access] = {
     _TABLES + "Settle": Access(TABLE, for_own_table=True),
     _TABLES + "VoidRound": Access(TABLE, for_own_table=True),
     _TABLES + "GetTable": Access(TABLE, for_own_table=True),
+    _TABLES + "ReportChipCount": Access(TABLE, for_own_table=True),
+    _TABLES + "ReportIrregularity": Access(TABLE, for_own_table=True),
     _TABLES + "WatchMeters": Access(frozenset({Role.TABLE, Role.DISPLAY}), for_own_table=True),
     _ADMIN + "CreateLinkGroup": Access(OPERATOR),
     _ADMIN + "ResumeLinkGroup": Access(OPERATOR),
@@ -57,6 +59,8 @@ ACCESS: Mapping[str, Access] = {
     _ADMIN + "RejectJackpot": Access(SUPERVISOR),
     # The cage, or a supervisor other than the one who approved it (the store refuses that).
     _ADMIN + "RecordJackpotPaid": Access(PAYERS),
+    _ADMIN + "ListIrregularities": Access(READERS),
+    _ADMIN + "ResolveIrregularity": Access(SUPERVISOR),
     # Any authenticated caller may ask whether the controller serves; the long-lived streams of
     # health and reflection are for the people and tools that operate it.
     "/grpc.health.v1.Health/Check": Access(EVERYONE),

@@ -1,5 +1,6 @@
-"""AdminService: link groups, meters, tables and the lifecycle of jackpots (validation by a
-supervisor, payment recorded by the cage or floor).
+"""AdminService: link groups, meters, tables, the lifecycle of jackpots (validation by a
+supervisor, payment recorded by the cage or floor) and the irregularities a supervisor
+resolves.
 
 Operators and supervisors call it through ``jackpotctl``; who may call which method is
 :mod:`controller.api.access`. Every definition is validated by the domain (citing the
@@ -20,17 +21,25 @@ from controller.api.access import caller
 from controller.domain import bounds
 from controller.domain.bounds import check_id, check_jackpot_id, check_range, check_text
 from controller.domain.config import LinkGroupConfig
+from controller.domain.digests import void_fingerprint
 from controller.domain.identity import Role
+from controller.domain.records import IRREGULARITY_STATUSES
 from controller.metrics import Metrics
 from controller.state_guard import StateGuard
-from controller.store.redis_store import MAX_REBASE_ROUND_ID, RedisStore
+from controller.store.redis_store import MAX_REBASE_ROUND_ID, RedisStore, Resolution
 from jackpot.errors import InvalidArgument
+from jackpot.irregularities import CHIP_COUNT_SECTION
+from jackpot.kinds import IrregularityKind
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from jackpot.wire import to_message
 
 log = logging.getLogger("controller.admin")
 
 Context: TypeAlias = "aio.ServicerContext[object, object]"
+
+CONFIRM = pb.IRREGULARITY_DECISION_CONFIRM
+VOID = pb.IRREGULARITY_DECISION_VOID
 
 
 class AdminService(pb_grpc.AdminServiceServicer):
@@ -237,3 +246,60 @@ class AdminService(pb_grpc.AdminServiceServicer):
         )
         log.info("jackpot %s paid by %s", record.jackpot_id, payer)
         return convert.jackpot(record)
+
+    async def ListIrregularities(
+        self, request: pb.ListIrregularitiesRequest, context: Context
+    ) -> pb.ListIrregularitiesResponse:
+        link_group_id = convert.optional_link_group_id(request.link_group_id)
+        if request.status and request.status not in IRREGULARITY_STATUSES:
+            raise InvalidArgument(
+                f"status {bounds.excerpt(request.status)} is not one of "
+                + ", ".join(IRREGULARITY_STATUSES)
+            )
+        table_id = check_id(request.table_id, "table_id") if request.table_id else ""
+        if link_group_id:
+            await self._store.get_link_group(link_group_id)
+        found = await self._store.list_irregularities(
+            link_group_id, status=request.status, table_id=table_id
+        )
+        return pb.ListIrregularitiesResponse(
+            irregularities=[to_message(record, pb.Irregularity) for record in found]
+        )
+
+    async def ResolveIrregularity(
+        self, request: pb.ResolveIrregularityRequest, context: Context
+    ) -> pb.Irregularity:
+        """A supervisor resolves a round held by a chip count that differed (§ 639a.8(b)):
+        confirm (it settles with the wagers accepted at lockout) or void (as VoidRound). The
+        supervisor is the caller's certificate; the note says why."""
+        table_id, round_id = convert.round_key(request.table_id, request.round_id)
+        note = convert.reason(request.note, "note")
+        if request.decision not in (CONFIRM, VOID):
+            raise InvalidArgument("decision must be confirm or void")
+        self._guard.refuse_table(table_id)
+        table = await self._store.get_table(table_id)
+        supervisor = caller()
+        resolution = Resolution(supervisor.uri, supervisor.fingerprint, note)
+        if request.decision == CONFIRM:
+            record = await self._store.confirm_irregularity(table, round_id, resolution)
+        else:
+            reason = (
+                f"chip count differed from the Progressive Payout Wagers accepted "
+                f"({CHIP_COUNT_SECTION}); voided by {supervisor.uri}: {note}"
+            )
+            void = await self._store.void_round(
+                table, round_id, reason, void_fingerprint(reason), resolution=resolution
+            )
+            self._metrics.record_void(void)
+            record = await self._store.get_irregularity(
+                table, round_id, IrregularityKind.CHIP_COUNT
+            )
+        log.info(
+            "irregularity of table %s round %s %s by %s: %r",
+            table_id,
+            round_id,
+            record.status,
+            supervisor,
+            note,
+        )
+        return to_message(record, pb.Irregularity)

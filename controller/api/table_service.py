@@ -1,4 +1,5 @@
-"""TableService: what a table agent calls at lockout, settlement and void, and meter displays.
+"""TableService: what a table agent calls at lockout, chip count, settlement, void and
+irregularity, and meter displays.
 
 Each method checks its request, evaluates what the domain decides (hands, awards), runs one
 atomic store step and translates the answer; who may call (a table for its own table only)
@@ -34,13 +35,19 @@ from jackpot.errors import (
     NotFound,
     RoundStateError,
 )
+from jackpot.irregularities import irregularity_rule
+from jackpot.kinds import IrregularityKind
 from jackpot.money import format_cents
 from jackpot.results import SeatOutcome, SettleResult
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from jackpot.wire import to_message
+from jackpot.wire import enum_member, to_message
 
 log = logging.getLogger("controller.rounds")
+
+_KINDS = pb.IrregularityKind.DESCRIPTOR
+MAX_CHIPS = 10_000
+"""The most value chips a dealer's count may report (a table holds at most a few dozen)."""
 
 DEFAULT_WATCH_INTERVAL_MS = 250
 MIN_WATCH_INTERVAL_MS = 50
@@ -220,6 +227,56 @@ class TableService(pb_grpc.TableServiceServicer):
             max_round_step=self._store.max_round_step,
             journal=to_message(journal, pb.JournalPosition),
         )
+
+    async def ReportChipCount(
+        self, request: pb.ReportChipCountRequest, context: Context
+    ) -> pb.ReportChipCountResponse:
+        """The dealer's chip count after the lockout (§ 639a.8(b)); a count that differs from
+        the accepted Progressive Payout Wagers holds the round for a supervisor."""
+        table_id, round_id = convert.round_key(request.table_id, request.round_id)
+        known = convert.known_position(request.known)
+        table = await self._table(table_id, known)
+        chips = check_range(request.chips, "chips", 0, MAX_CHIPS)
+        result = await _recorded(
+            self._store.report_chip_count(table, round_id, chips, known),
+            self._metrics.record_chip_count,
+        )
+        if not result.matched and not result.replayed:
+            log.warning(
+                "irregularity table=%s round=%s chip_count=%d accepted=%d: held for a supervisor",
+                table_id,
+                round_id,
+                result.chips,
+                result.accepted,
+            )
+        return to_message(result, pb.ReportChipCountResponse)
+
+    async def ReportIrregularity(
+        self, request: pb.ReportIrregularityRequest, context: Context
+    ) -> pb.ReportIrregularityResponse:
+        """A seeded irregularity: its effect at the table's game (void, or the bonus wagers
+        still settle), journaled with its section."""
+        table_id, round_id = convert.round_key(request.table_id, request.round_id)
+        kind: IrregularityKind | None = enum_member(request.kind, IrregularityKind, _KINDS)
+        if kind is None:
+            raise InvalidArgument(f"kind {request.kind} is not an irregularity kind")
+        known = convert.known_position(request.known)
+        table = await self._table(table_id, known)
+        rule = irregularity_rule(table.game, kind, after_initial_cards=request.after_initial_cards)
+        result = await _recorded(
+            self._store.report_irregularity(table, round_id, kind, rule, known),
+            self._metrics.record_irregularity,
+        )
+        log.info(
+            "irregularity table=%s round=%s kind=%s effect=%s section=%r replay=%s",
+            table_id,
+            round_id,
+            kind,
+            result.effect,
+            result.section,
+            result.replayed,
+        )
+        return to_message(result, pb.ReportIrregularityResponse)
 
 
 async def _recorded(step: Awaitable[Result], record: Callable[[Result], None]) -> Result:

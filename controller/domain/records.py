@@ -157,3 +157,37 @@ class LinkGroupSnapshot:
     checkpoint: Checkpoint = field(default_factory=Checkpoint)
     last_entry_id: str = ""
     """The stream id of the journal's last entry ("" for none)."""
+
+
+IRREGULARITY_STATUSES = ("open", "confirmed", "voided", "applied")
+"""An irregularity's status: ``open`` (a chip count that differed: the round is held for a
+supervisor), then ``confirmed`` or ``voided``; ``applied`` (a seeded irregularity, whose effect
+was applied when the table reported it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Irregularity:
+    """One recorded irregularity of a round (its id: ``<table>:<round>:<kind>``).
+
+    ``effect`` is ``held`` for a chip count (the round waits for a supervisor), ``void`` or
+    ``bonus_settles`` for a seeded one; ``section`` where the regulation rules on it.
+    ``chips`` and ``accepted`` are a chip count's (value chips counted, Progressive Payout
+    Wagers accepted). Times are milliseconds since the Unix epoch from Redis's clock; the
+    resolver is a certificate identity with the certificate's SHA-256 beside it.
+    """
+
+    link_group_id: str
+    table_id: str
+    round_id: int
+    kind: str
+    effect: str
+    section: str
+    status: str
+    journal_seq: int
+    reported_at_ms: int
+    chips: int = 0
+    accepted: int = 0
+    resolved_by: str = ""
+    resolved_by_cert: str = ""
+    resolved_at_ms: int = 0
+    note: str = ""

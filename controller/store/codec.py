@@ -21,6 +21,7 @@ from typing import Any, Literal, TypeVar
 from controller.domain.config import TableConfig
 from controller.domain.records import (
     Checkpoint,
+    Irregularity,
     Jackpot,
     LinkGroupSnapshot,
     MeterBalance,
@@ -31,6 +32,8 @@ from jackpot.data import items, record_from_data
 from jackpot.errors import StoreUnavailable
 from jackpot.results import (
     AcceptedWager,
+    ChipCountResult,
+    IrregularityResult,
     LockoutResult,
     MeterValue,
     SettleResult,
@@ -40,7 +43,7 @@ from jackpot.results import (
 SCHEMA_VERSION = 1
 """The version of the records this release writes (the field ``v`` of each)."""
 
-RecordKind = Literal["link group", "meter", "table", "round", "jackpot"]
+RecordKind = Literal["link group", "meter", "table", "round", "jackpot", "irregularity"]
 
 
 def _unchanged(record: Mapping[str, Any], version: int) -> Mapping[str, Any]:
@@ -54,6 +57,7 @@ MIGRATIONS: dict[RecordKind, Callable[[Mapping[str, Any], int], Mapping[str, Any
     "table": _unchanged,
     "round": _unchanged,
     "jackpot": _unchanged,
+    "irregularity": _unchanged,
 }
 """Per record kind: the step that upgrades a record of an older version (its second
 argument) to :data:`SCHEMA_VERSION`. A release that changes a record's shape raises the
@@ -118,6 +122,24 @@ def void_result(raw: Sequence[str]) -> VoidResult:
 def settle_result(raw: Sequence[str]) -> SettleResult:
     """Decode the settle script's reply."""
     return _result(SettleResult, raw)
+
+
+def chip_count_result(raw: Sequence[str]) -> ChipCountResult:
+    """Decode the chip count script's reply."""
+    return _result(ChipCountResult, raw)
+
+
+def irregularity_result(raw: Sequence[str]) -> IrregularityResult:
+    """Decode the irregularity script's reply (an irregularity that leaves the round to
+    settle; one that voids it is built from the void's answer)."""
+    return _result(IrregularityResult, raw)
+
+
+def irregularity(raw: str | bytes) -> Irregularity:
+    """Decode a stored irregularity record."""
+    stored = json.loads(raw)
+    where = f"{stored.get('table_id', '?')}:{stored.get('round_id', '?')}:{stored.get('kind')}"
+    return record_from_data(Irregularity, upgraded("irregularity", where, stored))
 
 
 def jackpot(raw: str | bytes) -> Jackpot:

@@ -83,7 +83,7 @@ class LinkGroupKeys:
         event (``wagers|<meter>``, ``contributions_microcents|<meter>``, ``voids|<meter>``,
         ``void_contributions_microcents|<meter>``, ``hits|<meter>|<line>``,
         ``meter_awards_cents|<meter>``, ``awards|<wager>|<award kind>``,
-        ``awards_cents|<wager>``): what the metrics' counters show."""
+        ``awards_cents|<wager>``, ``irregularities|<kind>``): what the metrics' counters show."""
         return self._key("counters")
 
     @property
@@ -101,6 +101,12 @@ class LinkGroupKeys:
     def pending(self) -> str:
         """Set: ids of jackpots waiting for a supervisor's validation."""
         return self._key("pending")
+
+    @property
+    def irregularities(self) -> str:
+        """Hash: ``<table>:<round>:<kind>`` -> the irregularity record (JSON): chip counts
+        that differed (open until a supervisor resolves them) and seeded irregularities."""
+        return self._key("irregularities")
 
     def meter(self, meter_id: str) -> str:
         """Hash: one meter's parameters, values (microcents) and counters."""

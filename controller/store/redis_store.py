@@ -35,9 +35,11 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from controller.domain.config import MUST_HIT_BY, LinkGroupConfig, MeterConfig, TableConfig
+from controller.domain.digests import void_fingerprint
 from controller.domain.mystery import new_seed as mystery_seed
 from controller.domain.records import (
     Checkpoint,
+    Irregularity,
     Jackpot,
     JournalEntry,
     LinkGroupSnapshot,
@@ -63,8 +65,22 @@ from jackpot.errors import (
     RoundStateError,
     StoreUnavailable,
 )
-from jackpot.kinds import AwardKind
-from jackpot.results import LockoutResult, MeterValue, SeatOutcome, SettleResult, VoidResult
+from jackpot.irregularities import (
+    CHIP_COUNT_SECTION,
+    COUNTED_WAGERS,
+    IrregularityRule,
+    irregularity_reason,
+)
+from jackpot.kinds import AwardKind, IrregularityEffect, IrregularityKind
+from jackpot.results import (
+    ChipCountResult,
+    IrregularityResult,
+    LockoutResult,
+    MeterValue,
+    SeatOutcome,
+    SettleResult,
+    VoidResult,
+)
 
 log = logging.getLogger("controller.store")
 
@@ -111,6 +127,8 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "NOT_LOCKED": RoundStateError,
     "VOIDED": RoundStateError,
     "SETTLED": RoundStateError,
+    "IRREGULAR": RoundStateError,  # held for a supervisor (a chip count that differed)
+    "NOT_IRREGULAR": RoundStateError,
     "DECIDED": FailedPrecondition,
     "NOT_APPROVED": FailedPrecondition,
     "SAME_PERSON": FailedPrecondition,
@@ -134,6 +152,16 @@ DURABLE_WAIT_MS = 100
 MAX_REBASE_ROUND_ID = 2**52
 """The highest round an operator may rebase a table to (far below the 2**53 the scripts
 compare exactly, so a rebased table always has room to play)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """A supervisor's resolution of a held round: who (certificate identity and its SHA-256)
+    and why."""
+
+    supervisor: str
+    supervisor_cert: str
+    note: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -979,10 +1007,28 @@ class RedisStore:
         reason: str,
         fingerprint: str,
         known: JournalPosition = NO_POSITION,
+        *,
+        irregularity: IrregularityRule | None = None,
+        kind: IrregularityKind | None = None,
+        resolution: Resolution | None = None,
     ) -> VoidResult:
-        """Void a locked, unsettled round: its contributions leave the meters (atomic)."""
+        """Void a locked, unsettled round: its contributions leave the meters (atomic).
+        With ``kind`` and its ``irregularity`` rule: for that seeded irregularity, journaled
+        and counted in the same step. With ``resolution``: a supervisor voids a round held by
+        a chip count that differed (a round held so is refused to the table otherwise)."""
         group, round_key = self._round_keys(table, round_id)
         self._locked.forget(table.table_id, round_id)
+        why: dict[str, str] = {}
+        if resolution is not None:
+            why = {"by": "supervisor", **dataclasses.asdict(resolution)}
+        elif irregularity is not None and kind is not None:
+            why = {
+                "by": "table",
+                "kind": kind.value,
+                "effect": irregularity.effect.value,
+                "section": irregularity.section,
+                "link_group_id": table.link_group_id,
+            }
         return await self._apply(
             self._scripts.void_round,
             [
@@ -992,6 +1038,7 @@ class RedisStore:
                 group.epoch,
                 group.counters,
                 group.open_rounds,
+                group.irregularities,
                 *self._meter_keys(group, table),
             ],
             [
@@ -1003,9 +1050,146 @@ class RedisStore:
                 self._round_retention_seconds,
                 known.epoch,
                 known.seq,
+                json.dumps(why) if why else "",
             ],
             codec.void_result,
         )
+
+    # ---------------------------------------------------------------- irregularities
+
+    @staticmethod
+    def _irregularity_keys(group: keys.LinkGroupKeys, round_key: str) -> list[str]:
+        return [
+            round_key,
+            group.journal,
+            group.seq,
+            group.epoch,
+            group.counters,
+            group.irregularities,
+        ]
+
+    async def report_chip_count(
+        self, table: TableConfig, round_id: int, chips: int, known: JournalPosition = NO_POSITION
+    ) -> ChipCountResult:
+        """Record the dealer's chip count of a locked-out round (§ 639a.8(b)), compared with
+        the Progressive Payout Wagers accepted; a count that differs holds the round for a
+        supervisor (atomic, journaled, counted)."""
+        group, round_key = self._round_keys(table, round_id)
+        return await self._apply(
+            self._scripts.report_chip_count,
+            self._irregularity_keys(group, round_key),
+            [
+                table.table_id,
+                round_id,
+                chips,
+                json.dumps([kind.value for kind in COUNTED_WAGERS]),
+                table.link_group_id,
+                CHIP_COUNT_SECTION,
+                known.epoch,
+                known.seq,
+            ],
+            codec.chip_count_result,
+        )
+
+    async def report_irregularity(
+        self,
+        table: TableConfig,
+        round_id: int,
+        kind: IrregularityKind,
+        rule: IrregularityRule,
+        known: JournalPosition = NO_POSITION,
+    ) -> IrregularityResult:
+        """Apply a seeded irregularity by its ``rule`` (atomic, journaled with its kind,
+        effect and section, counted): void the round, or record it for a round whose bonus
+        wagers still settle (Texas Hold 'Em Bonus, § 647a.13)."""
+        reason = irregularity_reason(kind, rule)
+        if rule.effect is IrregularityEffect.VOID:
+            void = await self.void_round(
+                table,
+                round_id,
+                reason,
+                void_fingerprint(reason),
+                known,
+                irregularity=rule,
+                kind=kind,
+            )
+            return IrregularityResult(
+                table_id=void.table_id,
+                round_id=void.round_id,
+                kind=kind,
+                effect=rule.effect.value,
+                section=rule.section,
+                reason=reason,
+                reversed=void.reversed,
+                meters=void.meters,
+                replayed=void.replayed,
+                journal=void.journal,
+            )
+        group, round_key = self._round_keys(table, round_id)
+        return await self._apply(
+            self._scripts.report_irregularity,
+            self._irregularity_keys(group, round_key),
+            [
+                table.table_id,
+                round_id,
+                kind.value,
+                rule.effect.value,
+                rule.section,
+                reason,
+                table.link_group_id,
+                known.epoch,
+                known.seq,
+            ],
+            codec.irregularity_result,
+        )
+
+    async def confirm_irregularity(
+        self, table: TableConfig, round_id: int, resolution: Resolution
+    ) -> Irregularity:
+        """A supervisor confirms a round held by a chip count that differed: it settles with
+        the wagers accepted at lockout (atomic, journaled with who and why)."""
+        group, round_key = self._round_keys(table, round_id)
+        raw = await self._run(
+            self._scripts.resolve_irregularity,
+            [round_key, group.journal, group.seq, group.irregularities],
+            [
+                table.table_id,
+                round_id,
+                resolution.supervisor,
+                resolution.supervisor_cert,
+                resolution.note,
+            ],
+        )
+        return codec.irregularity(raw)
+
+    async def get_irregularity(
+        self, table: TableConfig, round_id: int, kind: IrregularityKind
+    ) -> Irregularity:
+        """One recorded irregularity; :class:`NotFound` if the round has none of ``kind``."""
+        group = keys.LinkGroupKeys(table.link_group_id)
+        irregularity_id = f"{table.table_id}:{round_id}:{kind.value}"
+        raw = await self._read(self._client.hget(group.irregularities, irregularity_id))
+        if raw is None:
+            raise NotFound(
+                f"round {round_id} of table {table.table_id} has no {kind.value} irregularity"
+            )
+        return codec.irregularity(raw)
+
+    async def list_irregularities(
+        self, link_group_id: str = "", *, status: str = "", table_id: str = ""
+    ) -> list[Irregularity]:
+        """Every recorded irregularity of one link group or all, in journal order per link
+        group, filtered by ``status`` and ``table_id`` (empty: any)."""
+        found: list[Irregularity] = []
+        for group_id in await self._group_ids(link_group_id):
+            group = keys.LinkGroupKeys(group_id)
+            for raw in await self._read(self._client.hvals(group.irregularities)):
+                record = codec.irregularity(raw)
+                if (not status or record.status == status) and (
+                    not table_id or record.table_id == table_id
+                ):
+                    found.append(record)
+        return sorted(found, key=lambda r: (r.link_group_id, r.journal_seq))
 
     # ---------------------------------------------------------------- jackpots
 

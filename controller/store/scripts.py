@@ -36,6 +36,9 @@ SCRIPT_NAMES = (
     "trim_journal",
     "restore_epoch",
     "read_position",
+    "report_chip_count",
+    "report_irregularity",
+    "resolve_irregularity",
 )
 
 
@@ -80,6 +83,9 @@ class Scripts:
     trim_journal: AsyncScript
     restore_epoch: AsyncScript
     read_position: AsyncScript
+    report_chip_count: AsyncScript
+    report_irregularity: AsyncScript
+    resolve_irregularity: AsyncScript
 
     @classmethod
     def register(cls, client: Redis) -> Scripts:

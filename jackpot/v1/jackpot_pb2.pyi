@@ -174,6 +174,69 @@ METER_KIND_PROGRESSIVE: MeterKind.ValueType  # 1
 METER_KIND_MUST_HIT_BY: MeterKind.ValueType  # 2
 Global___MeterKind: _TypeAlias = MeterKind  # noqa: Y015
 
+class _IrregularityKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _IrregularityKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_IrregularityKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    IRREGULARITY_KIND_UNSPECIFIED: _IrregularityKind.ValueType  # 0
+    IRREGULARITY_KIND_CHIP_COUNT: _IrregularityKind.ValueType  # 1
+    """chips collected != wagers accepted (§ 639a.8(b))"""
+    IRREGULARITY_KIND_WRONG_CARD_COUNT: _IrregularityKind.ValueType  # 2
+    """a hand dealt too many or too few cards"""
+    IRREGULARITY_KIND_MISDEAL: _IrregularityKind.ValueType  # 3
+    """the stub count shows a misdeal"""
+    IRREGULARITY_KIND_CARDS_EXPOSED: _IrregularityKind.ValueType  # 4
+    """more than one card face up in the shoe or deck"""
+    IRREGULARITY_KIND_DEALER_CARD_EXPOSED: _IrregularityKind.ValueType  # 5
+    """a dealer's card exposed too early"""
+    IRREGULARITY_KIND_SHOE_JAM: _IrregularityKind.ValueType  # 6
+    """the automated dealing shoe jammed"""
+
+class IrregularityKind(_IrregularityKind, metaclass=_IrregularityKindEnumTypeWrapper):
+    """---------------------------------------------------------------------------------------------
+    Irregularities and chip-count reconciliation
+
+    What went wrong in a round (jackpot/kinds.py IrregularityKind).
+    """
+
+IRREGULARITY_KIND_UNSPECIFIED: IrregularityKind.ValueType  # 0
+IRREGULARITY_KIND_CHIP_COUNT: IrregularityKind.ValueType  # 1
+"""chips collected != wagers accepted (§ 639a.8(b))"""
+IRREGULARITY_KIND_WRONG_CARD_COUNT: IrregularityKind.ValueType  # 2
+"""a hand dealt too many or too few cards"""
+IRREGULARITY_KIND_MISDEAL: IrregularityKind.ValueType  # 3
+"""the stub count shows a misdeal"""
+IRREGULARITY_KIND_CARDS_EXPOSED: IrregularityKind.ValueType  # 4
+"""more than one card face up in the shoe or deck"""
+IRREGULARITY_KIND_DEALER_CARD_EXPOSED: IrregularityKind.ValueType  # 5
+"""a dealer's card exposed too early"""
+IRREGULARITY_KIND_SHOE_JAM: IrregularityKind.ValueType  # 6
+"""the automated dealing shoe jammed"""
+Global___IrregularityKind: _TypeAlias = IrregularityKind  # noqa: Y015
+
+class _IrregularityDecision:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _IrregularityDecisionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_IrregularityDecision.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    IRREGULARITY_DECISION_UNSPECIFIED: _IrregularityDecision.ValueType  # 0
+    IRREGULARITY_DECISION_CONFIRM: _IrregularityDecision.ValueType  # 1
+    """settle with the wagers accepted at lockout"""
+    IRREGULARITY_DECISION_VOID: _IrregularityDecision.ValueType  # 2
+    """void the round: its wagers are returned"""
+
+class IrregularityDecision(_IrregularityDecision, metaclass=_IrregularityDecisionEnumTypeWrapper): ...
+
+IRREGULARITY_DECISION_UNSPECIFIED: IrregularityDecision.ValueType  # 0
+IRREGULARITY_DECISION_CONFIRM: IrregularityDecision.ValueType  # 1
+"""settle with the wagers accepted at lockout"""
+IRREGULARITY_DECISION_VOID: IrregularityDecision.ValueType  # 2
+"""void the round: its wagers are returned"""
+Global___IrregularityDecision: _TypeAlias = IrregularityDecision  # noqa: Y015
+
 @_typing.final
 class MeterValue(_message.Message):
     """A meter's value as a display shows it (whole cents, rounded down) and exactly."""
@@ -1726,3 +1789,311 @@ class ReviewJackpotRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReviewJackpotRequest: _TypeAlias = ReviewJackpotRequest  # noqa: Y015
+
+@_typing.final
+class ReportChipCountRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    ROUND_ID_FIELD_NUMBER: _builtins.int
+    CHIPS_FIELD_NUMBER: _builtins.int
+    KNOWN_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    round_id: _builtins.int
+    chips: _builtins.int
+    """value chips collected for Progressive Payout Wagers"""
+    @_builtins.property
+    def known(self) -> Global___JournalPosition:
+        """the table's last acknowledged position"""
+
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        round_id: _builtins.int = ...,
+        chips: _builtins.int = ...,
+        known: Global___JournalPosition | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["known", b"known"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chips", b"chips", "known", b"known", "round_id", b"round_id", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReportChipCountRequest: _TypeAlias = ReportChipCountRequest  # noqa: Y015
+
+@_typing.final
+class ReportChipCountResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    ROUND_ID_FIELD_NUMBER: _builtins.int
+    CHIPS_FIELD_NUMBER: _builtins.int
+    ACCEPTED_FIELD_NUMBER: _builtins.int
+    MATCHED_FIELD_NUMBER: _builtins.int
+    JOURNAL_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    round_id: _builtins.int
+    chips: _builtins.int
+    accepted: _builtins.int
+    """Progressive Payout Wagers accepted at lockout (one chip each)"""
+    matched: _builtins.bool
+    """false: the round is irregular until a supervisor resolves it"""
+    @_builtins.property
+    def journal(self) -> Global___JournalPosition: ...
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        round_id: _builtins.int = ...,
+        chips: _builtins.int = ...,
+        accepted: _builtins.int = ...,
+        matched: _builtins.bool = ...,
+        journal: Global___JournalPosition | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["journal", b"journal"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "chips", b"chips", "journal", b"journal", "matched", b"matched", "round_id", b"round_id", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReportChipCountResponse: _TypeAlias = ReportChipCountResponse  # noqa: Y015
+
+@_typing.final
+class ReportIrregularityRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    ROUND_ID_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    AFTER_INITIAL_CARDS_FIELD_NUMBER: _builtins.int
+    KNOWN_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    round_id: _builtins.int
+    kind: Global___IrregularityKind.ValueType
+    """any but CHIP_COUNT"""
+    after_initial_cards: _builtins.bool
+    """The cards were found face up after every player and the dealer received their first two
+    cards (Texas Hold 'Em Bonus, § 647a.13(a)); ignored elsewhere.
+    """
+    @_builtins.property
+    def known(self) -> Global___JournalPosition: ...
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        round_id: _builtins.int = ...,
+        kind: Global___IrregularityKind.ValueType = ...,
+        after_initial_cards: _builtins.bool = ...,
+        known: Global___JournalPosition | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["known", b"known"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_initial_cards", b"after_initial_cards", "kind", b"kind", "known", b"known", "round_id", b"round_id", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReportIrregularityRequest: _TypeAlias = ReportIrregularityRequest  # noqa: Y015
+
+@_typing.final
+class ReportIrregularityResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    ROUND_ID_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    EFFECT_FIELD_NUMBER: _builtins.int
+    SECTION_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    REVERSED_FIELD_NUMBER: _builtins.int
+    METERS_FIELD_NUMBER: _builtins.int
+    JOURNAL_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    round_id: _builtins.int
+    kind: Global___IrregularityKind.ValueType
+    effect: _builtins.str
+    """"void" or "bonus_settles" """
+    section: _builtins.str
+    """where the game's chapter rules on it, e.g. "§ 639a.13(c)" """
+    reason: _builtins.str
+    """journaled; for bonus_settles, the rest_of_round_void to settle with"""
+    @_builtins.property
+    def reversed(self) -> _containers.RepeatedCompositeFieldContainer[Global___AcceptedWager]:
+        """a void: the contributions taken back out"""
+
+    @_builtins.property
+    def meters(self) -> _containers.RepeatedCompositeFieldContainer[Global___MeterValue]:
+        """a void: the meters after it"""
+
+    @_builtins.property
+    def journal(self) -> Global___JournalPosition: ...
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        round_id: _builtins.int = ...,
+        kind: Global___IrregularityKind.ValueType = ...,
+        effect: _builtins.str = ...,
+        section: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        reversed: _abc.Iterable[Global___AcceptedWager] | None = ...,
+        meters: _abc.Iterable[Global___MeterValue] | None = ...,
+        journal: Global___JournalPosition | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["journal", b"journal"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["effect", b"effect", "journal", b"journal", "kind", b"kind", "meters", b"meters", "reason", b"reason", "reversed", b"reversed", "round_id", b"round_id", "section", b"section", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReportIrregularityResponse: _TypeAlias = ReportIrregularityResponse  # noqa: Y015
+
+@_typing.final
+class Irregularity(_message.Message):
+    """One recorded irregularity. Status: "open" (a chip count that differed, awaiting a
+    supervisor), "confirmed" or "voided" (resolved), "applied" (a seeded irregularity: its
+    effect applied when reported). Times are ms since the Unix epoch from Redis's clock.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LINK_GROUP_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    ROUND_ID_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    EFFECT_FIELD_NUMBER: _builtins.int
+    SECTION_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    CHIPS_FIELD_NUMBER: _builtins.int
+    ACCEPTED_FIELD_NUMBER: _builtins.int
+    JOURNAL_SEQ_FIELD_NUMBER: _builtins.int
+    REPORTED_AT_MS_FIELD_NUMBER: _builtins.int
+    RESOLVED_BY_FIELD_NUMBER: _builtins.int
+    RESOLVED_BY_CERT_FIELD_NUMBER: _builtins.int
+    RESOLVED_AT_MS_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
+    link_group_id: _builtins.str
+    table_id: _builtins.str
+    round_id: _builtins.int
+    kind: _builtins.str
+    """IrregularityKind's name in lower case: "chip_count", "misdeal", ..."""
+    effect: _builtins.str
+    """"held" (until resolved), "void" or "bonus_settles" """
+    section: _builtins.str
+    status: _builtins.str
+    chips: _builtins.int
+    """a chip count: what the dealer counted"""
+    accepted: _builtins.int
+    """and the Progressive Payout Wagers accepted"""
+    journal_seq: _builtins.int
+    reported_at_ms: _builtins.int
+    resolved_by: _builtins.str
+    """the supervisor's certificate identity"""
+    resolved_by_cert: _builtins.str
+    """its certificate's SHA-256 (hex)"""
+    resolved_at_ms: _builtins.int
+    note: _builtins.str
+    """the supervisor's note"""
+    def __init__(
+        self,
+        *,
+        link_group_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+        round_id: _builtins.int = ...,
+        kind: _builtins.str = ...,
+        effect: _builtins.str = ...,
+        section: _builtins.str = ...,
+        status: _builtins.str = ...,
+        chips: _builtins.int = ...,
+        accepted: _builtins.int = ...,
+        journal_seq: _builtins.int = ...,
+        reported_at_ms: _builtins.int = ...,
+        resolved_by: _builtins.str = ...,
+        resolved_by_cert: _builtins.str = ...,
+        resolved_at_ms: _builtins.int = ...,
+        note: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "chips", b"chips", "effect", b"effect", "journal_seq", b"journal_seq", "kind", b"kind", "link_group_id", b"link_group_id", "note", b"note", "reported_at_ms", b"reported_at_ms", "resolved_at_ms", b"resolved_at_ms", "resolved_by", b"resolved_by", "resolved_by_cert", b"resolved_by_cert", "round_id", b"round_id", "section", b"section", "status", b"status", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Irregularity: _TypeAlias = Irregularity  # noqa: Y015
+
+@_typing.final
+class ListIrregularitiesRequest(_message.Message):
+    """Every filter is optional (empty: any)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LINK_GROUP_ID_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    link_group_id: _builtins.str
+    status: _builtins.str
+    """"open", "confirmed", "voided" or "applied" """
+    table_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        link_group_id: _builtins.str = ...,
+        status: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["link_group_id", b"link_group_id", "status", b"status", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListIrregularitiesRequest: _TypeAlias = ListIrregularitiesRequest  # noqa: Y015
+
+@_typing.final
+class ListIrregularitiesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IRREGULARITIES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def irregularities(self) -> _containers.RepeatedCompositeFieldContainer[Global___Irregularity]: ...
+    def __init__(
+        self,
+        *,
+        irregularities: _abc.Iterable[Global___Irregularity] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["irregularities", b"irregularities"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListIrregularitiesResponse: _TypeAlias = ListIrregularitiesResponse  # noqa: Y015
+
+@_typing.final
+class ResolveIrregularityRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    ROUND_ID_FIELD_NUMBER: _builtins.int
+    DECISION_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    round_id: _builtins.int
+    decision: Global___IrregularityDecision.ValueType
+    note: _builtins.str
+    """why (journaled); required, at most 200 characters"""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        round_id: _builtins.int = ...,
+        decision: Global___IrregularityDecision.ValueType = ...,
+        note: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision", b"decision", "note", b"note", "round_id", b"round_id", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResolveIrregularityRequest: _TypeAlias = ResolveIrregularityRequest  # noqa: Y015

@@ -62,6 +62,16 @@ class TableServiceStub:
                 request_serializer=jackpot_dot_v1_dot_jackpot__pb2.GetTableRequest.SerializeToString,
                 response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.GetTableResponse.FromString,
                 _registered_method=True)
+        self.ReportChipCount = channel.unary_unary(
+                '/jackpot.v1.TableService/ReportChipCount',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ReportChipCountRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ReportChipCountResponse.FromString,
+                _registered_method=True)
+        self.ReportIrregularity = channel.unary_unary(
+                '/jackpot.v1.TableService/ReportIrregularity',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ReportIrregularityRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ReportIrregularityResponse.FromString,
+                _registered_method=True)
 
 
 class TableServiceServicer:
@@ -111,6 +121,29 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReportChipCount(self, request, context):
+        """The dealer's count of the Progressive Payout Wager chips collected after the lockout
+        (§ 639a.8(b)), compared in one atomic step with the Progressive Payout Wagers accepted.
+        A different count is an irregularity: journaled, counted, and the round cannot be settled
+        (nor voided by the table) until a supervisor confirms or voids it (ResolveIrregularity).
+        Idempotent per round: the same count again is a replay, another count FAILED_PRECONDITION,
+        as is a count of a settled or voided round. Role: table (its own table).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReportIrregularity(self, request, context):
+        """A seeded irregularity of a locked-out round (jackpot/irregularities.py: its effect and
+        section at the table's game): the round is voided (its contributions leave the meters), or
+        at Texas Hold 'Em Bonus (§ 647a.13(a), (d)) the irregularity is recorded and the table
+        settles the bonus wagers with rest_of_round_void = the answer's reason. Journaled with
+        its kind, effect and section; idempotent per (round, kind). Role: table (its own table).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TableServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -138,6 +171,16 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.GetTable,
                     request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.GetTableRequest.FromString,
                     response_serializer=jackpot_dot_v1_dot_jackpot__pb2.GetTableResponse.SerializeToString,
+            ),
+            'ReportChipCount': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReportChipCount,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ReportChipCountRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.ReportChipCountResponse.SerializeToString,
+            ),
+            'ReportIrregularity': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReportIrregularity,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ReportIrregularityRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.ReportIrregularityResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -288,6 +331,60 @@ class TableService:
             metadata,
             _registered_method=True)
 
+    @staticmethod
+    def ReportChipCount(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.TableService/ReportChipCount',
+            jackpot_dot_v1_dot_jackpot__pb2.ReportChipCountRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.ReportChipCountResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReportIrregularity(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.TableService/ReportIrregularity',
+            jackpot_dot_v1_dot_jackpot__pb2.ReportIrregularityRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.ReportIrregularityResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
 
 class AdminServiceStub:
     """---------------------------------------------------------------------------------------------
@@ -380,6 +477,16 @@ class AdminServiceStub:
                 '/jackpot.v1.AdminService/ResumeLinkGroup',
                 request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ResumeLinkGroupRequest.SerializeToString,
                 response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.LinkGroup.FromString,
+                _registered_method=True)
+        self.ListIrregularities = channel.unary_unary(
+                '/jackpot.v1.AdminService/ListIrregularities',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ListIrregularitiesRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ListIrregularitiesResponse.FromString,
+                _registered_method=True)
+        self.ResolveIrregularity = channel.unary_unary(
+                '/jackpot.v1.AdminService/ResolveIrregularity',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ResolveIrregularityRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Irregularity.FromString,
                 _registered_method=True)
 
 
@@ -511,6 +618,25 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListIrregularities(self, request, context):
+        """Irregularities recorded (chip counts that differed, seeded irregularities), filtered.
+        Roles: operator, supervisor, auditor.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResolveIrregularity(self, request, context):
+        """A supervisor resolves a round held by a chip count that differed: confirm (the round
+        settles with the wagers accepted at lockout) or void (as VoidRound: the wagers are
+        returned). Journaled with the supervisor's certificate identity and the note (required).
+        The same supervisor repeating the same decision gets the record unchanged; a round without
+        an open irregularity is FAILED_PRECONDITION. Role: supervisor.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -593,6 +719,16 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.ResumeLinkGroup,
                     request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ResumeLinkGroupRequest.FromString,
                     response_serializer=jackpot_dot_v1_dot_jackpot__pb2.LinkGroup.SerializeToString,
+            ),
+            'ListIrregularities': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListIrregularities,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ListIrregularitiesRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.ListIrregularitiesResponse.SerializeToString,
+            ),
+            'ResolveIrregularity': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResolveIrregularity,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ResolveIrregularityRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Irregularity.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1030,6 +1166,60 @@ class AdminService:
             '/jackpot.v1.AdminService/ResumeLinkGroup',
             jackpot_dot_v1_dot_jackpot__pb2.ResumeLinkGroupRequest.SerializeToString,
             jackpot_dot_v1_dot_jackpot__pb2.LinkGroup.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListIrregularities(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/ListIrregularities',
+            jackpot_dot_v1_dot_jackpot__pb2.ListIrregularitiesRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.ListIrregularitiesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResolveIrregularity(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/ResolveIrregularity',
+            jackpot_dot_v1_dot_jackpot__pb2.ResolveIrregularityRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.Irregularity.FromString,
             options,
             channel_credentials,
             insecure,

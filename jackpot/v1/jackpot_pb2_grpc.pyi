@@ -74,6 +74,21 @@ class TableServiceStub:
     """The table's registration and its last locked-out round (an agent's next round id must be
     above it and at most max_round_step ahead). Role: table (its own table).
     """
+    ReportChipCount: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ReportChipCountRequest, _jackpot_pb2.ReportChipCountResponse]
+    """The dealer's count of the Progressive Payout Wager chips collected after the lockout
+    (§ 639a.8(b)), compared in one atomic step with the Progressive Payout Wagers accepted.
+    A different count is an irregularity: journaled, counted, and the round cannot be settled
+    (nor voided by the table) until a supervisor confirms or voids it (ResolveIrregularity).
+    Idempotent per round: the same count again is a replay, another count FAILED_PRECONDITION,
+    as is a count of a settled or voided round. Role: table (its own table).
+    """
+    ReportIrregularity: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ReportIrregularityRequest, _jackpot_pb2.ReportIrregularityResponse]
+    """A seeded irregularity of a locked-out round (jackpot/irregularities.py: its effect and
+    section at the table's game): the round is voided (its contributions leave the meters), or
+    at Texas Hold 'Em Bonus (§ 647a.13(a), (d)) the irregularity is recorded and the table
+    settles the bonus wagers with rest_of_round_void = the answer's reason. Journaled with
+    its kind, effect and section; idempotent per (round, kind). Role: table (its own table).
+    """
 
 @_typing.type_check_only
 class TableServiceAsyncStub(TableServiceStub):
@@ -102,6 +117,21 @@ class TableServiceAsyncStub(TableServiceStub):
     GetTable: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.GetTableRequest, _jackpot_pb2.GetTableResponse]  # type: ignore[assignment]
     """The table's registration and its last locked-out round (an agent's next round id must be
     above it and at most max_round_step ahead). Role: table (its own table).
+    """
+    ReportChipCount: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ReportChipCountRequest, _jackpot_pb2.ReportChipCountResponse]  # type: ignore[assignment]
+    """The dealer's count of the Progressive Payout Wager chips collected after the lockout
+    (§ 639a.8(b)), compared in one atomic step with the Progressive Payout Wagers accepted.
+    A different count is an irregularity: journaled, counted, and the round cannot be settled
+    (nor voided by the table) until a supervisor confirms or voids it (ResolveIrregularity).
+    Idempotent per round: the same count again is a replay, another count FAILED_PRECONDITION,
+    as is a count of a settled or voided round. Role: table (its own table).
+    """
+    ReportIrregularity: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ReportIrregularityRequest, _jackpot_pb2.ReportIrregularityResponse]  # type: ignore[assignment]
+    """A seeded irregularity of a locked-out round (jackpot/irregularities.py: its effect and
+    section at the table's game): the round is voided (its contributions leave the meters), or
+    at Texas Hold 'Em Bonus (§ 647a.13(a), (d)) the irregularity is recorded and the table
+    settles the bonus wagers with rest_of_round_void = the answer's reason. Journaled with
+    its kind, effect and section; idempotent per (round, kind). Role: table (its own table).
     """
 
 class TableServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -158,6 +188,33 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_jackpot_pb2.GetTableResponse, _abc.Awaitable[_jackpot_pb2.GetTableResponse]]:
         """The table's registration and its last locked-out round (an agent's next round id must be
         above it and at most max_round_step ahead). Role: table (its own table).
+        """
+
+    @_abc_1.abstractmethod
+    def ReportChipCount(
+        self,
+        request: _jackpot_pb2.ReportChipCountRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.ReportChipCountResponse, _abc.Awaitable[_jackpot_pb2.ReportChipCountResponse]]:
+        """The dealer's count of the Progressive Payout Wager chips collected after the lockout
+        (§ 639a.8(b)), compared in one atomic step with the Progressive Payout Wagers accepted.
+        A different count is an irregularity: journaled, counted, and the round cannot be settled
+        (nor voided by the table) until a supervisor confirms or voids it (ResolveIrregularity).
+        Idempotent per round: the same count again is a replay, another count FAILED_PRECONDITION,
+        as is a count of a settled or voided round. Role: table (its own table).
+        """
+
+    @_abc_1.abstractmethod
+    def ReportIrregularity(
+        self,
+        request: _jackpot_pb2.ReportIrregularityRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.ReportIrregularityResponse, _abc.Awaitable[_jackpot_pb2.ReportIrregularityResponse]]:
+        """A seeded irregularity of a locked-out round (jackpot/irregularities.py: its effect and
+        section at the table's game): the round is voided (its contributions leave the meters), or
+        at Texas Hold 'Em Bonus (§ 647a.13(a), (d)) the irregularity is recorded and the table
+        settles the bonus wagers with rest_of_round_void = the answer's reason. Journaled with
+        its kind, effect and section; idempotent per (round, kind). Role: table (its own table).
         """
 
 def add_TableServiceServicer_to_server(servicer: TableServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
@@ -219,6 +276,17 @@ class AdminServiceStub:
     epoch, once what was lost has been reconciled from the tables' records; journaled with
     who and why. FAILED_PRECONDITION when the group is not stopped. Role: operator.
     """
+    ListIrregularities: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ListIrregularitiesRequest, _jackpot_pb2.ListIrregularitiesResponse]
+    """Irregularities recorded (chip counts that differed, seeded irregularities), filtered.
+    Roles: operator, supervisor, auditor.
+    """
+    ResolveIrregularity: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ResolveIrregularityRequest, _jackpot_pb2.Irregularity]
+    """A supervisor resolves a round held by a chip count that differed: confirm (the round
+    settles with the wagers accepted at lockout) or void (as VoidRound: the wagers are
+    returned). Journaled with the supervisor's certificate identity and the note (required).
+    The same supervisor repeating the same decision gets the record unchanged; a round without
+    an open irregularity is FAILED_PRECONDITION. Role: supervisor.
+    """
 
 @_typing.type_check_only
 class AdminServiceAsyncStub(AdminServiceStub):
@@ -274,6 +342,17 @@ class AdminServiceAsyncStub(AdminServiceStub):
     """Resumes a stopped link group (Redis lost state that tables were acknowledged) in a new
     epoch, once what was lost has been reconciled from the tables' records; journaled with
     who and why. FAILED_PRECONDITION when the group is not stopped. Role: operator.
+    """
+    ListIrregularities: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ListIrregularitiesRequest, _jackpot_pb2.ListIrregularitiesResponse]  # type: ignore[assignment]
+    """Irregularities recorded (chip counts that differed, seeded irregularities), filtered.
+    Roles: operator, supervisor, auditor.
+    """
+    ResolveIrregularity: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ResolveIrregularityRequest, _jackpot_pb2.Irregularity]  # type: ignore[assignment]
+    """A supervisor resolves a round held by a chip count that differed: confirm (the round
+    settles with the wagers accepted at lockout) or void (as VoidRound: the wagers are
+    returned). Journaled with the supervisor's certificate identity and the note (required).
+    The same supervisor repeating the same decision gets the record unchanged; a round without
+    an open irregularity is FAILED_PRECONDITION. Role: supervisor.
     """
 
 class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -423,6 +502,29 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         """Resumes a stopped link group (Redis lost state that tables were acknowledged) in a new
         epoch, once what was lost has been reconciled from the tables' records; journaled with
         who and why. FAILED_PRECONDITION when the group is not stopped. Role: operator.
+        """
+
+    @_abc_1.abstractmethod
+    def ListIrregularities(
+        self,
+        request: _jackpot_pb2.ListIrregularitiesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.ListIrregularitiesResponse, _abc.Awaitable[_jackpot_pb2.ListIrregularitiesResponse]]:
+        """Irregularities recorded (chip counts that differed, seeded irregularities), filtered.
+        Roles: operator, supervisor, auditor.
+        """
+
+    @_abc_1.abstractmethod
+    def ResolveIrregularity(
+        self,
+        request: _jackpot_pb2.ResolveIrregularityRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.Irregularity, _abc.Awaitable[_jackpot_pb2.Irregularity]]:
+        """A supervisor resolves a round held by a chip count that differed: confirm (the round
+        settles with the wagers accepted at lockout) or void (as VoidRound: the wagers are
+        returned). Journaled with the supervisor's certificate identity and the note (required).
+        The same supervisor repeating the same decision gets the record unchanged; a round without
+        an open irregularity is FAILED_PRECONDITION. Role: supervisor.
         """
 
 def add_AdminServiceServicer_to_server(servicer: AdminServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -87,6 +87,8 @@ def test_a_lockout_whose_answer_was_lost_is_counted_in_the_contribution_metrics(
         "lockout": 1,
         "settle": 0,
         "void": 0,
+        "chip_count": 0,
+        "irregularity": 0,
     }
     contributions: dict[str, float] = {}
     for _ in range(100):  # bounded: the controller reads Redis's counters every 2 s

@@ -42,6 +42,11 @@ end
 if state == 'voided' then
   refuse('VOIDED', where .. ' was voided; its wagers were returned and it cannot be settled')
 end
+if state == 'irregular' then
+  refuse('IRREGULAR', where .. ' is held: the dealer\'s chip count differed from the '
+    .. 'Progressive Payout Wagers accepted (§ 639a.8(b)); call a supervisor to confirm or '
+    .. 'void the round before it is settled')
+end
 if round[4] ~= ARGV[8] then
   refuse('CONFLICT', where .. ' changed while it was being settled; retry the request')
 end

@@ -5,9 +5,16 @@
 -- floor, § 639a.12(d)(3)): that part was paid to a winner, so the operator funds it,
 -- journaled as operator seed; so too when this very contribution hit a must-hit-by meter
 -- (lockout.lua). Without such a hit the whole contribution leaves the meter.
--- KEYS: 1 round, 2 journal, 3 seq, 4 epoch, 5 counters, 6 open rounds, 7.. the table's meters
+-- A round held by a chip count that differed ('irregular', report_chip_count.lua) is voided
+-- only by a supervisor's resolution. ARGV[9], when not empty, is why the round is voided:
+-- {by = 'table', kind, effect, section} a seeded irregularity the table reported (journaled
+-- and counted before the void, kept in the irregularities hash), or {by = 'supervisor',
+-- supervisor, supervisor_cert, note, link_group_id} the resolution of the held round.
+-- KEYS: 1 round, 2 journal, 3 seq, 4 epoch, 5 counters, 6 open rounds, 7 irregularities,
+--       8.. the table's meters
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint, 4 reason, 5 meter ids JSON, 6 retention seconds,
---       7, 8 the table's last acknowledged journal position (epoch id, seq)
+--       7, 8 the table's last acknowledged journal position (epoch id, seq),
+--       9 the irregularity JSON or ''
 -- Answers {reply JSON, 'new' | 'replay', epoch id, journal seq}.
 local table_id, round_id, fp, reason = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local epoch = check_epoch(KEYS[4], KEYS[2], KEYS[3], 'table ' .. table_id, ARGV[7], ARGV[8])
@@ -30,9 +37,43 @@ end
 if state == 'settled' then
   refuse('SETTLED', where .. ' is already settled; a settled round cannot be voided')
 end
+local why = ARGV[9] ~= '' and cjson.decode(ARGV[9]) or {by = 'table'}
+local held_id = table_id .. ':' .. round_id .. ':chip_count'
+local held
+if why.by == 'supervisor' then
+  if state ~= 'irregular' then
+    refuse('NOT_IRREGULAR', where .. ' is ' .. state .. ', not held for a supervisor; there is '
+      .. 'nothing to resolve')
+  end
+  held = cjson.decode(redis.call('HGET', KEYS[7], held_id))
+elseif state == 'irregular' then
+  refuse('IRREGULAR', where .. ' is held: the dealer\'s chip count differed from the '
+    .. 'Progressive Payout Wagers accepted (§ 639a.8(b)); call a supervisor to confirm or '
+    .. 'void the round')
+end
 
-local meters = load_meters(KEYS, 7, cjson.decode(ARGV[5]))
+local meters = load_meters(KEYS, 8, cjson.decode(ARGV[5]))
 local lockout_seq = num(round[5])
+local clock = redis.call('TIME')
+local now_ms = int(tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))
+if held then
+  local seq = journal(KEYS[2], KEYS[3], 'irregularity_resolved', '', 0, 0,
+    {'table', table_id, 'round', round_id, 'kind', 'chip_count', 'decision', 'void',
+     'supervisor', why.supervisor, 'supervisor_cert', why.supervisor_cert, 'note', why.note})
+  held.status, held.resolved_by, held.resolved_by_cert = 'voided', why.supervisor,
+    why.supervisor_cert
+  held.note, held.resolved_at_ms, held.resolved_seq = why.note, now_ms, int(seq)
+  redis.call('HSET', KEYS[7], held_id, cjson.encode(held))
+elseif why.kind then
+  local seq = journal(KEYS[2], KEYS[3], 'irregularity', '', 0, 0,
+    {'table', table_id, 'round', round_id, 'kind', why.kind, 'effect', why.effect, 'section',
+     why.section, 'reason', reason})
+  redis.call('HSET', KEYS[7], table_id .. ':' .. round_id .. ':' .. why.kind, cjson.encode({
+    v = SCHEMA_VERSION, link_group_id = why.link_group_id, table_id = table_id,
+    round_id = round_id, kind = why.kind, effect = why.effect, section = why.section,
+    status = 'applied', journal_seq = int(seq), reported_at_ms = now_ms}))
+  count(KEYS[5], {'irregularities', why.kind}, 1)
+end
 local reversed = {}
 for i, w in ipairs(cjson.decode(round[4])) do
   local back = {}
