@@ -1113,7 +1113,6 @@ class RedisStore:
                 return
             start = "(" + rows[-1][0]
 
-
     async def journal_window(
         self, link_group_id: str, from_ms: int, to_ms: int, limit: int, batch: int = 1000
     ) -> list[JournalEntry]:
