@@ -30,6 +30,7 @@ from tests.helpers import (
     ROYAL_SPADES,
     STRAIGHT_FLUSH_HEARTS,
     Floor,
+    lockout,
     progressive_table,
     settle,
 )
@@ -272,3 +273,21 @@ def test_an_unknown_change_appears_with_its_fields() -> None:
     assert change.type == "meter_retired" and change.at_ms == 1_700_000_000_000
     assert change.fields == {"approval": "RS-12", "to": "cs-main"}
     assert change.d_meter_microcents == -5 * MICRO
+
+
+async def test_overflow_above_the_ceiling(
+    admin: pb_grpc.AdminServiceAsyncStub, tables: pb_grpc.TableServiceAsyncStub, store: RedisStore
+) -> None:
+    """A ceiling 20 cents above the reset: three $1 wagers give 15 + 5 cents to the meter and
+    10 + 15 cents of overflow, which goes to the reserve."""
+    await Floor(admin).create(ceiling_cents=SEED + 20)
+    await tables.Lockout(lockout("t1", 1, [1, 2, 3]))
+    entries = await store.journal_window("floor", 0, 0, 100)
+    [line] = reports.meter_report(
+        entries, await store.list_meters("floor"), await store.list_tables("floor")
+    )
+    assert line.to_meter_microcents == 20 * MICRO
+    assert line.overflow_microcents == 25 * MICRO
+    assert line.to_reserve_microcents == 0
+    assert line.net_reserve_microcents == line.reserve_microcents == 25 * MICRO
+    assert line.amount_microcents == (SEED + 20) * MICRO
