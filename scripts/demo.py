@@ -292,6 +292,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure(ctl)
         tallies = play(controller, args.rounds, work)
         summarise(ctl, supervisor, cage, tallies)
+        banner("Regulator reports: the meters, the handle per table and wager, the hits")
+        for kind in ("meters", "handle", "hits"):
+            command([str(BIN / "jackpotctl"), "report", kind, "--redis", redis.url])
         banner("Audit: recompute every meter from the journal")
         command([str(BIN / "jackpotctl"), "audit", "verify", "--redis", redis.url])
         show_metrics(controller.metrics_port)

@@ -48,7 +48,7 @@ import grpc
 
 from controller import certs, checkpoint_signature, journal_export, settings
 from controller.audit import AuditReport, verify, verify_export
-from controller.ctl import irregularities, jackpots, odds
+from controller.ctl import irregularities, jackpots, odds, reports
 from controller.ctl.hands import classify_stream
 from controller.ctl.remote import call as _call
 from controller.ctl.remote import show as _show
@@ -308,6 +308,7 @@ def _parser() -> argparse.ArgumentParser:
 
     jackpots.add_commands(top)
     irregularities.add_commands(top)
+    reports.add_commands(top, _redis_arguments, _store)
     return parser
 
 

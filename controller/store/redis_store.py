@@ -1307,12 +1307,14 @@ class RedisStore:
                 return snapshot
         raise StoreUnavailable(f"link group {link_group_id} kept changing; audit it again")
 
-    async def journal(self, link_group_id: str, batch: int = 1000) -> AsyncIterator[JournalEntry]:
-        """Every journal entry of a link group, oldest first."""
+    async def journal(
+        self, link_group_id: str, batch: int = 1000, *, start: str = "-", end: str = "+"
+    ) -> AsyncIterator[JournalEntry]:
+        """Every journal entry of a link group, oldest first (or those with stream ids from
+        ``start`` to ``end``, both inclusive)."""
         stream = keys.LinkGroupKeys(link_group_id).journal
-        start = "-"
         while True:
-            rows = await self._read(self._client.xrange(stream, start, "+", count=batch))
+            rows = await self._read(self._client.xrange(stream, start, end, count=batch))
             for entry_id, fields in rows:
                 yield JournalEntry(
                     entry_id=entry_id,
@@ -1326,6 +1328,29 @@ class RedisStore:
             if len(rows) < batch:
                 return
             start = "(" + rows[-1][0]
+
+    async def journal_window(
+        self, link_group_id: str, from_ms: int, to_ms: int, limit: int, batch: int = 1000
+    ) -> list[JournalEntry]:
+        """The journal entries Redis wrote from ``from_ms`` (inclusive) to ``to_ms``
+        (exclusive; 0: up to now), milliseconds since the Unix epoch, oldest first. A window
+        of more than ``limit`` entries is refused (:class:`InvalidArgument`: narrow it), so a
+        report never holds an unbounded journal in memory."""
+        if from_ms < 0 or to_ms < 0 or (to_ms and to_ms <= from_ms):
+            raise InvalidArgument(
+                f"the window from {from_ms} to {to_ms} ms is empty or negative; --to must be "
+                "after --from"
+            )
+        end = str(to_ms - 1) if to_ms else "+"
+        entries: list[JournalEntry] = []
+        async for entry in self.journal(link_group_id, batch, start=str(from_ms), end=end):
+            if len(entries) == limit:
+                raise InvalidArgument(
+                    f"the journal of link group {link_group_id} holds more than {limit} entries "
+                    "in that window; ask for a shorter one"
+                )
+            entries.append(entry)
+        return entries
 
 
 async def _evalsha(

@@ -25,6 +25,7 @@ from table_agent.outbox import SUMS
 from tests.chaos.agents import SUM_OF_PHASE
 
 PHASE_OF_ENTRY = {
+    "wagers_accepted": "lockout",  # the round's handle by wager kind; moves no meter
     "contribution": "lockout",
     "award": "settle",
     "reset": "settle",  # the meter refilled after a 100% award, in the same script

@@ -132,6 +132,7 @@ end
 -- Compute every split first (nothing is written before every check has passed).
 local wagers = cjson.decode(ARGV[4])
 local accepted = {}
+local overflows = {}  -- per contribution, in order: the part above the ceiling (journal only)
 for i, w in ipairs(wagers) do
   local contributions = {}
   for j, meter_id in ipairs(w.meters) do
@@ -139,8 +140,10 @@ for i, w in ipairs(wagers) do
     local to_meter = w.amount_cents * m.rate
     local to_reserve = w.amount_cents * m.reserve_rate
     local room = math.max(m.ceiling - m.value, 0)
+    local overflow = 0
     if to_meter > room then
-      to_reserve = to_reserve + (to_meter - room)
+      overflow = to_meter - room
+      to_reserve = to_reserve + overflow
       to_meter = room
     end
     m.value, m.reserve = m.value + to_meter, m.reserve + to_reserve
@@ -148,18 +151,50 @@ for i, w in ipairs(wagers) do
     check_exact('the reserve of meter ' .. meter_id, m.reserve)
     contributions[j] = {meter_id = meter_id, to_meter_microcents = int(to_meter),
       to_reserve_microcents = int(to_reserve)}
+    overflows[#overflows + 1] = overflow
     mystery_cross(m, contributions[j])
   end
   accepted[i] = {seat = w.seat, kind = w.kind, amount_cents = int(w.amount_cents),
     on_dealer_hand = w.on_dealer_hand, envy = w.envy, contributions = contributions}
 end
 
--- Write: journal each contribution, then the meters and the round.
+-- Write: journal the handle (every accepted wager by kind, whether or not it feeds a meter:
+-- count and cents, the regulator's reports read it), each contribution, then the meters and
+-- the round.
+if #accepted > 0 then
+  local kinds, by_kind, total = {}, {}, 0
+  for _, a in ipairs(accepted) do
+    local k = by_kind[a.kind]
+    if not k then
+      k = {count = 0, cents = 0}
+      by_kind[a.kind] = k
+      kinds[#kinds + 1] = a.kind
+    end
+    k.count, k.cents = k.count + 1, k.cents + tonumber(a.amount_cents)
+    total = total + tonumber(a.amount_cents)
+  end
+  local fields = {'table', table_id, 'round', round_id, 'wagers', int(#accepted),
+    'amount_cents', int(total)}
+  for _, kind in ipairs(kinds) do
+    fields[#fields + 1] = 'count:' .. kind
+    fields[#fields + 1] = int(by_kind[kind].count)
+    fields[#fields + 1] = 'cents:' .. kind
+    fields[#fields + 1] = int(by_kind[kind].cents)
+  end
+  journal(KEYS[3], KEYS[4], 'wagers_accepted', '', 0, 0, fields)
+end
+local n = 0
 for _, a in ipairs(accepted) do
   for _, c in ipairs(a.contributions) do
+    n = n + 1
+    local fields = {'table', table_id, 'round', round_id, 'seat', a.seat, 'wager', a.kind,
+      'amount_cents', a.amount_cents}
+    if overflows[n] > 0 then  -- the part above the ceiling, sent to the reserve (in d_reserve)
+      fields[#fields + 1] = 'overflow_microcents'
+      fields[#fields + 1] = int(overflows[n])
+    end
     journal(KEYS[3], KEYS[4], 'contribution', c.meter_id, c.to_meter_microcents,
-      c.to_reserve_microcents, {'table', table_id, 'round', round_id, 'seat', a.seat,
-      'wager', a.kind, 'amount_cents', a.amount_cents})
+      c.to_reserve_microcents, fields)
     mystery_write(c, a)
   end
 end
