@@ -89,6 +89,8 @@ class Desk:
         try:
             if send.phase == "lockout":
                 session.locked_out(await agent.lockout(send.round_id, send.wagers))
+            elif send.phase == "chip_count":
+                session.chip_counted(await agent.report_chip_count(send.round_id, send.chips))
             elif send.phase == "settle" and send.report is not None:
                 self.record.append(session.settled(await agent.settle(send.round_id, send.report)))
             elif send.phase == "void":
@@ -101,7 +103,8 @@ class Desk:
             if send.phase == "lockout":
                 session.refused(send, refusal.message, next_round_id=agent.new_round())
             else:
-                agent.still_locked(send.round_id)
+                if send.phase in ("settle", "void"):
+                    agent.still_locked(send.round_id)
                 session.refused(send, refusal.message)
         except ControllerUnreachable as error:
             log.error("the %s of round %s was not answered: %s", send.phase, send.round_id, error)

@@ -39,6 +39,7 @@ from jackpot.kinds import Extra, wager_title
 from jackpot.money import format_cents
 from jackpot.results import (
     AcceptedWager,
+    ChipCountResult,
     LockoutResult,
     SeatOutcome,
     SeatResult,
@@ -75,13 +76,15 @@ class Phase(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Send:
     """What the dealer asked of the controller: ``phase`` is ``open`` (a new round id),
-    ``lockout`` (``wagers``), ``settle`` (``report``), ``void`` (``reason``) or ``quit``."""
+    ``lockout`` (``wagers``), ``chip_count`` (``chips``), ``settle`` (``report``), ``void``
+    (``reason``) or ``quit``."""
 
     phase: str
     round_id: int = 0
     wagers: tuple[PlacedWager, ...] = ()
     report: SettleReport | None = None
     reason: str = ""
+    chips: int = 0
 
 
 @dataclass
@@ -90,14 +93,17 @@ class RoundSheet:
 
     ``wagers``: entered before the lockout; ``lockout``: the controller's answer (the accepted
     wagers are final). ``chip_count``: the dealer's count of the progressive wagers' chips
-    (None: not given). ``hands`` by seat, ``folded`` seats, the ``dealer``'s and the
-    ``community`` cards; then the ``settlement`` or the ``void`` with its ``void_reason``.
+    as the controller recorded it (None: not given), ``chip_count_matched`` its verdict (a
+    count that differs holds the round for a supervisor, § 639a.8(b)). ``hands`` by seat,
+    ``folded`` seats, the ``dealer``'s and the ``community`` cards; then the ``settlement`` or
+    the ``void`` with its ``void_reason``.
     """
 
     round_id: int
     wagers: list[PlacedWager] = field(default_factory=list)
     lockout: LockoutResult | None = None
     chip_count: int | None = None
+    chip_count_matched: bool | None = None
     hands: dict[int, tuple[DeckCard, ...]] = field(default_factory=dict)
     folded: set[int] = field(default_factory=set)
     dealer: tuple[DeckCard, ...] = ()
@@ -118,10 +124,9 @@ class RoundSheet:
 
     @property
     def chip_count_matches(self) -> bool | None:
-        """Whether the chip count equals the accepted progressive wagers (None: no count)."""
-        if self.chip_count is None:
-            return None
-        return self.chip_count == self.progressive_wagers
+        """Whether the controller found the chip count equal to the accepted Progressive
+        Payout Wagers (None: no count)."""
+        return self.chip_count_matched
 
 
 def _key(wager: PlacedWager | AcceptedWager) -> tuple[int, str, bool]:
@@ -270,18 +275,24 @@ class DealerSession:
         sheet = self._sheet()
         return Send("lockout", sheet.round_id, wagers=tuple(sheet.wagers))
 
-    def _count(self, words: list[str]) -> None:
+    def _count(self, words: list[str]) -> Send:
         sheet = self._sheet()
-        if len(words) != 1 or not words[0].isdigit():
+        if len(words) != 1 or not words[0].isdigit() or len(words[0]) > 4:
             raise EntryError("count N: the number of progressive wager chips collected")
-        sheet.chip_count = int(words[0])
-        expected = sheet.progressive_wagers
-        if sheet.chip_count_matches:
-            self.say(f"chip count {sheet.chip_count}: matches the accepted progressive wagers")
+        return Send("chip_count", sheet.round_id, chips=int(words[0]))
+
+    def chip_counted(self, result: ChipCountResult) -> None:
+        """The controller recorded the chip count: a count that differs from the accepted
+        Progressive Payout Wagers holds the round until a supervisor confirms or voids it."""
+        sheet = self._sheet()
+        sheet.chip_count, sheet.chip_count_matched = result.chips, result.matched
+        if result.matched:
+            self.say(f"chip count {result.chips}: matches the accepted progressive wagers")
         else:
             self.say(
-                f"IRREGULARITY: chip count {sheet.chip_count}, but {expected} progressive "
-                "wager(s) were accepted; call the floor supervisor (kept in the round record)"
+                f"IRREGULARITY: chip count {result.chips}, but {result.accepted} progressive "
+                "wager(s) were accepted (§ 639a.8(b)); the round is held: call the floor "
+                "supervisor to confirm or void it"
             )
 
     def _check_new_cards(self, whose: str, cards: tuple[DeckCard, ...]) -> None:

@@ -12,6 +12,7 @@ import pytest
 from jackpot.kinds import AwardKind, WagerKind
 from jackpot.results import (
     AcceptedWager,
+    ChipCountResult,
     Contribution,
     LockoutResult,
     MeterValue,
@@ -107,7 +108,8 @@ def test_a_round_from_open_to_settle() -> None:
     assert console.expected() == (
         "round 5: cards of seat 2 and seat 3 (count N: the chip count); or void REASON"
     )
-    console.handle("count 1")
+    assert console.handle("count 1") == Send("chip_count", 5, chips=1)
+    console.chip_counted(ChipCountResult("cs-1", 5, 1, 1, matched=True))
     console.handle("cards 2 AS KS QS JS TS")
     console.handle("cards 3 2c 3d 5h 8s jc")
     assert console.expected() == "round 5: settle; or void REASON"
@@ -191,13 +193,18 @@ def test_the_chip_count_is_compared_with_the_accepted_progressive_wagers() -> No
     console = session()
     locked(console, "wager 1 progressive", "wager 2 progressive", "wager 2 bonus 5")
     assert console.sheet is not None and console.sheet.progressive_wagers == 2
-    console.handle("count 3")
+    round_id = console.sheet.round_id
+    assert console.handle("count 3") == Send("chip_count", round_id, chips=3)
+    assert console.sheet.chip_count is None  # until the controller records it
+    console.chip_counted(ChipCountResult("cs-1", round_id, 3, 2, matched=False))
     assert console.sheet.chip_count == 3 and console.sheet.chip_count_matches is False
     assert console.messages[-1].startswith("IRREGULARITY: chip count 3, but 2 progressive")
-    console.handle("count 2")
+    assert "the round is held: call the floor supervisor" in console.messages[-1]
+    console.chip_counted(ChipCountResult("cs-1", round_id, 2, 2, matched=True))
     assert console.sheet.chip_count_matches is True
-    with pytest.raises(EntryError, match="count N"):
-        console.handle("count two")
+    for bad in ("count two", "count 12345", "count"):
+        with pytest.raises(EntryError, match="count N"):
+            console.handle(bad)
 
 
 def test_cards_seen_twice_are_refused_and_change_nothing() -> None:
@@ -318,7 +325,9 @@ def test_an_unanswered_report_halts_the_console_until_it_is_restarted() -> None:
 def test_the_round_record_keeps_the_chip_count_cards_and_outcome(tmp_path: Path) -> None:
     console = session()
     locked(console, "wager 2 progressive")
+    assert console.sheet is not None
     console.handle("count 2")
+    console.chip_counted(ChipCountResult("cs-1", console.sheet.round_id, 2, 1, matched=False))
     console.handle("cards 2 AS KS QS JS TS")
     sheet = console.settled(SettleResult("cs-1", 5, (ROYAL,), ()))
     record = RoundRecord(tmp_path, "cs-1")
