@@ -20,11 +20,14 @@ from typing import Any, Literal, TypeVar
 
 from controller.domain.config import TableConfig
 from controller.domain.records import (
+    Adjustment,
     Checkpoint,
     Jackpot,
     LinkGroupSnapshot,
+    Maintenance,
     MeterBalance,
     MeterState,
+    RetiredMeter,
 )
 from controller.domain.rounds import Wager
 from jackpot.data import items, record_from_data
@@ -40,7 +43,7 @@ from jackpot.results import (
 SCHEMA_VERSION = 1
 """The version of the records this release writes (the field ``v`` of each)."""
 
-RecordKind = Literal["link group", "meter", "table", "round", "jackpot"]
+RecordKind = Literal["link group", "meter", "table", "round", "jackpot", "adjustment"]
 
 
 def _unchanged(record: Mapping[str, Any], version: int) -> Mapping[str, Any]:
@@ -54,6 +57,7 @@ MIGRATIONS: dict[RecordKind, Callable[[Mapping[str, Any], int], Mapping[str, Any
     "table": _unchanged,
     "round": _unchanged,
     "jackpot": _unchanged,
+    "adjustment": _unchanged,
 }
 """Per record kind: the step that upgrades a record of an older version (its second
 argument) to :data:`SCHEMA_VERSION`. A release that changes a record's shape raises the
@@ -146,6 +150,33 @@ def meter_state(fields: Mapping[str, str]) -> MeterState:
         hits_total=int(fields["hits_total"]),
         awards_cents_total=int(fields["awards_cents_total"]),
         operator_seed_microcents_total=int(fields["operator_seed_microcents_total"]),
+    )
+
+
+def adjustment(raw: str | bytes) -> Adjustment:
+    """Decode a stored adjustment record."""
+    stored = json.loads(raw)
+    where = str(stored.get("adjustment_id", "?"))
+    return record_from_data(Adjustment, upgraded("adjustment", where, stored))
+
+
+def retired_meter(raw: str | bytes) -> RetiredMeter:
+    """Decode a retired meter's record (its last meter fields and its retirement)."""
+    stored = json.loads(raw)
+    return record_from_data(RetiredMeter, upgraded("meter", str(stored.get("meter_id")), stored))
+
+
+def maintenance(fields: Mapping[str, str]) -> Maintenance:
+    """Decode a link group's maintenance hash (empty: never in maintenance)."""
+    return Maintenance(
+        active=fields.get("state") == "maintenance",
+        by=fields.get("entered_by", ""),
+        reason=fields.get("entered_reason", ""),
+        since_seq=int(fields.get("entered_seq") or 0),
+        since_ms=int(fields.get("entered_at_ms") or 0),
+        left_by=fields.get("left_by", ""),
+        left_reason=fields.get("left_reason", ""),
+        left_seq=int(fields.get("left_seq") or 0),
     )
 
 

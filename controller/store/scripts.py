@@ -36,7 +36,17 @@ SCRIPT_NAMES = (
     "trim_journal",
     "restore_epoch",
     "read_position",
+    "enter_maintenance",
+    "leave_maintenance",
+    "update_meter",
+    "retire_meter",
+    "request_adjustment",
+    "review_adjustment",
+    "update_table",
+    "retire_table",
 )
+CONTROL_SCRIPTS = frozenset(SCRIPT_NAMES[SCRIPT_NAMES.index("enter_maintenance") :])
+"""The scripts of meter and table controls: ``_controls.lua`` is prepended to them too."""
 
 
 def script_source(name: str) -> str:
@@ -44,6 +54,8 @@ def script_source(name: str) -> str:
     script."""
     folder = resources.files("controller.store") / "scripts"
     prelude = (folder / "_lib.lua").read_text(encoding="utf-8")
+    if name in CONTROL_SCRIPTS:
+        prelude += "\n" + (folder / "_controls.lua").read_text(encoding="utf-8")
     body = (folder / f"{name}.lua").read_text(encoding="utf-8")
     return f"local SCHEMA_VERSION = {SCHEMA_VERSION:d}\n{prelude}\n{body}"
 
@@ -70,6 +82,14 @@ class Scripts:
     trim_journal: AsyncScript
     restore_epoch: AsyncScript
     read_position: AsyncScript
+    enter_maintenance: AsyncScript
+    leave_maintenance: AsyncScript
+    update_meter: AsyncScript
+    retire_meter: AsyncScript
+    request_adjustment: AsyncScript
+    review_adjustment: AsyncScript
+    update_table: AsyncScript
+    retire_table: AsyncScript
 
     @classmethod
     def register(cls, client: Redis) -> Scripts:

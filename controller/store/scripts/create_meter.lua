@@ -1,11 +1,15 @@
 -- Create a meter at its reset amount; the initial amount is journaled as operator seed.
 -- Idempotent: the same parameters again change nothing; other parameters are refused.
--- KEYS: 1 link group info, 2 meter, 3 meters set, 4 journal, 5 seq
+-- A retired meter's id is never used again.
+-- KEYS: 1 link group info, 2 meter, 3 meters set, 4 journal, 5 seq, 6 retired meters
 -- ARGV: 1 meter_id, 2 link_group_id, 3 game, 4 reset_cents, 5 rate_ppm, 6 reserve_rate_ppm,
 --       7 ceiling_cents, 8 actor
 local meter_id, link_group_id = ARGV[1], ARGV[2]
 if redis.call('EXISTS', KEYS[1]) == 0 then
   refuse('NOT_FOUND', 'link group ' .. link_group_id .. ' does not exist; create it first')
+end
+if redis.call('HEXISTS', KEYS[6], meter_id) == 1 then
+  refuse('EXISTS', 'meter ' .. meter_id .. ' was retired; a meter id is never used again')
 end
 if redis.call('SISMEMBER', KEYS[3], meter_id) == 1 and redis.call('EXISTS', KEYS[2]) == 0 then
   refuse('LOST', 'meter ' .. meter_id .. ' existed in link group ' .. link_group_id .. ' but its '
