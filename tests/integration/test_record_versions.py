@@ -167,4 +167,11 @@ def test_an_unknown_version_is_never_guessed(version: object) -> None:
 
 
 def test_every_record_kind_has_its_migration() -> None:
-    assert set(codec.MIGRATIONS) == {"link group", "meter", "table", "round", "jackpot"}
+    assert set(codec.MIGRATIONS) == {
+        "link group",
+        "meter",
+        "table",
+        "round",
+        "jackpot",
+        "adjustment",
+    }
