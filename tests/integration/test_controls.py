@@ -462,7 +462,9 @@ async def test_an_adjustment_of_a_later_schema_version_is_refused_by_name(
         )
     )
     group = keys.LinkGroupKeys("floor")
-    record = json.loads(await redis_client.hget(group.adjustments, requested.adjustment_id))
+    raw = await redis_client.hget(group.adjustments, requested.adjustment_id)
+    assert raw is not None
+    record = json.loads(raw)
     record["v"] = codec.SCHEMA_VERSION + 1
     await redis_client.hset(group.adjustments, requested.adjustment_id, json.dumps(record))
     before = await snapshot(redis_client)
