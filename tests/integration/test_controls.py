@@ -4,14 +4,18 @@ is journaled with who and why; every refusal is precise and changes nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import grpc
+import pytest
 from redis.asyncio import Redis
 
 from controller.audit import verify
+from controller.ctl.main import main as jackpotctl
 from controller.server import ControllerServer
 from controller.store import codec, keys
+from controller.testing import TestPKI
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import (
@@ -475,3 +479,103 @@ async def test_an_adjustment_of_a_later_schema_version_is_refused_by_name(
         f"the stored record of adjustment {requested.adjustment_id} has schema version",
     )
     assert await snapshot(redis_client) == before
+
+
+async def test_the_controls_on_the_command_line(
+    controller: ControllerServer,
+    floor: Floor,
+    pki: TestPKI,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    address = ["--controller", f"127.0.0.1:{controller.port}"]
+    alice = [*address, *pki.client_args(*OPERATOR)]
+    bob = [*address, *pki.client_args(*BOB)]
+
+    async def ctl(*argv: str) -> tuple[int, str]:
+        status = await asyncio.to_thread(jackpotctl, list(argv))
+        out = capsys.readouterr()
+        return status, out.out + out.err
+
+    status, text = await ctl(
+        *alice, "meters", "update", "cs-main", "--reset", "10500", "--reason", "x"
+    )
+    assert status == 1 and "changes only while link group floor is in maintenance" in text
+    status, text = await ctl(
+        *alice, "link-groups", "maintenance", "enter", "floor", "--reason", "rev 4"
+    )
+    assert status == 0 and "is in maintenance since journal #" in text and "(jackpot://" in text
+    status, text = await ctl(
+        *alice,
+        "meters",
+        "update",
+        "cs-main",
+        "--rate",
+        "12.5",
+        "--ceiling",
+        "20000",
+        "--reason",
+        "rev 4",
+    )
+    assert status == 0 and "rate 12.5%" in text and "ceiling $20,000.00" in text
+    await ctl(
+        *alice,
+        "meters",
+        "create",
+        "cs-b",
+        "--link-group",
+        "floor",
+        "--game",
+        "caribbean-stud",
+        "--reset",
+        "10000",
+        "--rate",
+        "15",
+    )
+    status, text = await ctl(
+        *alice, "tables", "update", "t1", "--meter", "cs-b", "--seats", "6", "--reason", "move"
+    )
+    assert (
+        status == 0 and "t1: caribbean-stud, 6 seats (floor); progressive B $1.00 -> cs-b" in text
+    )
+    status, text = await ctl(
+        *alice,
+        "meters",
+        "retire",
+        "cs-main",
+        "--to",
+        "cs-b",
+        "--reason",
+        "one meter",
+        "--approval",
+        "PGCB 118",
+    )
+    assert status == 0 and "$0.00 to cs-b" in text and "$10,000.00 back to the operator" in text
+    status, text = await ctl(
+        *alice,
+        "meters",
+        "adjust",
+        "cs-b",
+        "--amount",
+        "-12.50",
+        "--reason",
+        "seed error",
+        "--reference",
+        "incident 77",
+    )
+    assert status == 0 and "requested" in text and "-$12.50" in text
+    adjustment_id = text.split(":", 2)[0] + ":" + text.split(":", 2)[1]
+    status, text = await ctl(*alice, "meters", "approve-adjustment", adjustment_id)
+    assert status == 1 and "an adjustment needs two people" in text
+    status, text = await ctl(*bob, "meters", "approve-adjustment", adjustment_id, "--note", "ok")
+    assert status == 0 and "approved by jackpot://operator/bob" in text
+    status, text = await ctl(*alice, "meters", "adjustments", "--status", "approved")
+    assert adjustment_id in text
+    status, text = await ctl(*alice, "tables", "retire", "t1", "--reason", "removed")
+    assert status == 0 and "table t1 retired (journal #" in text
+    status, text = await ctl(
+        *alice, "link-groups", "maintenance", "leave", "floor", "--reason", "ok"
+    )
+    assert status == 0 and "link group floor is in play" in text
+    meter = await floor.admin.GetMeter(pb.GetMeterRequest(meter_id="cs-b"))
+    assert meter.amount_cents == 1_000_000 - 1_250
+    await audited(controller)
