@@ -131,7 +131,8 @@ async def _audit_once(
     report.differences += [f"{link_group_id}: {problem}" for problem in chain.problems]
     report.differences += commitments.problems
     report.heads[link_group_id] = (chain.last_seq, chain.last_hash)
-    _compare_meters(link_group_id, snapshot, value, reserve, report)
+    retired = await store.controls.retired_meter_ids(link_group_id)
+    _compare_meters(link_group_id, snapshot, value, reserve, retired, report)
     # Entries trimmed after the snapshot was read look missing: audit the group again.
     return not report.differences or await store.checkpoint_seq(link_group_id) == checkpoint.seq
 
@@ -141,9 +142,11 @@ def _compare_meters(
     snapshot: LinkGroupSnapshot,
     value: Counter[str],
     reserve: Counter[str],
+    retired: set[str],
     report: AuditReport,
 ) -> None:
-    """Each meter's value, reserve and pending count against the journal's sums."""
+    """Each meter's value, reserve and pending count against the journal's sums; a retired
+    meter's entries (its ``meter_retired`` entry took all it held) sum to zero."""
     pending_by_meter = Counter(snapshot.pending_jackpot_meters)
     for meter in snapshot.meters:
         report.meters += 1
@@ -164,6 +167,13 @@ def _compare_meters(
                 f"{pending_by_meter[meter.meter_id]} are pending"
             )
     for meter_id in sorted(set(value) - {meter.meter_id for meter in snapshot.meters}):
+        if meter_id in retired:
+            if value[meter_id] or reserve[meter_id]:
+                report.differences.append(
+                    f"{link_group_id}/{meter_id}: retired, but the journal sums to "
+                    f"{_money(value[meter_id])}, reserve {_money(reserve[meter_id])} (not zero)"
+                )
+            continue
         report.differences.append(
             f"{link_group_id}/{meter_id}: in the journal but no such meter exists"
         )

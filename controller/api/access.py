@@ -47,6 +47,18 @@ ACCESS: Mapping[str, Access] = {
     _ADMIN + "CreateMeter": Access(OPERATOR),
     _ADMIN + "RegisterTable": Access(OPERATOR),
     _ADMIN + "RebaseTableRounds": Access(OPERATOR),
+    # Meter and table controls; an adjustment's approver must be another operator than its
+    # requester (the store refuses that).
+    _ADMIN + "EnterMaintenance": Access(OPERATOR),
+    _ADMIN + "LeaveMaintenance": Access(OPERATOR),
+    _ADMIN + "UpdateMeter": Access(OPERATOR),
+    _ADMIN + "RetireMeter": Access(OPERATOR),
+    _ADMIN + "RequestAdjustment": Access(OPERATOR),
+    _ADMIN + "ApproveAdjustment": Access(OPERATOR),
+    _ADMIN + "RejectAdjustment": Access(OPERATOR),
+    _ADMIN + "UpdateTable": Access(OPERATOR),
+    _ADMIN + "RetireTable": Access(OPERATOR),
+    _ADMIN + "ListAdjustments": Access(READERS),
     _ADMIN + "GetLinkGroup": Access(READERS),
     _ADMIN + "ListLinkGroups": Access(READERS),
     _ADMIN + "GetMeter": Access(READERS),

@@ -1,6 +1,6 @@
 """AdminService: link groups, meters, tables, the lifecycle of jackpots (validation by a
-supervisor, payment recorded by the cage or floor) and the irregularities a supervisor
-resolves.
+supervisor, payment recorded by the cage or floor), the irregularities a supervisor resolves;
+meter and table controls (maintenance, updates, retirement, two-person adjustments).
 
 Operators and supervisors call it through ``jackpotctl``; who may call which method is
 :mod:`controller.api.access`. Every definition is validated by the domain (citing the
@@ -19,17 +19,18 @@ from grpc import aio
 from controller.api import convert
 from controller.api.access import caller
 from controller.domain import bounds
-from controller.domain.bounds import check_id, check_jackpot_id, check_range, check_text
+from controller.domain.bounds import check_id, check_jackpot_id, check_range, check_text, excerpt
 from controller.domain.config import LinkGroupConfig
 from controller.domain.digests import void_fingerprint
 from controller.domain.identity import Role
-from controller.domain.records import IRREGULARITY_STATUSES
+from controller.domain.records import ADJUSTMENT_STATUSES, IRREGULARITY_STATUSES
 from controller.metrics import Metrics
 from controller.state_guard import StateGuard
 from controller.store.redis_store import MAX_REBASE_ROUND_ID, RedisStore, Resolution
-from jackpot.errors import InvalidArgument
+from jackpot.errors import InvalidArgument, InvalidConfiguration, NotFound
 from jackpot.irregularities import CHIP_COUNT_SECTION
 from jackpot.kinds import IrregularityKind
+from jackpot.money import MAX_METER_CENTS, format_cents, format_percent
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from jackpot.wire import to_message
@@ -303,3 +304,215 @@ class AdminService(pb_grpc.AdminServiceServicer):
             note,
         )
         return to_message(record, pb.Irregularity)
+
+    # ------------------------------------------------------------------ meter and table controls
+
+    async def EnterMaintenance(
+        self, request: pb.MaintenanceRequest, context: Context
+    ) -> pb.LinkGroup:
+        return await self._maintenance(request, enter=True)
+
+    async def LeaveMaintenance(
+        self, request: pb.MaintenanceRequest, context: Context
+    ) -> pb.LinkGroup:
+        return await self._maintenance(request, enter=False)
+
+    async def _maintenance(self, request: pb.MaintenanceRequest, *, enter: bool) -> pb.LinkGroup:
+        """Enter or leave a link group's maintenance (journaled with who and why)."""
+        link_group_id = check_id(request.link_group_id, "link group id")
+        why = convert.reason(request.reason)
+        self._guard.refuse_group(link_group_id)
+        operator = caller()
+        controls = self._store.controls
+        step = controls.enter_maintenance if enter else controls.leave_maintenance
+        seq = await step(
+            link_group_id, actor=operator.uri, actor_cert=operator.fingerprint, reason=why
+        )
+        log.warning(
+            "link group %s %s maintenance at journal #%d by %s: %s",
+            link_group_id,
+            "entered" if enter else "left",
+            seq,
+            operator,
+            why,
+        )
+        return convert.link_group(await self._store.get_link_group(link_group_id))
+
+    async def UpdateMeter(self, request: pb.UpdateMeterRequest, context: Context) -> pb.Meter:
+        meter_id = check_id(request.meter_id, "meter id")
+        why = convert.reason(request.reason)
+        old = await self._store.get_meter(meter_id)
+        new = convert.meter_update(request, old)
+        self._guard.refuse_group(old.link_group_id)
+        operator = caller()
+        changed = await self._store.controls.update_meter(
+            old, new, actor=operator.uri, actor_cert=operator.fingerprint, reason=why
+        )
+        state = await self._store.get_meter(meter_id)
+        self._metrics.set_meter_states([state])
+        if changed:
+            log.warning(
+                "meter %s updated by %s: reset %s, rate %s%%, reserve rate %s%%, ceiling %s (%s)",
+                meter_id,
+                operator,
+                format_cents(new.reset_cents),
+                format_percent(new.rate_ppm),
+                format_percent(new.reserve_rate_ppm),
+                format_cents(new.ceiling_cents) if new.ceiling_cents else "none",
+                why,
+            )
+        return convert.meter(state)
+
+    async def RetireMeter(
+        self, request: pb.RetireMeterRequest, context: Context
+    ) -> pb.RetiredMeter:
+        meter_id = check_id(request.meter_id, "meter id")
+        to_meter_id = check_id(request.to_meter_id, "to_meter_id")
+        why = convert.reason(request.reason)
+        approval = convert.reason(request.approval, "approval")
+        self._guard.refuse_group(await self._store.controls.meter_link_group(meter_id))
+        operator = caller()
+        retired = await self._store.controls.retire_meter(
+            meter_id,
+            to_meter_id,
+            actor=operator.uri,
+            actor_cert=operator.fingerprint,
+            reason=why,
+            approval=approval,
+        )
+        self._metrics.set_meter_states([await self._store.get_meter(to_meter_id)])
+        log.warning(
+            "meter %s retired into %s at journal #%d by %s (approval %s): %s",
+            meter_id,
+            to_meter_id,
+            retired.retired_seq,
+            operator,
+            approval,
+            why,
+        )
+        return convert.retired_meter(retired)
+
+    async def RequestAdjustment(
+        self, request: pb.RequestAdjustmentRequest, context: Context
+    ) -> pb.Adjustment:
+        meter_id = check_id(request.meter_id, "meter id")
+        amount = request.amount_cents
+        if amount == 0 or abs(amount) > MAX_METER_CENTS:
+            raise InvalidArgument(
+                f"amount_cents must be a signed amount of cents, not 0 and at most "
+                f"{MAX_METER_CENTS:,} either way; got {amount:,}"
+            )
+        why = convert.reason(request.reason)
+        reference = convert.reason(request.reference, "reference")
+        self._guard.refuse_group((await self._store.get_meter(meter_id)).link_group_id)
+        operator = caller()
+        record = await self._store.controls.request_adjustment(
+            meter_id,
+            amount,
+            reason=why,
+            reference=reference,
+            actor=operator.uri,
+            actor_cert=operator.fingerprint,
+        )
+        log.warning(
+            "adjustment %s of meter %s by %s requested by %s (%s): %s",
+            record.adjustment_id,
+            meter_id,
+            format_cents(amount),
+            operator,
+            reference,
+            why,
+        )
+        return convert.adjustment(record)
+
+    async def ApproveAdjustment(
+        self, request: pb.ReviewAdjustmentRequest, context: Context
+    ) -> pb.Adjustment:
+        return await self._review_adjustment(request, approve=True)
+
+    async def RejectAdjustment(
+        self, request: pb.ReviewAdjustmentRequest, context: Context
+    ) -> pb.Adjustment:
+        return await self._review_adjustment(request, approve=False)
+
+    async def _review_adjustment(
+        self, request: pb.ReviewAdjustmentRequest, *, approve: bool
+    ) -> pb.Adjustment:
+        """The second person's decision: the decider is the caller's certificate identity."""
+        adjustment_id = convert.adjustment_id(request.adjustment_id)
+        note = check_text(request.note, "note", bounds.NOTE_MAX_CHARS)
+        if not approve and not note:
+            raise InvalidArgument("a rejection needs its reason: give the note")
+        self._guard.refuse_group(adjustment_id.rpartition(":")[0])
+        operator = caller()
+        record = await self._store.controls.review_adjustment(
+            adjustment_id,
+            approve=approve,
+            actor=operator.uri,
+            actor_cert=operator.fingerprint,
+            note=note,
+        )
+        log.warning("adjustment %s %s by %s", record.adjustment_id, record.status, operator)
+        if approve:
+            self._metrics.set_meter_states([await self._store.get_meter(record.meter_id)])
+        return convert.adjustment(record)
+
+    async def ListAdjustments(
+        self, request: pb.ListAdjustmentsRequest, context: Context
+    ) -> pb.ListAdjustmentsResponse:
+        link_group_id = convert.optional_link_group_id(request.link_group_id)
+        status = request.status
+        if status and status not in ADJUSTMENT_STATUSES:
+            raise InvalidArgument(
+                f"status {excerpt(status)} is not one of {', '.join(ADJUSTMENT_STATUSES)}"
+            )
+        if link_group_id:
+            await self._store.get_link_group(link_group_id)
+        found = await self._store.controls.list_adjustments(link_group_id, status)
+        return pb.ListAdjustmentsResponse(adjustments=[convert.adjustment(a) for a in found])
+
+    async def UpdateTable(self, request: pb.UpdateTableRequest, context: Context) -> pb.Table:
+        if not request.HasField("table"):
+            raise InvalidArgument("table is required")
+        why = convert.reason(request.reason)
+        new = convert.table_config(request.table)
+        old = await self._store.get_table(new.table_id)
+        if (new.game, new.link_group_id) != (old.game, old.link_group_id):
+            raise InvalidArgument(
+                f"table {old.table_id} deals {old.game} in link group {old.link_group_id}; an "
+                "update keeps both (retire the table and register a new one to change them)"
+            )
+        self._guard.refuse_group(old.link_group_id)
+        for meter_id in new.meter_ids:
+            meter = await self._store.get_meter(meter_id)
+            if meter.link_group_id != new.link_group_id:
+                raise InvalidConfiguration(
+                    f"meter {meter_id} is in link group {meter.link_group_id}, not "
+                    f"{new.link_group_id}; all of a table's meters are in its link group"
+                )
+        operator = caller()
+        changed = await self._store.controls.update_table(
+            new, actor=operator.uri, actor_cert=operator.fingerprint, reason=why
+        )
+        self._metrics.initialise_tables([new])
+        if changed:
+            log.warning("table %s updated by %s: %s", new.table_id, operator, why)
+        return convert.table(await self._store.get_table(new.table_id))
+
+    async def RetireTable(
+        self, request: pb.RetireTableRequest, context: Context
+    ) -> pb.RetireTableResponse:
+        table_id = convert.table_id(request.table_id)
+        why = convert.reason(request.reason)
+        operator = caller()
+        try:
+            table = await self._store.get_table(table_id)
+        except NotFound:
+            # A retirement repeated: the store answers it (or says it was another's).
+            table = await self._store.controls.retired_table(table_id)
+        self._guard.refuse_group(table.link_group_id)
+        seq = await self._store.controls.retire_table(
+            table, actor=operator.uri, actor_cert=operator.fingerprint, reason=why
+        )
+        log.warning("table %s retired at journal #%d by %s: %s", table_id, seq, operator, why)
+        return pb.RetireTableResponse(table_id=table_id, retired_seq=seq)

@@ -8,6 +8,7 @@ unspecified enum, a card that is not a card) and the bound of every text and rep
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,7 +25,14 @@ from controller.domain.config import MUST_HIT_BY, PROGRESSIVE, MeterConfig, Tabl
 from controller.domain.games import get_game
 from controller.domain.offers import WagerDeclaration, wager_offer
 from controller.domain.paytables import Lines
-from controller.domain.records import JACKPOT_STATUSES, Jackpot, LinkGroupState, MeterState
+from controller.domain.records import (
+    JACKPOT_STATUSES,
+    Adjustment,
+    Jackpot,
+    LinkGroupState,
+    MeterState,
+    RetiredMeter,
+)
 from controller.domain.rounds import Cards, RoundCards, SeatCards, Wager, cards_of
 from jackpot.cards import parse_cards
 from jackpot.epochs import JournalPosition
@@ -155,6 +163,62 @@ _METER_KINDS = {
 """A CreateMeterRequest's kind (unspecified: progressive); an unknown number is refused."""
 
 
+def meter_update(request: pb.UpdateMeterRequest, old: MeterState) -> MeterConfig:
+    """The meter's parameters after an update: the fields ``request`` sets, the others as
+    they are; validated as a new meter's are (the store adds: a ceiling never below the
+    current amount)."""
+    rate, reserve_rate = old.rate_ppm, old.reserve_rate_ppm
+    if request.HasField("rate_of_progression_percent"):
+        text = check_text(
+            request.rate_of_progression_percent,
+            "rate_of_progression_percent",
+            bounds.RATE_TEXT_MAX_CHARS,
+        )
+        rate = parse_percent_ppm(text, "rate of progression")
+    if request.HasField("reserve_rate_percent"):
+        text = check_text(
+            request.reserve_rate_percent, "reserve_rate_percent", bounds.RATE_TEXT_MAX_CHARS
+        )
+        reserve_rate = parse_percent_ppm(text or "0", "reserve rate")
+    given = [
+        request.HasField(name)
+        for name in (
+            "rate_of_progression_percent",
+            "reserve_rate_percent",
+            "ceiling_cents",
+            "reset_cents",
+        )
+    ]
+    if not any(given):
+        raise InvalidArgument(
+            "nothing to change: give rate_of_progression_percent, reserve_rate_percent, "
+            "ceiling_cents or reset_cents"
+        )
+    return MeterConfig(
+        meter_id=old.meter_id,
+        link_group_id=old.link_group_id,
+        game=old.game,
+        reset_cents=request.reset_cents if request.HasField("reset_cents") else old.reset_cents,
+        rate_ppm=rate,
+        reserve_rate_ppm=reserve_rate,
+        ceiling_cents=(
+            request.ceiling_cents if request.HasField("ceiling_cents") else old.ceiling_cents
+        ),
+    )
+
+
+_ADJUSTMENT_ID = re.compile(r"[A-Za-z0-9._-]{1,64}:[0-9]{1,19}")
+
+
+def adjustment_id(value: str) -> str:
+    """An adjustment id: ``<link group id>:<journal sequence of its request>``."""
+    if not _ADJUSTMENT_ID.fullmatch(value):
+        raise InvalidArgument(
+            f"adjustment_id {excerpt(value)} is not an adjustment id such as 'casino-floor:17'"
+        )
+    return value
+
+
 def meter(state: MeterState) -> pb.Meter:
     """A meter's parameters, values and counters for the wire."""
     return pb.Meter(
@@ -265,6 +329,7 @@ def link_group(state: LinkGroupState) -> pb.LinkGroup:
         table_ids=state.table_ids,
         journal=to_message(state.journal, pb.JournalPosition),
         stopped=state.stopped,
+        maintenance=to_message(state.maintenance, pb.Maintenance),
     )
 
 
@@ -300,3 +365,13 @@ def jackpot_filters(request: pb.ListJackpotsRequest) -> dict[str, Any]:
         "from_ms": request.from_ms,
         "to_ms": request.to_ms,
     }
+
+
+def adjustment(record: Adjustment) -> pb.Adjustment:
+    """An adjustment for the wire."""
+    return to_message(record, pb.Adjustment)
+
+
+def retired_meter(record: RetiredMeter) -> pb.RetiredMeter:
+    """A meter's retirement for the wire."""
+    return to_message(record, pb.RetiredMeter)

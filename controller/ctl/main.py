@@ -48,10 +48,11 @@ import grpc
 
 from controller import certs, checkpoint_signature, journal_export, settings
 from controller.audit import AuditReport, verify, verify_export
-from controller.ctl import irregularities, jackpots, odds, reports
+from controller.ctl import controls, irregularities, jackpots, odds, reports
 from controller.ctl.hands import classify_stream
 from controller.ctl.remote import call as _call
 from controller.ctl.remote import show as _show
+from controller.ctl.remote import table_line as _table_line
 from controller.domain.games import get_game
 from controller.domain.identity import CERTIFICATE_ROLES
 from controller.rules_file import describe, load_submission
@@ -309,6 +310,7 @@ def _parser() -> argparse.ArgumentParser:
     jackpots.add_commands(top)
     irregularities.add_commands(top)
     reports.add_commands(top, _redis_arguments, _store)
+    controls.add_commands(groups, meters, tables)
     return parser
 
 
@@ -618,31 +620,6 @@ def _register_table(args: argparse.Namespace) -> int:
         table.validation_threshold_cents = parse_dollars_cents(args.validation_threshold)
     reply = _call(args, "RegisterTable", pb.RegisterTableRequest(table=table))
     return _show(args, reply, f"table registered: {_table_line(reply)}")
-
-
-def _table_line(table: pb.Table) -> str:
-    """ "cs-1: caribbean-stud, 7 seats (floor); progressive B $1.00 -> cs-main; bonus A ..." """
-    wagers = []
-    for offer in table.wagers:
-        amount = (
-            format_cents(offer.min_cents)
-            if offer.min_cents == offer.max_cents
-            else f"{format_cents(offer.min_cents)}-{format_cents(offer.max_cents)}"
-        )
-        meters = f" -> {', '.join(offer.meter_ids)}" if offer.meter_ids else ""
-        envy = " +envy" if offer.envy_lines else ""
-        name = pb.WagerKind.Name(offer.kind).removeprefix("WAGER_KIND_").lower()
-        wagers.append(f"{name} {offer.paytable} {amount}{meters}{envy}")
-    limit = (
-        f"; payout limit {format_cents(table.payout_limit_cents)} per hand"
-        if table.payout_limit_cents
-        else ""
-    )
-    return (
-        f"{table.table_id}: {table.game}, {table.seats} seats ({table.link_group_id}); "
-        + "; ".join(wagers)
-        + limit
-    )
 
 
 def _list_tables(args: argparse.Namespace) -> int:

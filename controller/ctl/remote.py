@@ -10,6 +10,8 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 
 from jackpot import tls
+from jackpot.money import format_cents
+from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 
 
@@ -32,3 +34,28 @@ def show(args: argparse.Namespace, message: Message, text: str) -> int:
     """Print ``message`` as JSON with ``--json``, else ``text``; exit status 0."""
     print(json.dumps(message_data(message), indent=2) if args.json else text)
     return 0
+
+
+def table_line(table: pb.Table) -> str:
+    """ "cs-1: caribbean-stud, 7 seats (floor); progressive B $1.00 -> cs-main; bonus A ..." """
+    wagers = []
+    for offer in table.wagers:
+        amount = (
+            format_cents(offer.min_cents)
+            if offer.min_cents == offer.max_cents
+            else f"{format_cents(offer.min_cents)}-{format_cents(offer.max_cents)}"
+        )
+        meters = f" -> {', '.join(offer.meter_ids)}" if offer.meter_ids else ""
+        envy = " +envy" if offer.envy_lines else ""
+        name = pb.WagerKind.Name(offer.kind).removeprefix("WAGER_KIND_").lower()
+        wagers.append(f"{name} {offer.paytable} {amount}{meters}{envy}")
+    limit = (
+        f"; payout limit {format_cents(table.payout_limit_cents)} per hand"
+        if table.payout_limit_cents
+        else ""
+    )
+    return (
+        f"{table.table_id}: {table.game}, {table.seats} seats ({table.link_group_id}); "
+        + "; ".join(wagers)
+        + limit
+    )

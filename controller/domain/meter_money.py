@@ -28,6 +28,11 @@ awards and the reset are cents; rates are parts per million (ppm) of the wager. 
   of a contribution that hit is not taken below the reset, as after a hit since its lockout;
   the rejection of a must-hit-by jackpot returns its amount to the reserve (the meter is in
   its next cycle under a committed hit point).
+* **adjustment** (approved by a second operator, ``review_adjustment.lua``): its signed amount
+  is added to the meter, which stays within zero and its ceiling;
+* **retirement** (``retire_meter.lua``): the amount above the reset moves to the other meter
+  (up to its ceiling, the rest to its reserve), the reserve to the other meter's reserve, the
+  rest (the reset's part) back to the operator; the retired meter holds nothing after.
 """
 
 from __future__ import annotations
@@ -185,3 +190,38 @@ def reject(book: MeterBook, award: PercentAward) -> None:
 def reject_mystery(book: MeterBook, award: MysteryAward) -> None:
     """Reject a pending must-hit-by jackpot: its amount goes to the reserve (see the module)."""
     book.reserve += award.amount_cents * MICRO
+
+
+def adjust(book: MeterBook, amount_cents: int) -> bool:
+    """Apply an approved adjustment of ``amount_cents`` (signed); False (nothing changes) when
+    it would take the meter below zero or above its ceiling."""
+    after = book.value + amount_cents * MICRO
+    if after < 0 or (book.ceiling_cents and after > book.ceiling_cents * MICRO):
+        return False
+    book.value = after
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Retirement:
+    """Where a retired meter's money went (microcents): ``to_meter`` and ``to_reserve`` of the
+    other meter (the amount above the reset, diverted to the reserve above the other meter's
+    ceiling, plus the reserve), ``recovered`` back to the operator."""
+
+    to_meter: int
+    to_reserve: int
+    recovered: int
+
+
+def retire(book: MeterBook, into: MeterBook) -> Retirement:
+    """Retire ``book``, moving its money to ``into`` (see the module)."""
+    above = max(book.value - book.reset_cents * MICRO, 0)
+    room = above
+    if into.ceiling_cents:
+        room = max(into.ceiling_cents * MICRO - into.value, 0)
+    to_meter = min(above, room)
+    moved = Retirement(to_meter, above - to_meter + book.reserve, book.value - above)
+    into.value += moved.to_meter
+    into.reserve += moved.to_reserve
+    book.value = book.reserve = 0
+    return moved

@@ -93,6 +93,23 @@ class Jackpot:
 
 
 @dataclass(frozen=True, slots=True)
+class Maintenance:
+    """A link group's maintenance: while ``active`` its meters and tables may be changed and
+    its tables' lockouts with a progressive wager are refused. ``by`` (a certificate identity),
+    ``reason``, ``since_seq`` (the journal entry) and ``since_ms`` (Redis's clock) say who
+    entered it; the last exit is kept beside (``left_*``)."""
+
+    active: bool = False
+    by: str = ""
+    reason: str = ""
+    since_seq: int = 0
+    since_ms: int = 0
+    left_by: str = ""
+    left_reason: str = ""
+    left_seq: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class LinkGroupState:
     """A link group with the meters and tables in it."""
 
@@ -102,6 +119,53 @@ class LinkGroupState:
     table_ids: tuple[str, ...] = ()
     journal: JournalPosition = NO_POSITION  # its epoch and journal seq
     stopped: str = ""  # why it is stopped ("" while it serves)
+    maintenance: Maintenance = field(default_factory=Maintenance)
+
+
+ADJUSTMENT_STATUSES = ("requested", "approved", "rejected")
+"""An adjustment's lifecycle: ``requested`` by one operator (no money moves) -> ``approved`` by
+another (applied to the meter in that step), or -> ``rejected`` (withdrawn or refused)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Adjustment:
+    """An audited correction of a meter: ``amount_cents`` (signed) added to ``meter_id`` when a
+    second operator approves it. ``adjustment_id`` is ``<link group>:<seq>``, the journal entry
+    of the request; ``decision_seq`` the entry of the decision (0: none yet). Identities are
+    certificate identities; times ms since the Unix epoch from Redis's clock."""
+
+    adjustment_id: str
+    link_group_id: str
+    meter_id: str
+    amount_cents: int
+    reason: str
+    reference: str
+    status: str
+    requested_by: str
+    request_seq: int
+    requested_at_ms: int = 0
+    requested_by_cert: str = ""
+    decided_by: str = ""
+    decided_by_cert: str = ""
+    decided_at_ms: int = 0
+    decision_seq: int = 0
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RetiredMeter:
+    """A meter's retirement: where its money went (microcents): ``transferred`` (the amount
+    above the reset) and ``reserve_transferred`` to ``to_meter_id``, ``operator_recovered``
+    (the reset amount's part) back to the operator; journal entry ``retired_seq``."""
+
+    meter_id: str
+    to_meter_id: str
+    transferred_microcents: int
+    reserve_transferred_microcents: int
+    operator_recovered_microcents: int
+    retired_seq: int
+    retired_by: str
+    approval: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,12 +20,15 @@ from typing import Any, Literal, TypeVar
 
 from controller.domain.config import TableConfig
 from controller.domain.records import (
+    Adjustment,
     Checkpoint,
     Irregularity,
     Jackpot,
     LinkGroupSnapshot,
+    Maintenance,
     MeterBalance,
     MeterState,
+    RetiredMeter,
 )
 from controller.domain.rounds import Wager
 from jackpot.data import items, record_from_data
@@ -43,7 +46,9 @@ from jackpot.results import (
 SCHEMA_VERSION = 1
 """The version of the records this release writes (the field ``v`` of each)."""
 
-RecordKind = Literal["link group", "meter", "table", "round", "jackpot", "irregularity"]
+RecordKind = Literal[
+    "link group", "meter", "table", "round", "jackpot", "irregularity", "adjustment"
+]
 
 
 def _unchanged(record: Mapping[str, Any], version: int) -> Mapping[str, Any]:
@@ -58,6 +63,7 @@ MIGRATIONS: dict[RecordKind, Callable[[Mapping[str, Any], int], Mapping[str, Any
     "round": _unchanged,
     "jackpot": _unchanged,
     "irregularity": _unchanged,
+    "adjustment": _unchanged,
 }
 """Per record kind: the step that upgrades a record of an older version (its second
 argument) to :data:`SCHEMA_VERSION`. A release that changes a record's shape raises the
@@ -172,6 +178,33 @@ def meter_state(fields: Mapping[str, str]) -> MeterState:
         must_hit_by_cents=int(fields.get("must_hit_by_cents", 0)),
         mystery_cycle=int(fields.get("mystery_cycle", 0)),
         mystery_commitment=fields.get("mystery_commitment", ""),
+    )
+
+
+def adjustment(raw: str | bytes) -> Adjustment:
+    """Decode a stored adjustment record."""
+    stored = json.loads(raw)
+    where = str(stored.get("adjustment_id", "?"))
+    return record_from_data(Adjustment, upgraded("adjustment", where, stored))
+
+
+def retired_meter(raw: str | bytes) -> RetiredMeter:
+    """Decode a retired meter's record (its last meter fields and its retirement)."""
+    stored = json.loads(raw)
+    return record_from_data(RetiredMeter, upgraded("meter", str(stored.get("meter_id")), stored))
+
+
+def maintenance(fields: Mapping[str, str]) -> Maintenance:
+    """Decode a link group's maintenance hash (empty: never in maintenance)."""
+    return Maintenance(
+        active=fields.get("state") == "maintenance",
+        by=fields.get("entered_by", ""),
+        reason=fields.get("entered_reason", ""),
+        since_seq=int(fields.get("entered_seq") or 0),
+        since_ms=int(fields.get("entered_at_ms") or 0),
+        left_by=fields.get("left_by", ""),
+        left_reason=fields.get("left_reason", ""),
+        left_seq=int(fields.get("left_seq") or 0),
     )
 
 

@@ -108,6 +108,27 @@ class LinkGroupKeys:
         that differed (open until a supervisor resolves them) and seeded irregularities."""
         return self._key("irregularities")
 
+    @property
+    def maintenance(self) -> str:
+        """Hash: the group's maintenance (``state`` 'maintenance' or 'play'; who entered and
+        left it, why, at which journal seq and when). Missing: never in maintenance."""
+        return self._key("maintenance")
+
+    @property
+    def adjustments(self) -> str:
+        """Hash: adjustment id (``<link group>:<seq of its request>``) -> its record (JSON)."""
+        return self._key("adjustments")
+
+    @property
+    def pending_adjustments(self) -> str:
+        """Set: ids of adjustments waiting for a second operator's decision."""
+        return self._key("pending-adjustments")
+
+    @property
+    def retired_meters(self) -> str:
+        """Hash: meter id -> the retired meter's last record and its retirement (JSON)."""
+        return self._key("retired-meters")
+
     def meter(self, meter_id: str) -> str:
         """Hash: one meter's parameters, values (microcents) and counters."""
         return self._key("meter", meter_id)

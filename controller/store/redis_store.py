@@ -48,6 +48,7 @@ from controller.domain.records import (
 )
 from controller.domain.rounds import Payout, Wager
 from controller.store import codec, connection, keys
+from controller.store.controls import Controls
 from controller.store.durability import ReplicaWait
 from controller.store.locked_rounds import LockedRound, LockedRounds
 from controller.store.scripts import Scripts
@@ -142,6 +143,18 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "STOPPED": LinkGroupStopped,
     "NOT_STOPPED": FailedPrecondition,
     "CHECKPOINT": FailedPrecondition,  # a trim raced with another: read and sign again
+    "MAINTENANCE": FailedPrecondition,
+    "NOT_IN_MAINTENANCE": FailedPrecondition,
+    "CHANGED": FailedPrecondition,
+    "CEILING": FailedPrecondition,
+    "ADJUSTMENT": FailedPrecondition,
+    "FEEDS": FailedPrecondition,
+    "PENDING": FailedPrecondition,
+    "OPEN_ROUNDS": FailedPrecondition,
+    # Not now: the table's definition changed (its controller reads it again) or the group's
+    # tables changed while a control read them; the same request again can succeed.
+    "TABLE_CHANGED": StoreUnavailable,
+    "RETRY": StoreUnavailable,
     "VERSION": StoreUnavailable,  # a stored record of a schema version this release cannot read
 }
 
@@ -200,7 +213,10 @@ class RedisStore:
         self._wait_timeout_ms = wait_timeout_ms
         self._replica_wait = ReplicaWait(wait_replicas, wait_timeout_ms)
         self._tables: dict[str, TableConfig] = {}
+        self._table_revs: dict[str, int] = {}  # the revision of each cached definition
         self._locked = LockedRounds()
+        self.controls = Controls(self)
+        """Maintenance, meter and table changes, adjustments (:mod:`controller.store.controls`)."""
 
     @classmethod
     def from_url(
@@ -367,7 +383,9 @@ class RedisStore:
             pipe.smembers(group.tables)
             pipe.hmget(group.epoch, "id", "stopped")
             pipe.get(group.seq)
-            (version, description), meters, tables, epoch, seq = await self._read(pipe.execute())
+            pipe.hgetall(group.maintenance)
+            replies = await self._read(pipe.execute())
+        (version, description), meters, tables, epoch, seq, maintenance = replies
         if description is None:
             raise NotFound(f"link group {link_group_id} does not exist")
         return LinkGroupState(
@@ -377,6 +395,7 @@ class RedisStore:
             tuple(sorted(tables)),
             JournalPosition(epoch[0] or "", int(seq or 0)),
             epoch[1] or "",
+            codec.maintenance(maintenance),
         )
 
     async def _group_ids(self, link_group_id: str = "") -> list[str]:
@@ -401,6 +420,7 @@ class RedisStore:
                     group.meters,
                     group.journal,
                     group.seq,
+                    group.retired_meters,
                     group.mystery(config.meter_id),
                 ],
                 [
@@ -453,6 +473,8 @@ class RedisStore:
         group = keys.LinkGroupKeys(await self._meter_link_group(meter_id))
         fields = await self._read(self._client.hgetall(group.meter(meter_id)))
         if not fields:
+            if await self._read(self._client.hexists(group.retired_meters, meter_id)):
+                raise NotFound(f"meter {meter_id} was retired")
             raise NotFound(f"meter {meter_id} does not exist")
         return codec.meter_state(fields)
 
@@ -494,10 +516,12 @@ class RedisStore:
                 )
         group = keys.LinkGroupKeys(table.link_group_id)
         await self._check_percent_meters(group, table)
-        stored = await self._read(self._client.hget(group.table(table.table_id), "config"))
+        stored, rev = await self._read(
+            self._client.hmget(group.table(table.table_id), "config", "rev")
+        )
         if stored is not None and codec.table_config(stored) == table:
             # The same definition (read through the codec: of any schema version it reads).
-            self._tables[table.table_id] = table
+            self._remember_table(table, int(rev or 0))
             return table
         async with self._claim(keys.TABLE_INDEX, table.table_id, table.link_group_id, "table"):
             await self._run(
@@ -517,7 +541,7 @@ class RedisStore:
                     actor,
                 ],
             )
-        self._tables[table.table_id] = table
+        self._remember_table(table, 0)
         return table
 
     async def _check_percent_meters(self, group: keys.LinkGroupKeys, table: TableConfig) -> None:
@@ -534,8 +558,20 @@ class RedisStore:
                         f"from must-hit-by meter {meter_id}, which pays only its mystery hit"
                     )
 
+    def _remember_table(self, table: TableConfig, rev: int) -> None:
+        self._tables[table.table_id] = table
+        self._table_revs[table.table_id] = rev
+
+    def forget_table(self, table_id: str) -> None:
+        """Drop a cached definition: the next :meth:`get_table` reads it from Redis."""
+        self._tables.pop(table_id, None)
+        self._table_revs.pop(table_id, None)
+
     async def get_table(self, table_id: str) -> TableConfig:
-        """A registered table (cached: a registration never changes); :class:`NotFound`."""
+        """A registered table; :class:`NotFound` (naming a retired one). Cached with its
+        revision: an operator's update (in maintenance) raises the revision in Redis, and the
+        next lockout with the cached one is refused and forgets it (so do a settlement and a
+        void of a round locked out with another revision, see :meth:`_check_table_rev`)."""
         cached = self._tables.get(table_id)
         if cached is not None:
             return cached
@@ -543,12 +579,29 @@ class RedisStore:
         if link_group_id is None:
             raise NotFound(f"table {table_id} is not registered")
         group = keys.LinkGroupKeys(link_group_id)
-        raw = await self._read(self._client.hget(group.table(table_id), "config"))
+        raw, rev, retired = await self._read(
+            self._client.hmget(group.table(table_id), "config", "rev", "retired_seq")
+        )
         if raw is None:
+            if retired is not None:
+                raise NotFound(f"table {table_id} was retired (journal #{retired})")
             raise NotFound(f"table {table_id} is not registered")
         table = codec.table_config(raw)
-        self._tables[table_id] = table
+        self._remember_table(table, int(rev or 0))
         return table
+
+    async def _check_table_rev(self, table: TableConfig, round_id: int) -> None:
+        """Refuse (retryable) a round locked out with another revision of the table than the
+        one cached here: the definition changed since this process read it (forgotten now,
+        so the retry reads it again)."""
+        _, round_key = self._round_keys(table, round_id)
+        rev = await self._read(self._client.hget(round_key, "table_rev"))
+        if rev is not None and int(rev) != self._table_revs.get(table.table_id, 0):
+            self.forget_table(table.table_id)
+            raise StoreUnavailable(
+                f"the definition of table {table.table_id} was changed by an operator; retry "
+                "the same request"
+            )
 
     async def last_round(self, table: TableConfig) -> int:
         """The table's last locked-out round id (0: none yet)."""
@@ -571,9 +624,10 @@ class RedisStore:
 
     async def list_tables(self, link_group_id: str = "") -> list[TableConfig]:
         """The tables of one link group, or of all of them, ordered by id."""
-        index: dict[str, str] = await self._read(self._client.hgetall(keys.TABLE_INDEX))
-        ids = sorted(t for t, g in index.items() if not link_group_id or g == link_group_id)
-        return [await self.get_table(table_id) for table_id in ids]
+        ids: list[str] = []
+        for group_id in await self._group_ids(link_group_id):
+            ids += await self._read(self._client.smembers(keys.LinkGroupKeys(group_id).tables))
+        return [await self.get_table(table_id) for table_id in sorted(ids)]
 
     # ---------------------------------------------------------------- epochs
 
@@ -900,7 +954,7 @@ class RedisStore:
         settlement (:mod:`controller.store.locked_rounds`)."""
         group, round_key = self._round_keys(table, round_id)
         payload = json.dumps([_wager_item(table, w) for w in wagers])
-        result = await self._apply(
+        apply = self._apply(
             self._scripts.lockout,
             [
                 round_key,
@@ -910,6 +964,7 @@ class RedisStore:
                 group.epoch,
                 group.counters,
                 group.open_rounds,
+                group.maintenance,
                 *self._meter_keys(group, table),
                 group.jackpots,
                 group.pending,
@@ -927,9 +982,15 @@ class RedisStore:
                 known.seq,
                 mystery_seed(),
                 table.link_group_id,
+                self._table_revs.get(table.table_id, 0),
             ],
             codec.lockout_result,
         )
+        try:
+            result = await apply
+        except StoreUnavailable:
+            self.forget_table(table.table_id)  # perhaps changed: read it again for the retry
+            raise
         self._locked.remember(table.table_id, round_id, tuple(wagers), fingerprint)
         return result
 
@@ -952,6 +1013,7 @@ class RedisStore:
         )
         if wagers is None:
             return None
+        await self._check_table_rev(table, round_id)
         where = f"{round_id} of table {table.table_id}"
         return LockedRound(
             codec.locked_wagers(where, {"v": version, "wagers": wagers}), fingerprint
@@ -1017,6 +1079,8 @@ class RedisStore:
         and counted in the same step. With ``resolution``: a supervisor voids a round held by
         a chip count that differed (a round held so is refused to the table otherwise)."""
         group, round_key = self._round_keys(table, round_id)
+        if self._locked.recall(table.table_id, round_id) is None:
+            await self._check_table_rev(table, round_id)  # locked out by another process
         self._locked.forget(table.table_id, round_id)
         why: dict[str, str] = {}
         if resolution is not None:

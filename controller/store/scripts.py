@@ -39,7 +39,17 @@ SCRIPT_NAMES = (
     "report_chip_count",
     "report_irregularity",
     "resolve_irregularity",
+    "enter_maintenance",
+    "leave_maintenance",
+    "update_meter",
+    "retire_meter",
+    "request_adjustment",
+    "review_adjustment",
+    "update_table",
+    "retire_table",
 )
+CONTROL_SCRIPTS = frozenset(SCRIPT_NAMES[SCRIPT_NAMES.index("enter_maintenance") :])
+"""The scripts of meter and table controls: ``_controls.lua`` is prepended to them too."""
 
 
 PRELUDE_FILES = ("sha256.lua", "_lib.lua")
@@ -57,8 +67,11 @@ def prelude_source() -> str:
 def script_source(name: str) -> str:
     """The full source of script ``name``: the prelude, then the script."""
     folder = resources.files("controller.store") / "scripts"
-    body = (folder / f"{name}.lua").read_text(encoding="utf-8")
-    return f"{prelude_source()}\n{body}"
+    parts = [prelude_source()]
+    if name in CONTROL_SCRIPTS:  # the controls' shared helpers, after the prelude
+        parts.append((folder / "_controls.lua").read_text(encoding="utf-8"))
+    parts.append((folder / f"{name}.lua").read_text(encoding="utf-8"))
+    return "\n".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +99,14 @@ class Scripts:
     report_chip_count: AsyncScript
     report_irregularity: AsyncScript
     resolve_irregularity: AsyncScript
+    enter_maintenance: AsyncScript
+    leave_maintenance: AsyncScript
+    update_meter: AsyncScript
+    retire_meter: AsyncScript
+    request_adjustment: AsyncScript
+    review_adjustment: AsyncScript
+    update_table: AsyncScript
+    retire_table: AsyncScript
 
     @classmethod
     def register(cls, client: Redis) -> Scripts:

@@ -945,6 +945,7 @@ class LinkGroup(_message.Message):
     TABLE_IDS_FIELD_NUMBER: _builtins.int
     JOURNAL_FIELD_NUMBER: _builtins.int
     STOPPED_FIELD_NUMBER: _builtins.int
+    MAINTENANCE_FIELD_NUMBER: _builtins.int
     link_group_id: _builtins.str
     description: _builtins.str
     stopped: _builtins.str
@@ -957,6 +958,8 @@ class LinkGroup(_message.Message):
     def journal(self) -> Global___JournalPosition:
         """its epoch and where its journal stands"""
 
+    @_builtins.property
+    def maintenance(self) -> Global___Maintenance: ...
     def __init__(
         self,
         *,
@@ -966,14 +969,445 @@ class LinkGroup(_message.Message):
         table_ids: _abc.Iterable[_builtins.str] | None = ...,
         journal: Global___JournalPosition | None = ...,
         stopped: _builtins.str = ...,
+        maintenance: Global___Maintenance | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["journal", b"journal"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["journal", b"journal", "maintenance", b"maintenance"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "journal", b"journal", "link_group_id", b"link_group_id", "meter_ids", b"meter_ids", "stopped", b"stopped", "table_ids", b"table_ids"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "journal", b"journal", "link_group_id", b"link_group_id", "maintenance", b"maintenance", "meter_ids", b"meter_ids", "stopped", b"stopped", "table_ids", b"table_ids"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LinkGroup: _TypeAlias = LinkGroup  # noqa: Y015
+
+@_typing.final
+class Maintenance(_message.Message):
+    """A link group's maintenance (who entered it, why, at which journal entry); inactive: in play."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACTIVE_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    SINCE_SEQ_FIELD_NUMBER: _builtins.int
+    SINCE_MS_FIELD_NUMBER: _builtins.int
+    LEFT_BY_FIELD_NUMBER: _builtins.int
+    LEFT_REASON_FIELD_NUMBER: _builtins.int
+    LEFT_SEQ_FIELD_NUMBER: _builtins.int
+    active: _builtins.bool
+    by: _builtins.str
+    """the certificate identity that entered it"""
+    reason: _builtins.str
+    since_seq: _builtins.int
+    since_ms: _builtins.int
+    left_by: _builtins.str
+    """who ended the last maintenance, why, at which journal entry"""
+    left_reason: _builtins.str
+    left_seq: _builtins.int
+    def __init__(
+        self,
+        *,
+        active: _builtins.bool = ...,
+        by: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        since_seq: _builtins.int = ...,
+        since_ms: _builtins.int = ...,
+        left_by: _builtins.str = ...,
+        left_reason: _builtins.str = ...,
+        left_seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active", b"active", "by", b"by", "left_by", b"left_by", "left_reason", b"left_reason", "left_seq", b"left_seq", "reason", b"reason", "since_ms", b"since_ms", "since_seq", b"since_seq"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Maintenance: _TypeAlias = Maintenance  # noqa: Y015
+
+@_typing.final
+class MaintenanceRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LINK_GROUP_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    link_group_id: _builtins.str
+    reason: _builtins.str
+    """required"""
+    def __init__(
+        self,
+        *,
+        link_group_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["link_group_id", b"link_group_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MaintenanceRequest: _TypeAlias = MaintenanceRequest  # noqa: Y015
+
+@_typing.final
+class UpdateMeterRequest(_message.Message):
+    """The parameters to change; an unset one keeps its value. Rates are decimal percent strings."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    METER_ID_FIELD_NUMBER: _builtins.int
+    RATE_OF_PROGRESSION_PERCENT_FIELD_NUMBER: _builtins.int
+    RESERVE_RATE_PERCENT_FIELD_NUMBER: _builtins.int
+    CEILING_CENTS_FIELD_NUMBER: _builtins.int
+    RESET_CENTS_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    meter_id: _builtins.str
+    rate_of_progression_percent: _builtins.str
+    reserve_rate_percent: _builtins.str
+    ceiling_cents: _builtins.int
+    """0: no ceiling"""
+    reset_cents: _builtins.int
+    reason: _builtins.str
+    """required"""
+    def __init__(
+        self,
+        *,
+        meter_id: _builtins.str = ...,
+        rate_of_progression_percent: _builtins.str | None = ...,
+        reserve_rate_percent: _builtins.str | None = ...,
+        ceiling_cents: _builtins.int | None = ...,
+        reset_cents: _builtins.int | None = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_ceiling_cents", b"_ceiling_cents", "_rate_of_progression_percent", b"_rate_of_progression_percent", "_reserve_rate_percent", b"_reserve_rate_percent", "_reset_cents", b"_reset_cents", "ceiling_cents", b"ceiling_cents", "rate_of_progression_percent", b"rate_of_progression_percent", "reserve_rate_percent", b"reserve_rate_percent", "reset_cents", b"reset_cents"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_ceiling_cents", b"_ceiling_cents", "_rate_of_progression_percent", b"_rate_of_progression_percent", "_reserve_rate_percent", b"_reserve_rate_percent", "_reset_cents", b"_reset_cents", "ceiling_cents", b"ceiling_cents", "meter_id", b"meter_id", "rate_of_progression_percent", b"rate_of_progression_percent", "reason", b"reason", "reserve_rate_percent", b"reserve_rate_percent", "reset_cents", b"reset_cents"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__ceiling_cents: _TypeAlias = _typing.Literal["ceiling_cents"]  # noqa: Y015
+    _WhichOneofArgType__ceiling_cents: _TypeAlias = _typing.Literal["_ceiling_cents", b"_ceiling_cents"]  # noqa: Y015
+    _WhichOneofReturnType__rate_of_progression_percent: _TypeAlias = _typing.Literal["rate_of_progression_percent"]  # noqa: Y015
+    _WhichOneofArgType__rate_of_progression_percent: _TypeAlias = _typing.Literal["_rate_of_progression_percent", b"_rate_of_progression_percent"]  # noqa: Y015
+    _WhichOneofReturnType__reserve_rate_percent: _TypeAlias = _typing.Literal["reserve_rate_percent"]  # noqa: Y015
+    _WhichOneofArgType__reserve_rate_percent: _TypeAlias = _typing.Literal["_reserve_rate_percent", b"_reserve_rate_percent"]  # noqa: Y015
+    _WhichOneofReturnType__reset_cents: _TypeAlias = _typing.Literal["reset_cents"]  # noqa: Y015
+    _WhichOneofArgType__reset_cents: _TypeAlias = _typing.Literal["_reset_cents", b"_reset_cents"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__ceiling_cents) -> _WhichOneofReturnType__ceiling_cents | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__rate_of_progression_percent) -> _WhichOneofReturnType__rate_of_progression_percent | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__reserve_rate_percent) -> _WhichOneofReturnType__reserve_rate_percent | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__reset_cents) -> _WhichOneofReturnType__reset_cents | None: ...
+
+Global___UpdateMeterRequest: _TypeAlias = UpdateMeterRequest  # noqa: Y015
+
+@_typing.final
+class RetireMeterRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    METER_ID_FIELD_NUMBER: _builtins.int
+    TO_METER_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    APPROVAL_FIELD_NUMBER: _builtins.int
+    meter_id: _builtins.str
+    to_meter_id: _builtins.str
+    """the meter of the same game and link group that takes its money"""
+    reason: _builtins.str
+    """required"""
+    approval: _builtins.str
+    """required: the approval's reference (e.g. the regulator's letter)"""
+    def __init__(
+        self,
+        *,
+        meter_id: _builtins.str = ...,
+        to_meter_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        approval: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval", b"approval", "meter_id", b"meter_id", "reason", b"reason", "to_meter_id", b"to_meter_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RetireMeterRequest: _TypeAlias = RetireMeterRequest  # noqa: Y015
+
+@_typing.final
+class RetiredMeter(_message.Message):
+    """Where a retired meter's money went (microcents)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    METER_ID_FIELD_NUMBER: _builtins.int
+    TO_METER_ID_FIELD_NUMBER: _builtins.int
+    TRANSFERRED_MICROCENTS_FIELD_NUMBER: _builtins.int
+    RESERVE_TRANSFERRED_MICROCENTS_FIELD_NUMBER: _builtins.int
+    OPERATOR_RECOVERED_MICROCENTS_FIELD_NUMBER: _builtins.int
+    RETIRED_SEQ_FIELD_NUMBER: _builtins.int
+    RETIRED_BY_FIELD_NUMBER: _builtins.int
+    APPROVAL_FIELD_NUMBER: _builtins.int
+    meter_id: _builtins.str
+    to_meter_id: _builtins.str
+    transferred_microcents: _builtins.int
+    """the amount above the reset, to to_meter_id"""
+    reserve_transferred_microcents: _builtins.int
+    """the reserve, to to_meter_id's reserve"""
+    operator_recovered_microcents: _builtins.int
+    """the reset amount's part, back to the operator"""
+    retired_seq: _builtins.int
+    """the journal entry"""
+    retired_by: _builtins.str
+    approval: _builtins.str
+    def __init__(
+        self,
+        *,
+        meter_id: _builtins.str = ...,
+        to_meter_id: _builtins.str = ...,
+        transferred_microcents: _builtins.int = ...,
+        reserve_transferred_microcents: _builtins.int = ...,
+        operator_recovered_microcents: _builtins.int = ...,
+        retired_seq: _builtins.int = ...,
+        retired_by: _builtins.str = ...,
+        approval: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval", b"approval", "meter_id", b"meter_id", "operator_recovered_microcents", b"operator_recovered_microcents", "reserve_transferred_microcents", b"reserve_transferred_microcents", "retired_by", b"retired_by", "retired_seq", b"retired_seq", "to_meter_id", b"to_meter_id", "transferred_microcents", b"transferred_microcents"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RetiredMeter: _TypeAlias = RetiredMeter  # noqa: Y015
+
+@_typing.final
+class Adjustment(_message.Message):
+    """An audited correction of a meter, applied when a second operator approves it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ADJUSTMENT_ID_FIELD_NUMBER: _builtins.int
+    LINK_GROUP_ID_FIELD_NUMBER: _builtins.int
+    METER_ID_FIELD_NUMBER: _builtins.int
+    AMOUNT_CENTS_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    REFERENCE_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    REQUESTED_BY_FIELD_NUMBER: _builtins.int
+    REQUEST_SEQ_FIELD_NUMBER: _builtins.int
+    REQUESTED_AT_MS_FIELD_NUMBER: _builtins.int
+    DECIDED_BY_FIELD_NUMBER: _builtins.int
+    DECISION_SEQ_FIELD_NUMBER: _builtins.int
+    DECIDED_AT_MS_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
+    adjustment_id: _builtins.str
+    """"<link group id>:<journal sequence of the request>" """
+    link_group_id: _builtins.str
+    meter_id: _builtins.str
+    amount_cents: _builtins.int
+    """signed: added to the meter"""
+    reason: _builtins.str
+    reference: _builtins.str
+    status: _builtins.str
+    """"requested", "approved" or "rejected" """
+    requested_by: _builtins.str
+    request_seq: _builtins.int
+    requested_at_ms: _builtins.int
+    decided_by: _builtins.str
+    decision_seq: _builtins.int
+    decided_at_ms: _builtins.int
+    note: _builtins.str
+    def __init__(
+        self,
+        *,
+        adjustment_id: _builtins.str = ...,
+        link_group_id: _builtins.str = ...,
+        meter_id: _builtins.str = ...,
+        amount_cents: _builtins.int = ...,
+        reason: _builtins.str = ...,
+        reference: _builtins.str = ...,
+        status: _builtins.str = ...,
+        requested_by: _builtins.str = ...,
+        request_seq: _builtins.int = ...,
+        requested_at_ms: _builtins.int = ...,
+        decided_by: _builtins.str = ...,
+        decision_seq: _builtins.int = ...,
+        decided_at_ms: _builtins.int = ...,
+        note: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["adjustment_id", b"adjustment_id", "amount_cents", b"amount_cents", "decided_at_ms", b"decided_at_ms", "decided_by", b"decided_by", "decision_seq", b"decision_seq", "link_group_id", b"link_group_id", "meter_id", b"meter_id", "note", b"note", "reason", b"reason", "reference", b"reference", "request_seq", b"request_seq", "requested_at_ms", b"requested_at_ms", "requested_by", b"requested_by", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Adjustment: _TypeAlias = Adjustment  # noqa: Y015
+
+@_typing.final
+class RequestAdjustmentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    METER_ID_FIELD_NUMBER: _builtins.int
+    AMOUNT_CENTS_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    REFERENCE_FIELD_NUMBER: _builtins.int
+    meter_id: _builtins.str
+    amount_cents: _builtins.int
+    """signed, not 0"""
+    reason: _builtins.str
+    """required"""
+    reference: _builtins.str
+    """required: the incident or ticket it corrects"""
+    def __init__(
+        self,
+        *,
+        meter_id: _builtins.str = ...,
+        amount_cents: _builtins.int = ...,
+        reason: _builtins.str = ...,
+        reference: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "meter_id", b"meter_id", "reason", b"reason", "reference", b"reference"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RequestAdjustmentRequest: _TypeAlias = RequestAdjustmentRequest  # noqa: Y015
+
+@_typing.final
+class ReviewAdjustmentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ADJUSTMENT_ID_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
+    adjustment_id: _builtins.str
+    note: _builtins.str
+    """a rejection's reason (required for a rejection)"""
+    def __init__(
+        self,
+        *,
+        adjustment_id: _builtins.str = ...,
+        note: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["adjustment_id", b"adjustment_id", "note", b"note"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReviewAdjustmentRequest: _TypeAlias = ReviewAdjustmentRequest  # noqa: Y015
+
+@_typing.final
+class ListAdjustmentsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LINK_GROUP_ID_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    link_group_id: _builtins.str
+    """empty: all link groups"""
+    status: _builtins.str
+    """empty: any"""
+    def __init__(
+        self,
+        *,
+        link_group_id: _builtins.str = ...,
+        status: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["link_group_id", b"link_group_id", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListAdjustmentsRequest: _TypeAlias = ListAdjustmentsRequest  # noqa: Y015
+
+@_typing.final
+class ListAdjustmentsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ADJUSTMENTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def adjustments(self) -> _containers.RepeatedCompositeFieldContainer[Global___Adjustment]: ...
+    def __init__(
+        self,
+        *,
+        adjustments: _abc.Iterable[Global___Adjustment] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["adjustments", b"adjustments"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListAdjustmentsResponse: _TypeAlias = ListAdjustmentsResponse  # noqa: Y015
+
+@_typing.final
+class UpdateTableRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    reason: _builtins.str
+    """required"""
+    @_builtins.property
+    def table(self) -> Global___Table:
+        """the whole new definition"""
+
+    def __init__(
+        self,
+        *,
+        table: Global___Table | None = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "table", b"table"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UpdateTableRequest: _TypeAlias = UpdateTableRequest  # noqa: Y015
+
+@_typing.final
+class RetireTableRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    reason: _builtins.str
+    """required"""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RetireTableRequest: _TypeAlias = RetireTableRequest  # noqa: Y015
+
+@_typing.final
+class RetireTableResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    RETIRED_SEQ_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    retired_seq: _builtins.int
+    """the journal entry"""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        retired_seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["retired_seq", b"retired_seq", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RetireTableResponse: _TypeAlias = RetireTableResponse  # noqa: Y015
 
 @_typing.final
 class ResumeLinkGroupRequest(_message.Message):

@@ -488,6 +488,56 @@ class AdminServiceStub:
                 request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ResolveIrregularityRequest.SerializeToString,
                 response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Irregularity.FromString,
                 _registered_method=True)
+        self.EnterMaintenance = channel.unary_unary(
+                '/jackpot.v1.AdminService/EnterMaintenance',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.MaintenanceRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.LinkGroup.FromString,
+                _registered_method=True)
+        self.LeaveMaintenance = channel.unary_unary(
+                '/jackpot.v1.AdminService/LeaveMaintenance',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.MaintenanceRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.LinkGroup.FromString,
+                _registered_method=True)
+        self.UpdateMeter = channel.unary_unary(
+                '/jackpot.v1.AdminService/UpdateMeter',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.UpdateMeterRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Meter.FromString,
+                _registered_method=True)
+        self.RetireMeter = channel.unary_unary(
+                '/jackpot.v1.AdminService/RetireMeter',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.RetireMeterRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RetiredMeter.FromString,
+                _registered_method=True)
+        self.RequestAdjustment = channel.unary_unary(
+                '/jackpot.v1.AdminService/RequestAdjustment',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.RequestAdjustmentRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Adjustment.FromString,
+                _registered_method=True)
+        self.ApproveAdjustment = channel.unary_unary(
+                '/jackpot.v1.AdminService/ApproveAdjustment',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ReviewAdjustmentRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Adjustment.FromString,
+                _registered_method=True)
+        self.RejectAdjustment = channel.unary_unary(
+                '/jackpot.v1.AdminService/RejectAdjustment',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ReviewAdjustmentRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Adjustment.FromString,
+                _registered_method=True)
+        self.ListAdjustments = channel.unary_unary(
+                '/jackpot.v1.AdminService/ListAdjustments',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ListAdjustmentsRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ListAdjustmentsResponse.FromString,
+                _registered_method=True)
+        self.UpdateTable = channel.unary_unary(
+                '/jackpot.v1.AdminService/UpdateTable',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.UpdateTableRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Table.FromString,
+                _registered_method=True)
+        self.RetireTable = channel.unary_unary(
+                '/jackpot.v1.AdminService/RetireTable',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.RetireTableRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RetireTableResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -637,6 +687,88 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def EnterMaintenance(self, request, context):
+        """Meter and table controls. A link group's meters and tables change only while it is in
+        maintenance: meanwhile its tables' lockouts with a progressive wager are FAILED_PRECONDITION
+        (rounds locked out before still settle and void). Every change is journaled with the old
+        and new values, the caller's certificate identity and the reason. Role: operator.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def LeaveMaintenance(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateMeter(self, request, context):
+        """Changes a meter's rate, reserve rate, ceiling or reset (the fields given); a ceiling below
+        the current amount is FAILED_PRECONDITION. No money moves. Role: operator.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RetireMeter(self, request, context):
+        """Retires a meter: its amount above the reset moves to another meter of the same game in
+        the same link group (up to that meter's ceiling, the rest to its reserve), its reserve to
+        that meter's reserve, its reset amount back to the operator; journaled on both meters with
+        the approval reference. FAILED_PRECONDITION while a table feeds it (named), or a jackpot or
+        adjustment on it waits. Role: operator.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RequestAdjustment(self, request, context):
+        """Requests an adjustment of a meter (the audited correction): nothing moves until a second,
+        different operator approves it. Role: operator.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ApproveAdjustment(self, request, context):
+        """Approves a requested adjustment, applying it to the meter in the same step; the requester's
+        own approval is FAILED_PRECONDITION. Role: operator (another one).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RejectAdjustment(self, request, context):
+        """Rejects a requested adjustment (the requester may withdraw it) with a reason; nothing
+        moves. Role: operator.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListAdjustments(self, request, context):
+        """Roles: operator, supervisor, auditor.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateTable(self, request, context):
+        """Changes a table's wagers, paytables, limits, meters or seats (same id, game and link
+        group), in maintenance and with no open round of the table. Role: operator.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RetireTable(self, request, context):
+        """Retires a table: it leaves its link group (its id is never registered again), in
+        maintenance and with no open round of the table. Role: operator.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -729,6 +861,56 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.ResolveIrregularity,
                     request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ResolveIrregularityRequest.FromString,
                     response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Irregularity.SerializeToString,
+            ),
+            'EnterMaintenance': grpc.unary_unary_rpc_method_handler(
+                    servicer.EnterMaintenance,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.MaintenanceRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.LinkGroup.SerializeToString,
+            ),
+            'LeaveMaintenance': grpc.unary_unary_rpc_method_handler(
+                    servicer.LeaveMaintenance,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.MaintenanceRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.LinkGroup.SerializeToString,
+            ),
+            'UpdateMeter': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateMeter,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.UpdateMeterRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Meter.SerializeToString,
+            ),
+            'RetireMeter': grpc.unary_unary_rpc_method_handler(
+                    servicer.RetireMeter,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RetireMeterRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.RetiredMeter.SerializeToString,
+            ),
+            'RequestAdjustment': grpc.unary_unary_rpc_method_handler(
+                    servicer.RequestAdjustment,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RequestAdjustmentRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Adjustment.SerializeToString,
+            ),
+            'ApproveAdjustment': grpc.unary_unary_rpc_method_handler(
+                    servicer.ApproveAdjustment,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ReviewAdjustmentRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Adjustment.SerializeToString,
+            ),
+            'RejectAdjustment': grpc.unary_unary_rpc_method_handler(
+                    servicer.RejectAdjustment,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ReviewAdjustmentRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Adjustment.SerializeToString,
+            ),
+            'ListAdjustments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAdjustments,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ListAdjustmentsRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.ListAdjustmentsResponse.SerializeToString,
+            ),
+            'UpdateTable': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateTable,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.UpdateTableRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Table.SerializeToString,
+            ),
+            'RetireTable': grpc.unary_unary_rpc_method_handler(
+                    servicer.RetireTable,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RetireTableRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.RetireTableResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1220,6 +1402,276 @@ class AdminService:
             '/jackpot.v1.AdminService/ResolveIrregularity',
             jackpot_dot_v1_dot_jackpot__pb2.ResolveIrregularityRequest.SerializeToString,
             jackpot_dot_v1_dot_jackpot__pb2.Irregularity.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EnterMaintenance(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/EnterMaintenance',
+            jackpot_dot_v1_dot_jackpot__pb2.MaintenanceRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.LinkGroup.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def LeaveMaintenance(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/LeaveMaintenance',
+            jackpot_dot_v1_dot_jackpot__pb2.MaintenanceRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.LinkGroup.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateMeter(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/UpdateMeter',
+            jackpot_dot_v1_dot_jackpot__pb2.UpdateMeterRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.Meter.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RetireMeter(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/RetireMeter',
+            jackpot_dot_v1_dot_jackpot__pb2.RetireMeterRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.RetiredMeter.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RequestAdjustment(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/RequestAdjustment',
+            jackpot_dot_v1_dot_jackpot__pb2.RequestAdjustmentRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.Adjustment.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ApproveAdjustment(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/ApproveAdjustment',
+            jackpot_dot_v1_dot_jackpot__pb2.ReviewAdjustmentRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.Adjustment.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RejectAdjustment(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/RejectAdjustment',
+            jackpot_dot_v1_dot_jackpot__pb2.ReviewAdjustmentRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.Adjustment.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListAdjustments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/ListAdjustments',
+            jackpot_dot_v1_dot_jackpot__pb2.ListAdjustmentsRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.ListAdjustmentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateTable(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/UpdateTable',
+            jackpot_dot_v1_dot_jackpot__pb2.UpdateTableRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.Table.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RetireTable(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/RetireTable',
+            jackpot_dot_v1_dot_jackpot__pb2.RetireTableRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.RetireTableResponse.FromString,
             options,
             channel_credentials,
             insecure,

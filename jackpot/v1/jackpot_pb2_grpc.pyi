@@ -287,6 +287,46 @@ class AdminServiceStub:
     The same supervisor repeating the same decision gets the record unchanged; a round without
     an open irregularity is FAILED_PRECONDITION. Role: supervisor.
     """
+    EnterMaintenance: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.MaintenanceRequest, _jackpot_pb2.LinkGroup]
+    """Meter and table controls. A link group's meters and tables change only while it is in
+    maintenance: meanwhile its tables' lockouts with a progressive wager are FAILED_PRECONDITION
+    (rounds locked out before still settle and void). Every change is journaled with the old
+    and new values, the caller's certificate identity and the reason. Role: operator.
+    """
+    LeaveMaintenance: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.MaintenanceRequest, _jackpot_pb2.LinkGroup]
+    UpdateMeter: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.UpdateMeterRequest, _jackpot_pb2.Meter]
+    """Changes a meter's rate, reserve rate, ceiling or reset (the fields given); a ceiling below
+    the current amount is FAILED_PRECONDITION. No money moves. Role: operator.
+    """
+    RetireMeter: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.RetireMeterRequest, _jackpot_pb2.RetiredMeter]
+    """Retires a meter: its amount above the reset moves to another meter of the same game in
+    the same link group (up to that meter's ceiling, the rest to its reserve), its reserve to
+    that meter's reserve, its reset amount back to the operator; journaled on both meters with
+    the approval reference. FAILED_PRECONDITION while a table feeds it (named), or a jackpot or
+    adjustment on it waits. Role: operator.
+    """
+    RequestAdjustment: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.RequestAdjustmentRequest, _jackpot_pb2.Adjustment]
+    """Requests an adjustment of a meter (the audited correction): nothing moves until a second,
+    different operator approves it. Role: operator.
+    """
+    ApproveAdjustment: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewAdjustmentRequest, _jackpot_pb2.Adjustment]
+    """Approves a requested adjustment, applying it to the meter in the same step; the requester's
+    own approval is FAILED_PRECONDITION. Role: operator (another one).
+    """
+    RejectAdjustment: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewAdjustmentRequest, _jackpot_pb2.Adjustment]
+    """Rejects a requested adjustment (the requester may withdraw it) with a reason; nothing
+    moves. Role: operator.
+    """
+    ListAdjustments: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ListAdjustmentsRequest, _jackpot_pb2.ListAdjustmentsResponse]
+    """Roles: operator, supervisor, auditor."""
+    UpdateTable: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.UpdateTableRequest, _jackpot_pb2.Table]
+    """Changes a table's wagers, paytables, limits, meters or seats (same id, game and link
+    group), in maintenance and with no open round of the table. Role: operator.
+    """
+    RetireTable: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.RetireTableRequest, _jackpot_pb2.RetireTableResponse]
+    """Retires a table: it leaves its link group (its id is never registered again), in
+    maintenance and with no open round of the table. Role: operator.
+    """
 
 @_typing.type_check_only
 class AdminServiceAsyncStub(AdminServiceStub):
@@ -353,6 +393,46 @@ class AdminServiceAsyncStub(AdminServiceStub):
     returned). Journaled with the supervisor's certificate identity and the note (required).
     The same supervisor repeating the same decision gets the record unchanged; a round without
     an open irregularity is FAILED_PRECONDITION. Role: supervisor.
+    """
+    EnterMaintenance: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.MaintenanceRequest, _jackpot_pb2.LinkGroup]  # type: ignore[assignment]
+    """Meter and table controls. A link group's meters and tables change only while it is in
+    maintenance: meanwhile its tables' lockouts with a progressive wager are FAILED_PRECONDITION
+    (rounds locked out before still settle and void). Every change is journaled with the old
+    and new values, the caller's certificate identity and the reason. Role: operator.
+    """
+    LeaveMaintenance: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.MaintenanceRequest, _jackpot_pb2.LinkGroup]  # type: ignore[assignment]
+    UpdateMeter: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.UpdateMeterRequest, _jackpot_pb2.Meter]  # type: ignore[assignment]
+    """Changes a meter's rate, reserve rate, ceiling or reset (the fields given); a ceiling below
+    the current amount is FAILED_PRECONDITION. No money moves. Role: operator.
+    """
+    RetireMeter: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.RetireMeterRequest, _jackpot_pb2.RetiredMeter]  # type: ignore[assignment]
+    """Retires a meter: its amount above the reset moves to another meter of the same game in
+    the same link group (up to that meter's ceiling, the rest to its reserve), its reserve to
+    that meter's reserve, its reset amount back to the operator; journaled on both meters with
+    the approval reference. FAILED_PRECONDITION while a table feeds it (named), or a jackpot or
+    adjustment on it waits. Role: operator.
+    """
+    RequestAdjustment: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.RequestAdjustmentRequest, _jackpot_pb2.Adjustment]  # type: ignore[assignment]
+    """Requests an adjustment of a meter (the audited correction): nothing moves until a second,
+    different operator approves it. Role: operator.
+    """
+    ApproveAdjustment: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewAdjustmentRequest, _jackpot_pb2.Adjustment]  # type: ignore[assignment]
+    """Approves a requested adjustment, applying it to the meter in the same step; the requester's
+    own approval is FAILED_PRECONDITION. Role: operator (another one).
+    """
+    RejectAdjustment: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewAdjustmentRequest, _jackpot_pb2.Adjustment]  # type: ignore[assignment]
+    """Rejects a requested adjustment (the requester may withdraw it) with a reason; nothing
+    moves. Role: operator.
+    """
+    ListAdjustments: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ListAdjustmentsRequest, _jackpot_pb2.ListAdjustmentsResponse]  # type: ignore[assignment]
+    """Roles: operator, supervisor, auditor."""
+    UpdateTable: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.UpdateTableRequest, _jackpot_pb2.Table]  # type: ignore[assignment]
+    """Changes a table's wagers, paytables, limits, meters or seats (same id, game and link
+    group), in maintenance and with no open round of the table. Role: operator.
+    """
+    RetireTable: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.RetireTableRequest, _jackpot_pb2.RetireTableResponse]  # type: ignore[assignment]
+    """Retires a table: it leaves its link group (its id is never registered again), in
+    maintenance and with no open round of the table. Role: operator.
     """
 
 class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -525,6 +605,106 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         returned). Journaled with the supervisor's certificate identity and the note (required).
         The same supervisor repeating the same decision gets the record unchanged; a round without
         an open irregularity is FAILED_PRECONDITION. Role: supervisor.
+        """
+
+    @_abc_1.abstractmethod
+    def EnterMaintenance(
+        self,
+        request: _jackpot_pb2.MaintenanceRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.LinkGroup, _abc.Awaitable[_jackpot_pb2.LinkGroup]]:
+        """Meter and table controls. A link group's meters and tables change only while it is in
+        maintenance: meanwhile its tables' lockouts with a progressive wager are FAILED_PRECONDITION
+        (rounds locked out before still settle and void). Every change is journaled with the old
+        and new values, the caller's certificate identity and the reason. Role: operator.
+        """
+
+    @_abc_1.abstractmethod
+    def LeaveMaintenance(
+        self,
+        request: _jackpot_pb2.MaintenanceRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.LinkGroup, _abc.Awaitable[_jackpot_pb2.LinkGroup]]: ...
+
+    @_abc_1.abstractmethod
+    def UpdateMeter(
+        self,
+        request: _jackpot_pb2.UpdateMeterRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.Meter, _abc.Awaitable[_jackpot_pb2.Meter]]:
+        """Changes a meter's rate, reserve rate, ceiling or reset (the fields given); a ceiling below
+        the current amount is FAILED_PRECONDITION. No money moves. Role: operator.
+        """
+
+    @_abc_1.abstractmethod
+    def RetireMeter(
+        self,
+        request: _jackpot_pb2.RetireMeterRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.RetiredMeter, _abc.Awaitable[_jackpot_pb2.RetiredMeter]]:
+        """Retires a meter: its amount above the reset moves to another meter of the same game in
+        the same link group (up to that meter's ceiling, the rest to its reserve), its reserve to
+        that meter's reserve, its reset amount back to the operator; journaled on both meters with
+        the approval reference. FAILED_PRECONDITION while a table feeds it (named), or a jackpot or
+        adjustment on it waits. Role: operator.
+        """
+
+    @_abc_1.abstractmethod
+    def RequestAdjustment(
+        self,
+        request: _jackpot_pb2.RequestAdjustmentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.Adjustment, _abc.Awaitable[_jackpot_pb2.Adjustment]]:
+        """Requests an adjustment of a meter (the audited correction): nothing moves until a second,
+        different operator approves it. Role: operator.
+        """
+
+    @_abc_1.abstractmethod
+    def ApproveAdjustment(
+        self,
+        request: _jackpot_pb2.ReviewAdjustmentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.Adjustment, _abc.Awaitable[_jackpot_pb2.Adjustment]]:
+        """Approves a requested adjustment, applying it to the meter in the same step; the requester's
+        own approval is FAILED_PRECONDITION. Role: operator (another one).
+        """
+
+    @_abc_1.abstractmethod
+    def RejectAdjustment(
+        self,
+        request: _jackpot_pb2.ReviewAdjustmentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.Adjustment, _abc.Awaitable[_jackpot_pb2.Adjustment]]:
+        """Rejects a requested adjustment (the requester may withdraw it) with a reason; nothing
+        moves. Role: operator.
+        """
+
+    @_abc_1.abstractmethod
+    def ListAdjustments(
+        self,
+        request: _jackpot_pb2.ListAdjustmentsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.ListAdjustmentsResponse, _abc.Awaitable[_jackpot_pb2.ListAdjustmentsResponse]]:
+        """Roles: operator, supervisor, auditor."""
+
+    @_abc_1.abstractmethod
+    def UpdateTable(
+        self,
+        request: _jackpot_pb2.UpdateTableRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.Table, _abc.Awaitable[_jackpot_pb2.Table]]:
+        """Changes a table's wagers, paytables, limits, meters or seats (same id, game and link
+        group), in maintenance and with no open round of the table. Role: operator.
+        """
+
+    @_abc_1.abstractmethod
+    def RetireTable(
+        self,
+        request: _jackpot_pb2.RetireTableRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.RetireTableResponse, _abc.Awaitable[_jackpot_pb2.RetireTableResponse]]:
+        """Retires a table: it leaves its link group (its id is never registered again), in
+        maintenance and with no open round of the table. Role: operator.
         """
 
 def add_AdminServiceServicer_to_server(servicer: AdminServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

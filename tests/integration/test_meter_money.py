@@ -3,8 +3,10 @@
 A Hypothesis state machine drives the real store (real Redis, the production scripts) with
 random lockouts (any amounts, up to seven seats), settlements paying percentages of the meter
 (10% to 100%, several in one round, in plan order), voids (also after a hit since the
-lockout) and supervisors' approvals and rejections (a rejection refused after a later hit),
-on a meter with a reserve rate and, sometimes, a ceiling. The same steps run through
+lockout), supervisors' approvals and rejections (a rejection refused after a later hit),
+two-person adjustments (refused beyond zero or the ceiling) and the retirement of the meter
+into a new one (its table updated to feed the new one, in maintenance), on a meter with a
+reserve rate and, sometimes, a ceiling. The same steps run through
 :mod:`controller.domain.meter_money`. After every step the meter's value and reserve in
 Redis equal the model's to the microcent, every award equals the model's to the cent, the
 step's journal entries move exactly what the model moved, and ``audit verify`` is OK.
@@ -25,6 +27,7 @@ from hypothesis.stateful import (
     initialize,
     invariant,
     multiple,
+    precondition,
     rule,
     run_state_machine_as_test,
 )
@@ -41,7 +44,7 @@ from controller.domain.rounds import Payout, Wager
 from controller.store import keys
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer
-from jackpot.errors import FailedPrecondition
+from jackpot.errors import FailedPrecondition, StoreUnavailable
 from jackpot.kinds import AwardKind
 from jackpot.money import FULL_PPM, MICROCENTS_PER_CENT
 from jackpot.results import SeatOutcome
@@ -73,6 +76,8 @@ class MeterMoney(RuleBasedStateMachine):
         self.locked: dict[int, tuple[list[meter_money.Contribution], int]] = {}
         self.awards: dict[str, tuple[PercentAward, int]] = {}
         self.seen_seq = 0
+        self.generation = 0  # how many times the meter was retired into a new one
+        self.params: dict[str, int] = {}
 
     def run(self, coroutine: Any) -> Any:
         return self.loop.run_until_complete(coroutine)
@@ -87,40 +92,45 @@ class MeterMoney(RuleBasedStateMachine):
         ceiling_over_cents=st.one_of(st.just(0), st.integers(1, 20_000)),
     )
     def create(self, rate: int, reserve_rate: int, ceiling_over_cents: int) -> None:
-        ceiling = RESET_CENTS + ceiling_over_cents if ceiling_over_cents else 0
-        self.book = MeterBook.created(
-            self.meter,
-            reset_cents=RESET_CENTS,
-            rate_ppm=rate,
-            reserve_rate_ppm=reserve_rate,
-            ceiling_cents=ceiling,
-        )
+        self.params = {"rate": rate, "reserve_rate": reserve_rate}
 
         async def create() -> None:
             await self.store.create_link_group(LinkGroupConfig(self.group, "money"), actor="t")
-            await self.store.create_meter(
-                convert.meter_config(
-                    pb.CreateMeterRequest(
-                        meter_id=self.meter,
-                        link_group_id=self.group,
-                        game="caribbean-stud",
-                        reset_cents=RESET_CENTS,
-                        rate_of_progression_percent=_percent(rate),
-                        reserve_rate_percent=_percent(reserve_rate),
-                        ceiling_cents=ceiling,
-                    )
-                ),
-                actor="t",
-            )
+            self.book = await self._create_meter(ceiling_over_cents)
             table = convert.table_config(progressive_table(self.table_id, self.group, self.meter))
             self.table = await self.store.register_table(table, actor="t")
 
         self.run(create())
         self.seen_seq = self.run(self._seq())
 
+    async def _create_meter(self, ceiling_over_cents: int) -> MeterBook:
+        """Create meter ``self.meter`` and its book (the rates drawn at the start)."""
+        ceiling = RESET_CENTS + ceiling_over_cents if ceiling_over_cents else 0
+        await self.store.create_meter(
+            convert.meter_config(
+                pb.CreateMeterRequest(
+                    meter_id=self.meter,
+                    link_group_id=self.group,
+                    game="caribbean-stud",
+                    reset_cents=RESET_CENTS,
+                    rate_of_progression_percent=_percent(self.params["rate"]),
+                    reserve_rate_percent=_percent(self.params["reserve_rate"]),
+                    ceiling_cents=ceiling,
+                )
+            ),
+            actor="t",
+        )
+        return MeterBook.created(
+            self.meter,
+            reset_cents=RESET_CENTS,
+            rate_ppm=self.params["rate"],
+            reserve_rate_ppm=self.params["reserve_rate"],
+            ceiling_cents=ceiling,
+        )
+
     @property
     def meter(self) -> str:
-        return f"{self.group}-m"
+        return f"{self.group}-m{self.generation or ''}"
 
     @property
     def table_id(self) -> str:
@@ -248,11 +258,95 @@ class MeterMoney(RuleBasedStateMachine):
                     self.run(review)
                 except FailedPrecondition:
                     self._expect_moved(before)
+                    # As the refusal says: approve it (a correction is an adjustment).
+                    self.run(
+                        self.store.review_jackpot(
+                            jackpot_id,
+                            approve=True,
+                            reviewer="jackpot://supervisor/s",
+                            reviewer_cert="x",
+                            note="",
+                        )
+                    )
+                    self._expect_moved(before)
                     return
                 raise AssertionError("a rejection after a later hit was accepted")
             meter_money.reject(self.book, award)
         self.run(review)
         self._expect_moved(before)
+
+    @rule(amount=st.integers(-30_000, 30_000).filter(bool))
+    def adjustment(self, amount: int) -> None:
+        """One operator requests, another approves: the meter moves by the amount, or both
+        steps are refused beyond zero or the ceiling and nothing moves."""
+        assert self.book is not None
+        before = self._before()
+        fits = meter_money.adjust(meter_money.MeterBook(**vars(self.book)), amount)
+        request = self.store.controls.request_adjustment(
+            self.meter, amount, reason="r", reference="ref", actor="op-a", actor_cert=""
+        )
+        if not fits:
+            try:
+                self.run(request)
+            except FailedPrecondition:
+                self._expect_moved(before)
+                return
+            raise AssertionError("an adjustment beyond zero or the ceiling was accepted")
+        requested = self.run(request)
+        approve = self.store.controls.review_adjustment
+        try:
+            self.run(
+                approve(requested.adjustment_id, approve=True, actor="op-a", actor_cert="", note="")
+            )
+        except FailedPrecondition:
+            pass  # the requester cannot approve
+        else:
+            raise AssertionError("the requester approved their own adjustment")
+        self.run(
+            approve(requested.adjustment_id, approve=True, actor="op-b", actor_cert="", note="")
+        )
+        assert meter_money.adjust(self.book, amount)
+        self._expect_moved(before)
+
+    @precondition(lambda self: not self.locked and not self.awards)
+    @rule(ceiling_over_cents=st.one_of(st.just(0), st.integers(1, 20_000)))
+    def retire(self, ceiling_over_cents: int) -> None:
+        """In maintenance: a new meter, the table updated to feed it, the old one retired into
+        it; both meters' journal entries move what the model moved."""
+        assert self.book is not None
+        old_book, old_meter = self.book, self.meter
+        controls = self.store.controls
+        self.run(controls.enter_maintenance(self.group, actor="op", actor_cert="", reason="r"))
+        self.generation += 1
+        new_book = self.run(self._create_meter(ceiling_over_cents))
+        self.seen_seq = self.run(self._seq())  # the new meter's seed is not a transfer
+        table = convert.table_config(progressive_table(self.table_id, self.group, self.meter))
+        self.run(controls.update_table(table, actor="op", actor_cert="", reason="r"))
+        try:  # this table object is of the old revision: refused, never applied
+            self.run(self.store.lockout(self.table, 10**6, (), lockout_fingerprint(())))
+        except StoreUnavailable:
+            pass
+        else:
+            raise AssertionError("a lockout with a changed table's old definition was accepted")
+        self.table = self.run(self.store.get_table(self.table_id))
+        before = (old_book.value + new_book.value, old_book.reserve + new_book.reserve)
+        retired = self.run(
+            controls.retire_meter(
+                old_meter, self.meter, actor="op", actor_cert="", reason="r", approval="a"
+            )
+        )
+        moved = meter_money.retire(old_book, new_book)
+        assert retired.operator_recovered_microcents == moved.recovered
+        assert (
+            retired.transferred_microcents + retired.reserve_transferred_microcents
+            == moved.to_meter + moved.to_reserve
+        )
+        self.book = new_book
+        self.run(controls.leave_maintenance(self.group, actor="op", actor_cert="", reason="r"))
+        # Over both meters the journal moved what left them: the operator's part.
+        d_meter, d_reserve = self._moved()
+        assert (d_meter, d_reserve) == (new_book.value - before[0], new_book.reserve - before[1])
+        assert d_meter + d_reserve == -moved.recovered
 
     @invariant()
     def meters_match_and_the_audit_holds(self) -> None:

@@ -174,4 +174,5 @@ def test_every_record_kind_has_its_migration() -> None:
         "round",
         "jackpot",
         "irregularity",
+        "adjustment",
     }

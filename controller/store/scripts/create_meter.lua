@@ -2,13 +2,18 @@
 -- A must-hit-by meter also draws its first hit point from the seed (_lib.lua
 -- mystery_start_cycle): the secret stays in its mystery key, the commitment is journaled.
 -- Idempotent: the same parameters again change nothing; other parameters are refused.
--- KEYS: 1 link group info, 2 meter, 3 meters set, 4 journal, 5 seq, 6 the meter's mystery key
+-- A retired meter's id is never used again.
+-- KEYS: 1 link group info, 2 meter, 3 meters set, 4 journal, 5 seq, 6 retired meters,
+--       7 the meter's mystery key
 -- ARGV: 1 meter_id, 2 link_group_id, 3 game, 4 reset_cents, 5 rate_ppm, 6 reserve_rate_ppm,
 --       7 ceiling_cents, 8 actor, 9 kind ('progressive' | 'must_hit_by'),
 --       10 must_hit_by_cents ('0' for a progressive meter), 11 seed (64 hex digits)
 local meter_id, link_group_id = ARGV[1], ARGV[2]
 if redis.call('EXISTS', KEYS[1]) == 0 then
   refuse('NOT_FOUND', 'link group ' .. link_group_id .. ' does not exist; create it first')
+end
+if redis.call('HEXISTS', KEYS[6], meter_id) == 1 then
+  refuse('EXISTS', 'meter ' .. meter_id .. ' was retired; a meter id is never used again')
 end
 if redis.call('SISMEMBER', KEYS[3], meter_id) == 1 and redis.call('EXISTS', KEYS[2]) == 0 then
   refuse('LOST', 'meter ' .. meter_id .. ' existed in link group ' .. link_group_id .. ' but its '
@@ -44,6 +49,6 @@ redis.call('SADD', KEYS[3], meter_id)
 journal(KEYS[4], KEYS[5], 'meter_created', meter_id, seed, 0,
   {'operator_seed_microcents', int(seed), 'by', ARGV[8], unpack(params)})
 if mystery then
-  mystery_commit(KEYS[4], KEYS[5], KEYS[6], mystery, draw, {})
+  mystery_commit(KEYS[4], KEYS[5], KEYS[7], mystery, draw, {})
 end
 return 'created'

@@ -2,15 +2,19 @@
 -- A wager contributes to every meter it feeds, at that meter's rate of progression (and
 -- reserve rate); above a meter's ceiling its share goes to that meter's reserve.
 -- A contribution that reaches a must-hit-by meter's hit point wins it (the mystery section).
+-- While the link group is in maintenance (an operator changes its meters or tables), a
+-- lockout with a progressive wager (one feeding a meter) is refused; one without is accepted.
+-- The table's revision (ARGV[12], of the definition the controller used) must be the stored
+-- one: a definition changed since is refused so that the controller reads it again.
 -- KEYS: 1 round, 2 table, 3 journal, 4 seq, 5 epoch, 6 counters, 7 open rounds,
---       8.. the table's meters (ARGV[5]'s order), then jackpots, pending, then each meter's
---       mystery key (ARGV[5]'s order)
+--       8 maintenance, 9.. the table's meters (ARGV[5]'s order), then jackpots, pending, then
+--       each meter's mystery key (ARGV[5]'s order)
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint,
 --       4 wagers JSON [{seat, kind, amount_cents, on_dealer_hand, envy, meters = [meter ids]}],
 --       5 meter ids JSON, 6 round retention seconds, 7 max round step,
 --       8, 9 the table's last acknowledged journal position (epoch id, seq),
 --       10 a fresh seed for the mystery draws (64 hex digits of the controller's CSPRNG),
---       11 link_group_id
+--       11 link_group_id, 12 table revision
 -- Answers {reply JSON, 'new' | 'replay', epoch id, journal seq}.
 local table_id, round_id, fp = ARGV[1], ARGV[2], ARGV[3]
 local where = 'round ' .. round_id .. ' of table ' .. table_id
@@ -30,7 +34,23 @@ end
 if redis.call('HEXISTS', KEYS[2], 'config') == 0 then
   refuse('NOT_FOUND', 'table ' .. table_id .. ' is not registered')
 end
-local meters = load_meters(KEYS, 8, cjson.decode(ARGV[5]))
+if (redis.call('HGET', KEYS[2], 'rev') or '0') ~= ARGV[12] then
+  refuse('TABLE_CHANGED', 'the definition of table ' .. table_id .. ' was changed by an operator; '
+    .. 'retry the same request')
+end
+local wagers = cjson.decode(ARGV[4])
+local maintenance = redis.call('HMGET', KEYS[8], 'state', 'entered_reason')
+if maintenance[1] == 'maintenance' then
+  for _, w in ipairs(wagers) do
+    if #w.meters > 0 then
+      refuse('MAINTENANCE', 'no progressive wagers now: the progressive meters of table '
+        .. table_id .. ' are in maintenance (' .. maintenance[2] .. '); return the progressive '
+        .. 'wagers to the players and lock out the round without them, or wait until the '
+        .. 'maintenance ends')
+    end
+  end
+end
+local meters = load_meters(KEYS, 9, cjson.decode(ARGV[5]))
 local last = num(redis.call('HGET', KEYS[2], 'last_round'))
 if tonumber(round_id) <= last then
   refuse('STALE', where .. ' is not after the table\'s last locked-out round ' .. int(last)
@@ -48,7 +68,7 @@ end
 -- the next cycle, whose hit point is drawn from ARGV[10] (_lib.lua mystery_next) and committed
 -- at once; the hit's value and salt are revealed in its journal entry and in the answer.
 local mystery = {by_contribution = {}, hits = {}, seed = ARGV[10]}
-local mystery_first_key = 9 + #meters.list  -- KEYS: jackpots, pending, then mystery keys
+local mystery_first_key = 10 + #meters.list  -- KEYS: jackpots, pending, then mystery keys
 for i, m in ipairs(meters.list) do
   local f = redis.call('HMGET', m.key, 'kind', 'must_hit_by_cents', 'mystery_commitment')
   if f[1] == 'must_hit_by' then
@@ -130,7 +150,6 @@ local function mystery_write(c, a)
 end
 
 -- Compute every split first (nothing is written before every check has passed).
-local wagers = cjson.decode(ARGV[4])
 local accepted = {}
 local overflows = {}  -- per contribution, in order: the part above the ceiling (journal only)
 for i, w in ipairs(wagers) do
@@ -213,7 +232,7 @@ local reply = cjson.encode({table_id = table_id, round_id = round_id, accepted =
   meters = meter_values(meters), mystery_hits = mystery.hits})
 redis.call('HSET', KEYS[1], 'v', SCHEMA_VERSION, 'state', 'locked', 'lockout_fp', fp,
   'wagers', cjson.encode(accepted), 'lockout_reply', reply,
-  'lockout_seq', redis.call('GET', KEYS[4]) or '0')
+  'lockout_seq', redis.call('GET', KEYS[4]) or '0', 'table_rev', ARGV[12])
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 redis.call('HSET', KEYS[2], 'last_round', round_id)
 redis.call('SADD', KEYS[7], table_id .. ':' .. round_id)  -- exported until settled or voided

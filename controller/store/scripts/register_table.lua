@@ -13,6 +13,11 @@ for i, meter_id in ipairs(cjson.decode(ARGV[3])) do
   end
 end
 local existing = redis.call('HGET', KEYS[1], 'config')
+local retired = redis.call('HGET', KEYS[1], 'retired_seq')
+if retired then
+  refuse('EXISTS', 'table ' .. table_id .. ' was retired (journal #' .. retired .. '); a table id '
+    .. 'is never registered again: register the table under a new id')
+end
 if existing then
   if existing ~= config then
     refuse('EXISTS', 'table ' .. table_id .. ' is registered with another definition')

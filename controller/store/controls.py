@@ -1,0 +1,288 @@
+"""The store steps of meter and table controls: maintenance, meter updates and retirement,
+two-person adjustments, table updates and retirement.
+
+Each write is one script (``scripts/*.lua`` with ``_controls.lua``) over one link group's
+keys, validating everything before its first write and journaling who (a certificate
+identity, with the certificate's fingerprint) and why. A refused step changed nothing.
+Amounts are cents, meter money microcents.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from controller.domain.config import MeterConfig, TableConfig
+from controller.domain.records import Adjustment, MeterState, RetiredMeter
+from controller.store import codec, keys
+from jackpot.errors import FailedPrecondition, NotFound, StoreUnavailable
+
+if TYPE_CHECKING:
+    from controller.store.redis_store import RedisStore
+
+TABLE_SET_ATTEMPTS = 5
+"""How often a retirement reads the group's tables again when one was added meanwhile."""
+
+
+class Controls:
+    """The control steps of one :class:`RedisStore` (``store.controls``)."""
+
+    def __init__(self, store: RedisStore) -> None:
+        self._store = store
+
+    # ------------------------------------------------------------------ maintenance
+
+    async def enter_maintenance(
+        self, link_group_id: str, *, actor: str, actor_cert: str, reason: str
+    ) -> int:
+        """Take the link group into maintenance; answer the journal seq of the entry."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return int(
+            await self._store._run(
+                self._store._scripts.enter_maintenance,
+                [group.info, group.maintenance, group.journal, group.seq],
+                [link_group_id, actor, actor_cert, reason],
+            )
+        )
+
+    async def leave_maintenance(
+        self, link_group_id: str, *, actor: str, actor_cert: str, reason: str
+    ) -> int:
+        """End the link group's maintenance; answer the journal seq of the entry."""
+        await self._store.get_link_group(link_group_id)  # NotFound names an unknown group
+        group = keys.LinkGroupKeys(link_group_id)
+        return int(
+            await self._store._run(
+                self._store._scripts.leave_maintenance,
+                [group.maintenance, group.journal, group.seq],
+                [link_group_id, actor, actor_cert, reason],
+            )
+        )
+
+    # ------------------------------------------------------------------ meters
+
+    async def update_meter(
+        self, old: MeterState, new: MeterConfig, *, actor: str, actor_cert: str, reason: str
+    ) -> bool:
+        """Give the meter ``new``'s parameters (validated by the caller against ``old``, the
+        state it read); True when they changed, False when the meter already had them."""
+        group = keys.LinkGroupKeys(old.link_group_id)
+        before = (old.reset_cents, old.rate_ppm, old.reserve_rate_ppm, old.ceiling_cents)
+        after = (new.reset_cents, new.rate_ppm, new.reserve_rate_ppm, new.ceiling_cents)
+        answer = await self._store._run(
+            self._store._scripts.update_meter,
+            [group.meter(old.meter_id), group.maintenance, group.journal, group.seq],
+            [old.meter_id, old.link_group_id, *before, *after, actor, actor_cert, reason],
+        )
+        return bool(answer == "updated")
+
+    async def retire_meter(
+        self,
+        meter_id: str,
+        to_meter_id: str,
+        *,
+        actor: str,
+        actor_cert: str,
+        reason: str,
+        approval: str,
+    ) -> RetiredMeter:
+        """Retire ``meter_id``, moving its money to ``to_meter_id`` of the same link group
+        (``retire_meter.lua`` says how); refused across link groups (not one atomic step)."""
+        link_group_id = await self._store._meter_link_group(meter_id)
+        target_group = await self._store._meter_link_group(to_meter_id)
+        if meter_id == to_meter_id:
+            raise FailedPrecondition(f"meter {meter_id} cannot pass its money to itself")
+        if target_group != link_group_id:
+            raise FailedPrecondition(
+                f"meter {to_meter_id} is in link group {target_group}, meter {meter_id} in "
+                f"{link_group_id}: a retired meter's money moves within its link group only "
+                "(two groups' keys are not one atomic step); retire it to a meter of "
+                f"{link_group_id}"
+            )
+        group = keys.LinkGroupKeys(link_group_id)
+        for _ in range(TABLE_SET_ATTEMPTS):
+            table_ids = sorted(await self._store._read(self._store.client.smembers(group.tables)))
+            try:
+                raw = await self._store._run(
+                    self._store._scripts.retire_meter,
+                    [
+                        group.meter(meter_id),
+                        group.meter(to_meter_id),
+                        group.meters,
+                        group.maintenance,
+                        group.journal,
+                        group.seq,
+                        group.retired_meters,
+                        group.pending_adjustments,
+                        group.adjustments,
+                        group.tables,
+                        *(group.table(table_id) for table_id in table_ids),
+                    ],
+                    [
+                        meter_id,
+                        to_meter_id,
+                        link_group_id,
+                        actor,
+                        actor_cert,
+                        reason,
+                        approval,
+                        json.dumps(table_ids),
+                    ],
+                )
+            except StoreUnavailable as error:
+                if "changed meanwhile" in str(error):
+                    continue
+                raise
+            return codec.retired_meter(raw)
+        raise StoreUnavailable(f"the tables of link group {link_group_id} kept changing; retry")
+
+    async def meter_link_group(self, meter_id: str) -> str:
+        """The link group of a meter, also of a retired one; :class:`NotFound` if unknown."""
+        return await self._store._meter_link_group(meter_id)
+
+    async def retired_meter_ids(self, link_group_id: str) -> set[str]:
+        """The ids of the link group's retired meters."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return set(await self._store._read(self._store.client.hkeys(group.retired_meters)))
+
+    # ------------------------------------------------------------------ adjustments
+
+    async def request_adjustment(
+        self,
+        meter_id: str,
+        amount_cents: int,
+        *,
+        reason: str,
+        reference: str,
+        actor: str,
+        actor_cert: str,
+    ) -> Adjustment:
+        """Request that ``amount_cents`` (signed) be added to the meter: nothing moves until
+        another operator approves it."""
+        link_group_id = await self._store._meter_link_group(meter_id)
+        group = keys.LinkGroupKeys(link_group_id)
+        raw = await self._store._run(
+            self._store._scripts.request_adjustment,
+            [
+                group.meter(meter_id),
+                group.adjustments,
+                group.pending_adjustments,
+                group.journal,
+                group.seq,
+            ],
+            [meter_id, link_group_id, amount_cents, reason, reference, actor, actor_cert],
+        )
+        return codec.adjustment(raw)
+
+    async def review_adjustment(
+        self, adjustment_id: str, *, approve: bool, actor: str, actor_cert: str, note: str
+    ) -> Adjustment:
+        """Approve (applied at once) or reject a requested adjustment as ``actor``; an
+        approval by its requester is refused."""
+        requested = await self.get_adjustment(adjustment_id)
+        group = keys.LinkGroupKeys(requested.link_group_id)
+        raw = await self._store._run(
+            self._store._scripts.review_adjustment,
+            [
+                group.adjustments,
+                group.pending_adjustments,
+                group.journal,
+                group.seq,
+                group.meter(requested.meter_id),
+            ],
+            [adjustment_id, "approved" if approve else "rejected", actor, actor_cert, note],
+        )
+        return codec.adjustment(raw)
+
+    async def get_adjustment(self, adjustment_id: str) -> Adjustment:
+        """One adjustment; :class:`NotFound` names an unknown id."""
+        link_group_id, _, seq = adjustment_id.rpartition(":")
+        if not link_group_id or not seq.isdigit():
+            raise NotFound(f"adjustment {adjustment_id} does not exist (ids look like 'floor:17')")
+        group = keys.LinkGroupKeys(link_group_id)
+        raw = await self._store._read(self._store.client.hget(group.adjustments, adjustment_id))
+        if raw is None:
+            raise NotFound(f"adjustment {adjustment_id} does not exist")
+        return codec.adjustment(raw)
+
+    async def list_adjustments(self, link_group_id: str = "", status: str = "") -> list[Adjustment]:
+        """The adjustments of one link group or all, in journal order per group; ``status``
+        filters (empty: any)."""
+        found: list[Adjustment] = []
+        for group_id in await self._store._group_ids(link_group_id):
+            group = keys.LinkGroupKeys(group_id)
+            for raw in await self._store._read(self._store.client.hvals(group.adjustments)):
+                record = codec.adjustment(raw)
+                if not status or record.status == status:
+                    found.append(record)
+        return sorted(found, key=lambda a: (a.link_group_id, a.request_seq))
+
+    # ------------------------------------------------------------------ tables
+
+    async def update_table(
+        self, table: TableConfig, *, actor: str, actor_cert: str, reason: str
+    ) -> bool:
+        """Give the registered table ``table``'s definition (same id, game and link group);
+        True when it changed, False when it already had it."""
+        group = keys.LinkGroupKeys(table.link_group_id)
+        old = await self._store._read(
+            self._store.client.hget(group.table(table.table_id), "config")
+        )
+        answer = await self._store._run(
+            self._store._scripts.update_table,
+            [
+                group.table(table.table_id),
+                group.maintenance,
+                group.journal,
+                group.seq,
+                group.open_rounds,
+                *(group.meter(meter_id) for meter_id in table.meter_ids),
+            ],
+            [
+                table.table_id,
+                codec.table_json(table),
+                json.dumps(table.meter_ids),
+                table.game,
+                actor,
+                actor_cert,
+                reason,
+                old or "",
+                table.link_group_id,
+            ],
+        )
+        self._store.forget_table(table.table_id)
+        return bool(answer == "updated")
+
+    async def retired_table(self, table_id: str) -> TableConfig:
+        """A retired table's last definition; :class:`NotFound` for a table never registered
+        (or still registered: :meth:`RedisStore.get_table` answers that)."""
+        link_group_id = await self._store._read(self._store.client.hget(keys.TABLE_INDEX, table_id))
+        if link_group_id is None:
+            raise NotFound(f"table {table_id} is not registered")
+        group = keys.LinkGroupKeys(link_group_id)
+        raw = await self._store._read(
+            self._store.client.hget(group.table(table_id), "retired_config")
+        )
+        if raw is None:
+            raise NotFound(f"table {table_id} is not registered")
+        return codec.table_config(raw)
+
+    async def retire_table(
+        self, table: TableConfig, *, actor: str, actor_cert: str, reason: str
+    ) -> int:
+        """Retire the table (it leaves its link group); answer the journal seq."""
+        group = keys.LinkGroupKeys(table.link_group_id)
+        seq = await self._store._run(
+            self._store._scripts.retire_table,
+            [
+                group.table(table.table_id),
+                group.tables,
+                group.maintenance,
+                group.journal,
+                group.seq,
+                group.open_rounds,
+            ],
+            [table.table_id, actor, actor_cert, reason, table.link_group_id],
+        )
+        self._store.forget_table(table.table_id)
+        return int(seq)
