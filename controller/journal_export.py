@@ -10,8 +10,11 @@
   file's last one, up to the snapshot's sequence number, so the file is the whole journal
   (a first export of a journal already trimmed starts after the checkpoint: enough for a
   restore, whose snapshot holds the checkpoint).
-* ``snapshot.json``: the link group's state at that sequence number (meters, tables, jackpots,
-  epoch, checkpoint, installation record), replaced atomically (write, fsync, rename).
+* ``snapshot.json``: the link group's state at that sequence number, every per-group record
+  that is state (meters, tables also retired ones, jackpots and the pending set, open rounds,
+  irregularities, maintenance, adjustments and their pending set, retired meters, counters,
+  epoch, checkpoint; :meth:`RedisStore.export_snapshot`) and the installation record, never a
+  must-hit-by meter's secret; replaced atomically (write, fsync, rename).
 
 and then records in Redis that the journal is exported up to there.
 
@@ -32,10 +35,13 @@ with its signature, in the same atomic step as the deletion (``trim_journal.lua`
 **Restore** (``jackpotctl restore --from DIR --link-group G --reason ...``) rebuilds a link
 group that Redis lost from its latest export, after checking the export against itself (the
 journal file is whole from the snapshot's checkpoint to its sequence number, its hash chain
-runs on from the checkpoint's hash, and it sums to the snapshot's meters exactly): the
+runs on from the checkpoint's hash, it sums to the snapshot's meters exactly, and its
+records agree with each other): every record is written back as exported, and the
 restored journal continues the exported chain, and the ``restored`` entry chains to its last
 entry. It writes into a Redis without that link group only; the epoch
-record comes last, with a new epoch whose lineage holds the exported one up to the export's
+record comes last, in one atomic step with the ``restored`` entry and a new cycle of each
+must-hit-by meter (its secret is not exported: ``docs/mystery.md``, "Restore"), with a new
+epoch whose lineage holds the exported one up to the export's
 sequence number: a table acknowledged later than that stops the link group (those steps
 are lost and must be reconciled by hand, then ``jackpotctl link-groups resume``). Round
 records (the stored answers for retries) are not exported; a retry of a round from before the
