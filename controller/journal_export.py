@@ -10,8 +10,11 @@
   file's last one, up to the snapshot's sequence number, so the file is the whole journal
   (a first export of a journal already trimmed starts after the checkpoint: enough for a
   restore, whose snapshot holds the checkpoint).
-* ``snapshot.json``: the link group's state at that sequence number (meters, tables, jackpots,
-  epoch, checkpoint, installation record), replaced atomically (write, fsync, rename).
+* ``snapshot.json``: the link group's state at that sequence number, every per-group record
+  that is state (meters, tables also retired ones, jackpots and the pending set, open rounds,
+  irregularities, maintenance, adjustments and their pending set, retired meters, counters,
+  epoch, checkpoint; :meth:`RedisStore.export_snapshot`) and the installation record, never a
+  must-hit-by meter's secret; replaced atomically (write, fsync, rename).
 
 and then records in Redis that the journal is exported up to there.
 
@@ -32,10 +35,13 @@ with its signature, in the same atomic step as the deletion (``trim_journal.lua`
 **Restore** (``jackpotctl restore --from DIR --link-group G --reason ...``) rebuilds a link
 group that Redis lost from its latest export, after checking the export against itself (the
 journal file is whole from the snapshot's checkpoint to its sequence number, its hash chain
-runs on from the checkpoint's hash, and it sums to the snapshot's meters exactly): the
+runs on from the checkpoint's hash, it sums to the snapshot's meters exactly, and its
+records agree with each other): every record is written back as exported, and the
 restored journal continues the exported chain, and the ``restored`` entry chains to its last
 entry. It writes into a Redis without that link group only; the epoch
-record comes last, with a new epoch whose lineage holds the exported one up to the export's
+record comes last, in one atomic step with the ``restored`` entry and a new cycle of each
+must-hit-by meter (its secret is not exported: ``docs/mystery.md``, "Restore"), with a new
+epoch whose lineage holds the exported one up to the export's
 sequence number: a table acknowledged later than that stops the link group (those steps
 are lost and must be reconciled by hand, then ``jackpotctl link-groups resume``). Round
 records (the stored answers for retries) are not exported; a retry of a round from before the
@@ -55,7 +61,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from controller import checkpoint_signature
-from controller.domain.records import Checkpoint
+from controller.domain.records import Adjustment, Checkpoint, Irregularity, Jackpot
 from controller.journal_chain import GENESIS, ChainCheck
 from controller.store import codec
 from controller.store.redis_store import RedisStore
@@ -313,6 +319,7 @@ def read_export(directory: Path, link_group_id: str) -> Export:
         )
     _check_chain(link_group_id, snapshot, entries)
     _check_sums(link_group_id, snapshot, entries)
+    _check_records(link_group_id, snapshot)
     return Export(snapshot, entries, digest.hexdigest())
 
 
@@ -355,6 +362,85 @@ def _check_sums(
                 f"{meter['value_microcents']} (reserve {meter['reserve_microcents']}) "
                 f"microcents but its journal sums to {value[meter_id]} ({reserve[meter_id]})"
             )
+
+
+def _check_records(link_group_id: str, snapshot: dict[str, Any]) -> None:
+    """The snapshot's records must agree with each other, as the scripts keep them: each
+    pending set is exactly its hash's waiting records, a retired meter or table is no longer
+    in the group, an open irregularity's round is exported still held, every must-hit-by
+    meter carries its cycle's commitment and no secret; older exports lack the newer records
+    (empty)."""
+    where = f"the export of {link_group_id} is inconsistent:"
+    meters, tables = snapshot["meters"], snapshot.get("tables") or {}
+    retired_meters = snapshot.get("retired_meters") or {}
+    retired_tables = snapshot.get("retired_tables") or {}
+    try:
+        jackpots = {key: codec.jackpot(raw) for key, raw in snapshot["jackpots"].items()}
+        adjustments = {
+            key: codec.adjustment(raw) for key, raw in (snapshot.get("adjustments") or {}).items()
+        }
+        irregularities = [
+            codec.irregularity(raw) for raw in (snapshot.get("irregularities") or {}).values()
+        ]
+    except (ValueError, KeyError, TypeError, JackpotError) as error:
+        raise ExportError(f"{where} a record cannot be read: {error}") from None
+    waiting: list[tuple[str, list[str], dict[str, Jackpot | Adjustment], str]] = [
+        ("pending jackpots", snapshot["pending"], dict(jackpots), "pending"),
+        (
+            "pending adjustments",
+            snapshot.get("pending_adjustments") or [],
+            dict(adjustments),
+            "requested",
+        ),
+    ]
+    for name, listed, records, status in waiting:
+        due = {key for key, record in records.items() if record.status == status}
+        if set(listed) != due:
+            raise ExportError(
+                f"{where} its {name} {sorted(listed)} are not the ones with status {status!r} "
+                f"{sorted(due)}"
+            )
+    for what, live, retired in (
+        ("meter", meters, retired_meters),
+        ("table", tables, retired_tables),
+    ):
+        both = sorted(set(live) & set(retired))
+        if both:
+            raise ExportError(f"{where} {what} {both[0]} is both in the group and retired")
+    for table_id, fields in retired_tables.items():
+        if not fields.get("retired_seq"):
+            raise ExportError(f"{where} retired table {table_id} has no retirement")
+    for adjustment in adjustments.values():
+        if adjustment.meter_id not in meters and adjustment.meter_id not in retired_meters:
+            raise ExportError(
+                f"{where} adjustment {adjustment.adjustment_id} is of meter "
+                f"{adjustment.meter_id}, which the export does not hold"
+            )
+    _check_held_and_mystery(where, snapshot, irregularities)
+
+
+def _check_held_and_mystery(
+    where: str, snapshot: dict[str, Any], irregularities: list[Irregularity]
+) -> None:
+    """The maintenance state, held rounds and must-hit-by meters (:func:`_check_records`)."""
+    state = (snapshot.get("maintenance") or {}).get("state", "play")
+    if state not in ("maintenance", "play"):
+        raise ExportError(f"{where} its maintenance state is {state!r}")
+    rounds = snapshot.get("rounds") or {}
+    for irregularity in irregularities:
+        name = f"{irregularity.table_id}:{irregularity.round_id}"
+        if irregularity.status == "open" and (rounds.get(name) or {}).get("state") != "irregular":
+            raise ExportError(
+                f"{where} round {irregularity.round_id} of table {irregularity.table_id} "
+                f"waits for a supervisor ({irregularity.kind}) but is not exported as held"
+            )
+    for meter_id, fields in snapshot["meters"].items():
+        if fields.get("kind") != "must_hit_by":
+            continue
+        if not fields.get("mystery_cycle") or not fields.get("mystery_commitment"):
+            raise ExportError(f"{where} must-hit-by meter {meter_id} has no cycle commitment")
+        if "hit_cents" in fields or "salt" in fields:
+            raise ExportError(f"{where} must-hit-by meter {meter_id} carries its secret")
 
 
 async def restore(

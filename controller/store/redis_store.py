@@ -158,6 +158,20 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "VERSION": StoreUnavailable,  # a stored record of a schema version this release cannot read
 }
 
+SNAPSHOT_HASHES = (
+    "info",
+    "checkpoint",
+    "counters",
+    "jackpots",
+    "irregularities",
+    "maintenance",
+    "adjustments",
+    "retired_meters",
+)
+"""The link group's hashes an export carries and a restore writes back whole: each is the
+name of the snapshot's field and of the :class:`keys.LinkGroupKeys` property."""
+SNAPSHOT_SETS = ("pending", "pending_adjustments")
+"""The link group's sets an export carries (as lists) and a restore writes back whole."""
 DURABLE_WAIT_MS = 100
 """How long :meth:`RedisStore.durable_epoch` waits for the replicas (the refresh asks again
 2 s later)."""
@@ -721,15 +735,23 @@ class RedisStore:
     async def export_snapshot(self, link_group_id: str, attempts: int = 5) -> dict[str, Any]:
         """Everything of a link group a restore needs besides the journal, at one instant
         (one read-only script; read again if a meter or table was added meanwhile), with the
-        installation record. Amounts stay the decimal strings Redis holds."""
+        installation record: every per-group key that is state (``export_snapshot.lua``
+        names them), never a must-hit-by meter's secret. Amounts stay the decimal strings
+        Redis holds."""
         group = keys.LinkGroupKeys(link_group_id)
         for _ in range(attempts):
             async with self._client.pipeline(transaction=False) as pipe:
                 pipe.smembers(group.meters)
                 pipe.smembers(group.tables)
                 pipe.smembers(group.open_rounds)
-                meter_set, table_set, open_set = await self._read(pipe.execute())
+                pipe.hgetall(keys.TABLE_INDEX)
+                meter_set, table_set, open_set, table_index = await self._read(pipe.execute())
             meter_ids, table_ids, open_ids = sorted(meter_set), sorted(table_set), sorted(open_set)
+            other_table_ids = sorted(
+                table_id
+                for table_id, owner in table_index.items()
+                if owner == link_group_id and table_id not in table_set
+            )
             round_keys = [group.round(*_split_round(name)) for name in open_ids]
             raw = await self._run(
                 self._scripts.export_snapshot,
@@ -744,11 +766,22 @@ class RedisStore:
                     group.pending,
                     group.counters,
                     group.open_rounds,
+                    group.irregularities,
+                    group.maintenance,
+                    group.adjustments,
+                    group.pending_adjustments,
+                    group.retired_meters,
                     *(group.meter(meter_id) for meter_id in meter_ids),
                     *(group.table(table_id) for table_id in table_ids),
                     *round_keys,
+                    *(group.table(table_id) for table_id in other_table_ids),
                 ],
-                [json.dumps(meter_ids), json.dumps(table_ids), json.dumps(open_ids)],
+                [
+                    json.dumps(meter_ids),
+                    json.dumps(table_ids),
+                    json.dumps(open_ids),
+                    json.dumps(other_table_ids),
+                ],
                 confirm=False,
             )
             snapshot: dict[str, Any] = json.loads(raw)
@@ -761,16 +794,16 @@ class RedisStore:
                 for name in (
                     "meters",
                     "tables",
-                    "jackpots",
-                    "checkpoint",
                     "epoch",
-                    "counters",
                     "rounds",
+                    "retired_tables",
+                    *SNAPSHOT_HASHES,
                 ):
                     if not isinstance(snapshot.get(name), dict):  # cjson: {} is []
                         snapshot[name] = {}
-                if not isinstance(snapshot.get("pending"), list):
-                    snapshot["pending"] = []
+                for name in SNAPSHOT_SETS:
+                    if not isinstance(snapshot.get(name), list):
+                        snapshot[name] = []
                 return snapshot
         raise StoreUnavailable(f"link group {link_group_id} kept changing; export it again")
 
@@ -836,9 +869,12 @@ class RedisStore:
     ) -> None:
         """Write a link group's exported state and journal entries (after its checkpoint)
         into a Redis that lost it - every key but the epoch record, which
-        :meth:`restore_epoch` writes last (until then tables are refused: no epoch)."""
+        :meth:`restore_epoch` writes last (until then tables are refused: no epoch), and
+        the must-hit-by meters' secrets, which it draws anew. An export written before a
+        kind of state existed restores it empty."""
         link_group_id = snapshot["link_group_id"]
         group = keys.LinkGroupKeys(link_group_id)
+        retired_tables: dict[str, Any] = snapshot.get("retired_tables") or {}
         if await self._read(self._client.exists(group.epoch)):
             raise AlreadyExists(
                 f"link group {link_group_id} has state in this Redis; restore only into a Redis "
@@ -848,34 +884,25 @@ class RedisStore:
             # Without an epoch record the group is not served: what is there is a restore
             # that was interrupted (the epoch record is written last), replaced whole.
             pipe.delete(
-                group.info,
                 group.journal,
                 group.seq,
-                group.counters,
-                group.checkpoint,
-                group.jackpots,
-                group.pending,
                 group.meters,
                 group.tables,
                 group.open_rounds,
+                *(getattr(group, name) for name in (*SNAPSHOT_HASHES, *SNAPSHOT_SETS)),
                 *(group.meter(meter_id) for meter_id in snapshot["meters"]),
-                *(group.table(table_id) for table_id in snapshot["tables"]),
+                *(group.mystery(meter_id) for meter_id in snapshot["meters"]),
+                *(group.table(table_id) for table_id in (*snapshot["tables"], *retired_tables)),
             )
-            pipe.hset(group.info, mapping=snapshot["info"])
+            _queue_group_records(pipe, group, snapshot)
             for meter_id, fields in snapshot["meters"].items():
                 pipe.hset(group.meter(meter_id), mapping=fields)
                 pipe.sadd(group.meters, meter_id)
             for table_id, fields in snapshot["tables"].items():
                 pipe.hset(group.table(table_id), mapping=fields)
                 pipe.sadd(group.tables, table_id)
-            if snapshot["jackpots"]:
-                pipe.hset(group.jackpots, mapping=snapshot["jackpots"])
-            if snapshot["pending"]:
-                pipe.sadd(group.pending, *snapshot["pending"])
-            if snapshot["checkpoint"]:
-                pipe.hset(group.checkpoint, mapping=snapshot["checkpoint"])
-            if snapshot.get("counters"):
-                pipe.hset(group.counters, mapping=snapshot["counters"])
+            for table_id, fields in retired_tables.items():  # not in the tables set
+                pipe.hset(group.table(table_id), mapping=fields)
             for name, fields in (snapshot.get("rounds") or {}).items():
                 if fields:  # a round locked out and not finished: it can be settled or voided
                     round_key = group.round(*_split_round(name))
@@ -893,15 +920,31 @@ class RedisStore:
     async def restore_epoch(
         self, snapshot: dict[str, Any], *, actor: str, reason: str, source: str
     ) -> int:
-        """Make the restored link group a state again (a new epoch, journaled), then put it
-        back in the global indexes and the installation record; answer the journal seq."""
+        """Make the restored link group a state again (a new epoch, journaled; each
+        must-hit-by meter starts a new cycle, ``restore_epoch.lua``), then put it back in
+        the global indexes (its retired meters and tables too: their ids stay taken) and the
+        installation record; answer the journal seq of the ``restored`` entry."""
         link_group_id = snapshot["link_group_id"]
         group = keys.LinkGroupKeys(link_group_id)
         epoch = snapshot["epoch"]
+        mystery_ids = sorted(
+            meter_id
+            for meter_id, fields in snapshot["meters"].items()
+            if fields.get("kind") == "must_hit_by"
+        )
         seq = int(
             await self._run(
                 self._scripts.restore_epoch,
-                [group.epoch, group.journal, group.seq],
+                [
+                    group.epoch,
+                    group.journal,
+                    group.seq,
+                    *(
+                        key
+                        for meter_id in mystery_ids
+                        for key in (group.meter(meter_id), group.mystery(meter_id))
+                    ),
+                ],
                 [
                     link_group_id,
                     new_epoch_id(),
@@ -911,6 +954,8 @@ class RedisStore:
                     actor,
                     reason,
                     source,
+                    json.dumps(mystery_ids),
+                    mystery_seed(),
                 ],
             )
         )
@@ -923,9 +968,9 @@ class RedisStore:
         else:
             await self.ensure_installation(actor)
         await self._read(self._client.sadd(keys.LINK_GROUPS, link_group_id))
-        for meter_id in snapshot["meters"]:
+        for meter_id in (*snapshot["meters"], *(snapshot.get("retired_meters") or {})):
             await self._read(self._client.hset(keys.METER_INDEX, meter_id, link_group_id))
-        for table_id in snapshot["tables"]:
+        for table_id in (*snapshot["tables"], *(snapshot.get("retired_tables") or {})):
             await self._read(self._client.hset(keys.TABLE_INDEX, table_id, link_group_id))
         return seq
 
@@ -1480,6 +1525,16 @@ def _plan_item(payout: Payout) -> dict[str, Any]:
             "meter_id": payout.meter_id,
         }
     return item
+
+
+def _queue_group_records(pipe: Any, group: keys.LinkGroupKeys, snapshot: dict[str, Any]) -> None:
+    """Queue the writes of the snapshot's group-wide hashes and sets (an empty one is no key)."""
+    for name in SNAPSHOT_HASHES:
+        if snapshot.get(name):
+            pipe.hset(getattr(group, name), mapping=snapshot[name])
+    for name in SNAPSHOT_SETS:
+        if snapshot.get(name):
+            pipe.sadd(getattr(group, name), *snapshot[name])
 
 
 def _split_round(name: str) -> tuple[str, int]:
