@@ -16,12 +16,10 @@ journaled with the supervisor's certificate identity and the note. Seeded irregu
 from __future__ import annotations
 
 import argparse
-import csv
-import json
-import sys
+from collections.abc import Sequence
 
 from controller.ctl.jackpots import format_time
-from controller.ctl.remote import call, message_data, show
+from controller.ctl.remote import call, print_records, show
 from jackpot.v1 import jackpot_pb2 as pb
 
 STATUSES = ("open", "confirmed", "voided", "applied")
@@ -63,19 +61,8 @@ def _list(args: argparse.Namespace) -> int:
         link_group_id=args.link_group, status=args.status or "", table_id=args.table
     )
     reply = call(args, "ListIrregularities", request)
-    if args.json or args.format == "json":
-        print(json.dumps([message_data(r) for r in reply.irregularities], indent=2))
-    elif args.format == "csv":
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(FIELDS)
-        for record in reply.irregularities:
-            writer.writerow(getattr(record, name) for name in FIELDS)
-    elif not reply.irregularities:
-        print(f"no {args.status + ' ' if args.status else ''}irregularities")
-    else:
-        for line in _table(reply.irregularities):
-            print(line)
-    return 0
+    status = args.status + " " if args.status else ""
+    return print_records(args, reply.irregularities, FIELDS, _table, f"no {status}irregularities")
 
 
 def _what(record: pb.Irregularity) -> str:
@@ -84,7 +71,7 @@ def _what(record: pb.Irregularity) -> str:
     return record.effect
 
 
-def _table(records: list[pb.Irregularity]) -> list[str]:
+def _table(records: Sequence[pb.Irregularity]) -> list[str]:
     """One line per irregularity under a header, columns aligned."""
     rows = [("TABLE", "ROUND", "KIND", "STATUS", "REPORTED (UTC)", "WHAT", "SECTION", "BY")]
     rows += [

@@ -17,12 +17,10 @@ slip as the controller holds it (cents, milliseconds since the Unix epoch).
 from __future__ import annotations
 
 import argparse
-import csv
-import json
-import sys
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 
-from controller.ctl.remote import call, message_data, show
+from controller.ctl.remote import call, print_records, show
 from jackpot.money import format_cents
 from jackpot.v1 import jackpot_pb2 as pb
 
@@ -111,22 +109,11 @@ def _list(args: argparse.Namespace) -> int:
         to_ms=parse_when(args.until, end_of_day=True) if args.until else 0,
     )
     reply = call(args, "ListJackpots", request)
-    if args.json or args.format == "json":
-        print(json.dumps([message_data(j) for j in reply.jackpots], indent=2))
-    elif args.format == "csv":
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(SLIP_FIELDS)
-        for jackpot in reply.jackpots:
-            writer.writerow(getattr(jackpot, name) for name in SLIP_FIELDS)
-    elif not reply.jackpots:
-        print(f"no {args.status + ' ' if args.status else ''}jackpots")
-    else:
-        for line in _table(reply.jackpots):
-            print(line)
-    return 0
+    status = args.status + " " if args.status else ""
+    return print_records(args, reply.jackpots, SLIP_FIELDS, _table, f"no {status}jackpots")
 
 
-def _table(jackpots: list[pb.Jackpot]) -> list[str]:
+def _table(jackpots: Sequence[pb.Jackpot]) -> list[str]:
     """One line per jackpot under a header, columns aligned."""
     rows = [("JACKPOT", "STATUS", "HIT (UTC)", "TABLE", "ROUND", "SEAT", "HAND", "AMOUNT")]
     rows += [

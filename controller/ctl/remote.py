@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import json
-from typing import Any
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
@@ -13,6 +16,8 @@ from jackpot import tls
 from jackpot.money import format_cents
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+
+M = TypeVar("M", bound=Message)
 
 
 def call(args: argparse.Namespace, method: str, request: Message) -> Any:
@@ -28,6 +33,30 @@ def message_data(message: Message) -> dict[str, Any]:
     return MessageToDict(
         message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
     )
+
+
+def print_records(
+    args: argparse.Namespace,
+    records: Sequence[M],
+    fields: Sequence[str],
+    table: Callable[[Sequence[M]], Iterable[str]],
+    empty: str,
+) -> int:
+    """Print listed records as ``--format json`` (or ``--json``), ``csv`` (a header of
+    ``fields``, then one row a record) or a table (``table``'s lines; ``empty`` when none)."""
+    if args.json or args.format == "json":
+        print(json.dumps([message_data(record) for record in records], indent=2))
+    elif args.format == "csv":
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(fields)
+        for record in records:
+            writer.writerow(getattr(record, name) for name in fields)
+    elif not records:
+        print(empty)
+    else:
+        for line in table(records):
+            print(line)
+    return 0
 
 
 def show(args: argparse.Namespace, message: Message, text: str) -> int:
