@@ -44,8 +44,9 @@ BUILDS = {
     "chained": CHAINED,
 }
 """What each build's journal() computes its hash with."""
-NO_SHA256 = "\nlocal CHAIN_GENESIS = "
-"""Where the 'encoding' build replaces SHA-256 by a constant (before _lib.lua's chain)."""
+CHAIN_HASH = "\nlocal function chain_hash("
+NO_SHA256 = "\nsha256_resume_hex = function() return CHAIN_GENESIS end"
+"""What the 'encoding' build puts before chain_hash() in _lib.lua: SHA-256 as a constant."""
 
 
 def _source(name: str, build: str) -> str:
@@ -53,10 +54,8 @@ def _source(name: str, build: str) -> str:
     assert source.count(CHAINED) == 1, "journal() changed: update bench.journal_hash"
     source = source.replace(CHAINED, BUILDS[build])
     if build == "encoding":
-        stub = "\nsha256_hex = function() return CHAIN_GENESIS end"
-        source = source.replace(
-            "\nlocal function chain_hash(", stub + "\nlocal function chain_hash("
-        )
+        assert source.count(CHAIN_HASH) == 1, "chain_hash() moved: update bench.journal_hash"
+        source = source.replace(CHAIN_HASH, NO_SHA256 + CHAIN_HASH)
     return source
 
 
