@@ -3,7 +3,7 @@
 Every journal entry carries ``hash``, written by the script that wrote the entry, in the same
 atomic step (``journal()`` in ``controller/store/scripts/_lib.lua``; docs/journal.md)::
 
-    hash = SHA-256(DOMAIN_BLOCK || previous hash (32 bytes) || field || field || ...)
+    hash = SHA-256(DOMAIN_BLOCK || field || field || ... || previous hash (32 bytes))
 
 over the entry's fields but ``hash``: each field whose name has a tag in :data:`FIELD_TAGS`
 as ``tag || len(value) || value``, in the order of the tags, then each other field as
@@ -36,16 +36,16 @@ to one SHA-256 block, so that the scripts start from the state it leaves (``_lib
 holds that state) and it costs them nothing."""
 
 FIELD_TAGS: Mapping[str, int] = {
-    "seq": 1,
-    "type": 2,
-    "meter": 3,
-    "d_meter": 4,
-    "d_reserve": 5,
-    "table": 6,
-    "round": 7,
-    "seat": 8,
-    "wager": 9,
-    "amount_cents": 10,
+    "type": 1,
+    "meter": 2,
+    "table": 3,
+    "round": 4,
+    "wager": 5,
+    "amount_cents": 6,
+    "d_meter": 7,
+    "d_reserve": 8,
+    "seat": 9,
+    "seq": 10,
     "on_dealer": 11,
     "hand": 12,
     "line": 13,
@@ -117,13 +117,14 @@ def canonical(previous: str, fields: Mapping[str, str]) -> bytes:
         for name, value in fields.items()
         if name not in FIELD_TAGS and name != HASH_FIELD
     )
-    parts = [DOMAIN_BLOCK, _previous_bytes(previous)]
+    parts = [DOMAIN_BLOCK]
     for tag, value in known:
         data = value.encode()
         parts += [bytes((tag,)), _length(len(data)), data]
     for name, value in other:
         data = value.encode()
         parts += [b"\0", _length(len(name)), name, _length(len(data)), data]
+    parts.append(_previous_bytes(previous))
     return b"".join(parts)
 
 

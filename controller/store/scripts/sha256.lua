@@ -3,47 +3,37 @@
 -- SHA-256; the journal's hash chain (docs/journal.md) must be computed inside the script that
 -- writes the entry, so it is written here.
 --
---   sha256_hex(message)             the 64 lowercase hex digits of the digest of 'message'
---   sha256_resume_hex(state, message)
---                                   the same of prefix .. message, where 'state' is the
---                                   {words, bytes} left after the 64-byte blocks of 'prefix'
+--   SHA256_START                   the state before any byte: {bytes = 0, words = {8 words}}
+--   sha256_absorb(state, data)     the state once 'data' (a multiple of 64 bytes) followed
+--                                  the bytes that led to 'state'
+--   sha256_finish(state, message)  the digest of the bytes that led to 'state' followed by
+--                                  'message': its 64 lowercase hex digits, and its 32 bytes
 --
--- tests/integration/test_sha256_lua.py holds both equal to Python's hashlib.
+-- so sha256_finish(SHA256_START, m) is SHA-256(m), and a prefix many messages share is hashed
+-- once. tests/integration/test_sha256_lua.py holds them equal to Python's hashlib.
 --
--- It is written for the speed of Redis's interpreter (no JIT), where every call of a 'bit'
--- function costs about as much as ten arithmetic steps: the 64 rounds and the message
--- schedule are unrolled (the eight working variables take turns instead of being shifted,
--- the constants are literals, the schedule is 64 locals); Maj is (a & b) + (c & (a ^ b)),
--- with a ^ b as a + b - 2(a & b), the two terms having no bit in common; and sums are not
--- brought back to 32 bits inside a block. That is exact: the 'bit' functions read any integer
--- below 2^51 modulo 2^32, and no sum inside a block passes 2^48 (a schedule word is at most
--- about 2^39, a working variable 2^47 when every term is at its bound). The state is reduced
--- to 32 bits (bit.tobit) once per block.
-local sha256_hex, sha256_resume_hex
+-- It is written for the speed of Redis's interpreter (no JIT), where a call of a 'bit'
+-- function costs as much as several arithmetic steps: the 64 rounds and the message
+-- schedule are unrolled (the eight working variables take turns instead of moving, the
+-- constants are literals, the schedule is 64 locals; the lines of round i differ from those
+-- of round 1 only in these); Maj is (a & b) + (c & (a ^ b)), the two terms having no bit in
+-- common, with a ^ b as a + b - 2(a & b); and sums are not brought back to 32 bits inside a
+-- block. That is exact: the 'bit' functions read any integer below 2^51 modulo 2^32, and no
+-- value inside a block passes 2^48 (a schedule word stays below 2^39 and a working variable
+-- below 2^47 when every term is at its bound). The state is reduced once per block.
+local SHA256_START, sha256_absorb, sha256_finish
 do
   local band, bxor, rshift, ror, tobit = bit.band, bit.bxor, bit.rshift, bit.ror, bit.tobit
   local byte, char, rep, format = string.byte, string.char, string.rep, string.format
 
-  -- The digest of 'message' after 'before' bytes (a multiple of 64) that left the state
-  -- h1..h8, as 64 lowercase hex digits.
-  local function digest(message, before, h1, h2, h3, h4, h5, h6, h7, h8)
-    local length = before + #message  -- bytes; the padding ends with it in bits, 8 bytes
-    local bits = length * 8
-    local low = bits % 4294967296
-    local high = (bits - low) / 4294967296
-    local l4 = low % 256
-    low = (low - l4) / 256
-    local l3 = low % 256
-    low = (low - l3) / 256
-    local l2 = low % 256
-    message = message .. '\128' .. rep('\0', (55 - length) % 64)
-      .. char(0, 0, (high - high % 256) / 256, high % 256, (low - l2) / 256, l2, l3, l4)
+  -- The state after the 64-byte blocks of 'data' follow the state h1..h8.
+  local function blocks(data, h1, h2, h3, h4, h5, h6, h7, h8)
     local band, bxor, rshift, ror = band, bxor, rshift, ror
-    for o = 1, #message, 64 do
+    for o = 1, #data - 63, 64 do
       local w1, w2, w3, w4, w5, w6, w7, w8, w9, w10, w11, w12, w13, w14, w15, w16
       do
         local b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15, b16
-          = byte(message, o, o + 15)
+          = byte(data, o, o + 15)
         w1 = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
         w2 = ((b5 * 256 + b6) * 256 + b7) * 256 + b8
         w3 = ((b9 * 256 + b10) * 256 + b11) * 256 + b12
@@ -51,7 +41,7 @@ do
       end
       do
         local b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15, b16
-          = byte(message, o + 16, o + 31)
+          = byte(data, o + 16, o + 31)
         w5 = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
         w6 = ((b5 * 256 + b6) * 256 + b7) * 256 + b8
         w7 = ((b9 * 256 + b10) * 256 + b11) * 256 + b12
@@ -59,7 +49,7 @@ do
       end
       do
         local b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15, b16
-          = byte(message, o + 32, o + 47)
+          = byte(data, o + 32, o + 47)
         w9 = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
         w10 = ((b5 * 256 + b6) * 256 + b7) * 256 + b8
         w11 = ((b9 * 256 + b10) * 256 + b11) * 256 + b12
@@ -67,7 +57,7 @@ do
       end
       do
         local b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15, b16
-          = byte(message, o + 48, o + 63)
+          = byte(data, o + 48, o + 63)
         w13 = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
         w14 = ((b5 * 256 + b6) * 256 + b7) * 256 + b8
         w15 = ((b9 * 256 + b10) * 256 + b11) * 256 + b12
@@ -429,18 +419,42 @@ do
       h1, h2, h3, h4 = tobit(h1 + a), tobit(h2 + b), tobit(h3 + c), tobit(h4 + d)
       h5, h6, h7, h8 = tobit(h5 + e), tobit(h6 + f), tobit(h7 + g), tobit(h8 + h)
     end
+    return h1, h2, h3, h4, h5, h6, h7, h8
+  end
+
+  SHA256_START = {bytes = 0, words = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19}}
+
+  sha256_absorb = function(state, data)
+    local w = state.words
+    return {bytes = state.bytes + #data,
+      words = {blocks(data, w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8])}}
+  end
+
+  -- The 4 bytes of x modulo 2^32 (x an integer of any sign), most significant first.
+  local function word_bytes(x)
+    x = x % 4294967296
+    local b4 = x % 256
+    x = (x - b4) / 256
+    local b3 = x % 256
+    x = (x - b3) / 256
+    local b2 = x % 256
+    return (x - b2) / 256, b2, b3, b4
+  end
+
+  sha256_finish = function(state, message)
+    local length = state.bytes + #message  -- the padding ends with it in bits, as 8 bytes
+    local high = (length - length % 536870912) / 536870912  -- 2^29 bytes are 2^32 bits
+    local w = state.words
+    local padded = message .. '\128' .. rep('\0', (55 - length) % 64) .. char(word_bytes(high))
+      .. char(word_bytes(length * 8))
+    local h1, h2, h3, h4, h5, h6, h7, h8 = blocks(padded, w[1], w[2], w[3], w[4], w[5], w[6],
+      w[7], w[8])
     local m = 4294967296
-    return format('%08x%08x%08x%08x%08x%08x%08x%08x', h1 % m, h2 % m, h3 % m, h4 % m, h5 % m,
-      h6 % m, h7 % m, h8 % m)
-  end
-
-  sha256_hex = function(message)
-    return digest(message, 0, 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-      0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
-  end
-
-  sha256_resume_hex = function(state, message)
-    local h = state.words
-    return digest(message, state.bytes, h[1], h[2], h[3], h[4], h[5], h[6], h[7], h[8])
+    h1, h2, h3, h4, h5, h6, h7, h8 = h1 % m, h2 % m, h3 % m, h4 % m, h5 % m, h6 % m, h7 % m, h8 % m
+    return format('%08x%08x%08x%08x%08x%08x%08x%08x', h1, h2, h3, h4, h5, h6, h7, h8),
+      char(word_bytes(h1)) .. char(word_bytes(h2)) .. char(word_bytes(h3))
+      .. char(word_bytes(h4)) .. char(word_bytes(h5)) .. char(word_bytes(h6))
+      .. char(word_bytes(h7)) .. char(word_bytes(h8))
   end
 end
