@@ -110,32 +110,37 @@ local chain_states = {}  -- this call's states after CHAIN_DOMAIN and a first bl
 -- bytes): its hex digits and its 32 bytes.
 local function chain_hash(previous, flat)
   local char = string.char
-  local tags, by_tag, names, by_name = {}, {}, {}, {}
+  local by_tag, last_tag, names, by_name = {}, 0, nil, nil
   for i = 1, #flat, 2 do
     local name = flat[i]
     local tag = CHAIN_TAGS[name]
     if tag then
-      tags[#tags + 1] = tag
       by_tag[tag] = flat[i + 1]
+      if tag > last_tag then
+        last_tag = tag
+      end
     else
+      names, by_name = names or {}, by_name or {}
       names[#names + 1] = name
       by_name[name] = flat[i + 1]
     end
   end
-  table.sort(tags)
-  table.sort(names, bytes_before)
   local parts = {}
-  for i = 1, #tags do
-    local tag = tags[i]
+  for tag = 1, last_tag do
     local value = by_tag[tag]
-    local n = #value
-    parts[#parts + 1] = n < 128 and char(tag, n) or char(tag) .. chain_length(n)
-    parts[#parts + 1] = value
+    if value then
+      local n = #value
+      parts[#parts + 1] = n < 128 and char(tag, n) or char(tag) .. chain_length(n)
+      parts[#parts + 1] = value
+    end
   end
-  for i = 1, #names do
-    local name = names[i]
-    local value = by_name[name]
-    parts[#parts + 1] = '\0' .. chain_length(#name) .. name .. chain_length(#value) .. value
+  if names then
+    table.sort(names, bytes_before)
+    for i = 1, #names do
+      local name = names[i]
+      local value = by_name[name]
+      parts[#parts + 1] = '\0' .. chain_length(#name) .. name .. chain_length(#value) .. value
+    end
   end
   parts[#parts + 1] = previous
   local message = table.concat(parts)
