@@ -3,14 +3,17 @@
 Every journal entry carries ``hash``, written by the script that wrote the entry, in the same
 atomic step (``journal()`` in ``controller/store/scripts/_lib.lua``; docs/journal.md)::
 
-    hash = SHA-256("jackpot-journal-v1" || ns(previous hash) || ns(name) || ns(value) || ...)
+    hash = SHA-256(DOMAIN_BLOCK || field || field || ... || previous hash (32 bytes))
 
-over the entry's fields but ``hash``, sorted by name in byte order, where ``ns(s)`` is the
-netstring ``len(s) ":" s ","`` (lengths in bytes of UTF-8) and the hash is written as 64
-lowercase hex digits. The first entry's previous hash is :data:`GENESIS`; after a trim the
-chain goes on from the signed checkpoint's hash (:mod:`controller.checkpoint_signature`).
-Every value is the decimal string Redis holds (amounts in microcents or cents), so the hash
-is recomputed exactly from Redis or from an export.
+over the entry's fields but ``hash``: each field whose name has a tag in :data:`FIELD_TAGS`
+as ``tag || len(value) || value``, in the order of the tags, then each other field as
+``0 || len(name) || name || len(value) || value``, sorted by name in byte order. Names and
+values are UTF-8 bytes and lengths are byte counts written as unsigned LEB128 (one byte below
+128). The hash is written as 64 lowercase hex digits, and chained as the 32 bytes they stand
+for. The first entry's previous hash is :data:`GENESIS`; after a trim the chain goes on from
+the signed checkpoint's hash (:mod:`controller.checkpoint_signature`). Every value is the
+decimal string Redis holds (amounts in microcents or cents), so the hash is recomputed exactly
+from Redis or from an export.
 
 :class:`ChainCheck` walks entries in order and names the first that breaks the chain or the
 sequence (an entry edited, deleted, inserted or moved); the audit (online) and the export
@@ -20,29 +23,108 @@ check (offline) both use it.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 GENESIS = "0" * 64
 """The previous hash of a journal's first entry."""
 
-DOMAIN = b"jackpot-journal-v1"
-"""What the hashed bytes start with (the encoding's version)."""
+DOMAIN_BLOCK = b"jackpot-journal-v2".ljust(64, b"\0")
+"""What the hashed bytes start with: the encoding's name and version, padded with zero bytes
+to one SHA-256 block, so that the scripts start from the state it leaves (``_lib.lua``
+holds that state) and it costs them nothing."""
+
+FIELD_TAGS: Mapping[str, int] = {
+    "type": 1,
+    "meter": 2,
+    "table": 3,
+    "round": 4,
+    "wager": 5,
+    "amount_cents": 6,
+    "d_meter": 7,
+    "d_reserve": 8,
+    "seat": 9,
+    "seq": 10,
+    "on_dealer": 11,
+    "hand": 12,
+    "line": 13,
+    "award": 14,
+    "envy_for_seat": 15,
+    "limited_from_cents": 16,
+    "meter_before_cents": 17,
+    "meter_after_cents": 18,
+    "operator_seed_microcents": 19,
+    "reset_cents": 20,
+    "jackpot": 21,
+    "payer": 22,
+    "payer_cert": 23,
+    "reviewer": 24,
+    "reviewer_cert": 25,
+    "note": 26,
+    "reason": 27,
+    "wagers": 28,
+    "by": 29,
+    "by_cert": 30,
+    "link_group": 31,
+    "description": 32,
+    "epoch": 33,
+    "previous_epoch": 34,
+    "from_seq": 35,
+    "source": 36,
+    "stopped_because": 37,
+    "game": 38,
+    "rate_ppm": 39,
+    "reserve_rate_ppm": 40,
+    "ceiling_cents": 41,
+    "config": 42,
+    "previous_last_round": 43,
+    "last_round": 44,
+}
+"""The one-byte tags that stand for field names in the hashed bytes (``CHAIN_TAGS`` in
+``_lib.lua`` is the same table). A tag is never changed or reused, and a name gets one only
+before any journal holds it: a name already journaled is hashed spelled out, forever."""
 
 HASH_FIELD = "hash"
 
+_HEX_DIGEST = re.compile("[0-9a-fA-F]{64}")
 
-def _netstring(text: str) -> bytes:
-    data = text.encode("utf-8")
-    return b"%d:%s," % (len(data), data)
+
+def _length(count: int) -> bytes:
+    """``count`` as unsigned LEB128: 7 bits a byte, low first, the high bit meaning more."""
+    out = bytearray()
+    while count >= 0x80:
+        out.append(0x80 | count & 0x7F)
+        count >>= 7
+    out.append(count)
+    return bytes(out)
+
+
+def _previous_bytes(previous: str) -> bytes:
+    """The 32 bytes a previous hash is chained as: the digest its hex digits spell, or zeros
+    when it spells none (an entry whose hash was removed or mangled; the check names it)."""
+    return bytes.fromhex(previous) if _HEX_DIGEST.fullmatch(previous) else bytes(32)
 
 
 def canonical(previous: str, fields: Mapping[str, str]) -> bytes:
     """The bytes an entry's hash is taken of: ``fields`` (without ``hash``) chained to the
-    ``previous`` entry's hash."""
-    names = sorted((name for name in fields if name != HASH_FIELD), key=lambda n: n.encode())
-    parts = [DOMAIN, _netstring(previous)]
-    parts += [_netstring(name) + _netstring(fields[name]) for name in names]
+    ``previous`` entry's hash (hex)."""
+    known = sorted(
+        (FIELD_TAGS[name], value) for name, value in fields.items() if name in FIELD_TAGS
+    )
+    other = sorted(
+        (name.encode(), value)
+        for name, value in fields.items()
+        if name not in FIELD_TAGS and name != HASH_FIELD
+    )
+    parts = [DOMAIN_BLOCK]
+    for tag, value in known:
+        data = value.encode()
+        parts += [bytes((tag,)), _length(len(data)), data]
+    for name, value in other:
+        data = value.encode()
+        parts += [b"\0", _length(len(name)), name, _length(len(data)), data]
+    parts.append(_previous_bytes(previous))
     return b"".join(parts)
 
 

@@ -38,13 +38,32 @@ local function check_version(what, version)
 end
 
 -- The journal's hash chain (docs/journal.md; controller/journal_chain.py is its Python twin).
--- Every entry carries 'hash': the SHA-256 (sha256.lua) of
---   "jackpot-journal-v1" .. ns(previous entry's hash) .. ns(name) .. ns(value) ...
--- over the entry's fields sorted by name (byte order) without 'hash', where ns(s) is the
--- netstring #s .. ':' .. s .. ','. The first entry's previous hash is CHAIN_GENESIS. The
--- previous hash is the 'hash' of the stream's last entry (a trim always keeps that one), so
--- the chain needs no key of its own.
+-- Every entry carries 'hash', the SHA-256 (sha256.lua) of
+--   DOMAIN_BLOCK .. field .. field ... .. previous hash (its 32 bytes)
+-- over the entry's fields without 'hash': each whose name has a tag in CHAIN_TAGS as
+-- tag .. len(value) .. value, in the order of the tags, then each other one as
+-- '\0' .. len(name) .. name .. len(value) .. value, sorted by name (byte order); lengths are
+-- byte counts in unsigned LEB128. DOMAIN_BLOCK is 'jackpot-journal-v2' and 46 zero bytes,
+-- one whole block: CHAIN_DOMAIN is the state it leaves, so an entry's hash starts there. The
+-- first entry's previous hash is CHAIN_GENESIS. The previous hash is the 'hash' of the
+-- stream's last entry (a trim always keeps that one), so the chain needs no key of its own.
 local CHAIN_GENESIS = string.rep('0', 64)
+local CHAIN_DOMAIN = {bytes = 64, words = {0xab2387ed, 0xcffb95cb, 0xa5dd1a5f, 0xfab9acf3,
+  0x4cc31221, 0x51a580d9, 0x87c4e700, 0x33b601e6}}
+
+-- FIELD_TAGS of controller/journal_chain.py (a test holds them equal). Never change or reuse
+-- a tag, and give one only to a name no journal holds yet. The names the entries of one step
+-- share (type, meter, table, round, wager, amount) come first, so that the first block of
+-- the contributions of one lockout is the same and is hashed once (chain_states).
+local CHAIN_TAGS = {type = 1, meter = 2, table = 3, round = 4, wager = 5, amount_cents = 6,
+  d_meter = 7, d_reserve = 8, seat = 9, seq = 10, on_dealer = 11, hand = 12, line = 13,
+  award = 14, envy_for_seat = 15, limited_from_cents = 16, meter_before_cents = 17,
+  meter_after_cents = 18, operator_seed_microcents = 19, reset_cents = 20, jackpot = 21,
+  payer = 22, payer_cert = 23, reviewer = 24, reviewer_cert = 25, note = 26, reason = 27,
+  wagers = 28, by = 29, by_cert = 30, link_group = 31, description = 32, epoch = 33,
+  previous_epoch = 34, from_seq = 35, source = 36, stopped_because = 37, game = 38, rate_ppm = 39,
+  reserve_rate_ppm = 40, ceiling_cents = 41, config = 42, previous_last_round = 43,
+  last_round = 44}
 
 local function bytes_before(a, b)  -- byte order: Lua's '<' follows the server's locale
   local sbyte = string.byte
@@ -57,27 +76,89 @@ local function bytes_before(a, b)  -- byte order: Lua's '<' follows the server's
   return #a < #b
 end
 
-local function netstring(s)
-  return #s .. ':' .. s .. ','
+-- A length as unsigned LEB128 (7 bits a byte, low first, the high bit meaning more).
+local function chain_length(n)
+  if n < 128 then
+    return string.char(n)
+  end
+  local bytes = {}
+  while n >= 128 do
+    local low = n % 128
+    bytes[#bytes + 1] = 128 + low
+    n = (n - low) / 128
+  end
+  bytes[#bytes + 1] = n
+  return string.char(unpack(bytes))
 end
 
--- The hash of an entry (flat list of string names and values) chained to 'previous'.
+-- The 32 bytes a hash (hex) is chained as: the digest its 64 hex digits spell, or zeros when
+-- it spells none (an entry whose hash was removed or mangled: the audit names it).
+local function chain_previous(hex)
+  if #hex ~= 64 or string.find(hex, '[^0-9a-fA-F]') then
+    return string.rep('\0', 32)
+  end
+  local bytes, sub = {}, string.sub
+  for i = 1, 63, 2 do
+    bytes[#bytes + 1] = tonumber(sub(hex, i, i + 1), 16)
+  end
+  return string.char(unpack(bytes))
+end
+
+local chain_states = {}  -- this call's states after CHAIN_DOMAIN and a first block, by block
+
+-- The hash of an entry (flat list of string names and values) chained to 'previous' (32
+-- bytes): its hex digits and its 32 bytes.
 local function chain_hash(previous, flat)
-  local names, values = {}, {}
+  local char = string.char
+  local by_tag, last_tag, names, by_name = {}, 0, nil, nil
   for i = 1, #flat, 2 do
-    names[#names + 1] = flat[i]
-    values[flat[i]] = flat[i + 1]
+    local name = flat[i]
+    local tag = CHAIN_TAGS[name]
+    if tag then
+      by_tag[tag] = flat[i + 1]
+      if tag > last_tag then
+        last_tag = tag
+      end
+    else
+      names, by_name = names or {}, by_name or {}
+      names[#names + 1] = name
+      by_name[name] = flat[i + 1]
+    end
   end
-  table.sort(names, bytes_before)
-  local parts = {'jackpot-journal-v1', netstring(previous)}
-  for _, name in ipairs(names) do
-    parts[#parts + 1] = netstring(name) .. netstring(values[name])
+  local parts = {}
+  for tag = 1, last_tag do
+    local value = by_tag[tag]
+    if value then
+      local n = #value
+      parts[#parts + 1] = n < 128 and char(tag, n) or char(tag) .. chain_length(n)
+      parts[#parts + 1] = value
+    end
   end
-  return sha256_hex(table.concat(parts))
+  if names then
+    table.sort(names, bytes_before)
+    for i = 1, #names do
+      local name = names[i]
+      local value = by_name[name]
+      parts[#parts + 1] = '\0' .. chain_length(#name) .. name .. chain_length(#value) .. value
+    end
+  end
+  parts[#parts + 1] = previous
+  local message = table.concat(parts)
+  if #message < 64 then
+    return sha256_finish(CHAIN_DOMAIN, message)
+  end
+  local first = string.sub(message, 1, 64)
+  local state = chain_states[first]
+  if not state then
+    state = sha256_absorb(CHAIN_DOMAIN, first)
+    chain_states[first] = state
+  end
+  return sha256_finish(state, string.sub(message, 65))
 end
 
 local chain_heads = {}  -- this call's last hash per journal key (scripts may write several)
 
+-- The 32 bytes of the hash the next entry of a journal chains to.
 local function chain_head(journal_key)
   local head = chain_heads[journal_key]
   if head then
@@ -85,15 +166,16 @@ local function chain_head(journal_key)
   end
   local last = redis.call('XREVRANGE', journal_key, '+', '-', 'COUNT', 1)[1]
   if not last then
-    return CHAIN_GENESIS
+    return chain_previous(CHAIN_GENESIS)
   end
   local flat = last[2]
   for i = 1, #flat, 2 do
     if flat[i] == 'hash' then
-      return flat[i + 1]
+      return chain_previous(flat[i + 1])
     end
   end
-  return CHAIN_GENESIS  -- an entry without a hash: the audit names it; the chain goes on
+  -- an entry without a hash: the audit names it; the chain goes on
+  return chain_previous(CHAIN_GENESIS)
 end
 
 -- Append one journal entry (flat field list) with the next sequence number, chained to the
@@ -110,8 +192,8 @@ local function journal(journal_key, seq_key, entry_type, meter_id, d_meter, d_re
     end
     flat[#flat + 1] = value
   end
-  local hash = chain_hash(chain_head(journal_key), flat)
-  chain_heads[journal_key] = hash
+  local hash, chained_as = chain_hash(chain_head(journal_key), flat)
+  chain_heads[journal_key] = chained_as
   flat[#flat + 1] = 'hash'
   flat[#flat + 1] = hash
   redis.call('XADD', journal_key, '*', unpack(flat))
