@@ -32,8 +32,10 @@ async def test_the_lua_sha256_equals_hashlib(redis_client: Redis) -> None:
         b"a" * 55,
         b"\xff" * 1000,
     ]
+    whole = redis_client.register_script(f"{prelude_source()}\nreturn sha256_hex(ARGV[1])")
     for message in messages:
         assert await digest(args=[message]) == hashlib.sha256(message).hexdigest(), message
+        assert await whole(args=[message]) == hashlib.sha256(message).hexdigest(), message
 
 
 async def test_a_shared_prefix_hashed_once_gives_the_same_digest(redis_client: Redis) -> None:

@@ -458,3 +458,9 @@ do
       .. char(word_bytes(h7)) .. char(word_bytes(h8))
   end
 end
+
+-- SHA-256 of a whole message: its 64 lowercase hex digits (the mystery meters' draws and
+-- commitments, _lib.lua).
+local function sha256_hex(message)
+  return (sha256_finish(SHA256_START, message))
+end
