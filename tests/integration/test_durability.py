@@ -86,7 +86,7 @@ async def test_a_write_not_confirmed_by_enough_replicas_is_unavailable_and_safe_
     replicated: tuple[RedisServer, RedisServer], pki: TestPKI
 ) -> None:
     primary, _ = replicated
-    setup = await start(primary.url, 1, pki)
+    setup = await start(primary.url, 1, pki, wait_timeout_ms=10_000)  # patient under load
     strict = await start(primary.url, 2, pki)  # only one replica exists
     try:
         async with connect(f"127.0.0.1:{setup.port}", pki) as (_, admin):

@@ -44,7 +44,20 @@ class Pane:
         self.socket = str(socket)
         # The shell line stays open after the console exits, so its exit code can be read.
         line = f"{shlex.join(command)}; echo CONSOLE EXITED $?; sleep 600"
-        self._tmux("new-session", "-d", "-s", "console", "-x", str(WIDTH), "-y", str(HEIGHT), line)
+        start = ("new-session", "-d", "-s", "console", "-x", str(WIDTH), "-y", str(HEIGHT), line)
+        # A tmux server that dies while it starts ("server exited unexpectedly", seen rarely on
+        # a loaded machine) is started again, at most three times.
+        for _ in range(2):
+            done = subprocess.run(
+                ["tmux", "-S", self.socket, "-f", "/dev/null", *start],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+            if done.returncode == 0:
+                return
+        self._tmux(*start)
 
     def _tmux(self, *args: str) -> str:
         done = subprocess.run(
