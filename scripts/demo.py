@@ -295,7 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         banner("Regulator reports: the meters, the handle per table and wager, the hits")
         for kind in ("meters", "handle", "hits"):
             command([str(BIN / "jackpotctl"), "report", kind, "--redis", redis.url])
-        banner("Audit: recompute every meter from the journal")
+        banner("Audit: check the journal's hash chain and recompute every meter from it")
         command([str(BIN / "jackpotctl"), "audit", "verify", "--redis", redis.url])
         show_metrics(controller.metrics_port)
         if args.keep_serving:
