@@ -4,8 +4,7 @@
 
 -- Redis's clock, ms since the Unix epoch.
 local function now_ms()
-  local clock = redis.call('TIME')
-  return int(tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))
+  return int(clock_ms())
 end
 
 -- Cents as dollars for a message: 123456 -> '$1234.56' (exact: integer arithmetic).

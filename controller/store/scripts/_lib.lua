@@ -13,6 +13,12 @@ local function int(x)
   return string.format('%d', x)
 end
 
+-- Redis's clock: whole ms since the Unix epoch (a number; int() it for a record).
+local function clock_ms()
+  local clock = redis.call('TIME')
+  return tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+end
+
 local function num(value)
   return tonumber(value) or 0
 end

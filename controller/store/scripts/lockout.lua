@@ -107,8 +107,7 @@ local function mystery_write(c, a)
     return
   end
   local m = meters.by_id[c.meter_id]
-  local clock = redis.call('TIME')
-  local hit_at_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+  local hit_at_ms = clock_ms()
   for _, h in ipairs(list) do
     local amount = h.draw.hit
     local seq = journal(KEYS[3], KEYS[4], 'mystery_hit', m.id, -amount * MICRO, 0,

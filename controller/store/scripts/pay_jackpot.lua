@@ -39,10 +39,9 @@ if ARGV[5] == 'two_people' and jackpot.reviewed_by == payer then
   refuse('SAME_PERSON', 'jackpot ' .. jackpot_id .. ' was approved by ' .. payer
     .. '; its payment is recorded by another identity (one validates, another pays)')
 end
-local clock = redis.call('TIME')
 jackpot.status, jackpot.paid_by, jackpot.paid_by_cert, jackpot.paid_note = 'paid', payer,
   ARGV[3], note
-jackpot.paid_at_ms = int(tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))
+jackpot.paid_at_ms = int(clock_ms())
 raw = cjson.encode(jackpot)
 redis.call('HSET', KEYS[1], jackpot_id, raw)
 journal(KEYS[2], KEYS[3], 'jackpot_paid', jackpot.meter_id, 0, 0,

@@ -51,11 +51,10 @@ local seq = journal(KEYS[2], KEYS[3], 'chip_count', '', 0, 0,
   {'table', table_id, 'round', round_id, 'chips', int(chips), 'accepted', int(accepted),
    'matched', tostring(matched), 'section', ARGV[6]})
 if not matched then
-  local clock = redis.call('TIME')
   local record = {v = SCHEMA_VERSION, link_group_id = ARGV[5], table_id = table_id,
     round_id = round_id, kind = 'chip_count', effect = 'held', section = ARGV[6],
     status = 'open', chips = int(chips), accepted = int(accepted), journal_seq = int(seq),
-    reported_at_ms = int(tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))}
+    reported_at_ms = int(clock_ms())}
   redis.call('HSET', KEYS[6], table_id .. ':' .. round_id .. ':chip_count',
     cjson.encode(record))
   redis.call('HSET', KEYS[1], 'state', 'irregular')

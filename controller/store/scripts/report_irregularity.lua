@@ -33,11 +33,10 @@ end
 local seq = journal(KEYS[2], KEYS[3], 'irregularity', '', 0, 0,
   {'table', table_id, 'round', round_id, 'kind', kind, 'effect', ARGV[4], 'section', ARGV[5],
    'reason', ARGV[6]})
-local clock = redis.call('TIME')
 local record = {v = SCHEMA_VERSION, link_group_id = ARGV[7], table_id = table_id,
   round_id = round_id, kind = kind, effect = ARGV[4], section = ARGV[5], status = 'applied',
   journal_seq = int(seq),
-  reported_at_ms = int(tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))}
+  reported_at_ms = int(clock_ms())}
 redis.call('HSET', KEYS[6], table_id .. ':' .. round_id .. ':' .. kind, cjson.encode(record))
 count(KEYS[5], {'irregularities', kind}, 1)
 local reply = cjson.encode({table_id = table_id, round_id = round_id, kind = kind,

@@ -28,13 +28,12 @@ if state ~= 'irregular' then
   refuse('NOT_IRREGULAR', where .. ' is ' .. tostring(state or 'expired') .. ', not held for '
     .. 'a supervisor')
 end
-local clock = redis.call('TIME')
 local seq = journal(KEYS[2], KEYS[3], 'irregularity_resolved', '', 0, 0,
   {'table', table_id, 'round', round_id, 'kind', 'chip_count', 'decision', 'confirm',
    'supervisor', by, 'supervisor_cert', ARGV[4], 'note', ARGV[5]})
 record.status, record.resolved_by, record.resolved_by_cert = 'confirmed', by, ARGV[4]
 record.note = ARGV[5]
-record.resolved_at_ms = int(tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))
+record.resolved_at_ms = int(clock_ms())
 record.resolved_seq = int(seq)
 raw = cjson.encode(record)
 redis.call('HSET', KEYS[4], id, raw)

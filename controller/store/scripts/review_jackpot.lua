@@ -65,10 +65,9 @@ elseif decision == 'rejected' and on_meter then
   redis.call('HINCRBY', KEYS[5], 'awards_cents_total', int(-tonumber(jackpot.amount_cents)))
   redis.call('HINCRBY', KEYS[5], 'hits_total', -1)
 end
-local clock = redis.call('TIME')
 jackpot.status, jackpot.reviewed_by, jackpot.note = decision, reviewer, note
 jackpot.reviewed_by_cert = ARGV[5]
-jackpot.reviewed_at_ms = int(tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))
+jackpot.reviewed_at_ms = int(clock_ms())
 raw = cjson.encode(jackpot)
 redis.call('HSET', KEYS[1], jackpot_id, raw)
 redis.call('SREM', KEYS[2], jackpot_id)

@@ -60,8 +60,7 @@ for _, p in ipairs(plan) do  -- every fixed amount is exact before the first wri
 end
 local touched = {}
 local results = {}
-local clock = redis.call('TIME')
-local hit_at_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local hit_at_ms = clock_ms()
 
 -- Hold an award for validation: its jackpot record (the slip) and its place in the pending set.
 local function hold(r, p, award, seq, fields)

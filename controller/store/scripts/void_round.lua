@@ -54,8 +54,7 @@ end
 
 local meters = load_meters(KEYS, 8, cjson.decode(ARGV[5]))
 local lockout_seq = num(round[5])
-local clock = redis.call('TIME')
-local now_ms = int(tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))
+local now_ms = int(clock_ms())
 if held then
   local seq = journal(KEYS[2], KEYS[3], 'irregularity_resolved', '', 0, 0,
     {'table', table_id, 'round', round_id, 'kind', 'chip_count', 'decision', 'void',
