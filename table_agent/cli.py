@@ -196,6 +196,16 @@ def check_retry(args: argparse.Namespace) -> str | None:
     return None
 
 
+def controller_tls(args: argparse.Namespace) -> tuple[tls.ClientTLS | None, str | None]:
+    """The channel's TLS files from ``--controller``, ``--ca``, ``--cert``, ``--key`` and
+    ``--insecure``, or why they are refused (a bad address, a missing or unreadable file)."""
+    try:
+        tls.target(args.controller)
+        return tls.from_arguments(args), None
+    except (ValueError, tls.TLSConfigError) as error:
+        return None, str(error)
+
+
 def _check_link(args: argparse.Namespace) -> str | None:
     problem = check_retry(args)
     if problem:
@@ -373,11 +383,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s %(message)s",
     )
     problem = _check(args)
-    try:
-        tls.target(args.controller)
-        tls_files = tls.from_arguments(args)
-    except (ValueError, tls.TLSConfigError) as error:
-        problem = problem or str(error)
+    tls_files, refused = controller_tls(args)
+    problem = problem or refused
     if problem:
         print(f"table-agent: {problem}", file=sys.stderr)
         return 2

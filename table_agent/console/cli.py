@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from jackpot import tls
-from table_agent.cli import TableSetupError, check_retry, learn_table
+from table_agent.cli import TableSetupError, check_retry, controller_tls, learn_table
 from table_agent.client import ControllerClient, ControllerRefused, ControllerUnreachable
 from table_agent.console.desk import Desk
 from table_agent.console.record import RoundRecord
@@ -120,11 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"table-agent console: {MISSING_EXTRA}", file=sys.stderr)
         return 2
     problem = check_retry(args)
-    try:
-        tls.target(args.controller)
-        tls_files = tls.from_arguments(args)
-    except (ValueError, tls.TLSConfigError) as error:
-        problem = problem or str(error)
+    tls_files, refused = controller_tls(args)
+    problem = problem or refused
     if problem:
         print(f"table-agent console: {problem}", file=sys.stderr)
         return 2
