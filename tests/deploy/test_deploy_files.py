@@ -57,7 +57,7 @@ METRICS: dict[str, frozenset[str]] = {
     "jackpot_contributions_cents_total": frozenset({"meter"}),
     "jackpot_hits_total": frozenset({"meter", "line"}),
     "jackpot_awards_total": frozenset({"wager", "kind"}),
-    "jackpot_awards_cents_total": frozenset({"wager"}),
+    "jackpot_awards_cents_total": frozenset({"wager", "kind"}),
     "jackpot_meter_awards_cents_total": frozenset({"meter"}),
     "jackpot_voids_total": frozenset({"meter"}),
     "grpc_server_started_total": GRPC_LABELS,

@@ -140,7 +140,7 @@ local function mystery_write(c, a)
     count(KEYS[6], {'hits', m.id, 'must_hit_by'}, 1)
     count(KEYS[6], {'meter_awards_cents', m.id}, amount)
     count(KEYS[6], {'awards', a.kind, 'must_hit_by'}, 1)
-    count(KEYS[6], {'awards_cents', a.kind}, amount)
+    count(KEYS[6], {'awards_cents', a.kind, 'must_hit_by'}, amount)
     mystery.hits[#mystery.hits + 1] = {meter_id = m.id, seat = a.seat, kind = a.kind,
       amount_cents = int(amount), jackpot_id = jackpot_id, journal_seq = int(seq),
       cycle = int(h.draw.cycle), hit_cents = int(amount), salt = h.draw.salt,
