@@ -84,11 +84,11 @@ def test_selectors_of_an_expression() -> None:
 
 class Prometheus:
     """A real Prometheus on a free loopback port with the rules of deploy/ loaded, scraping
-    one target per job."""
+    one target per job, sending firing alerts to ``alertmanager`` (host:port) when given."""
 
-    def __init__(self, work: Path, targets: dict[str, str]) -> None:
+    def __init__(self, work: Path, targets: dict[str, str], alertmanager: str = "") -> None:
         self.port = free_port()
-        config = {
+        config: dict[str, Any] = {
             "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
             "rule_files": [str(RULES)],
             "scrape_configs": [
@@ -96,6 +96,10 @@ class Prometheus:
                 for job, target in targets.items()
             ],
         }
+        if alertmanager:
+            config["alerting"] = {
+                "alertmanagers": [{"static_configs": [{"targets": [alertmanager]}]}]
+            }
         work.mkdir(parents=True, exist_ok=True)
         (work / "prometheus.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
         self.log = work / "prometheus.log"
