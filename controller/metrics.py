@@ -12,10 +12,11 @@ of microcents and only converted at exposition, because the text format has no i
   probability that one wager hits each percentage line (from the odds of the table's
   paytable, :mod:`controller.domain.odds`), to compare with the hits counted.
 * Counters of business events (wagers, contributions, voids, hits per meter and paytable
-  line, awards per wager kind and award kind, their amounts): Redis counts them, in the same
-  atomic step as the event (each link group's ``counters`` hash), and every replica shows
-  Redis's totals, read every refresh (2 s) - so a step whose answer was lost is counted once
-  all the same, and the replicas agree: aggregate with ``max``. Every series whose label
+  line, awards per wager kind and award kind, their amounts, the handle per table and wager
+  kind): Redis counts them, in the same atomic step as the event (each link group's
+  ``counters`` hash), and every replica shows Redis's totals, read every refresh (2 s) - so a
+  step whose answer was lost is counted once all the same, and the replicas agree: aggregate
+  with ``max``. Every series whose label
   values are known from the registered tables exists from zero, so that ``increase()`` sees
   the first event too. ``jackpot_replayed_requests_total`` counts what this replica answered
   from a stored reply (aggregate with ``sum``).
@@ -49,7 +50,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
 from controller.api.status import code_label
-from controller.domain.config import MUST_HIT_BY, TableConfig
+from controller.domain.config import MUST_HIT_BY, TableConfig, WagerOffer
 from controller.domain.odds import paytable_odds
 from controller.domain.records import Jackpot, MeterState
 from controller.store.redis_store import Persistence
@@ -120,6 +121,18 @@ COUNTED: dict[str, _Counted] = {
         "Paid awards (envy bonuses included) by wager kind and award kind, in cents: "
         "percent_of_meter and must_hit_by come from meters, the others are fixed.",
         ("wager", "kind"),
+    ),
+    "handle": _Counted(
+        "jackpot_handle_wagers",
+        "Wagers accepted at lockout, of every kind (fed meter or not), by table and wager kind "
+        "(voided rounds' wagers are not taken back: jackpot_voids_total).",
+        ("table", "wager"),
+    ),
+    "handle_cents": _Counted(
+        "jackpot_handle_cents",
+        "The handle: amounts wagered in the wagers accepted at lockout, in cents, by table and "
+        "wager kind (voided rounds' wagers are not taken back).",
+        ("table", "wager"),
     ),
     "irregularities": _Counted(
         "jackpot_irregularities",
@@ -423,31 +436,37 @@ class Metrics:
     def initialise_tables(self, tables: Iterable[TableConfig]) -> None:
         """Create at zero every business series the tables' wagers can move: wagers,
         contributions and voids of each meter; hits of each percentage line; awards of each
-        wager kind and award kind (envy included); the replay counters. Show each table's
-        link group and game, and each percentage line's probability per wager."""
+        wager kind and award kind (envy included); the handle of each table and wager kind;
+        the replay counters. Show each table's link group and game, and each percentage
+        line's probability per wager."""
         for phase in ("lockout", "settle", "void", "chip_count", "irregularity"):
             self.replays.labels(phase)
-        create = self.counted.create
         for irregularity in IrregularityKind:
-            create("irregularities", irregularity.value)
+            self.counted.create("irregularities", irregularity.value)
         for table in tables:
             self.table_info.labels(table.table_id, table.link_group_id, table.game).set(1)
             for offer in table.wagers:
-                self._set_line_probabilities(table, offer.wager)
-                for meter_id in offer.meter_ids:
-                    self._wagers_of_meter.setdefault(meter_id, set()).add(offer.wager)
-                    for kind in ("wagers", "voids", "contributions_microcents"):
-                        create(kind, meter_id)
-                    create("void_contributions_microcents", meter_id)
-                    create("meter_awards_cents", meter_id)
-                for line, rule in offer.paytable.lines:
-                    for kind in ("awards", "awards_cents"):
-                        create(kind, offer.wager, str(rule.kind))
-                    if rule.kind is AwardKind.PERCENT_OF_METER:
-                        create("hits", offer.meter_of(rule), line)
-                if offer.paytable.envy_lines:
-                    for kind in ("awards", "awards_cents"):
-                        create(kind, offer.wager, str(AwardKind.ENVY))
+                self._initialise_offer(table, offer)
+
+    def _initialise_offer(self, table: TableConfig, offer: WagerOffer) -> None:
+        create = self.counted.create
+        self._set_line_probabilities(table, offer.wager)
+        for kind in ("handle", "handle_cents"):
+            create(kind, table.table_id, offer.wager)
+        for meter_id in offer.meter_ids:
+            self._wagers_of_meter.setdefault(meter_id, set()).add(offer.wager)
+            for kind in ("wagers", "voids", "contributions_microcents"):
+                create(kind, meter_id)
+            create("void_contributions_microcents", meter_id)
+            create("meter_awards_cents", meter_id)
+        for line, rule in offer.paytable.lines:
+            for kind in ("awards", "awards_cents"):
+                create(kind, offer.wager, str(rule.kind))
+            if rule.kind is AwardKind.PERCENT_OF_METER:
+                create("hits", offer.meter_of(rule), line)
+        if offer.paytable.envy_lines:
+            for kind in ("awards", "awards_cents"):
+                create(kind, offer.wager, str(AwardKind.ENVY))
 
     def _set_line_probabilities(self, table: TableConfig, wager: str) -> None:
         offer = table.offer(wager)

@@ -10,9 +10,9 @@ every run):
   persistence and replicas; link groups served, journals; controllers and table agents online,
   PROGRESSIVE OFFLINE, outbox depth. Variables: link group, table.
 * **progressive** (uid ``jackpot-progressive``): meters and reserves in dollars against their
-  reset and ceiling; contributions and wagers; hits and awards by hand and by kind; hit
-  frequency against the exact odds; pending jackpots and their age. Variables: link group,
-  meter.
+  reset and ceiling; contributions and wagers; the handle per game, table and wager kind; hits
+  and awards by hand and by kind; hit frequency against the exact odds; pending jackpots and
+  their age. Variables: link group, meter, table.
 
 Money: every series is exported in integer cents (controller/metrics.py); a money panel
 divides by 100 once and uses Grafana's ``currencyUSD`` unit, so a meter of 1,008,145 cents
@@ -508,6 +508,41 @@ def progressive() -> Any:
         ),
         8,
     )
+    layout.row("Handle ($table): what the tables' players wagered")
+    t = 'table=~"$table"'
+    game_of_table = f"max by (table, game) (jackpot_table_info{{{t}}})"
+    layout.add(
+        timeseries(
+            "Handle ($/s) by game and wager kind",
+            "Amounts wagered in the wagers accepted at lockout, every kind (fed meter or not).",
+            [
+                (
+                    dollars(
+                        "sum by (game, wager) (max by (table, wager) "
+                        f"(rate(jackpot_handle_cents_total{{{t}}}[$__rate_interval])) "
+                        f"* on (table) group_left (game) {game_of_table})"
+                    ),
+                    "{{game}} {{wager}}",
+                )
+            ],
+            DOLLARS,
+        ),
+        12,
+    )
+    layout.add(
+        bars(
+            "Handle ($) by table and wager kind",
+            "Amounts wagered in the time range (voided rounds' wagers are not taken back).",
+            [
+                (
+                    dollars(in_range("jackpot_handle_cents_total", t, "table, wager")),
+                    "{{table}} {{wager}}",
+                )
+            ],
+            DOLLARS,
+        ),
+        12,
+    )
     layout.row("Hits and awards ($meter, time range)")
     hits = in_range("jackpot_hits_total", m, "meter, line")
     layout.add(
@@ -606,13 +641,16 @@ def progressive() -> Any:
     meter_variable = variable(
         "meter", "Meter", "jackpot_meter_info", "meter", 'link_group=~"$link_group"'
     )
+    table_variable = variable(
+        "table", "Table", "jackpot_table_info", "table", 'link_group=~"$link_group"'
+    )
     return dashboard(
         "jackpot-progressive",
         "Jackpot progressives",
-        "Meters and reserves in dollars against reset and ceiling, contributions, hits and "
-        "awards by hand and kind, hit frequency against the odds, pending jackpots.",
+        "Meters and reserves in dollars against reset and ceiling, contributions, handle, "
+        "hits and awards by hand and kind, hit frequency against the odds, pending jackpots.",
         layout,
-        [LINK_GROUP, meter_variable],
+        [LINK_GROUP, meter_variable, table_variable],
     )
 
 

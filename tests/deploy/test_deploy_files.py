@@ -64,6 +64,8 @@ METRICS: dict[str, frozenset[str]] = {
     "jackpot_awards_cents_total": frozenset({"wager", "kind"}),
     "jackpot_meter_awards_cents_total": frozenset({"meter"}),
     "jackpot_voids_total": frozenset({"meter"}),
+    "jackpot_handle_wagers_total": frozenset({"table", "wager"}),
+    "jackpot_handle_cents_total": frozenset({"table", "wager"}),
     "jackpot_meter_reset_cents": frozenset({"meter"}),
     "jackpot_meter_ceiling_cents": frozenset({"meter"}),
     "jackpot_meter_info": frozenset({"meter", "link_group", "game"}),
@@ -307,7 +309,7 @@ def test_dashboard_rows_and_variables() -> None:
     progressive = load_json(DEPLOY / "grafana" / "dashboards" / "progressive.json")
     for dashboard, rows, names in (
         (operations, ["RPCs:", "Redis:", "Link", "Controllers"], ["link_group", "table"]),
-        (progressive, ["Meters", "Hits", "Pending"], ["link_group", "meter"]),
+        (progressive, ["Meters", "Handle", "Hits", "Pending"], ["link_group", "meter", "table"]),
     ):
         found = sorted(
             (p for p in dashboard["panels"] if p["type"] == "row"), key=lambda p: p["gridPos"]["y"]
@@ -317,6 +319,7 @@ def test_dashboard_rows_and_variables() -> None:
     # A table or a meter is chosen within the chosen link group.
     assert 'link_group=~"$link_group"' in variables(operations)["table"]["query"]
     assert 'link_group=~"$link_group"' in variables(progressive)["meter"]["query"]
+    assert 'link_group=~"$link_group"' in variables(progressive)["table"]["query"]
     agent_metrics_shown = set()
     for dashboard in (operations, progressive):
         for _, expr in dashboard_exprs(dashboard):
@@ -324,7 +327,7 @@ def test_dashboard_rows_and_variables() -> None:
             for label in variables(dashboard):
                 # Every query of a series labelled by a variable's label filters by it.
                 # (A meter is chosen within the chosen link group.)
-                chosen = label == "link_group" and 'meter=~"$meter"' in expr
+                chosen = label == "link_group" and ("$meter" in expr or "$table" in expr)
                 if any(label in METRICS[base_metric(m)] for m in metrics) and not chosen:
                     assert f'{label}=~"${label}"' in expr, f"per-{label} query ignores it: {expr}"
             agent_metrics_shown |= metrics & set(AGENT_METRICS)

@@ -67,6 +67,8 @@ async def test_metrics_show_meters_hits_and_status_codes(
     found = samples(text)
     assert found['jackpot_meter_cents{meter="cs-main"}'] == RESET_CENTS
     assert found['jackpot_wagers_total{meter="cs-main"}'] == 2
+    assert found['jackpot_handle_wagers_total{table="t1",wager="progressive"}'] == 2
+    assert found['jackpot_handle_cents_total{table="t1",wager="progressive"}'] == 200
     assert found['jackpot_contributions_cents_total{meter="cs-main"}'] == 30
     assert found['jackpot_hits_total{line="royal_flush",meter="cs-main"}'] == 1
     assert found['jackpot_hits_total{line="straight_flush",meter="cs-main"}'] == 1

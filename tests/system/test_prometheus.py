@@ -180,6 +180,11 @@ def _check_panel_values(panels: dict[str, list[dict[str, Any]]]) -> None:
         panels["Hit frequency: one hit in N wagers, observed and expected/B"], "line"
     )
     assert round(expected["royal_flush"]) == 649_740, expected  # 2,598,960 / 4 hands
+    handle = {
+        (r["metric"]["table"], r["metric"]["wager"]): float(r["value"][1])
+        for r in panels["Handle ($) by table and wager kind/A"]
+    }
+    assert handle[("cs-2", "progressive")] >= 2, handle  # the two hits' $1 wagers at least
     ages = panels["Oldest pending jackpot's age/A"]
     assert ages and all(0 < float(r["value"][1]) < 3600 for r in ages), ages
 
