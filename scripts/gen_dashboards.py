@@ -131,6 +131,14 @@ def stat(title: str, description: str, expr: str, unit: str = "none", legend: st
         format=unit,
         reduceCalc="lastNotNull",
         graphMode="none",
+        # grafanalib writes no threshold steps for a stat: one neutral base step.
+        extraJson={
+            "fieldConfig": {
+                "defaults": {
+                    "thresholds": {"mode": "absolute", "steps": [{"color": "blue", "value": None}]}
+                }
+            }
+        },
     )
 
 
@@ -143,7 +151,9 @@ def bars(
         description=description,
         targets=targets(queries, instant=True),
         extraJson={
-            "fieldConfig": {"defaults": {"unit": unit, "min": 0, "decimals": 2 if unit else 0}},
+            "fieldConfig": {
+                "defaults": {"unit": unit, "min": 0, "decimals": 2 if unit == DOLLARS else 0}
+            },
             "options": {
                 "orientation": "horizontal",
                 "displayMode": "basic",
