@@ -19,6 +19,7 @@ test: bootstrap check
 check: bootstrap
 	$(BIN)/python scripts/gen_proto.py --check
 	$(BIN)/python scripts/gen_line_counts.py --check
+	$(BIN)/python scripts/gen_dashboards.py --check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

@@ -5,13 +5,18 @@ configures), never by table on a histogram. Money is exposed in cents (``*_cents
 Prometheus gauges and counters; the counters of money are accumulated here as exact integers
 of microcents and only converted at exposition, because the text format has no integer type.
 
-* Gauges (state, the same on every replica; aggregate with ``max``): meter, reserve and
-  pending jackpots per meter, refreshed from Redis and after every transition.
+* Gauges (state, the same on every replica; aggregate with ``max``): meter, reserve, reset,
+  ceiling and pending jackpots per meter, refreshed from Redis and after every transition; the
+  oldest pending jackpot's hit time per link group; which link group and game each meter and
+  table belong to (``*_info``, value 1, for the dashboards' variables); and the exact
+  probability that one wager hits each percentage line (from the odds of the table's
+  paytable, :mod:`controller.domain.odds`), to compare with the hits counted.
 * Counters of business events (wagers, contributions, voids, hits per meter and paytable
-  line, awards per wager kind and award kind, their amounts): Redis counts them, in the same
-  atomic step as the event (each link group's ``counters`` hash), and every replica shows
-  Redis's totals, read every refresh (2 s) - so a step whose answer was lost is counted once
-  all the same, and the replicas agree: aggregate with ``max``. Every series whose label
+  line, awards per wager kind and award kind, their amounts, the handle per table and wager
+  kind): Redis counts them, in the same atomic step as the event (each link group's
+  ``counters`` hash), and every replica shows Redis's totals, read every refresh (2 s) - so a
+  step whose answer was lost is counted once all the same, and the replicas agree: aggregate
+  with ``max``. Every series whose label
   values are known from the registered tables exists from zero, so that ``increase()`` sees
   the first event too. ``jackpot_replayed_requests_total`` counts what this replica answered
   from a stored reply (aggregate with ``sum``).
@@ -45,8 +50,9 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
 from controller.api.status import code_label
-from controller.domain.config import TableConfig
-from controller.domain.records import MeterState
+from controller.domain.config import MUST_HIT_BY, TableConfig, WagerOffer
+from controller.domain.odds import paytable_odds
+from controller.domain.records import Jackpot, MeterState
 from controller.store.redis_store import Persistence
 from jackpot.kinds import AwardKind, IrregularityKind
 from jackpot.money import MICROCENTS_PER_CENT, floor_cents
@@ -112,8 +118,21 @@ COUNTED: dict[str, _Counted] = {
     ),
     "awards_cents": _Counted(
         "jackpot_awards_cents",
-        "Paid awards (envy bonuses included) by wager kind, in cents.",
-        ("wager",),
+        "Paid awards (envy bonuses included) by wager kind and award kind, in cents: "
+        "percent_of_meter and must_hit_by come from meters, the others are fixed.",
+        ("wager", "kind"),
+    ),
+    "handle": _Counted(
+        "jackpot_handle_wagers",
+        "Wagers accepted at lockout, of every kind (fed meter or not), by table and wager kind "
+        "(voided rounds' wagers are not taken back: jackpot_voids_total).",
+        ("table", "wager"),
+    ),
+    "handle_cents": _Counted(
+        "jackpot_handle_cents",
+        "The handle: amounts wagered in the wagers accepted at lockout, in cents, by table and "
+        "wager kind (voided rounds' wagers are not taken back).",
+        ("table", "wager"),
     ),
     "irregularities": _Counted(
         "jackpot_irregularities",
@@ -232,6 +251,50 @@ class Metrics:
             "Jackpots waiting for a supervisor's validation.",
             ["meter"],
             multiprocess_mode="max",
+            registry=r,
+        )
+        self.reset_cents = Gauge(
+            "jackpot_meter_reset_cents",
+            "The amount in cents the meter resets to after a 100% award.",
+            ["meter"],
+            multiprocess_mode="mostrecent",
+            registry=r,
+        )
+        self.ceiling_cents = Gauge(
+            "jackpot_meter_ceiling_cents",
+            "The meter's ceiling in cents (contributions beyond it go to overflow); 0: none.",
+            ["meter"],
+            multiprocess_mode="mostrecent",
+            registry=r,
+        )
+        self.meter_info = Gauge(
+            "jackpot_meter_info",
+            "1 for each meter, labelled with its link group and game.",
+            ["meter", "link_group", "game"],
+            multiprocess_mode="max",
+            registry=r,
+        )
+        self.table_info = Gauge(
+            "jackpot_table_info",
+            "1 for each registered table, labelled with its link group and game.",
+            ["table", "link_group", "game"],
+            multiprocess_mode="max",
+            registry=r,
+        )
+        self.line_probability = Gauge(
+            "jackpot_line_probability",
+            "Probability that one wager of the kind hits the percentage-of-meter line, exact "
+            "from the paytable's odds (one in 1/p wagers); compare with hits / wagers.",
+            ["meter", "line", "wager"],
+            multiprocess_mode="max",
+            registry=r,
+        )
+        self.oldest_pending_at = Gauge(
+            "jackpot_oldest_pending_jackpot_timestamp_seconds",
+            "When the link group's oldest jackpot waiting for validation was hit (seconds since "
+            "the epoch, Redis's clock); 0: none waits. Its age: time() - this.",
+            ["link_group"],
+            multiprocess_mode="mostrecent",
             registry=r,
         )
         self.replays = Counter(
@@ -353,6 +416,7 @@ class Metrics:
             for collector in own:
                 self.exposed.register(collector)
         self._meter_series: dict[str, Gauge] = {}
+        self._wagers_of_meter: dict[str, set[str]] = {}
 
     # ------------------------------------------------------------ series known in advance
 
@@ -372,26 +436,50 @@ class Metrics:
     def initialise_tables(self, tables: Iterable[TableConfig]) -> None:
         """Create at zero every business series the tables' wagers can move: wagers,
         contributions and voids of each meter; hits of each percentage line; awards of each
-        wager kind and award kind (envy included); the replay counters."""
+        wager kind and award kind (envy included); the handle of each table and wager kind;
+        the replay counters. Show each table's link group and game, and each percentage
+        line's probability per wager."""
         for phase in ("lockout", "settle", "void", "chip_count", "irregularity"):
             self.replays.labels(phase)
-        create = self.counted.create
         for irregularity in IrregularityKind:
-            create("irregularities", irregularity.value)
+            self.counted.create("irregularities", irregularity.value)
         for table in tables:
+            self.table_info.labels(table.table_id, table.link_group_id, table.game).set(1)
             for offer in table.wagers:
-                create("awards_cents", offer.wager)
-                for meter_id in offer.meter_ids:
-                    for kind in ("wagers", "voids", "contributions_microcents"):
-                        create(kind, meter_id)
-                    create("void_contributions_microcents", meter_id)
-                    create("meter_awards_cents", meter_id)
-                for line, rule in offer.paytable.lines:
-                    create("awards", offer.wager, str(rule.kind))
-                    if rule.kind is AwardKind.PERCENT_OF_METER:
-                        create("hits", offer.meter_of(rule), line)
-                if offer.paytable.envy_lines:
-                    create("awards", offer.wager, str(AwardKind.ENVY))
+                self._initialise_offer(table, offer)
+
+    def _initialise_offer(self, table: TableConfig, offer: WagerOffer) -> None:
+        create = self.counted.create
+        self._set_line_probabilities(table, offer.wager)
+        for kind in ("handle", "handle_cents"):
+            create(kind, table.table_id, offer.wager)
+        for meter_id in offer.meter_ids:
+            self._wagers_of_meter.setdefault(meter_id, set()).add(offer.wager)
+            for kind in ("wagers", "voids", "contributions_microcents"):
+                create(kind, meter_id)
+            create("void_contributions_microcents", meter_id)
+            create("meter_awards_cents", meter_id)
+        for line, rule in offer.paytable.lines:
+            for kind in ("awards", "awards_cents"):
+                create(kind, offer.wager, str(rule.kind))
+            if rule.kind is AwardKind.PERCENT_OF_METER:
+                create("hits", offer.meter_of(rule), line)
+        if offer.paytable.envy_lines:
+            for kind in ("awards", "awards_cents"):
+                create(kind, offer.wager, str(AwardKind.ENVY))
+
+    def _set_line_probabilities(self, table: TableConfig, wager: str) -> None:
+        offer = table.offer(wager)
+        if offer is None:
+            return
+        counts = table.game_rules.wager(wager).line_counts()
+        odds = paytable_odds(offer.paytable, counts, meter_cents=0, wager_cents=1)
+        for line in odds.lines:
+            if line.award.kind is AwardKind.PERCENT_OF_METER:
+                meter_id = offer.meter_of(line.award)
+                self.line_probability.labels(meter_id, line.hand, wager).set(
+                    float(line.probability)
+                )
 
     # ------------------------------------------------------------ state
 
@@ -426,6 +514,19 @@ class Metrics:
             self.meter_cents.labels(state.meter_id).set(floor_cents(state.amount_microcents))
             self.reserve_cents.labels(state.meter_id).set(floor_cents(state.reserve_microcents))
             self.pending_jackpots.labels(state.meter_id).set(state.pending_jackpots)
+            self.reset_cents.labels(state.meter_id).set(state.reset_cents)
+            self.ceiling_cents.labels(state.meter_id).set(state.ceiling_cents)
+            self.meter_info.labels(state.meter_id, state.link_group_id, state.game).set(1)
+            if state.kind == MUST_HIT_BY:  # its hits (lockout.lua) are counted by this line
+                self.counted.create("hits", state.meter_id, MUST_HIT_BY)
+                for wager in self._wagers_of_meter.get(state.meter_id, ()):
+                    for kind in ("awards", "awards_cents"):
+                        self.counted.create(kind, wager, MUST_HIT_BY)
+
+    def set_pending_jackpots(self, link_group_id: str, pending: Iterable[Jackpot]) -> None:
+        """The hit time of the link group's oldest jackpot waiting for validation (0: none)."""
+        oldest_ms = min((jackpot.hit_at_ms for jackpot in pending), default=0)
+        self.oldest_pending_at.labels(link_group_id).set(oldest_ms / 1000)
 
     def set_persistence(self, persistence: Persistence) -> None:
         """Show Redis's role, replicas and durability settings as last read (the append-only

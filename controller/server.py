@@ -285,6 +285,8 @@ class ControllerServer:
                 entries = await self.store.journal_length(group)
                 self.metrics.set_journal(group, entries, checkpoint.exported_at_ms)
                 self.metrics.set_counters(group, await self.store.counters(group))
+                pending = await self.store.list_pending_jackpots(group)
+                self.metrics.set_pending_jackpots(group, pending)
 
     async def check_state(self) -> None:
         """Check every link group's state now and report it in health and metrics (the

@@ -27,13 +27,16 @@ fi
 missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
 command -v tmux >/dev/null || missing+=(tmux)  # the dealer console's test types into a terminal
+# Alertmanager and amtool: the alerting tests check deploy/alertmanager and route real alerts.
+command -v prometheus-alertmanager >/dev/null || missing+=(prometheus-alertmanager)
 if [ ! -x "$VENV/bin/python" ] && ! "$PYTHON" -c 'import ensurepip' 2>/dev/null; then
   missing+=("python3-venv")
 fi
 if [ "${#missing[@]}" -gt 0 ]; then apt_install "${missing[@]}"; fi
 
-# Debian's redis-server package starts a system service on port 6379; nothing here uses it
-# (demo and tests start their own servers on free ports).
+# Debian's redis-server and prometheus-alertmanager packages start system services (ports 6379,
+# 9093) where systemd runs; nothing here uses them (demo and tests start their own servers on
+# free ports).
 
 stamp="$VENV/.installed"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ]; then

@@ -83,7 +83,9 @@ class LinkGroupKeys:
         event (``wagers|<meter>``, ``contributions_microcents|<meter>``, ``voids|<meter>``,
         ``void_contributions_microcents|<meter>``, ``hits|<meter>|<line>``,
         ``meter_awards_cents|<meter>``, ``awards|<wager>|<award kind>``,
-        ``awards_cents|<wager>``, ``irregularities|<kind>``): what the metrics' counters show."""
+        ``awards_cents|<wager>|<award kind>``, ``handle|<table>|<wager>``,
+        ``handle_cents|<table>|<wager>``, ``irregularities|<kind>``): what the metrics'
+        counters show."""
         return self._key("counters")
 
     @property

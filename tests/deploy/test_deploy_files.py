@@ -9,11 +9,14 @@ package `prometheus`) and are skipped otherwise; the Redis password scripts run 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import os
 import re
 import shlex
 import shutil
 import subprocess
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -45,6 +48,7 @@ KUBERNETES = DEPLOY / "kubernetes"
 
 YAML_FILES = sorted([*DEPLOY.rglob("*.yml"), *DEPLOY.rglob("*.yaml")])
 DASHBOARDS = sorted((DEPLOY / "grafana" / "dashboards").glob("*.json"))
+GEN_DASHBOARDS = ROOT / "scripts" / "gen_dashboards.py"
 
 # Every metric family the controller and the table agents export, with its label names. Renaming
 # a metric or a label in either must be mirrored here, and then in the rules and dashboards.
@@ -57,9 +61,17 @@ METRICS: dict[str, frozenset[str]] = {
     "jackpot_contributions_cents_total": frozenset({"meter"}),
     "jackpot_hits_total": frozenset({"meter", "line"}),
     "jackpot_awards_total": frozenset({"wager", "kind"}),
-    "jackpot_awards_cents_total": frozenset({"wager"}),
+    "jackpot_awards_cents_total": frozenset({"wager", "kind"}),
     "jackpot_meter_awards_cents_total": frozenset({"meter"}),
     "jackpot_voids_total": frozenset({"meter"}),
+    "jackpot_handle_wagers_total": frozenset({"table", "wager"}),
+    "jackpot_handle_cents_total": frozenset({"table", "wager"}),
+    "jackpot_meter_reset_cents": frozenset({"meter"}),
+    "jackpot_meter_ceiling_cents": frozenset({"meter"}),
+    "jackpot_meter_info": frozenset({"meter", "link_group", "game"}),
+    "jackpot_table_info": frozenset({"table", "link_group", "game"}),
+    "jackpot_line_probability": frozenset({"meter", "line", "wager"}),
+    "jackpot_oldest_pending_jackpot_timestamp_seconds": frozenset({"link_group"}),
     "grpc_server_started_total": GRPC_LABELS,
     "grpc_server_handled_total": GRPC_LABELS | {"grpc_code"},
     "grpc_server_handling_seconds": GRPC_LABELS,
@@ -100,6 +112,7 @@ EXPECTED_ALERTS = frozenset(
         "JackpotRedisAofDisabled",
         "JackpotRedisFsyncNotAlways",
         "JackpotRedisReplicasMissing",
+        "JackpotRedisDown",
         "JackpotControllerTargetDown",
         "JackpotControllerAllDown",
         "JackpotAccessDenied",
@@ -111,7 +124,10 @@ EXPECTED_ALERTS = frozenset(
     }
 )
 SEVERITIES = frozenset({"critical", "warning", "info"})
-RUNBOOK_PREFIX = "deploy/RUNBOOK.md#"
+PUBLISHED_RUNBOOK = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+    "urls"
+]["Runbook"]
+ALERTMANAGER_CONFIG = DEPLOY / "alertmanager" / "alertmanager.yml"
 
 # --- helpers ---------------------------------------------------------------------------------
 
@@ -271,24 +287,64 @@ def test_dashboard_uses_provisioned_datasource(path: Path) -> None:
             assert target["datasource"]["uid"] == uid, panel["title"]
 
 
-def test_dashboard_layout_and_meter_and_table_variables() -> None:
-    dashboard = load_json(DEPLOY / "grafana" / "dashboards" / "jackpot.json")
-    (variable,) = [v for v in dashboard["templating"]["list"] if v["name"] == "meter"]
-    assert "jackpot_meter_cents" in variable["definition"]
-    (variable,) = [v for v in dashboard["templating"]["list"] if v["name"] == "table"]
-    assert "jackpot_agent_" in variable["definition"]
-    rows = sorted(
-        (p for p in dashboard["panels"] if p["type"] == "row"), key=lambda p: p["gridPos"]["y"]
-    )
-    assert [r["title"].split()[0] for r in rows] == ["RPCs:", "Meters", "Redis", "Tables"]
+def variables(dashboard: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {v["name"]: v for v in dashboard["templating"]["list"]}
+
+
+def test_dashboards_are_generated_and_fresh() -> None:
+    """deploy/grafana/dashboards holds exactly what scripts/gen_dashboards.py writes."""
+    spec = importlib.util.spec_from_file_location("gen_dashboards", GEN_DASHBOARDS)
+    assert spec is not None and spec.loader is not None
+    gen_dashboards = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen_dashboards)
+    assert [path.name for path in DASHBOARDS] == sorted(gen_dashboards.DASHBOARDS)
+    for path in DASHBOARDS:
+        fresh = gen_dashboards.render(path.name)
+        assert path.read_text(encoding="utf-8") == fresh, f"{rel(path)} is stale"
+        assert gen_dashboards.render(path.name) == fresh, "the generator is not deterministic"
+
+
+def test_dashboard_rows_and_variables() -> None:
+    operations = load_json(DEPLOY / "grafana" / "dashboards" / "operations.json")
+    progressive = load_json(DEPLOY / "grafana" / "dashboards" / "progressive.json")
+    for dashboard, rows, names in (
+        (operations, ["RPCs:", "Redis:", "Link", "Controllers"], ["link_group", "table"]),
+        (progressive, ["Meters", "Handle", "Hits", "Pending"], ["link_group", "meter", "table"]),
+    ):
+        found = sorted(
+            (p for p in dashboard["panels"] if p["type"] == "row"), key=lambda p: p["gridPos"]["y"]
+        )
+        assert [r["title"].split()[0] for r in found] == rows
+        assert list(variables(dashboard)) == names
+    # A table or a meter is chosen within the chosen link group.
+    assert 'link_group=~"$link_group"' in variables(operations)["table"]["query"]
+    assert 'link_group=~"$link_group"' in variables(progressive)["meter"]["query"]
+    assert 'link_group=~"$link_group"' in variables(progressive)["table"]["query"]
     agent_metrics_shown = set()
-    for _, expr in dashboard_exprs(dashboard):
-        metrics, _ = promql_names(expr)
-        for label in ("meter", "table"):
-            if any(label in METRICS[base_metric(m)] for m in metrics):
-                assert f'{label}=~"${label}"' in expr, f"per-{label} query ignores ${label}: {expr}"
-        agent_metrics_shown |= metrics & set(AGENT_METRICS)
+    for dashboard in (operations, progressive):
+        for _, expr in dashboard_exprs(dashboard):
+            metrics, _ = promql_names(expr)
+            for label in variables(dashboard):
+                # Every query of a series labelled by a variable's label filters by it.
+                # (A meter is chosen within the chosen link group.)
+                chosen = label == "link_group" and ("$meter" in expr or "$table" in expr)
+                if any(label in METRICS[base_metric(m)] for m in metrics) and not chosen:
+                    assert f'{label}=~"${label}"' in expr, f"per-{label} query ignores it: {expr}"
+            agent_metrics_shown |= metrics & set(AGENT_METRICS)
     assert agent_metrics_shown == set(AGENT_METRICS) - {"jackpot_agent_offline_periods_total"}
+
+
+def test_hits_and_awards_are_counted_exactly_over_the_range() -> None:
+    """Redis's totals never reset with a controller: the range's count is the difference of
+    totals (a series Prometheus first saw after its first events still counts them), not
+    increase(), which reads 0 for a series first scraped at its final value."""
+    progressive = load_json(DEPLOY / "grafana" / "dashboards" / "progressive.json")
+    for where, expr in dashboard_exprs(progressive):
+        assert "increase(" not in expr, where
+        if "$__range" in expr:
+            assert "offset $__range" in expr and " * 0)" in expr, where
+    titles = {panel["title"] for panel in iter_panels(progressive["panels"])}
+    assert {"Hits by hand", "Award amounts by wager and award kind ($)"} <= titles
 
 
 # --- (b) metric and label names ----------------------------------------------------------------
@@ -328,9 +384,11 @@ def test_expression_names_are_exported(where: str, expr: str) -> None:
 @pytest.mark.parametrize("path", DASHBOARDS, ids=rel)
 def test_dashboard_variable_queries_use_exported_metrics(path: Path) -> None:
     for variable in load_json(path)["templating"]["list"]:
-        call = re.fullmatch(r"label_values\((\w+),\s*(\w+)\)", variable["definition"])
-        assert call, f"unexpected variable query {variable['definition']!r}"
-        assert call.group(2) in METRICS[call.group(1)]
+        call = re.fullmatch(r"label_values\((\w+)(\{[^}]*\})?,\s*(\w+)\)", variable["query"])
+        assert call, f"unexpected variable query {variable['query']!r}"
+        assert call.group(3) in METRICS[call.group(1)]
+        _, labels = promql_names(call.group(1) + (call.group(2) or ""))
+        assert labels <= METRICS[call.group(1)], variable["query"]
 
 
 # --- (c) promtool ------------------------------------------------------------------------------
@@ -364,7 +422,13 @@ def test_promtool_test_rules(promtool: str) -> None:
 
 
 def test_promtool_parses_dashboard_queries(promtool: str, tmp_path: Path) -> None:
-    grafana_vars = {"$__rate_interval": "5m", "$__range": "1h", "$meter": ".*", "$table": ".*"}
+    grafana_vars = {
+        "$__rate_interval": "5m",
+        "$__range": "1h",
+        "$meter": ".*",
+        "$table": ".*",
+        "$link_group": ".*",
+    }
     records = []
     for number, (_, expr) in enumerate(EXPRS):
         for var, value in grafana_vars.items():
@@ -391,8 +455,21 @@ def test_alert_metadata(rule: dict[str, Any]) -> None:
     for key in ("summary", "description", "runbook_url"):
         assert str(annotations.get(key, "")).strip(), f"{rule['alert']}: missing {key}"
     url = annotations["runbook_url"]
-    assert url.startswith(RUNBOOK_PREFIX), url
-    assert url.removeprefix(RUNBOOK_PREFIX) in runbook_anchors(), f"no runbook section for {url}"
+    published, _, anchor = url.partition("#")
+    assert published == PUBLISHED_RUNBOOK, f"{url}: not the published RUNBOOK (pyproject.toml)"
+    assert published.startswith("https://"), "an absolute URL, opened from a notification"
+    assert anchor == rule["alert"].lower(), url
+    assert anchor in runbook_anchors(), f"no runbook section for {url}"
+
+
+def test_every_alert_section_of_the_runbook_has_a_rule() -> None:
+    sections = re.findall(r"^## (Jackpot\w+)\s*$", RUNBOOK.read_text(encoding="utf-8"), re.M)
+    assert len(sections) == len(set(sections))
+    assert set(sections) == EXPECTED_ALERTS
+
+
+def test_runbook_anchors_follow_github_slugs() -> None:
+    assert runbook_anchors() >= {"jackpotredisdown", "redis-failover-sentinel"}
 
 
 def test_every_alert_has_a_firing_unit_test() -> None:
@@ -408,8 +485,63 @@ def test_every_alert_has_a_firing_unit_test() -> None:
 # --- consistency of the deployment files ---------------------------------------------------------
 
 
+@pytest.fixture
+def amtool() -> str:
+    path = shutil.which("amtool")
+    if path is None and os.environ.get("JACKPOT_REQUIRE_PROMETHEUS") != "1":
+        pytest.skip("amtool not on PATH (Debian: apt-get install prometheus-alertmanager)")
+    assert path, "amtool is required here (JACKPOT_REQUIRE_PROMETHEUS=1)"
+    return path
+
+
+def amtool_route(amtool: str, *labels: str) -> str:
+    """The receiver the shipped routing tree picks for an alert with ``labels``."""
+    done = subprocess.run(
+        [amtool, "config", "routes", "test", f"--config.file={ALERTMANAGER_CONFIG}", *labels],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout.strip()
+
+
+def test_amtool_check_config(amtool: str) -> None:
+    done = subprocess.run(
+        [amtool, "check-config", str(ALERTMANAGER_CONFIG)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SUCCESS" in done.stdout
+
+
+@pytest.mark.parametrize("rule", alert_rules(), ids=lambda rule: str(rule["alert"]))
+def test_alerts_are_routed_by_severity(amtool: str, rule: dict[str, Any]) -> None:
+    severity = rule["labels"]["severity"]
+    receiver = amtool_route(amtool, f"alertname={rule['alert']}", f"severity={severity}")
+    assert receiver == ("page" if severity == "critical" else "ticket")
+
+
+def test_alertmanager_inhibitions_name_real_alerts() -> None:
+    config = load_yaml(ALERTMANAGER_CONFIG)
+    for inhibit in config["inhibit_rules"]:
+        for matcher in [*inhibit["source_matchers"], *inhibit["target_matchers"]]:
+            name, _, value = matcher.partition("=")
+            if name == "alertname":
+                names = set(value.strip('~"').split("|"))
+                assert names <= EXPECTED_ALERTS, names - EXPECTED_ALERTS
+    assert {r["receiver"] for r in config["route"]["routes"]} == {"page", "ticket"}
+    assert set(config["route"]["group_by"]) >= {"link_group", "table"}
+
+
 def test_prometheus_config() -> None:
     config = load_yaml(PROMETHEUS_CONFIG)
+    (alertmanagers,) = config["alerting"]["alertmanagers"]
+    assert alertmanagers["static_configs"] == [{"targets": ["alertmanager:9093"]}]
     for rule_file in config["rule_files"]:
         assert (PROMETHEUS_CONFIG.parent / rule_file).is_file(), rule_file
     jobs = {job["job_name"]: job for job in config["scrape_configs"]}

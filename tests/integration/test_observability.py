@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable
@@ -66,13 +67,19 @@ async def test_metrics_show_meters_hits_and_status_codes(
     found = samples(text)
     assert found['jackpot_meter_cents{meter="cs-main"}'] == RESET_CENTS
     assert found['jackpot_wagers_total{meter="cs-main"}'] == 2
+    assert found['jackpot_handle_wagers_total{table="t1",wager="progressive"}'] == 2
+    assert found['jackpot_handle_cents_total{table="t1",wager="progressive"}'] == 200
     assert found['jackpot_contributions_cents_total{meter="cs-main"}'] == 30
     assert found['jackpot_hits_total{line="royal_flush",meter="cs-main"}'] == 1
     assert found['jackpot_hits_total{line="straight_flush",meter="cs-main"}'] == 1
     assert found['jackpot_meter_awards_cents_total{meter="cs-main"}'] == 1_000_030
     # Fixed and percentage awards by the wager that won them, never an unlabelled meter.
     assert found['jackpot_awards_total{kind="percent_of_meter",wager="progressive"}'] == 2
-    assert found['jackpot_awards_cents_total{wager="progressive"}'] == 1_000_030
+    assert (
+        found['jackpot_awards_cents_total{kind="percent_of_meter",wager="progressive"}']
+        == 1_000_030
+    )
+    assert found['jackpot_awards_cents_total{kind="for_one",wager="progressive"}'] == 0
     assert not any('meter=""' in name for name in found)
     # Series known in advance exist at zero, so that increase() sees their first event.
     assert found['jackpot_voids_total{meter="cs-main"}'] == 0
@@ -88,6 +95,17 @@ async def test_metrics_show_meters_hits_and_status_codes(
     assert found["process_resident_memory_bytes"] > 0
     assert any(name.startswith("python_gc_") for name in found)
     assert found['jackpot_pending_jackpots{meter="cs-main"}'] == 2
+    # Two jackpots wait: the oldest one's hit time (Redis's clock), in seconds.
+    oldest = found['jackpot_oldest_pending_jackpot_timestamp_seconds{link_group="floor"}']
+    assert abs(oldest - time.time()) < 600
+    assert found['jackpot_meter_reset_cents{meter="cs-main"}'] == RESET_CENTS
+    assert (
+        found['jackpot_meter_info{game="caribbean-stud",link_group="floor",meter="cs-main"}'] == 1
+    )
+    assert found['jackpot_table_info{game="caribbean-stud",link_group="floor",table="t1"}'] == 1
+    # The royal flush: 4 of the 2,598,960 five-card hands.
+    royal = 'jackpot_line_probability{line="royal_flush",meter="cs-main",wager="progressive"}'
+    assert found[royal] == 4 / 2_598_960
     assert found["jackpot_redis_aof_enabled"] == 1
     assert (
         found[

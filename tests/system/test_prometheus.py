@@ -6,7 +6,9 @@ deploy/ loaded. After a scripted scenario — rounds with a straight flush and a
 (hits), a void, a table naming another table, a Redis stall long enough for calls to fail, and
 a table agent whose controller stops (SIGSTOP) long enough for the table to go PROGRESSIVE
 OFFLINE, then continues — every dashboard query and every vector selector of every alert must
-return data through Prometheus's HTTP API, and the alerts the scenario provokes must hold:
+return data through Prometheus's HTTP API, the panels must read what happened (both hits, though
+they were played before Prometheus first scraped; award amounts by kind; meters in dollars; the
+royal flush's expected frequency), and the alerts the scenario provokes must hold:
 calls failed (JackpotGrpcErrorRatioHigh), jackpots wait (JackpotPendingJackpotsWaiting), a
 certificate was refused (JackpotAccessDenied), and, while the controller was stopped, the table
 was offline (JackpotTableProgressiveOffline's expression). This is what catches a label value
@@ -82,11 +84,11 @@ def test_selectors_of_an_expression() -> None:
 
 class Prometheus:
     """A real Prometheus on a free loopback port with the rules of deploy/ loaded, scraping
-    one target per job."""
+    one target per job, sending firing alerts to ``alertmanager`` (host:port) when given."""
 
-    def __init__(self, work: Path, targets: dict[str, str]) -> None:
+    def __init__(self, work: Path, targets: dict[str, str], alertmanager: str = "") -> None:
         self.port = free_port()
-        config = {
+        config: dict[str, Any] = {
             "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
             "rule_files": [str(RULES)],
             "scrape_configs": [
@@ -94,6 +96,10 @@ class Prometheus:
                 for job, target in targets.items()
             ],
         }
+        if alertmanager:
+            config["alerting"] = {
+                "alertmanagers": [{"static_configs": [{"targets": [alertmanager]}]}]
+            }
         work.mkdir(parents=True, exist_ok=True)
         (work / "prometheus.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
         self.log = work / "prometheus.log"
@@ -137,6 +143,52 @@ class Prometheus:
         stop_process(self.process)
 
 
+def grafana_query(expr: str) -> str:
+    """A panel's query as Grafana sends it, every variable on All, a 10-minute range."""
+    for variable in ("$meter", "$table", "$link_group"):
+        expr = expr.replace(variable, ".+")
+    return (
+        expr.replace("$__range", "10m")
+        .replace("$__rate_interval", "1m")
+        .replace("$__interval", "15s")
+    )
+
+
+def _values(result: list[dict[str, Any]], label: str) -> dict[str, float]:
+    return {r["metric"].get(label, ""): float(r["value"][1]) for r in result}
+
+
+def _check_panel_values(panels: dict[str, list[dict[str, Any]]]) -> None:
+    """What the user must read after the scenario: both hits, played before Prometheus first
+    scraped; the meters' awards labelled by kind; meters and their reset in dollars."""
+    hits = _values(panels["Hits by hand/A"], "line")
+    assert hits.get("royal_flush", 0) >= 1 and hits.get("straight_flush", 0) >= 1, hits
+    amounts = {
+        (r["metric"]["wager"], r["metric"]["kind"]): float(r["value"][1])
+        for r in panels["Award amounts by wager and award kind ($)/A"]
+    }
+    assert amounts[("progressive", "percent_of_meter")] >= 10_000, amounts  # dollars: a reset
+    assert all(kind for _, kind in amounts), "every amount names its award kind"
+    meter = panels["Meter value ($) against reset and ceiling/A"]
+    reset = panels["Meter value ($) against reset and ceiling/B"]
+    assert {r["metric"]["meter"] for r in meter} == {r["metric"]["meter"] for r in reset}
+    for r in reset:
+        assert float(r["value"][1]) == 10_000, r  # the rules' reset: $10,000, not 1,000,000
+    (ceiling,) = panels["Meter value ($) against reset and ceiling/C"]
+    assert float(ceiling["value"][1]) == CEILING_CENTS / 100
+    expected = _values(
+        panels["Hit frequency: one hit in N wagers, observed and expected/B"], "line"
+    )
+    assert round(expected["royal_flush"]) == 649_740, expected  # 2,598,960 / 4 hands
+    handle = {
+        (r["metric"]["table"], r["metric"]["wager"]): float(r["value"][1])
+        for r in panels["Handle ($) by table and wager kind/A"]
+    }
+    assert handle[("cs-2", "progressive")] >= 2, handle  # the two hits' $1 wagers at least
+    ages = panels["Oldest pending jackpot's age/A"]
+    assert ages and all(0 < float(r["value"][1]) < 3600 for r in ages), ages
+
+
 def _agent_command(controller: ControllerProcess, table_id: str, *args: str) -> list[str]:
     command = [sys.executable, "-m", "table_agent.cli", "--table-id", table_id]
     command += ["--controller", controller.target, "--sim", "--quiet"]
@@ -173,13 +225,34 @@ def _offline_phase(
     assert agent.poll() is None, "the agent plays on"
 
 
-def _scenario(redis: RedisServer, controller: ControllerProcess, work: Path) -> None:
-    """Rounds with a void, a scripted royal flush and straight flush, a table naming another
-    table, and Lockouts that fail while Redis is stopped."""
-    _agent(controller, "cs-1", "--rounds", "20", "--void-percent", "20")
+CEILING_CENTS = 5_000_000  # $50,000
+
+
+def _set_ceiling(controller: ControllerProcess) -> None:
+    """An operator gives cs-main a ceiling (the Rules Submission has none), in maintenance."""
+    files = controller.pki.client("operator", "ops") if controller.pki else None
+    with tls.channel(controller.target, files) as channel:
+        admin = pb_grpc.AdminServiceStub(channel)
+        maintenance = pb.MaintenanceRequest(link_group_id="floor", reason="a ceiling")
+        admin.EnterMaintenance(maintenance, timeout=10)
+        change = pb.UpdateMeterRequest(
+            meter_id="cs-main", ceiling_cents=CEILING_CENTS, reason="Rules Submission rev 2"
+        )
+        admin.UpdateMeter(change, timeout=10)
+        admin.LeaveMaintenance(maintenance, timeout=10)
+
+
+def _hits(controller: ControllerProcess, work: Path) -> None:
+    """A scripted royal flush and straight flush: two hits of the progressive meter."""
     script = work / "hits.json"
     script.write_text(json.dumps({"hands": {"6": "9H TH JH QH KH", "2": "AS KS QS JS TS"}}))
     _agent(controller, "cs-2", "--rounds", "0", "--script", str(script))
+
+
+def _scenario(redis: RedisServer, controller: ControllerProcess) -> None:
+    """Rounds with a void, a table naming another table, and Lockouts that fail while Redis
+    is stopped."""
+    _agent(controller, "cs-1", "--rounds", "20", "--void-percent", "20")
     files = controller.pki.client("table", "cs-3") if controller.pki else None
     with tls.channel(controller.target, files) as channel:
         stub = pb_grpc.TableServiceStub(channel)
@@ -206,11 +279,15 @@ def test_every_dashboard_query_and_alert_selector_returns_data(
         "jackpot-controller": f"127.0.0.1:{controller.metrics_port}",
         "jackpot-agent": f"127.0.0.1:{agent_port}",
     }
+    # The hits happen before Prometheus first scrapes (as when tables play at once after a
+    # start): the hits panel must count them all the same.
+    _set_ceiling(controller)
+    _hits(controller, tmp_path)
     prometheus = Prometheus(tmp_path / "prometheus", targets)
     agent: subprocess.Popen[bytes] | None = None
     try:
         prometheus.wait_for('up{job="jackpot-controller"} == 1')
-        _scenario(redis, controller, tmp_path)
+        _scenario(redis, controller)
         # A few more scrapes after the scenario, and Redis answering again.
         prometheus.wait_for("jackpot_redis_up == 1 and jackpot_redis_up offset 3s == 0", 60)
         command = _agent_command(controller, "cs-2", "--rounds", "100000", "--pace", "0.2")
@@ -221,22 +298,19 @@ def test_every_dashboard_query_and_alert_selector_returns_data(
         _offline_phase(prometheus, controller, agent)
         time.sleep(3)
         empty = []
+        panels: dict[str, list[dict[str, Any]]] = {}
         for path in DASHBOARDS:
             for where, expr in dashboard_exprs(load_json(path)):
-                query = (
-                    expr.replace("$meter", ".+")
-                    .replace("$table", ".+")
-                    .replace("$__range", "10m")
-                    .replace("$__rate_interval", "1m")
-                    .replace("$__interval", "15s")
-                )
-                if not prometheus.query(query):
+                query = grafana_query(expr)
+                panels[where] = prometheus.query(query)
+                if not panels[where]:
                     empty.append(f"{path.name}: {where}: {query}")
         for rule in alert_rules():
             for selector in selectors(str(rule["expr"])):
                 if not prometheus.query(selector):
                     empty.append(f"{rule['alert']}: {selector}")
         assert not empty, "queries without data:\n" + "\n".join(empty)
+        _check_panel_values(panels)
         for alert in ("JackpotGrpcErrorRatioHigh", "JackpotPendingJackpotsWaiting"):
             expr = next(str(r["expr"]) for r in alert_rules() if r["alert"] == alert)
             assert prometheus.query(expr), f"{alert} does not hold after the scenario"

@@ -140,7 +140,7 @@ local function mystery_write(c, a)
     count(KEYS[6], {'hits', m.id, 'must_hit_by'}, 1)
     count(KEYS[6], {'meter_awards_cents', m.id}, amount)
     count(KEYS[6], {'awards', a.kind, 'must_hit_by'}, 1)
-    count(KEYS[6], {'awards_cents', a.kind}, amount)
+    count(KEYS[6], {'awards_cents', a.kind, 'must_hit_by'}, amount)
     mystery.hits[#mystery.hits + 1] = {meter_id = m.id, seat = a.seat, kind = a.kind,
       amount_cents = int(amount), jackpot_id = jackpot_id, journal_seq = int(seq),
       cycle = int(h.draw.cycle), hit_cents = int(amount), salt = h.draw.salt,
@@ -177,8 +177,8 @@ for i, w in ipairs(wagers) do
 end
 
 -- Write: journal the handle (every accepted wager by kind, whether or not it feeds a meter:
--- count and cents, the regulator's reports read it), each contribution, then the meters and
--- the round.
+-- count and cents, the regulator's reports read it) and count it (the metrics show it per
+-- table and wager kind), each contribution, then the meters and the round.
 if #accepted > 0 then
   local kinds, by_kind, total = {}, {}, 0
   for _, a in ipairs(accepted) do
@@ -198,6 +198,8 @@ if #accepted > 0 then
     fields[#fields + 1] = int(by_kind[kind].count)
     fields[#fields + 1] = 'cents:' .. kind
     fields[#fields + 1] = int(by_kind[kind].cents)
+    count(KEYS[6], {'handle', table_id, kind}, by_kind[kind].count)
+    count(KEYS[6], {'handle_cents', table_id, kind}, by_kind[kind].cents)
   end
   journal(KEYS[3], KEYS[4], 'wagers_accepted', '', 0, 0, fields)
 end

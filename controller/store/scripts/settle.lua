@@ -119,13 +119,13 @@ for i, p in ipairs(plan) do
       m.hits, m.awarded = (m.hits or 0) + 1, (m.awarded or 0) + amount
       count(KEYS[7], {'hits', m.id, p.line}, 1)
       count(KEYS[7], {'meter_awards_cents', m.id}, amount)
-      count(KEYS[7], {'awards_cents', p.kind}, amount)
+      count(KEYS[7], {'awards_cents', p.kind, award.kind}, amount)
       m.last_hit = seq
       touched[m.id] = m
     else
       local amount = tonumber(award.amount_cents)  -- fixed: computed by the controller
       r.amount_cents = int(amount)
-      count(KEYS[7], {'awards_cents', p.kind}, amount)
+      count(KEYS[7], {'awards_cents', p.kind, award.kind}, amount)
       local fields = {'amount_cents', int(amount), unpack(common)}
       if p.envy_for_seat > 0 then
         fields[#fields + 1] = 'envy_for_seat'
