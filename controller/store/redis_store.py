@@ -1461,6 +1461,20 @@ class RedisStore:
             entries.append(entry)
         return entries
 
+    async def last_rounds(self, link_group_id: str, entries: int) -> dict[str, tuple[int, int]]:
+        """Each table's latest round locked out with wagers (its ``wagers_accepted`` entry)
+        among the last ``entries`` journal entries of the link group: ``{table_id: (round_id,
+        locked_out_at_ms)}`` (Redis's clock: the entry's stream id). One bounded read: a table
+        whose last such round is older than the window is absent (the floor view says so)."""
+        stream = keys.LinkGroupKeys(link_group_id).journal
+        rows = await self._read(self._client.xrevrange(stream, count=entries))
+        found: dict[str, tuple[int, int]] = {}
+        for entry_id, fields in rows:
+            table_id = fields.get("table")
+            if fields.get("type") == "wagers_accepted" and table_id and table_id not in found:
+                found[table_id] = (int(fields["round"]), int(entry_id.partition("-")[0]))
+        return found
+
 
 async def _evalsha(
     client: Redis, script: AsyncScript, keys_: Sequence[str], args: Sequence[Any]
