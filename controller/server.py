@@ -277,7 +277,8 @@ class ControllerServer:
         try:
             await self.web.start()
         except OSError as error:
-            raise OSError(f"cannot serve the web pages on port {port}: {error.strerror or error}")
+            reason = error.strerror or error
+            raise OSError(f"cannot serve the web pages on port {port}: {reason}") from None
         self.web_port = self.web.port
 
     def reload(self) -> None:

@@ -20,7 +20,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis
@@ -164,7 +164,8 @@ def test_sign_and_floor_view_in_chromium(
         assert approved.reviewed_by_cert == fingerprint(pki, "supervisor", "floor-boss")
         client = redis.Redis.from_url(server.url, decode_responses=True)
         try:
-            entries = client.xrevrange(keys.LinkGroupKeys("floor").journal, count=5)
+            stream = keys.LinkGroupKeys("floor").journal
+            entries = cast(list[tuple[str, dict[str, str]]], client.xrevrange(stream, count=5))
         finally:
             client.close()
         (entry,) = [f for _, f in entries if f.get("type") == "jackpot_approved"]
