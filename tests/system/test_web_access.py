@@ -191,3 +191,23 @@ def test_a_review_not_from_the_floor_view_changes_nothing(
         }
         again = call.review(SUPERVISOR, good)  # decided: the store refuses another decision
         assert again[0] == 409, again
+
+
+def test_insecure_development_pages_are_plain_http_on_loopback(tmp_path: Path) -> None:
+    web_port = free_port()
+    with RedisServer(tmp_path / "redis") as server:
+        controller = ControllerProcess(
+            server.url,
+            tmp_path / "controller.log",
+            pki=None,
+            rules=CARIBBEAN_RULES,
+            extra_args=("--web-port", str(web_port)),
+        )
+        with controller:
+            base = f"http://127.0.0.1:{web_port}"
+            with urllib.request.urlopen(base + "/floor/state", timeout=10) as reply:
+                state = json.loads(reply.read())
+            assert state["caller"] == "jackpot://insecure/development"
+            with urllib.request.urlopen(base + "/sign/floor", timeout=10) as reply:
+                assert reply.headers["Content-Security-Policy"].startswith("default-src 'none'")
+                assert b"PROGRESSIVE OFFLINE" in reply.read()
