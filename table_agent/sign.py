@@ -23,7 +23,7 @@ import logging
 import os
 import ssl
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,7 +159,7 @@ class TableSign:
             return EventStream(self._events())
         return text(404, f"no page at {request.path[:100]!r}; the sign is at /sign")
 
-    async def _events(self) -> AsyncIterator[bytes]:
+    async def _events(self) -> AsyncGenerator[bytes, None]:
         yield sign.retry()
         while True:
             yield sign.snapshot(

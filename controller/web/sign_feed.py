@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from controller.api.meter_watch import MeterWatcher, Values
 from controller.store.redis_store import RedisStore
@@ -65,7 +65,7 @@ class RecentWinners:
 
 async def sign_events(
     watcher: MeterWatcher, winners: RecentWinners, link_group_id: str
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """The encoded events of one sign of ``link_group_id`` until the client leaves."""
     yield sign.retry()
     latest: Values = ()

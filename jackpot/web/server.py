@@ -26,7 +26,7 @@ import contextlib
 import json
 import logging
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -87,7 +87,7 @@ class EventStream:
     """A ``text/event-stream`` response: each item of ``events`` is one encoded event
     (:func:`event`), sent as it comes, until the iterator ends or the client leaves."""
 
-    events: AsyncIterator[bytes]
+    events: AsyncGenerator[bytes, None]
 
 
 Handler = Callable[[Request], Awaitable[Response | EventStream]]
@@ -212,7 +212,7 @@ class WebServer:
             await _send(writer, answer)
             return
         if self._counts.streams >= self.max_streams:
-            await answer.events.aclose()  # type: ignore[attr-defined]
+            await answer.events.aclose()
             await _send(
                 writer,
                 text(503, f"too many event streams open ({self.max_streams}); try again"),
@@ -236,7 +236,7 @@ class WebServer:
                 writer.write(chunk)
                 await asyncio.wait_for(writer.drain(), WRITE_TIMEOUT_S)
         finally:
-            await events.aclose()  # type: ignore[attr-defined]
+            await events.aclose()
 
     async def _read(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Request:
         try:

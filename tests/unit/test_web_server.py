@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 import pytest
 
@@ -18,7 +18,7 @@ _PRODUCED = [0]  # events the stream handler has produced
 async def _echo(request: Request) -> Response | EventStream:
     if request.path == "/events":
 
-        async def events() -> AsyncIterator[bytes]:
+        async def events() -> AsyncGenerator[bytes, None]:
             _PRODUCED[0] = 0
             for number in range(10_000):
                 _PRODUCED[0] += 1
