@@ -1,15 +1,12 @@
 """The controller's web port: routes, authentication and refusals.
 
-=========================  =========================  ==========================================
-path                       who (:data:`WEB_ACCESS`)   what
-=========================  =========================  ==========================================
-``GET /sign/<group>``      display                    the meter sign of a link group
-``GET /sign/<group>/events``  display                 its server-sent events
-``GET /floor``             supervisor, operator,      the floor view
-                           auditor, cashier
-``GET /floor/state``       same                       the floor view's data (JSON, cents)
-``POST /floor/review``     supervisor                 approve or reject a pending jackpot
-=========================  =========================  ==========================================
+* ``GET /sign/<group>`` and ``GET /sign/<group>/events`` — the meter sign of a link group
+  and its server-sent events: the ``display`` role;
+* ``GET /floor`` and ``GET /floor/state`` — the floor view and its data (JSON, cents):
+  supervisors, operators, auditors and the cage (the roles that may list jackpots);
+* ``POST /floor/review`` — approve or reject a pending jackpot: supervisors.
+
+The roles are :data:`~controller.api.access.WEB_ACCESS`, beside the RPCs'.
 
 The port speaks HTTPS with the gRPC port's certificate, key and client CA, and requires a
 client certificate from that CA: the caller is the certificate's ``jackpot://<role>/<name>``
@@ -30,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import ssl
+from collections.abc import AsyncGenerator
 from importlib import resources
 from typing import Any
 
@@ -173,7 +171,8 @@ class WebApp:
             if len(parts) == 2:
                 return Response(200, sign.page(), "text/html; charset=utf-8")
             if parts[2] == "events":
-                return EventStream(sign_events(self._watcher, self._winners, link_group_id))
+                events = sign_events(self._watcher, self._winners, link_group_id)
+                return EventStream(self._while_not_revoked(caller, events))
         elif parts[0] == "floor" and len(parts) <= 2:
             page = parts[1] if len(parts) == 2 else ""
             if page == "review":
@@ -192,6 +191,22 @@ class WebApp:
         raise errors.NotFound(
             f"no page at {request.path[:100]!r}; the pages are /sign/<link group id> and /floor"
         )
+
+    async def _while_not_revoked(
+        self, caller: Identity, events: AsyncGenerator[bytes, None]
+    ) -> AsyncGenerator[bytes, None]:
+        """``events`` until ``caller``'s certificate is revoked (the deny list is read
+        again within a second of a change), as gRPC ends a revoked caller's streams."""
+        try:
+            async for chunk in events:
+                try:
+                    self._authenticator.check_not_revoked(caller)
+                except errors.Unauthenticated:
+                    log.warning("sign of %s ended: its certificate is revoked", caller)
+                    return
+                yield chunk
+        finally:
+            await events.aclose()
 
     async def _review(self, request: Request, caller: Identity) -> Response:
         _same_origin(request)

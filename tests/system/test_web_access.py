@@ -4,8 +4,10 @@ the journal does not grow); then a proper review is taken, with the caller's ide
 
 from __future__ import annotations
 
+import hashlib
 import json
 import ssl
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping
@@ -212,3 +214,32 @@ def test_insecure_development_pages_are_plain_http_on_loopback(tmp_path: Path) -
             with urllib.request.urlopen(base + "/sign/floor", timeout=10) as reply:
                 assert reply.headers["Content-Security-Policy"].startswith("default-src 'none'")
                 assert b"PROGRESSIVE OFFLINE" in reply.read()
+
+
+def test_a_revoked_display_loses_its_open_sign(tmp_path: Path, pki: TestPKI) -> None:
+    deny_list = tmp_path / "deny-list.txt"
+    deny_list.write_text("# none revoked yet\n")
+    web_port = free_port()
+    with RedisServer(tmp_path / "redis") as server:
+        controller = ControllerProcess(
+            server.url,
+            tmp_path / "controller.log",
+            pki=pki,
+            rules=CARIBBEAN_RULES,
+            extra_args=("--web-port", str(web_port), "--deny-list", str(deny_list)),
+        )
+        with controller:
+            call = Web(pki, web_port)
+            url = f"https://127.0.0.1:{web_port}/sign/floor/events"
+            who = ("display", "revoked-sign")
+            with urllib.request.urlopen(url, context=call.context(*who), timeout=10) as stream:
+                assert stream.readline() == b"retry: 1000\n"
+                pem = pki.client(*who).cert.read_text()
+                revoked = hashlib.sha256(ssl.PEM_cert_to_DER_cert(pem)).hexdigest()
+                deny_list.write_text(deny_list.read_text() + revoked + "\n")
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline and stream.readline():
+                    pass  # events until the controller re-reads the list and ends the stream
+                assert time.monotonic() < deadline, "the revoked display's sign did not end"
+            status, message = call(who, "/sign/floor")
+            assert status == 401 and "revoked" in message
