@@ -157,6 +157,9 @@ class WebApp:
         """Answer ``request``; a refusal is the precise status and message of its error."""
         try:
             return await self._route(request)
+        except errors.AccessDenied as error:
+            log.warning("web: refused %s: %s", request.path[:100], error)
+            return text(_status_of(error), str(error))
         except errors.JackpotError as error:
             return text(_status_of(error), str(error))
 
