@@ -266,7 +266,8 @@ class RedisStore:
         await self._client.aclose()
 
     async def persistence(self) -> Persistence:
-        """Read the durability settings of the server (AOF, fsync policy, replication)."""
+        """Read the durability settings of the server (AOF, fsync policy, replication);
+        :class:`StoreUnavailable` when Redis does not answer them (unreachable, BUSY, ...)."""
         try:
             info = await self._client.info("server")
             replication = await self._client.info("replication")
@@ -276,6 +277,8 @@ class RedisStore:
                 config = {"appendonly": "unknown", "appendfsync": "unknown"}
         except (RedisConnectionError, RedisTimeoutError) as error:
             raise self._unreachable(error) from error
+        except ResponseError as error:  # BUSY, LOADING: unavailable, as for any other read
+            raise _script_error(error) from None
         aof_enabled = {"yes": True, "no": False}.get(str(config.get("appendonly")))
         self._replica_wait.choose(str(info.get("redis_version", "")), aof_enabled)
         return Persistence(
