@@ -94,6 +94,15 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         help="HTTP /metrics and /healthz on the listen host; -1 disables",
     )
     serve.add_argument(
+        "--web-port",
+        type=int,
+        default=-1,
+        metavar="PORT",
+        help="the meter signs (/sign/<link group>) and the floor view (/floor) on the listen "
+        "host, HTTPS with the gRPC port's certificates (plain HTTP with --insecure); -1 "
+        "(the default) disables",
+    )
+    serve.add_argument(
         "--rules",
         type=Path,
         action="append",
@@ -260,6 +269,7 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
         tls=_tls(args),
         deny_list=args.deny_list,
         metrics_port=None if args.metrics_port < 0 else args.metrics_port,
+        web_port=None if args.web_port < 0 else args.web_port,
         round_retention_seconds=int(args.round_retention_hours * 3600),
         max_round_step=args.max_round_step,
         table_calls_per_s=args.table_calls_per_second,

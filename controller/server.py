@@ -39,6 +39,7 @@ from controller.store.redis_store import (
     RedisStore,
 )
 from controller.tls import ServerCertificates, TLSFiles, is_loopback
+from controller.web.app import WebApp
 from jackpot.errors import StoreUnavailable
 from jackpot.v1 import jackpot_pb2, jackpot_pb2_grpc
 
@@ -67,7 +68,8 @@ class ServerConfig:
 
     ``listen`` is HOST:PORT (port 0 picks a free one). ``tls`` None serves plaintext with no
     identities (development only: refused unless ``listen`` is loopback). ``metrics_port``
-    None disables the HTTP endpoint (0 picks a free one); ``wait_replicas`` > 0 makes every
+    None disables the HTTP endpoint (0 picks a free one), as ``web_port`` does the meter
+    signs and the floor view (:mod:`controller.web`); ``wait_replicas`` > 0 makes every
     acknowledged write wait for that many Redis replicas. ``redis_url`` may be a
     ``sentinel://`` URL (:mod:`controller.store.connection`); ``redis_password`` and
     ``sentinel_password`` are never logged or shown (they stay out of ``repr``).
@@ -82,6 +84,7 @@ class ServerConfig:
     redis_password: str | None = field(default=None, repr=False)
     sentinel_password: str | None = field(default=None, repr=False)
     metrics_port: int | None = 9102
+    web_port: int | None = None  # the signs and the floor view (controller.web); 0: any free
     round_retention_seconds: int = DEFAULT_ROUND_RETENTION_SECONDS
     max_round_step: int = DEFAULT_MAX_ROUND_STEP
     wait_replicas: int = 0
@@ -148,9 +151,10 @@ class ControllerServer:
         self._rules_applied = False
         self._metered: set[str] = set()  # tables whose series are initialised
         self.health = health_aio.HealthServicer()
+        self.authenticator = Authenticator(insecure=config.tls is None, deny_list=self.deny_list)
         self.interceptor = ServerInterceptor(
             self.metrics,
-            Authenticator(insecure=config.tls is None, deny_list=self.deny_list),
+            self.authenticator,
             table_rates=RateLimiter(config.table_calls_per_s, config.table_call_burst),
             client_rates=RateLimiter(config.client_calls_per_s, config.client_call_burst),
             streams=StreamSlots(config.max_streams, config.max_streams_per_caller),
@@ -189,6 +193,8 @@ class ControllerServer:
         )
         self.port = 0
         self.metrics_port = 0
+        self.web_port = 0
+        self.web: WebApp | None = None
         self.serving = False
         self.redis_up = False
         self._http: HttpEndpoint | None = None
@@ -239,6 +245,8 @@ class ControllerServer:
                     f"{error.strerror or error}"
                 ) from None
             self.metrics_port = self._http.port
+        if self.config.web_port is not None:
+            await self._start_web(self.config.web_port)
         self.metrics.initialise_rpcs(_served_rpcs(), CODE_LABELS)
         await self.server.start()
         await self._refresh_meters()
@@ -246,12 +254,32 @@ class ControllerServer:
         await self._set_health(redis_up=True)
         self._refresher = asyncio.create_task(self._refresh_forever())
         log.info(
-            "controller serving on %s:%d with %s (metrics and /healthz on port %s)",
+            "controller serving on %s:%d with %s (metrics and /healthz on port %s, "
+            "signs and floor view on port %s)",
             self.host,
             self.port,
             "mutual TLS" if self.certificates else "no TLS",
             self.metrics_port or "off",
+            self.web_port or "off",
         )
+
+    async def _start_web(self, port: int) -> None:
+        """Open the web port: the signs and the floor view, with the gRPC port's TLS files."""
+        self.web = WebApp(
+            self.store,
+            self.metrics,
+            self.watcher,
+            self.authenticator,
+            host=self.host.strip("[]") or "0.0.0.0",
+            port=port,
+            tls=self.config.tls,
+        )
+        try:
+            await self.web.start()
+        except OSError as error:
+            reason = error.strerror or error
+            raise OSError(f"cannot serve the web pages on port {port}: {reason}") from None
+        self.web_port = self.web.port
 
     def reload(self) -> None:
         """Re-read what may change while serving (SIGHUP): the deny list. Certificates are
@@ -364,6 +392,8 @@ class ControllerServer:
             await asyncio.wait(
                 {self._refresher}, timeout=max(2.0, self.config.refresh_interval_s * 2)
             )
+        if self.web is not None:
+            await self.web.close()
         await self.watcher.close()
         await self.server.stop(grace_s)
         if self._http is not None:

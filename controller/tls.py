@@ -8,7 +8,6 @@ effect without a restart; calls on connections already open are not interrupted.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import threading
 from collections.abc import Callable
@@ -20,7 +19,10 @@ import grpc
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
+from jackpot.tls import is_loopback
+
 log = logging.getLogger("controller.tls")
+__all__ = ["ServerCertificates", "TLSFiles", "is_loopback"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,17 +47,6 @@ def _check_pair(files: TLSFiles, key_pem: bytes, cert_pem: bytes) -> None:
     raw = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
     if key.public_key().public_bytes(*raw) != certificate.public_key().public_bytes(*raw):
         raise OSError(f"{files.key} is not the key of {files.cert}")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether a listen host is loopback only (``--insecure`` is refused on anything else)."""
-    host = host.strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class ServerCertificates:

@@ -97,6 +97,7 @@ def run(config: ServerConfig, workers: int, log_level: str) -> int:
                 reuse_port=True,
                 metrics_dir=metrics_dir,
                 metrics_port=config.metrics_port if index == 0 else None,
+                web_port=config.web_port if index == 0 else None,  # one port, one worker
             )
             receive, send = context.Pipe(duplex=False)
             process = context.Process(

@@ -22,6 +22,19 @@ from grpc import aio
 
 ENV_CA, ENV_CERT, ENV_KEY = "JACKPOT_CA", "JACKPOT_CERT", "JACKPOT_KEY"
 
+
+def is_loopback(host: str) -> bool:
+    """Whether a listen host is loopback only (plain text, ``--insecure`` or a table's sign
+    without a certificate, is refused on anything else)."""
+    host = host.strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 CHANNEL_OPTIONS: Sequence[tuple[str, int | str]] = (
     ("grpc.max_receive_message_length", 4 * 1024 * 1024),
     # Reconnect within a second of a controller's return (gRPC's default backs off to 120 s).

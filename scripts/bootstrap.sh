@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Make a fresh Debian machine ready: Python venv support, redis-server, tmux, the project's venv.
+# Make a fresh Debian machine ready: Python venv support, redis-server, tmux, chromium, the
+# project's venv.
 # Used by `make demo`, `make test` and CI. Installs Debian packages only when missing, with
 # sudo when not root. Idempotent.
 set -euo pipefail
@@ -29,6 +30,9 @@ command -v redis-server >/dev/null || missing+=(redis-server)
 command -v tmux >/dev/null || missing+=(tmux)  # the dealer console's test types into a terminal
 # Alertmanager and amtool: the alerting tests check deploy/alertmanager and route real alerts.
 command -v prometheus-alertmanager >/dev/null || missing+=(prometheus-alertmanager)
+# The sign and floor view tests drive Debian's Chromium headless (Playwright, its own driver,
+# never its browser downloads: the network is closed).
+command -v chromium >/dev/null || missing+=(chromium)
 if [ ! -x "$VENV/bin/python" ] && ! "$PYTHON" -c 'import ensurepip' 2>/dev/null; then
   missing+=("python3-venv")
 fi

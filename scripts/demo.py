@@ -8,8 +8,9 @@ configured with ``jackpotctl`` (printing each command), lets three linked Caribb
 and one table of each other game play, plays one scripted Caribbean Stud round in which seat 6
 holds a straight flush and seat 2 a royal flush and one Three Card Poker round with envy
 bonuses, has a supervisor validate the jackpots and the cage record a payment (printing its
-hand-pay slip), prints a summary, runs ``jackpotctl audit verify``, and stops everything it
-started.
+hand-pay slip), prints a summary, runs ``jackpotctl audit verify``, prints the addresses of
+the meter signs and the floor view (``--web-port``) with the certificates a browser needs,
+and stops everything it started (``--keep-serving`` keeps them live until Ctrl-C).
 
     python scripts/demo.py [--rounds 200] [--keep-serving]
 """
@@ -29,7 +30,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.serialization import pkcs12
+from cryptography.x509 import load_pem_x509_certificate
+
+from controller.rules_file import load_submission
 from controller.testing import ControllerProcess, RedisServer, TestPKI
+from controller.testing.children import free_port
 from jackpot.money import format_cents
 
 BIN = Path(sys.executable).parent
@@ -59,6 +66,9 @@ SCRIPTS = (
 OPERATOR = ("operator", "ops")
 SUPERVISOR = ("supervisor", "a-rivera")
 CASHIER = ("cashier", "cage-1")
+DISPLAY = ("display", "pit-sign")
+BUNDLE_PASSWORD = b"demo"
+"""The password of the demo's PKCS#12 bundles (browsers refuse to import one without)."""
 
 
 def banner(text: str) -> None:
@@ -85,14 +95,15 @@ def make_certificates(certs: Path) -> TestPKI:
     banner("Trust: the casino's CA, the controller's certificate, one per table and person")
     jackpotctl = str(BIN / "jackpotctl")
     command([jackpotctl, "certs", "init", "--dir", str(certs)])
-    identities = [("table", table_id) for table_id in TABLES] + [OPERATOR, SUPERVISOR, CASHIER]
+    identities = [("table", table_id) for table_id in TABLES]
+    identities += [OPERATOR, SUPERVISOR, CASHIER, DISPLAY]
     for number, (role, name) in enumerate(identities):
         argv = [jackpotctl, "certs", "issue", "--dir", str(certs), "--role", role]
-        command([*argv, "--name", name, "--out", str(certs / role)], show=number in (0, 6, 7, 8))
+        command([*argv, "--name", name, "--out", str(certs / role)], show=number in (0, 6, 7, 8, 9))
     print(
         f"(and {len(TABLES) - 1} more tables: each agent may report only for its own table; the "
         "supervisor's certificate is the identity recorded on every jackpot it approves, the "
-        "cashier's on every payment the cage records)"
+        "cashier's on every payment the cage records; the display's may only see meter signs)"
     )
     return TestPKI(certs)
 
@@ -257,6 +268,48 @@ def show_metrics(metrics_port: int) -> None:
             print("  " + line)
 
 
+def browser_bundle(pki: TestPKI, role: str, name: str) -> Path:
+    """The certificate and key of ``role``/``name`` as a PKCS#12 file a browser imports
+    (password :data:`BUNDLE_PASSWORD`)."""
+    files = pki.client(role, name)
+    bundle = files.cert.with_suffix(".p12")
+    key = serialization.load_pem_private_key(files.key.read_bytes(), None)
+    data = pkcs12.serialize_key_and_certificates(
+        name.encode(),
+        key,  # type: ignore[arg-type]
+        load_pem_x509_certificate(files.cert.read_bytes()),
+        None,
+        serialization.BestAvailableEncryption(BUNDLE_PASSWORD),
+    )
+    bundle.write_bytes(data)
+    bundle.chmod(0o600)
+    return bundle
+
+
+def show_pages(pki: TestPKI, web_port: int, *, live: bool) -> None:
+    """The meter signs' and the floor view's addresses, and how a browser gets in."""
+    banner("Meter signs and floor view (jackpot-controller serve --web-port)")
+    origin = f"https://127.0.0.1:{web_port}"
+    groups = [group.link_group_id for path in RULES for group in load_submission(path).link_groups]
+    for group in groups:
+        print(f"  sign of link group {group:<10} {origin}/sign/{group}")
+    print(f"  floor view                    {origin}/floor")
+    display, supervisor = browser_bundle(pki, *DISPLAY), browser_bundle(pki, *SUPERVISOR)
+    print(
+        "  A browser must present a certificate from the demo's CA: import "
+        f"{display} (the signs: display role) or {supervisor} (the floor view: supervisor "
+        f"role), password {BUNDLE_PASSWORD.decode()!r}; the controller's own certificate is "
+        f"from {pki.ca}, which the browser does not know (accept it, or import the CA)."
+    )
+    files = pki.client(*DISPLAY)
+    print(
+        f"  curl --cacert {pki.ca} --cert {files.cert} --key {files.key} "
+        f"{origin}/sign/{groups[0]}/events"
+    )
+    if not live:
+        print("  (they stop with the demo now: make demo KEEP=1 keeps them live)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run the end-to-end demonstration.")
     parser.add_argument("--rounds", type=int, default=200, help="rounds per table")
@@ -271,6 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     banner("Start: redis-server (append-only file, fsync always) and the controller (mTLS)")
     redis = RedisServer(work / "redis").start()
     print(f"redis-server on {redis.url}, data in {redis.data_dir}")
+    web_port = free_port()
     controller = ControllerProcess(
         redis.url,
         work / "controller.log",
@@ -278,7 +332,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rules=RULES,
         # The simulated tables play a round in milliseconds, a real one in a minute or so: the
         # demo raises the per-table call rate limit (2 a second by default) to match.
-        extra_args=("--table-calls-per-second", "200"),
+        extra_args=("--table-calls-per-second", "200", "--web-port", str(web_port)),
     )
     try:
         controller.start()
@@ -298,6 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         banner("Audit: check the journal's hash chain and recompute every meter from it")
         command([str(BIN / "jackpotctl"), "audit", "verify", "--redis", redis.url])
         show_metrics(controller.metrics_port)
+        show_pages(pki, web_port, live=args.keep_serving)
         if args.keep_serving:
             banner("Serving; press Ctrl-C to stop")
             print(

@@ -13,7 +13,8 @@ wagers offered with their limits, and the last round, above which its round ids 
 
 When the controller has not answered for ``--offline-after`` seconds (default 30) the table is
 PROGRESSIVE OFFLINE: no side wagers until it answers again (:mod:`table_agent.link`).
-``--metrics-port`` serves the agent's Prometheus metrics (:mod:`table_agent.metrics`).
+``--metrics-port`` serves the agent's Prometheus metrics (:mod:`table_agent.metrics`);
+``--web-port`` the table's meter sign at ``/sign`` (:mod:`table_agent.sign`).
 
 ``table-agent console`` is the dealer console, with which a dealer runs a real table (see
 :mod:`table_agent.console.cli`).
@@ -56,6 +57,9 @@ from table_agent.games import UnknownGame, game_procedure
 from table_agent.link import OFFLINE_AFTER_S, Link, ProgressiveOffline, check_offline_after
 from table_agent.outbox import Outbox
 from table_agent.script import ScriptedRound, ScriptError, load_script
+from table_agent.sign import TableSign, sign_tls
+from table_agent.sign import add_arguments as add_sign_arguments
+from table_agent.sign import check_arguments as check_sign_arguments
 from table_agent.simulator import SimulationConfig, TableSimulator, Tally
 from table_agent.table import TableAgent
 from table_agent.wagers import TableLayout
@@ -71,7 +75,7 @@ class TableSetupError(Exception):
 
 
 class MetricsPortError(Exception):
-    """The metrics port cannot be served (the message names it)."""
+    """The metrics port, or the sign's port, cannot be served (the message names it)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -175,6 +179,7 @@ def _parser() -> argparse.ArgumentParser:
         help="the address of --metrics-port (default 127.0.0.1; 0.0.0.0 for a Prometheus "
         "on another host)",
     )
+    add_sign_arguments(parser)
     tls.add_arguments(parser)
     parser.add_argument("--quiet", action="store_true", help="print only awards and errors")
     return parser
@@ -217,7 +222,7 @@ def _check_link(args: argparse.Namespace) -> str | None:
             "--metrics-port needs the Prometheus client, which this installation lacks: "
             "pip install 'table-jackpot[metrics]'"
         )
-    return None
+    return check_sign_arguments(args)
 
 
 def _check(args: argparse.Namespace) -> str | None:
@@ -292,6 +297,13 @@ async def _run(
     except MetricsPortError:
         await client.close()
         raise
+    try:
+        table_sign = await _open_sign(client, link, args)
+    except MetricsPortError:
+        if endpoint is not None:
+            endpoint.close()
+        await client.close()
+        raise
     keeper = asyncio.create_task(agent.keep_link())
     try:
         if await agent.recover():
@@ -320,10 +332,35 @@ async def _run(
     finally:
         keeper.cancel()
         await asyncio.gather(keeper, return_exceptions=True)
+        if table_sign is not None:
+            await table_sign.close()
         await client.close()
         if endpoint is not None:
             endpoint.close()
     return layout, simulator.tally, link.offline_periods
+
+
+async def _open_sign(
+    client: ControllerClient, link: Link, args: argparse.Namespace
+) -> TableSign | None:
+    if args.web_port is None:
+        return None
+    where = f"{args.web_host}:{args.web_port}"
+    try:
+        table_sign = TableSign(
+            client,
+            args.table_id,
+            link,
+            host=args.web_host,
+            port=args.web_port,
+            tls=sign_tls(args),
+        )
+        await table_sign.start()
+    except OSError as error:
+        reason = error.strerror or error
+        raise MetricsPortError(f"cannot serve the sign on {where}: {reason}") from None
+    log.info("table %s: meter sign at %s/sign", args.table_id, where)
+    return table_sign
 
 
 def _serve_metrics(agent: TableAgent, args: argparse.Namespace) -> MetricsEndpoint | None:

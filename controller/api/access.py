@@ -81,11 +81,26 @@ ACCESS: Mapping[str, Access] = {
 }
 
 
-def check_role(method: str, caller: Identity) -> Access:
-    """The method's :class:`Access` if ``caller``'s role may call it, else
-    :class:`PermissionDenied`. The insecure development caller may call everything.
+WEB_ACCESS: Mapping[str, Access] = {
+    # The meter sign (controller.web): meter values and the last winners, which every player
+    # sees on the sign anyway; only a sign's certificate is served, of any link group (the
+    # identity names a display, not a link group, as for WatchMeters).
+    "/sign": Access(frozenset({Role.DISPLAY})),
+    # The floor view shows what these roles may already read with jackpotctl (pending
+    # jackpots, tables, meters, hits): the cage and the auditors watch it too.
+    "/floor": Access(JACKPOT_READERS),
+    # Approve or reject from the floor view: as ApproveJackpot and RejectJackpot.
+    "/floor/review": Access(SUPERVISOR),
+}
+"""The web port's pages (``--web-port``) and the roles each admits, deny by default."""
+
+
+def check_role(method: str, caller: Identity, table: Mapping[str, Access] = ACCESS) -> Access:
+    """The method's :class:`Access` in ``table`` (the RPCs, or :data:`WEB_ACCESS`) if
+    ``caller``'s role may call it, else :class:`PermissionDenied`. The insecure development
+    caller may call everything.
     """
-    access = ACCESS.get(method)
+    access = table.get(method)
     if access is None:
         raise PermissionDenied("unknown_method", f"{method[:100]} is not served to any caller")
     if caller.role is Role.INSECURE or caller.role in access.roles:

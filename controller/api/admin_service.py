@@ -24,6 +24,7 @@ from controller.domain.config import LinkGroupConfig
 from controller.domain.digests import void_fingerprint
 from controller.domain.identity import Role
 from controller.domain.records import ADJUSTMENT_STATUSES, IRREGULARITY_STATUSES
+from controller.jackpot_review import review_jackpot
 from controller.metrics import Metrics
 from controller.state_guard import StateGuard
 from controller.store.redis_store import MAX_REBASE_ROUND_ID, RedisStore, Resolution
@@ -211,23 +212,10 @@ class AdminService(pb_grpc.AdminServiceServicer):
         return await self._review(request, approve=False)
 
     async def _review(self, request: pb.ReviewJackpotRequest, *, approve: bool) -> pb.Jackpot:
-        """A supervisor's validation (§ 639a.11(c)(5)(iii)): the reviewer is the caller's
-        certificate, never a name typed into the request; a rejection states its reason."""
-        jackpot_id = check_jackpot_id(request.jackpot_id)
-        note = check_text(request.note, "note", bounds.NOTE_MAX_CHARS)
-        if not approve and not note:
-            raise InvalidArgument("a rejection needs its reason: give the note")
-        reviewer = caller()
-        record = await self._store.review_jackpot(
-            jackpot_id,
-            approve=approve,
-            reviewer=reviewer.uri,
-            reviewer_cert=reviewer.fingerprint,
-            note=note,
+        """A supervisor's validation, by the one path the floor view takes too."""
+        record = await review_jackpot(
+            self._store, self._metrics, caller(), request.jackpot_id, request.note, approve=approve
         )
-        log.info("jackpot %s %s by %s", record.jackpot_id, record.status, reviewer)
-        if record.meter_id:
-            self._metrics.set_meter_states([await self._store.get_meter(record.meter_id)])
         return convert.jackpot(record)
 
     async def RecordJackpotPaid(

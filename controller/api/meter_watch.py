@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from jackpot.errors import StoreUnavailable
@@ -29,6 +30,7 @@ class _Feed:
     def __init__(self) -> None:
         self.values: Values = ()
         self.version = 0  # 0: nothing read yet
+        self.read_at = 0.0  # time.monotonic() of the last successful read (0: none yet)
         self.changed = asyncio.Event()
         self.intervals: list[float] = []
         self.task: asyncio.Task[None] | None = None
@@ -58,6 +60,7 @@ class MeterWatcher:
         while feed.intervals:  # until the last stream has left
             try:
                 feed.publish(await self._read(link_group_id))
+                feed.read_at = time.monotonic()
                 if failing:
                     log.info("meter streams of link group %s: Redis answers again", link_group_id)
                 failing = False
@@ -105,6 +108,15 @@ class MeterWatcher:
                 await feed.changed.wait()
         finally:
             self._leave(link_group_id, feed, interval_s)
+
+    def age_s(self, link_group_id: str) -> float | None:
+        """Seconds since the group's meters were last read successfully; None while no
+        stream watches the group or before its first read. A sign shows OFFLINE when this
+        grows (Redis unreachable or stalled): the values it shows are no longer current."""
+        feed = self._feeds.get(link_group_id)
+        if feed is None or not feed.read_at:
+            return None
+        return time.monotonic() - feed.read_at
 
     @property
     def pollers(self) -> int:

@@ -266,7 +266,8 @@ class RedisStore:
         await self._client.aclose()
 
     async def persistence(self) -> Persistence:
-        """Read the durability settings of the server (AOF, fsync policy, replication)."""
+        """Read the durability settings of the server (AOF, fsync policy, replication);
+        :class:`StoreUnavailable` when Redis does not answer them (unreachable, BUSY, ...)."""
         try:
             info = await self._client.info("server")
             replication = await self._client.info("replication")
@@ -276,6 +277,8 @@ class RedisStore:
                 config = {"appendonly": "unknown", "appendfsync": "unknown"}
         except (RedisConnectionError, RedisTimeoutError) as error:
             raise self._unreachable(error) from error
+        except ResponseError as error:  # BUSY, LOADING: unavailable, as for any other read
+            raise _script_error(error) from None
         aof_enabled = {"yes": True, "no": False}.get(str(config.get("appendonly")))
         self._replica_wait.choose(str(info.get("redis_version", "")), aof_enabled)
         return Persistence(
@@ -1460,6 +1463,20 @@ class RedisStore:
                 )
             entries.append(entry)
         return entries
+
+    async def last_rounds(self, link_group_id: str, entries: int) -> dict[str, tuple[int, int]]:
+        """Each table's latest round locked out with wagers (its ``wagers_accepted`` entry)
+        among the last ``entries`` journal entries of the link group: ``{table_id: (round_id,
+        locked_out_at_ms)}`` (Redis's clock: the entry's stream id). One bounded read: a table
+        whose last such round is older than the window is absent (the floor view says so)."""
+        stream = keys.LinkGroupKeys(link_group_id).journal
+        rows = await self._read(self._client.xrevrange(stream, count=entries))
+        found: dict[str, tuple[int, int]] = {}
+        for entry_id, fields in rows:
+            table_id = fields.get("table")
+            if fields.get("type") == "wagers_accepted" and table_id and table_id not in found:
+                found[table_id] = (int(fields["round"]), int(entry_id.partition("-")[0]))
+        return found
 
 
 async def _evalsha(

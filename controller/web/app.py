@@ -1,0 +1,288 @@
+"""The controller's web port: routes, authentication and refusals.
+
+* ``GET /sign/<group>`` and ``GET /sign/<group>/events`` — the meter sign of a link group
+  and its server-sent events: the ``display`` role;
+* ``GET /floor`` and ``GET /floor/state`` — the floor view and its data (JSON, cents):
+  supervisors, operators, auditors and the cage (the roles that may list jackpots);
+* ``POST /floor/review`` — approve or reject a pending jackpot: supervisors.
+
+The roles are :data:`~controller.api.access.WEB_ACCESS`, beside the RPCs'.
+
+The port speaks HTTPS with the gRPC port's certificate, key and client CA, and requires a
+client certificate from that CA: the caller is the certificate's ``jackpot://<role>/<name>``
+exactly as on gRPC (:class:`~controller.api.peers.Authenticator`, deny list included). With
+``--insecure`` (loopback only, development) it speaks plain HTTP and every caller is the
+development identity. The certificate files are read when the port opens (a rotation of them
+takes a restart here, unlike gRPC's).
+
+A review is a POST of a small JSON body, refused unless it comes from the floor view's own
+origin: ``Origin`` must name this server (``Sec-Fetch-Site``, when the browser sends it, must
+be ``same-origin``) and the body must be ``application/json`` (which no cross-site form can
+send without a CORS preflight, never granted here). Every refusal is a precise 4xx and changes
+nothing; the review itself takes the one path of :func:`~controller.jackpot_review.review_jackpot`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import ssl
+from collections.abc import AsyncGenerator
+from importlib import resources
+from typing import Any
+
+from controller.api.access import WEB_ACCESS, check_role
+from controller.api.meter_watch import MeterWatcher
+from controller.api.peers import Authenticator
+from controller.domain.bounds import check_id
+from controller.domain.identity import Identity, Role
+from controller.jackpot_review import review_jackpot
+from controller.metrics import Metrics
+from controller.store.redis_store import RedisStore
+from controller.tls import TLSFiles
+from controller.web.floor import FloorView
+from controller.web.sign_feed import RecentWinners, sign_events
+from jackpot import errors
+from jackpot.web import sign
+from jackpot.web.server import (
+    EventStream,
+    Request,
+    Response,
+    WebServer,
+    json_response,
+    text,
+)
+
+log = logging.getLogger("controller.web")
+
+MAX_BODY_BYTES = 4096
+"""A review's body: a jackpot id, a decision and a note of at most 500 characters."""
+MAX_STREAMS = 200
+"""Signs open at once on one controller (each is one event per second, no Redis of its own)."""
+FLOOR_PAGE = "floor.html"
+
+
+class _MethodNotAllowed(errors.InvalidArgument):
+    """A known path asked with the wrong method (405)."""
+
+
+class _UnsupportedMedia(errors.InvalidArgument):
+    """A body of another type than JSON (415)."""
+
+
+_STATUS: tuple[tuple[type[errors.JackpotError], int], ...] = (
+    (_MethodNotAllowed, 405),
+    (_UnsupportedMedia, 415),
+    (errors.Unauthenticated, 401),
+    (errors.PermissionDenied, 403),
+    (errors.InvalidArgument, 400),
+    (errors.NotFound, 404),
+    (errors.AlreadyExists, 409),
+    (errors.FailedPrecondition, 409),
+    (errors.ResourceExhausted, 429),
+    (errors.StoreUnavailable, 503),
+)
+"""The HTTP status of each refusal (as :mod:`controller.api.status` maps them to gRPC)."""
+
+
+def server_context(files: TLSFiles) -> ssl.SSLContext:
+    """TLS for the web port: the controller's certificate, client certificates required
+    from ``client_ca``. :class:`OSError` naming a file that cannot be used."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        context.load_cert_chain(files.cert, files.key)
+        context.load_verify_locations(cafile=files.client_ca)
+    except (OSError, ssl.SSLError) as error:
+        raise OSError(f"web port: cannot use the TLS files: {error}") from None
+    context.verify_mode = ssl.CERT_REQUIRED
+    return context
+
+
+def _status_of(error: errors.JackpotError) -> int:
+    return next((status for kind, status in _STATUS if isinstance(error, kind)), 400)
+
+
+class WebApp:
+    """The sign and the floor view of one controller, on ``host``:``port``."""
+
+    def __init__(
+        self,
+        store: RedisStore,
+        metrics: Metrics,
+        watcher: MeterWatcher,
+        authenticator: Authenticator,
+        *,
+        host: str,
+        port: int,
+        tls: TLSFiles | None,
+    ) -> None:
+        self._store = store
+        self._metrics = metrics
+        self._watcher = watcher
+        self._authenticator = authenticator
+        self._winners = RecentWinners(store)
+        self._floor = FloorView(store)
+        self.server = WebServer(
+            host,
+            port,
+            self.handle,
+            ssl_context=server_context(tls) if tls else None,
+            max_streams=MAX_STREAMS,
+            max_body=MAX_BODY_BYTES,
+        )
+
+    @property
+    def port(self) -> int:
+        """The port served (after :meth:`start`)."""
+        return self.server.port
+
+    async def start(self) -> None:
+        """Open the port (:class:`OSError` when it cannot be had)."""
+        await self.server.start()
+
+    async def close(self) -> None:
+        """Close the port and every open sign."""
+        await self.server.close()
+
+    def identify(self, request: Request) -> Identity:
+        """The caller of ``request``, as gRPC would identify it (:class:`Unauthenticated`)."""
+        context: dict[str, list[bytes]] = {}
+        if request.peer_der is not None:
+            context["x509_pem_cert"] = [ssl.DER_cert_to_PEM_cert(request.peer_der).encode()]
+            context["peer_uri"] = [uri.encode() for uri in request.peer_uris]
+        return self._authenticator.identify(context)
+
+    async def handle(self, request: Request) -> Response | EventStream:
+        """Answer ``request``; a refusal is the precise status and message of its error."""
+        try:
+            return await self._route(request)
+        except errors.AccessDenied as error:
+            log.warning("web: refused %s: %s", request.path[:100], error)
+            return text(_status_of(error), str(error))
+        except errors.JackpotError as error:
+            return text(_status_of(error), str(error))
+
+    async def _route(self, request: Request) -> Response | EventStream:
+        caller = self.identify(request)
+        parts = request.path.strip("/").split("/")
+        if parts[0] == "sign" and len(parts) in (2, 3) and parts[-1] != "":
+            check_role("/sign", caller, WEB_ACCESS)
+            _method(request, "GET")
+            link_group_id = check_id(parts[1], "link group id")
+            await self._store.get_link_group(link_group_id)  # NotFound: 404
+            if len(parts) == 2:
+                return Response(200, sign.page(), "text/html; charset=utf-8")
+            if parts[2] == "events":
+                events = sign_events(self._watcher, self._winners, link_group_id)
+                return EventStream(self._while_not_revoked(caller, events))
+        elif parts[0] == "floor" and len(parts) <= 2:
+            page = parts[1] if len(parts) == 2 else ""
+            if page == "review":
+                check_role("/floor/review", caller, WEB_ACCESS)
+                _method(request, "POST")
+                return await self._review(request, caller)
+            check_role("/floor", caller, WEB_ACCESS)
+            _method(request, "GET")
+            if page == "":
+                return Response(200, _floor_page(), "text/html; charset=utf-8")
+            if page == "state":
+                state = dict(await self._floor.snapshot())
+                state["caller"] = caller.uri
+                state["can_review"] = caller.role in (Role.SUPERVISOR, Role.INSECURE)
+                return json_response(200, state)
+        raise errors.NotFound(
+            f"no page at {request.path[:100]!r}; the pages are /sign/<link group id> and /floor"
+        )
+
+    async def _while_not_revoked(
+        self, caller: Identity, events: AsyncGenerator[bytes, None]
+    ) -> AsyncGenerator[bytes, None]:
+        """``events`` until ``caller``'s certificate is revoked (the deny list is read
+        again within a second of a change), as gRPC ends a revoked caller's streams."""
+        try:
+            async for chunk in events:
+                try:
+                    self._authenticator.check_not_revoked(caller)
+                except errors.Unauthenticated:
+                    log.warning("sign of %s ended: its certificate is revoked", caller)
+                    return
+                yield chunk
+        finally:
+            await events.aclose()
+
+    async def _review(self, request: Request, caller: Identity) -> Response:
+        _same_origin(request)
+        fields = _review_fields(request.body)
+        record = await review_jackpot(
+            self._store,
+            self._metrics,
+            caller,
+            fields["jackpot_id"],
+            fields.get("note", ""),
+            approve=fields["decision"] == "approve",
+        )
+        self._floor.forget()
+        return json_response(
+            200,
+            {
+                "jackpot_id": record.jackpot_id,
+                "status": record.status,
+                "reviewed_by": record.reviewed_by,
+                "note": record.note,
+            },
+        )
+
+
+def _floor_page() -> bytes:
+    return resources.files("controller.web").joinpath(FLOOR_PAGE).read_bytes()
+
+
+def _method(request: Request, allowed: str) -> None:
+    if request.method != allowed:
+        raise _MethodNotAllowed(f"{request.path[:100]} takes {allowed} only, not {request.method}")
+
+
+def _same_origin(request: Request) -> None:
+    """Refuse a request that a page of another origin could have made (403, 415)."""
+    site = request.headers.get("sec-fetch-site")
+    if site is not None and site != "same-origin":
+        raise errors.PermissionDenied(
+            "cross_site", f"a review must come from the floor view itself (Sec-Fetch-Site {site!r})"
+        )
+    host = request.headers.get("host", "")
+    origin = request.headers.get("origin")
+    if origin != f"{request.scheme}://{host}":
+        raise errors.PermissionDenied(
+            "cross_site",
+            f"a review must come from the floor view itself: Origin {str(origin)[:80]!r} is not "
+            f"{request.scheme}://{host[:80]}",
+        )
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type != "application/json":
+        raise _UnsupportedMedia(f"a review is application/json, not {content_type[:60]!r}")
+
+
+_REVIEW_FIELDS = {"jackpot_id", "decision", "note"}
+
+
+def _review_fields(body: bytes) -> dict[str, str]:
+    """The review's fields: ``jackpot_id``, ``decision`` (approve or reject) and ``note``,
+    all strings (the store step and :func:`review_jackpot` check their content)."""
+    try:
+        data: Any = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise errors.InvalidArgument("the body is not JSON") from None
+    if not isinstance(data, dict):
+        raise errors.InvalidArgument("the body must be a JSON object")
+    unknown = sorted(set(data) - _REVIEW_FIELDS)
+    if unknown:
+        raise errors.InvalidArgument(f"unknown fields {', '.join(unknown)[:100]}")
+    for name in _REVIEW_FIELDS:
+        if name in data and not isinstance(data[name], str):
+            raise errors.InvalidArgument(f"{name} must be a string")
+    if "jackpot_id" not in data:
+        raise errors.InvalidArgument("jackpot_id is required")
+    if data.get("decision") not in ("approve", "reject"):
+        raise errors.InvalidArgument("decision must be 'approve' or 'reject'")
+    return data

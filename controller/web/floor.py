@@ -1,0 +1,128 @@
+"""The floor view's data: pending jackpots, tables and their state, meters, recent hits.
+
+One snapshot serves every open floor view for :data:`SNAPSHOT_TTL_S` (a few supervisors'
+browsers polling every second cost Redis one read of each kind per second). A table's state
+is what the controller can know from Redis, in this order:
+
+* ``stopped`` — its link group is stopped (Redis lost state; nothing is served);
+* ``maintenance`` — its link group is in maintenance (lockouts with a wager are refused);
+* ``irregularity`` — a chip count differed and the round waits for a supervisor;
+* ``offline`` — no round with wagers within :data:`IDLE_AFTER_S` (the controller sees a
+  table only through its reports: a closed table and a table whose agent cannot reach any
+  controller look the same here; the agent's own PROGRESSIVE OFFLINE says which);
+* ``playing`` — otherwise.
+
+Times are milliseconds since the Unix epoch from Redis's clock; amounts are integer cents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from controller.domain.records import Jackpot
+from controller.store.redis_store import RedisStore
+from jackpot.money import floor_cents
+
+SNAPSHOT_TTL_S = 1.0
+"""How long one snapshot serves every floor view."""
+IDLE_AFTER_S = 300
+"""A table with no round with wagers for this long is shown ``offline``."""
+JOURNAL_WINDOW = 5000
+"""Journal entries read per link group to find each table's last round (bounded)."""
+RECENT_HITS = 20
+"""Hits shown, newest first."""
+
+
+def _jackpot(j: Jackpot) -> dict[str, Any]:
+    return {
+        "jackpot_id": j.jackpot_id,
+        "link_group_id": j.link_group_id,
+        "meter_id": j.meter_id,
+        "table_id": j.table_id,
+        "round_id": j.round_id,
+        "seat": j.seat,
+        "hand": j.hand,
+        "cards": j.cards,
+        "amount_cents": j.amount_cents,
+        "status": j.status,
+        "hit_at_ms": j.hit_at_ms,
+        "reviewed_by": j.reviewed_by,
+        "note": j.note,
+    }
+
+
+class FloorView:
+    """Builds (and briefly caches) the floor view's snapshot."""
+
+    def __init__(self, store: RedisStore) -> None:
+        self._store = store
+        self._lock = asyncio.Lock()
+        self._cached: tuple[float, dict[str, Any]] | None = None
+
+    def forget(self) -> None:
+        """Drop the cached snapshot (after a review, so the reviewer sees it at once)."""
+        self._cached = None
+
+    async def snapshot(self) -> dict[str, Any]:
+        """The floor as Redis holds it now (:class:`StoreUnavailable` if it cannot be read)."""
+        async with self._lock:
+            if self._cached and time.monotonic() - self._cached[0] < SNAPSHOT_TTL_S:
+                return self._cached[1]
+            data = await self._read()
+            self._cached = (time.monotonic(), data)
+            return data
+
+    async def _read(self) -> dict[str, Any]:
+        store = self._store
+        now_ms = time.time_ns() // 1_000_000
+        groups = await store.list_link_groups()
+        held = {i.table_id for i in await store.list_irregularities(status="open")}
+        tables: list[dict[str, Any]] = []
+        hits: list[Jackpot] = []
+        for group in groups:
+            rounds: dict[str, tuple[int, int]] = {}
+            if not group.stopped:
+                rounds = await store.last_rounds(group.link_group_id, JOURNAL_WINDOW)
+                hits += await store.list_jackpots(group.link_group_id)
+            for table in await store.list_tables(group.link_group_id):
+                round_id, at_ms = rounds.get(table.table_id, (0, 0))
+                if group.stopped:
+                    state = "stopped"
+                elif group.maintenance.active:
+                    state = "maintenance"
+                elif table.table_id in held:
+                    state = "irregularity"
+                elif not at_ms or now_ms - at_ms > IDLE_AFTER_S * 1000:
+                    state = "offline"
+                else:
+                    state = "playing"
+                tables.append(
+                    {
+                        "table_id": table.table_id,
+                        "link_group_id": table.link_group_id,
+                        "game": table.game,
+                        "state": state,
+                        "last_round_id": round_id,
+                        "last_round_ms": at_ms,
+                    }
+                )
+        pending = await store.list_pending_jackpots()
+        meters = await store.list_meters()
+        hits.sort(key=lambda j: j.hit_at_ms, reverse=True)
+        return {
+            "now_ms": now_ms,
+            "idle_after_s": IDLE_AFTER_S,
+            "pending": [_jackpot(j) for j in pending],
+            "tables": tables,
+            "meters": [
+                {
+                    "meter_id": m.meter_id,
+                    "link_group_id": m.link_group_id,
+                    "cents": floor_cents(m.amount_microcents),
+                }
+                for m in meters
+            ],
+            "hits": [_jackpot(j) for j in hits[:RECENT_HITS]],
+        }

@@ -1,0 +1,89 @@
+"""The meter sign: its page and the events that feed it, one shape for every server.
+
+The controller (``/sign/<link_group_id>``) and the table agent (``/sign`` for its own link
+group) serve the same page, :data:`PAGE_FILE`, which opens an event stream at ``events``
+beside its own path. Every event is a :func:`snapshot`, sent at every change and at least
+every :data:`HEARTBEAT_S` seconds, so that the page can tell a quiet meter from a dead link.
+
+The page shows **PROGRESSIVE OFFLINE** when no event arrived within
+:data:`OFFLINE_AFTER_MS`, or when an event says the values are stale (``stale``: the
+server could not read them for longer than :data:`STALE_AFTER_MS`, e.g. Redis unreachable
+or the agent's stream to the controller broken). Amounts travel as integer cents; the page
+formats them to dollars with string arithmetic (no division of cents in floating point).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from jackpot.web.server import event
+
+PAGE_FILE = "sign.html"
+"""The sign's page in this package: HTML, CSS and script in one file (no CDN, no fonts from
+elsewhere: the casino network is closed)."""
+HEARTBEAT_S = 1.0
+"""The longest gap between two events of a stream."""
+STALE_AFTER_MS = 3000
+"""Values not read again for this long are stale (the page shows OFFLINE)."""
+OFFLINE_AFTER_MS = 3000
+"""The page shows OFFLINE when no event arrived for this long (the page reads it from its
+``data-offline-after-ms``)."""
+MAX_WINNERS = 5
+"""The last winners a sign shows."""
+
+
+@dataclass(frozen=True, slots=True)
+class Winner:
+    """One recent hit for the sign: who won how much when (``hit_at_ms`` since the Unix
+    epoch; ``amount_cents`` integer cents)."""
+
+    table_id: str
+    seat: int
+    hand: str
+    amount_cents: int
+    hit_at_ms: int
+
+
+def page() -> bytes:
+    """The sign's page (read once per call from the installed package)."""
+    html = resources.files("jackpot.web").joinpath(PAGE_FILE).read_text(encoding="utf-8")
+    return html.replace("{{OFFLINE_AFTER_MS}}", str(OFFLINE_AFTER_MS)).encode("utf-8")
+
+
+def snapshot(
+    title: str,
+    meters: Iterable[tuple[str, int]],
+    winners: Iterable[Winner],
+    *,
+    age_ms: int,
+    now_ms: int,
+) -> bytes:
+    """One ``meters`` event: ``title`` (the link group), each meter as ``(meter_id, cents)``,
+    the last :data:`MAX_WINNERS` winners (newest first), ``age_ms`` since the values were
+    last read (``stale`` past :data:`STALE_AFTER_MS`), and the server's clock ``now_ms``."""
+    data: dict[str, Any] = {
+        "title": title,
+        "meters": [{"meter_id": meter_id, "cents": cents} for meter_id, cents in meters],
+        "winners": [
+            {
+                "table_id": w.table_id,
+                "seat": w.seat,
+                "hand": w.hand,
+                "amount_cents": w.amount_cents,
+                "hit_at_ms": w.hit_at_ms,
+            }
+            for w in list(winners)[:MAX_WINNERS]
+        ],
+        "age_ms": age_ms,
+        "stale": age_ms > STALE_AFTER_MS,
+        "now_ms": now_ms,
+    }
+    return event("meters", data)
+
+
+def retry(ms: int = 1000) -> bytes:
+    """The first line of a stream: how soon the browser reconnects after losing it."""
+    return f"retry: {ms}\n\n".encode()
