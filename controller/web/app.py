@@ -158,10 +158,22 @@ class WebApp:
         try:
             return await self._route(request)
         except errors.AccessDenied as error:
-            log.warning("web: refused %s: %s", request.path[:100], error)
+            self._count_denied(request, error)
             return text(_status_of(error), str(error))
         except errors.JackpotError as error:
             return text(_status_of(error), str(error))
+
+    def _count_denied(self, request: Request, error: errors.AccessDenied) -> None:
+        """Log a refusal for who made the request and count it in
+        ``jackpot_access_denied_total`` beside the RPCs' (``grpc_method`` is the page:
+        ``/sign``, ``/floor``; ``role`` is the certificate's, or ``none``)."""
+        try:
+            role = self.identify(request).role.value
+        except errors.AccessDenied:
+            role = "none"
+        page = "/" + request.path.strip("/").split("/", 1)[0][:16]
+        self._metrics.access_denied.labels(page, role, error.reason).inc()
+        log.warning("web: refused %s: %s", request.path[:100], error)
 
     async def _route(self, request: Request) -> Response | EventStream:
         caller = self.identify(request)

@@ -123,6 +123,18 @@ def test_pages_admit_their_roles_only(web, pki: TestPKI) -> None:
         urllib.request.urlopen(
             f"https://127.0.0.1:{port}/sign/floor", context=anonymous, timeout=10
         )
+    # The refusals are counted beside the RPCs', for the access-denied alert.
+    url = f"http://127.0.0.1:{web[1].metrics_port}/metrics"
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        exposition = reply.read().decode()
+    counted = {
+        line.split("{", 1)[1].split("}", 1)[0]: float(line.rsplit(" ", 1)[1])
+        for line in exposition.splitlines()
+        if line.startswith("jackpot_access_denied_total{")
+    }
+    assert counted['grpc_method="/sign",reason="role",role="table"'] == 2  # page and events
+    assert counted['grpc_method="/sign",reason="role",role="supervisor"'] == 1
+    assert counted['grpc_method="/floor",reason="role",role="display"'] == 2
 
 
 def test_the_sign_streams_integer_cents(web, pki: TestPKI) -> None:
