@@ -801,18 +801,6 @@ def test_kubernetes_journal_export_job() -> None:
     assert volumes["redis-password"]["secret"]["secretName"] == "jackpot-redis"
 
 
-def test_kustomization_lists_every_manifest() -> None:
-    kustomization = load_yaml(KUBERNETES / "kustomization.yaml")
-    resources = kustomization["resources"]
-    for resource in resources:
-        assert (KUBERNETES / resource).is_file(), resource
-    manifests = {p.name for p in KUBERNETES.glob("*.yaml")} - {"kustomization.yaml"}
-    assert set(resources) == manifests
-    assert not {"secretGenerator", "configMapGenerator"} & set(kustomization), (
-        "Secrets and the deny list are created by the operator (controller.yaml), never here"
-    )
-
-
 # --- no secret in the repository ---------------------------------------------------------------
 
 DEPLOY_TEXT_FILES = sorted(
