@@ -12,6 +12,7 @@ not a Debian package): the two must give the same objects.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -43,33 +44,55 @@ KUBECTL = shutil.which("kubectl")
 Object = dict[str, Any]
 
 
+def patch_files() -> set[Path]:
+    """The patches the kustomizations and Components apply (not objects of their own)."""
+    return {
+        (p.parent / patch["path"]).resolve()
+        for p in KUBERNETES.rglob("kustomization.yaml")
+        for patch in load_yaml(p).get("patches", [])
+        if "path" in patch
+    }
+
+
 def manifest_files() -> list[Path]:
-    return sorted(p for p in KUBERNETES.rglob("*.yaml") if p.name != "kustomization.yaml")
+    """Every object file of deploy/kubernetes: what the kustomizations list, and examples."""
+    return sorted(
+        p
+        for p in KUBERNETES.rglob("*.yaml")
+        if p.name != "kustomization.yaml" and p.resolve() not in patch_files()
+    )
 
 
-def kustomizations() -> list[Path]:
-    return sorted(p.parent for p in KUBERNETES.rglob("kustomization.yaml"))
+def kustomizations(kind: str = "Kustomization") -> list[Path]:
+    """The directories of deploy/kubernetes holding a kustomization (or a Component)."""
+    return sorted(
+        p.parent for p in KUBERNETES.rglob("kustomization.yaml") if load_yaml(p)["kind"] == kind
+    )
 
 
-def render(directory: Path) -> list[Object]:
+COMPONENTS = kustomizations("Component")
+
+
+def render(directory: Path, objects: list[Object] | None = None) -> list[Object]:
     """What kustomize builds from ``directory`` for the features deploy/ uses: resources
     (files, and directories with their own kustomization), configMapGenerator (files of the
     kustomization's own directory; without kustomize's hash suffix), labels, patches with
-    ``$patch: delete`` and JSON 6902 replace/add operations on a named target."""
+    ``$patch: delete`` and JSON 6902 replace/add operations (inline) on a named target."""
     kustomization = load_yaml(directory / "kustomization.yaml")
     known = {"apiVersion", "kind", "labels", "resources", "configMapGenerator", "patches"}
     assert set(kustomization) <= known, f"{rel(directory)}: unrendered {set(kustomization) - known}"
-    objects: list[Object] = []
+    objects = [] if objects is None else objects  # a Component works on what it is given
+    own: list[Object] = []
     for resource in kustomization.get("resources", []):
         path = (directory / resource).resolve()
-        objects += render(path) if path.is_dir() else load_yaml_all(path)
+        own += render(path) if path.is_dir() else load_yaml_all(path)
     for generator in kustomization.get("configMapGenerator", []):
         data = {}
         for name in generator["files"]:
             file = directory / name
             assert file.resolve().parent == directory.resolve(), "kustomize's load restrictor"
             data[file.name] = file.read_text(encoding="utf-8")
-        objects.append(
+        own.append(
             {
                 "apiVersion": "v1",
                 "kind": "ConfigMap",
@@ -77,16 +100,19 @@ def render(directory: Path) -> list[Object]:
                 "data": data,
             }
         )
+    for label in kustomization.get("labels", []):
+        for obj in own:
+            obj["metadata"].setdefault("labels", {}).update(label["pairs"])
+    objects = objects + own
     for patch in kustomization.get("patches", []):
         objects = apply_patch(directory, objects, patch)
-    for label in kustomization.get("labels", []):
-        for obj in objects:
-            obj["metadata"].setdefault("labels", {}).update(label["pairs"])
     return objects
 
 
 def apply_patch(directory: Path, objects: list[Object], patch: dict[str, Any]) -> list[Object]:
-    body = load_yaml(directory / patch["path"])
+    body = (
+        yaml.safe_load(patch["patch"]) if "patch" in patch else load_yaml(directory / patch["path"])
+    )
     if isinstance(body, dict) and body.get("$patch") == "delete":
         key = (body["kind"], body["metadata"]["name"])
         kept = [o for o in objects if (o["kind"], o["metadata"]["name"]) != key]
@@ -121,6 +147,8 @@ def by_name(objects: list[Object]) -> dict[tuple[str, str], Object]:
 
 
 RENDERED = {rel(d): render(d) for d in kustomizations()}
+for _component in COMPONENTS:  # each with the base, as a site's kustomization would use it
+    RENDERED[rel(_component)] = render(_component, render(KUBERNETES))
 
 
 # --- the API's schemas ------------------------------------------------------------------------
@@ -160,34 +188,41 @@ def test_strict_validation_refuses_an_unknown_field() -> None:
 
 
 def test_every_manifest_is_rendered_or_an_example() -> None:
-    rendered = {rel(d) for d in kustomizations()}
     used: set[Path] = set()
-    for directory in kustomizations():
-        for resource in load_yaml(directory / "kustomization.yaml").get("resources", []):
+    for directory in kustomizations() + COMPONENTS:
+        kustomization = load_yaml(directory / "kustomization.yaml")
+        for resource in kustomization.get("resources", []):
             path = (directory / resource).resolve()
             assert path.exists(), f"{rel(directory)}: {resource}"
             if path.is_dir():
                 assert (path / "kustomization.yaml").is_file(), resource
             used.add(path)
+        for patch in kustomization.get("patches", []):
+            assert "patch" in patch or (directory / patch["path"]).is_file(), patch
     for path in manifest_files():
-        if path.parent == EXAMPLES:
-            continue
-        listed = path.resolve() in used
-        patch = any(
-            path.name == p["path"]
-            for d in kustomizations()
-            for p in load_yaml(d / "kustomization.yaml").get("patches", [])
+        assert path.parent == EXAMPLES or path.resolve() in used, (
+            f"{rel(path)} is in no kustomization"
         )
-        assert listed or patch, f"{rel(path)} is in no kustomization"
-    assert "deploy/kubernetes" in rendered
+    assert {"deploy/kubernetes", "deploy/kubernetes/sentinel"} <= set(RENDERED)
 
 
 @pytest.mark.skipif(KUBECTL is None, reason="kubectl not on PATH (not a Debian package)")
-@pytest.mark.parametrize("directory", kustomizations(), ids=rel)
-def test_kubectl_kustomize_builds_the_same_objects(directory: Path) -> None:
+@pytest.mark.parametrize("directory", kustomizations() + COMPONENTS, ids=rel)
+def test_kubectl_kustomize_builds_the_same_objects(directory: Path, tmp_path: Path) -> None:
     assert KUBECTL is not None
+    build = directory
+    if directory in COMPONENTS:  # a site's kustomization: the base with the Component
+        build = tmp_path / "site"
+        build.mkdir()
+        site = {
+            "apiVersion": "kustomize.config.k8s.io/v1beta1",
+            "kind": "Kustomization",
+            "resources": [os.path.relpath(KUBERNETES, build)],
+            "components": [os.path.relpath(directory, build)],
+        }
+        (build / "kustomization.yaml").write_text(yaml.safe_dump(site), encoding="utf-8")
     result = subprocess.run(
-        [KUBECTL, "kustomize", str(directory)],
+        [KUBECTL, "kustomize", str(build)],
         capture_output=True,
         text=True,
         timeout=120,
