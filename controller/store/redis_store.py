@@ -10,6 +10,7 @@ changed nothing.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import json
@@ -1494,11 +1495,11 @@ async def _evalsha(
     connection = await pool.get_connection()  # type: ignore[no-untyped-call]
     try:
         try:
-            await connection.send_command("EVALSHA", script.sha, len(keys_), *keys_, *args)
+            await _send(connection, "EVALSHA", script.sha, len(keys_), *keys_, *args)
             return await connection.read_response()
         except NoScriptError:
             script.sha = await client.script_load(script.script)
-            await connection.send_command("EVALSHA", script.sha, len(keys_), *keys_, *args)
+            await _send(connection, "EVALSHA", script.sha, len(keys_), *keys_, *args)
             return await connection.read_response()
     except ResponseError:
         raise  # a whole reply was read: the connection is in step
@@ -1507,6 +1508,26 @@ async def _evalsha(
         raise
     finally:
         await pool.release(connection)
+
+
+async def _send(connection: Any, *command: Any) -> None:
+    """Send one command on ``connection`` (taken from the pool: connected and checked), as
+    redis-py's ``send_command`` does, without the task its write timeout starts per call:
+    the write is bounded by the same socket timeout, as a deadline on this task. A
+    connection that health checks or is not connected takes redis-py's own path."""
+    writer = connection._writer
+    if writer is None or connection.health_check_interval:
+        await connection.send_command(*command)
+        return
+    packed = connection.pack_command(*command)
+    try:
+        async with asyncio.timeout(connection.socket_timeout):
+            writer.writelines(packed)
+            await writer.drain()
+    except TimeoutError:
+        raise RedisTimeoutError("Timeout writing to socket") from None
+    except OSError as error:
+        raise RedisConnectionError(f"Error while writing to socket: {error}") from error
 
 
 def _wager_item(table: TableConfig, wager: Wager) -> dict[str, Any]:
