@@ -10,7 +10,6 @@ changed nothing.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import json
@@ -27,7 +26,6 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import (
     AuthenticationError,
     BusyLoadingError,
-    NoScriptError,
     OutOfMemoryError,
     ReadOnlyError,
     ResponseError,
@@ -52,6 +50,7 @@ from controller.store import codec, connection, keys
 from controller.store.controls import Controls
 from controller.store.durability import ReplicaWait
 from controller.store.locked_rounds import LockedRound, LockedRounds
+from controller.store.script_calls import ScriptCalls
 from controller.store.scripts import Scripts
 from jackpot.epochs import NO_POSITION, Epoch, JournalPosition
 from jackpot.errors import (
@@ -222,6 +221,7 @@ class RedisStore:
     ) -> None:
         self._client = client
         self._scripts = Scripts.register(client)
+        self._script_calls = ScriptCalls(client)
         self._round_retention_seconds = round_retention_seconds
         self.max_round_step = max_round_step
         self._wait_replicas = wait_replicas
@@ -264,6 +264,7 @@ class RedisStore:
 
     async def close(self) -> None:
         """Close the connection pool."""
+        await self._script_calls.close()
         await self._client.aclose()
 
     async def persistence(self) -> Persistence:
@@ -308,7 +309,7 @@ class RedisStore:
         """
         try:
             if not (self._wait_replicas and confirm):
-                return await _evalsha(self._client, script, keys_, args)
+                return await self._script_calls.evalsha(script, keys_, args)
             async with self._client.pipeline(transaction=False) as pipe:
                 await script(keys=list(keys_), args=list(args), client=pipe)
                 self._replica_wait.queue(pipe)  # WAIT, or WAITAOF on Redis 7.2+
@@ -1478,56 +1479,6 @@ class RedisStore:
             if fields.get("type") == "wagers_accepted" and table_id and table_id not in found:
                 found[table_id] = (int(fields["round"]), int(entry_id.partition("-")[0]))
         return found
-
-
-async def _evalsha(
-    client: Redis, script: AsyncScript, keys_: Sequence[str], args: Sequence[Any]
-) -> Any:
-    """One EVALSHA of ``script`` on a connection of ``client``'s pool, its reply parsed as
-    ``script(...)`` would (the client's retry policy is none: a call is never retried), without
-    the layers redis-py's generic command path adds to every call. The script is loaded
-    again when Redis's script cache lacks it (after a restart or a failover).
-
-    A connection whose call did not end with a reply (an error on the wire, a timeout, a
-    cancellation) is closed before it goes back to the pool, so no late reply is ever read
-    as another call's."""
-    pool = client.connection_pool
-    connection = await pool.get_connection()  # type: ignore[no-untyped-call]
-    try:
-        try:
-            await _send(connection, "EVALSHA", script.sha, len(keys_), *keys_, *args)
-            return await connection.read_response()
-        except NoScriptError:
-            script.sha = await client.script_load(script.script)
-            await _send(connection, "EVALSHA", script.sha, len(keys_), *keys_, *args)
-            return await connection.read_response()
-    except ResponseError:
-        raise  # a whole reply was read: the connection is in step
-    except BaseException:
-        await connection.disconnect()
-        raise
-    finally:
-        await pool.release(connection)
-
-
-async def _send(connection: Any, *command: Any) -> None:
-    """Send one command on ``connection`` (taken from the pool: connected and checked), as
-    redis-py's ``send_command`` does, without the task its write timeout starts per call:
-    the write is bounded by the same socket timeout, as a deadline on this task. A
-    connection that health checks or is not connected takes redis-py's own path."""
-    writer = connection._writer
-    if writer is None or connection.health_check_interval:
-        await connection.send_command(*command)
-        return
-    packed = connection.pack_command(*command)
-    try:
-        async with asyncio.timeout(connection.socket_timeout):
-            writer.writelines(packed)
-            await writer.drain()
-    except TimeoutError:
-        raise RedisTimeoutError("Timeout writing to socket") from None
-    except OSError as error:
-        raise RedisConnectionError(f"Error while writing to socket: {error}") from error
 
 
 def _wager_item(table: TableConfig, wager: Wager) -> dict[str, Any]:
