@@ -202,6 +202,19 @@ class Persistence:
     connected_replicas: int
 
 
+@dataclass(frozen=True, slots=True)
+class _PhaseKeys:
+    """What a table's lockout and settle script calls name besides the round (see
+    :meth:`RedisStore._phase_keys`): their KEYS after the round's, in order, and ARGV's meter
+    ids JSON."""
+
+    table: TableConfig
+    group: keys.LinkGroupKeys
+    lockout: tuple[str, ...]
+    settle: tuple[str, ...]
+    meter_ids_json: str
+
+
 class RedisStore:
     """Meters, rounds, jackpots and the journal in Redis.
 
@@ -230,6 +243,7 @@ class RedisStore:
         self._tables: dict[str, TableConfig] = {}
         self._table_revs: dict[str, int] = {}  # the revision of each cached definition
         self._locked = LockedRounds()
+        self._phase_keys_by_table: dict[str, _PhaseKeys] = {}
         self.controls = Controls(self)
         """Maintenance, meter and table changes, adjustments (:mod:`controller.store.controls`)."""
 
@@ -585,6 +599,7 @@ class RedisStore:
         """Drop a cached definition: the next :meth:`get_table` reads it from Redis."""
         self._tables.pop(table_id, None)
         self._table_revs.pop(table_id, None)
+        self._phase_keys_by_table.pop(table_id, None)
 
     async def get_table(self, table_id: str) -> TableConfig:
         """A registered table; :class:`NotFound` (naming a retired one). Cached with its
@@ -989,6 +1004,44 @@ class RedisStore:
     def _meter_keys(group: keys.LinkGroupKeys, table: TableConfig) -> list[str]:
         return [group.meter(meter_id) for meter_id in table.meter_ids]
 
+    def _phase_keys(self, table: TableConfig) -> _PhaseKeys:
+        """The keys of ``table``'s lockout and settle scripts after the round's own, and its
+        meter ids as JSON, made once per definition of the table."""
+        known = self._phase_keys_by_table.get(table.table_id)
+        if known is not None and known.table is table:
+            return known
+        group = keys.LinkGroupKeys(table.link_group_id)
+        meters = self._meter_keys(group, table)
+        known = self._phase_keys_by_table[table.table_id] = _PhaseKeys(
+            table=table,
+            group=group,
+            lockout=(
+                group.table(table.table_id),
+                group.journal,
+                group.seq,
+                group.epoch,
+                group.counters,
+                group.open_rounds,
+                group.maintenance,
+                *meters,
+                group.jackpots,
+                group.pending,
+                *(group.mystery(meter_id) for meter_id in table.meter_ids),
+            ),
+            settle=(
+                group.journal,
+                group.seq,
+                group.jackpots,
+                group.pending,
+                group.epoch,
+                group.counters,
+                group.open_rounds,
+                *meters,
+            ),
+            meter_ids_json=json.dumps(table.meter_ids),
+        )
+        return known
+
     async def lockout(
         self,
         table: TableConfig,
@@ -1002,30 +1055,17 @@ class RedisStore:
         state lacks it is stopped (:class:`LinkGroupStopped`), as in every table step.
         The round's wagers (stored in this order) and fingerprint are remembered for its
         settlement (:mod:`controller.store.locked_rounds`)."""
-        group, round_key = self._round_keys(table, round_id)
+        phase = self._phase_keys(table)
         payload = json.dumps([_wager_item(table, w) for w in wagers])
         apply = self._apply(
             self._scripts.lockout,
-            [
-                round_key,
-                group.table(table.table_id),
-                group.journal,
-                group.seq,
-                group.epoch,
-                group.counters,
-                group.open_rounds,
-                group.maintenance,
-                *self._meter_keys(group, table),
-                group.jackpots,
-                group.pending,
-                *(group.mystery(meter_id) for meter_id in table.meter_ids),
-            ],
+            [phase.group.round(table.table_id, round_id), *phase.lockout],
             [
                 table.table_id,
                 round_id,
                 fingerprint,
                 payload,
-                json.dumps(table.meter_ids),
+                phase.meter_ids_json,
                 self._round_retention_seconds,
                 self.max_round_step,
                 known.epoch,
@@ -1081,28 +1121,18 @@ class RedisStore:
         """Pay the plan in its order from the live meters, journal it, answer it (atomic).
         The round's remembered lockout is forgotten whatever the answer (settled, replayed,
         refused: a refusal for a stale lockout fingerprint is answered from Redis next)."""
-        group, round_key = self._round_keys(table, round_id)
+        phase = self._phase_keys(table)
         payload = json.dumps([_plan_item(item) for item in plan])
         self._locked.forget(table.table_id, round_id)
         return await self._apply(
             self._scripts.settle,
-            [
-                round_key,
-                group.journal,
-                group.seq,
-                group.jackpots,
-                group.pending,
-                group.epoch,
-                group.counters,
-                group.open_rounds,
-                *self._meter_keys(group, table),
-            ],
+            [phase.group.round(table.table_id, round_id), *phase.settle],
             [
                 table.table_id,
                 round_id,
                 fingerprint,
                 payload,
-                json.dumps(table.meter_ids),
+                phase.meter_ids_json,
                 self._round_retention_seconds,
                 table.link_group_id,
                 lockout_fingerprint,
