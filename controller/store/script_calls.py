@@ -40,7 +40,8 @@ class ScriptCalls:
 
     def __init__(self, client: Redis) -> None:
         self._client = client
-        bound = getattr(client.connection_pool, "max_connections", 0) or 0
+        pool = getattr(client, "connection_pool", None)  # a cluster client has one per node
+        bound = getattr(pool, "max_connections", 0) or 0
         self._keep = min(MAX_KEEP, bound // KEEP_SHARE)
         self._kept: list[Any] = []
 
