@@ -33,6 +33,7 @@ bench: bootstrap
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m bench.odds
 	$(BIN)/python -m bench.settle_plan
+	$(BIN)/python -m bench.hot_path
 	$(BIN)/python -m bench.journal_memory
 	$(BIN)/python -m bench.journal_hash
 

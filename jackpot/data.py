@@ -69,7 +69,9 @@ def _decoder(hint: Any) -> Decoder:
         return lambda value: None if value in (None, "") else decode(value)
     if origin is tuple:
         decode = _decoder(args[0])
-        return lambda value: tuple(decode(item) for item in items(value))
+        return lambda value: (
+            tuple([decode(item) for item in value]) if isinstance(value, list) else ()
+        )
     if origin in (dict, Mapping):
         return lambda value: dict(value) if isinstance(value, Mapping) else {}
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):

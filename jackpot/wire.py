@@ -29,10 +29,16 @@ Convert = Callable[[Any], Any]
 
 
 def to_message(record: object, message_type: type[M]) -> M:
-    """The ``message_type`` message holding ``record``'s fields of the same names."""
-    return message_type(
-        **{name: convert(getattr(record, name)) for name, convert in _encoder(message_type)}
-    )
+    """The ``message_type`` message holding ``record``'s fields of the same names. A field
+    without presence whose value is its default (0, "", False, None, no items) is left unset,
+    which is the same message (and the same bytes) as setting it, built faster."""
+    kwargs: dict[str, Any] = {}
+    for name, convert, unset in _encoder(message_type):
+        value = getattr(record, name)
+        if (unset is _FALSY and not value) or (unset is _NONE and value is None):
+            continue
+        kwargs[name] = value if convert is None else convert(value)
+    return message_type(**kwargs)
 
 
 def from_message(message: Message, record_type: type[R]) -> R:
@@ -49,7 +55,16 @@ def enum_number(value: Enum | None, descriptor: EnumDescriptor) -> int:
     """The wire number of ``value`` (0, ``..._UNSPECIFIED``, for None)."""
     if value is None:
         return 0
-    return int(descriptor.values_by_name[_prefix(descriptor) + value.name].number)
+    numbers = _ENUM_NUMBERS.get(descriptor)
+    if numbers is None:
+        prefix = _prefix(descriptor)
+        numbers = _ENUM_NUMBERS[descriptor] = {
+            str(wire.name).removeprefix(prefix): int(wire.number) for wire in descriptor.values
+        }
+    number = numbers.get(value.name)
+    if number is None:  # not on the wire: refused as before
+        raise KeyError(_prefix(descriptor) + value.name)
+    return number
 
 
 def enum_member(number: int, enum_type: type[Enum], descriptor: EnumDescriptor) -> Any:
@@ -66,20 +81,38 @@ def _prefix(descriptor: EnumDescriptor) -> str:
     return str(descriptor.values_by_number[0].name).removesuffix("UNSPECIFIED")
 
 
-_ENCODERS: dict[type[Message], tuple[tuple[str, Convert], ...]] = {}
+_ENUM_NUMBERS: dict[EnumDescriptor, dict[str, int]] = {}
+"""Per enum: each wire value's number by its name without the enum's prefix."""
+_FALSY, _NONE, _ALWAYS = "falsy", "none", "always"
+"""Which values of a field :func:`to_message` leaves unset: a scalar's or a repeated field's
+falsy ones (0, "", False, no items), an enum's None (its 0), none of a field with presence."""
+_ENCODERS: dict[type[Message], tuple[tuple[str, Convert | None, str], ...]] = {}
+"""Per message type: each field's name, its encoder (None: the value as it is) and which of
+its values are left unset."""
 _DECODERS: dict[tuple[type[Any], Any], tuple[tuple[str, Convert], ...]] = {}
 
 
-def _encoder(message_type: type[Message]) -> tuple[tuple[str, Convert], ...]:
-    """Each message field's name and encoder (built once per message type)."""
+def _encoder(message_type: type[Message]) -> tuple[tuple[str, Convert | None, str], ...]:
+    """Each message field's name, encoder and which values are left unset (built once per
+    message type)."""
     plan = _ENCODERS.get(message_type)
     if plan is None:
         fields = message_type.DESCRIPTOR.fields
-        plan = _ENCODERS[message_type] = tuple((f.name, _encode_field(f)) for f in fields)
+        plan = _ENCODERS[message_type] = tuple(
+            (f.name, _encode_field(f), _unset(f)) for f in fields
+        )
     return plan
 
 
-def _encode_field(field: Any) -> Convert:
+def _unset(field: Any) -> str:
+    if field.has_presence:
+        return _ALWAYS
+    if field.enum_type is not None and not _repeated(field):
+        return _NONE
+    return _FALSY
+
+
+def _encode_field(field: Any) -> Convert | None:
     if field.message_type is not None:
         nested = GetMessageClass(field.message_type)
         if _repeated(field):
@@ -92,7 +125,7 @@ def _encode_field(field: Any) -> Convert:
         return lambda value: enum_number(value, enum)
     if _repeated(field):
         return list
-    return _same
+    return None
 
 
 def _same(value: Any) -> Any:

@@ -51,6 +51,7 @@ class Game:
     payout_limit_floor_cents: int = 0  # the lowest aggregate payout limit per hand (0: none)
     payout_limit_citation: str = ""
     payout_limit_wagers: tuple[str, ...] = ()  # the side wagers the payout limit counts
+    names_five_card_category: bool = False  # name_hand is the hand's five-card category
 
     def __post_init__(self) -> None:
         if tuple(table.facts for table in self.wagers.values()) != self.facts.wagers:
@@ -82,6 +83,7 @@ CARIBBEAN_STUD = Game(
     min_reset_citation="§ 639a.12(d)(3)",
     wagers=CARIBBEAN_STUD_WAGERS,
     name_hand=lambda cards: evaluate(cards).category.label,
+    names_five_card_category=True,
     # § 639a.11(c): each seat completely, seat N first; (4)-(5): the Bonus Wager, then the
     # Progressive Payout Wager.
     settle_order=("bonus", "five_card_bonus", "progressive"),

@@ -59,6 +59,10 @@ class WagerTable:
     paytables: dict[str, Paytable]
     lines_of: Callable[[Sequence[Card], Sequence[Card]], Lines]
     line_table: str
+    lines_of_value: Callable[[HandValue], Lines] | None = None
+    """For a wager whose lines come from the five-card value of its hand alone: those lines
+    from the value (``lines_of(cards, extra)`` is ``lines_of_value(evaluate(cards))``), so a
+    settlement that also names the hand evaluates it once."""
 
     def paytable(self, name: str) -> Paytable:
         """The paytable called ``name``; refuse a name the regulation does not list."""
@@ -152,10 +156,13 @@ def _five_card_wager(
     line_of: Callable[[HandValue], str],
     line_table: str,
 ) -> WagerTable:
-    def lines_of(cards: Sequence[Card], extra: Sequence[Card]) -> Lines:
-        return (line_of(evaluate(cards)),)
+    def lines_of_value(value: HandValue) -> Lines:
+        return (line_of(value),)
 
-    return WagerTable(facts, paytables, lines_of, line_table)
+    def lines_of(cards: Sequence[Card], extra: Sequence[Card]) -> Lines:
+        return lines_of_value(evaluate(cards))
+
+    return WagerTable(facts, paytables, lines_of, line_table, lines_of_value)
 
 
 _CS = games.CARIBBEAN_STUD

@@ -26,7 +26,6 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import (
     AuthenticationError,
     BusyLoadingError,
-    NoScriptError,
     OutOfMemoryError,
     ReadOnlyError,
     ResponseError,
@@ -51,6 +50,7 @@ from controller.store import codec, connection, keys
 from controller.store.controls import Controls
 from controller.store.durability import ReplicaWait
 from controller.store.locked_rounds import LockedRound, LockedRounds
+from controller.store.script_calls import ScriptCalls
 from controller.store.scripts import Scripts
 from jackpot.epochs import NO_POSITION, Epoch, JournalPosition
 from jackpot.errors import (
@@ -202,6 +202,19 @@ class Persistence:
     connected_replicas: int
 
 
+@dataclass(frozen=True, slots=True)
+class _PhaseKeys:
+    """What a table's lockout and settle script calls name besides the round (see
+    :meth:`RedisStore._phase_keys`): their KEYS after the round's, in order, and ARGV's meter
+    ids JSON."""
+
+    table: TableConfig
+    group: keys.LinkGroupKeys
+    lockout: tuple[str, ...]
+    settle: tuple[str, ...]
+    meter_ids_json: str
+
+
 class RedisStore:
     """Meters, rounds, jackpots and the journal in Redis.
 
@@ -221,6 +234,7 @@ class RedisStore:
     ) -> None:
         self._client = client
         self._scripts = Scripts.register(client)
+        self._script_calls = ScriptCalls(client)
         self._round_retention_seconds = round_retention_seconds
         self.max_round_step = max_round_step
         self._wait_replicas = wait_replicas
@@ -229,6 +243,7 @@ class RedisStore:
         self._tables: dict[str, TableConfig] = {}
         self._table_revs: dict[str, int] = {}  # the revision of each cached definition
         self._locked = LockedRounds()
+        self._phase_keys_by_table: dict[str, _PhaseKeys] = {}
         self.controls = Controls(self)
         """Maintenance, meter and table changes, adjustments (:mod:`controller.store.controls`)."""
 
@@ -263,6 +278,7 @@ class RedisStore:
 
     async def close(self) -> None:
         """Close the connection pool."""
+        await self._script_calls.close()
         await self._client.aclose()
 
     async def persistence(self) -> Persistence:
@@ -307,7 +323,7 @@ class RedisStore:
         """
         try:
             if not (self._wait_replicas and confirm):
-                return await _evalsha(self._client, script, keys_, args)
+                return await self._script_calls.evalsha(script, keys_, args)
             async with self._client.pipeline(transaction=False) as pipe:
                 await script(keys=list(keys_), args=list(args), client=pipe)
                 self._replica_wait.queue(pipe)  # WAIT, or WAITAOF on Redis 7.2+
@@ -583,6 +599,7 @@ class RedisStore:
         """Drop a cached definition: the next :meth:`get_table` reads it from Redis."""
         self._tables.pop(table_id, None)
         self._table_revs.pop(table_id, None)
+        self._phase_keys_by_table.pop(table_id, None)
 
     async def get_table(self, table_id: str) -> TableConfig:
         """A registered table; :class:`NotFound` (naming a retired one). Cached with its
@@ -987,6 +1004,44 @@ class RedisStore:
     def _meter_keys(group: keys.LinkGroupKeys, table: TableConfig) -> list[str]:
         return [group.meter(meter_id) for meter_id in table.meter_ids]
 
+    def _phase_keys(self, table: TableConfig) -> _PhaseKeys:
+        """The keys of ``table``'s lockout and settle scripts after the round's own, and its
+        meter ids as JSON, made once per definition of the table."""
+        known = self._phase_keys_by_table.get(table.table_id)
+        if known is not None and known.table is table:
+            return known
+        group = keys.LinkGroupKeys(table.link_group_id)
+        meters = self._meter_keys(group, table)
+        known = self._phase_keys_by_table[table.table_id] = _PhaseKeys(
+            table=table,
+            group=group,
+            lockout=(
+                group.table(table.table_id),
+                group.journal,
+                group.seq,
+                group.epoch,
+                group.counters,
+                group.open_rounds,
+                group.maintenance,
+                *meters,
+                group.jackpots,
+                group.pending,
+                *(group.mystery(meter_id) for meter_id in table.meter_ids),
+            ),
+            settle=(
+                group.journal,
+                group.seq,
+                group.jackpots,
+                group.pending,
+                group.epoch,
+                group.counters,
+                group.open_rounds,
+                *meters,
+            ),
+            meter_ids_json=json.dumps(table.meter_ids),
+        )
+        return known
+
     async def lockout(
         self,
         table: TableConfig,
@@ -1000,30 +1055,17 @@ class RedisStore:
         state lacks it is stopped (:class:`LinkGroupStopped`), as in every table step.
         The round's wagers (stored in this order) and fingerprint are remembered for its
         settlement (:mod:`controller.store.locked_rounds`)."""
-        group, round_key = self._round_keys(table, round_id)
+        phase = self._phase_keys(table)
         payload = json.dumps([_wager_item(table, w) for w in wagers])
         apply = self._apply(
             self._scripts.lockout,
-            [
-                round_key,
-                group.table(table.table_id),
-                group.journal,
-                group.seq,
-                group.epoch,
-                group.counters,
-                group.open_rounds,
-                group.maintenance,
-                *self._meter_keys(group, table),
-                group.jackpots,
-                group.pending,
-                *(group.mystery(meter_id) for meter_id in table.meter_ids),
-            ],
+            [phase.group.round(table.table_id, round_id), *phase.lockout],
             [
                 table.table_id,
                 round_id,
                 fingerprint,
                 payload,
-                json.dumps(table.meter_ids),
+                phase.meter_ids_json,
                 self._round_retention_seconds,
                 self.max_round_step,
                 known.epoch,
@@ -1079,28 +1121,18 @@ class RedisStore:
         """Pay the plan in its order from the live meters, journal it, answer it (atomic).
         The round's remembered lockout is forgotten whatever the answer (settled, replayed,
         refused: a refusal for a stale lockout fingerprint is answered from Redis next)."""
-        group, round_key = self._round_keys(table, round_id)
+        phase = self._phase_keys(table)
         payload = json.dumps([_plan_item(item) for item in plan])
         self._locked.forget(table.table_id, round_id)
         return await self._apply(
             self._scripts.settle,
-            [
-                round_key,
-                group.journal,
-                group.seq,
-                group.jackpots,
-                group.pending,
-                group.epoch,
-                group.counters,
-                group.open_rounds,
-                *self._meter_keys(group, table),
-            ],
+            [phase.group.round(table.table_id, round_id), *phase.settle],
             [
                 table.table_id,
                 round_id,
                 fingerprint,
                 payload,
-                json.dumps(table.meter_ids),
+                phase.meter_ids_json,
                 self._round_retention_seconds,
                 table.link_group_id,
                 lockout_fingerprint,
@@ -1477,36 +1509,6 @@ class RedisStore:
             if fields.get("type") == "wagers_accepted" and table_id and table_id not in found:
                 found[table_id] = (int(fields["round"]), int(entry_id.partition("-")[0]))
         return found
-
-
-async def _evalsha(
-    client: Redis, script: AsyncScript, keys_: Sequence[str], args: Sequence[Any]
-) -> Any:
-    """One EVALSHA of ``script`` on a connection of ``client``'s pool, its reply parsed as
-    ``script(...)`` would (the client's retry policy is none: a call is never retried), without
-    the layers redis-py's generic command path adds to every call. The script is loaded
-    again when Redis's script cache lacks it (after a restart or a failover).
-
-    A connection whose call did not end with a reply (an error on the wire, a timeout, a
-    cancellation) is closed before it goes back to the pool, so no late reply is ever read
-    as another call's."""
-    pool = client.connection_pool
-    connection = await pool.get_connection()  # type: ignore[no-untyped-call]
-    try:
-        try:
-            await connection.send_command("EVALSHA", script.sha, len(keys_), *keys_, *args)
-            return await connection.read_response()
-        except NoScriptError:
-            script.sha = await client.script_load(script.script)
-            await connection.send_command("EVALSHA", script.sha, len(keys_), *keys_, *args)
-            return await connection.read_response()
-    except ResponseError:
-        raise  # a whole reply was read: the connection is in step
-    except BaseException:
-        await connection.disconnect()
-        raise
-    finally:
-        await pool.release(connection)
 
 
 def _wager_item(table: TableConfig, wager: Wager) -> dict[str, Any]:

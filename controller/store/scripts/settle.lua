@@ -77,12 +77,19 @@ local function hold(r, p, award, seq, fields)
   r.pending_validation, r.jackpot_id, r.journal_seq = true, jackpot_id, seq
 end
 
+-- The plan's fields that a SeatResult has (jackpot/results.py) besides seat, hand and outcome,
+-- with their defaults: the answer holds one only when it differs (the decoder gives a missing
+-- field its default), a smaller answer to send and to keep for retries. The plan's cards and
+-- wager_cents are the slip's (hold), not the answer's.
+local RESULT_DEFAULTS = {kind = '', on_dealer_hand = false, envy_for_seat = 0,
+  limited_from_cents = 0, line = '', pending_validation = false}
+
 for i, p in ipairs(plan) do
-  -- the result's keys are SeatResult's field names (jackpot/results.py): the plan's, then
-  -- what is computed here
-  local r = {}
-  for name, value in pairs(p) do
-    if name ~= 'award' then r[name] = value end
+  -- the result's keys are SeatResult's field names: the plan's, then what is computed here
+  local r = {seat = p.seat, hand = p.hand, outcome = p.outcome}
+  for name, default in pairs(RESULT_DEFAULTS) do
+    local value = p[name]
+    if value ~= nil and value ~= default then r[name] = value end
   end
   local award = p.award
   if p.outcome == 'paid' then
