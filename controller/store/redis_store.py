@@ -22,14 +22,17 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import (
     AuthenticationError,
     BusyLoadingError,
+    ClusterError,
     NoScriptError,
     OutOfMemoryError,
     ReadOnlyError,
     ResponseError,
+    SlotNotCoveredError,
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -47,7 +50,7 @@ from controller.domain.records import (
     MeterState,
 )
 from controller.domain.rounds import Payout, Wager
-from controller.store import codec, connection, keys
+from controller.store import cluster, codec, connection, keys
 from controller.store.controls import Controls
 from controller.store.durability import ReplicaWait
 from controller.store.locked_rounds import LockedRound, LockedRounds
@@ -97,6 +100,10 @@ UNREACHABLE = "Redis is unreachable; retry the same request (it is idempotent)"
 """What a client is told when Redis cannot be reached: never the host or port."""
 # Redis appends where in the script an error was raised; the caller needs only the message.
 _SCRIPT_LOCATION = re.compile(r"\s*script: \w+, on @user_script:\d+\.?$")
+
+_UNREACHABLE_ERRORS = (RedisConnectionError, RedisTimeoutError, ClusterError, SlotNotCoveredError)
+"""Redis did not serve the call: unreachable, or a cluster without a primary for the slot
+(during a failover) or whose redirections did not end."""
 
 # Replies that mean "not now" rather than "no": a retry of the same request can succeed.
 # redis-py raises these classes with the reply's code taken off the message.
@@ -212,7 +219,7 @@ class RedisStore:
 
     def __init__(
         self,
-        client: Redis,
+        client: connection.Client,
         *,
         round_retention_seconds: int = DEFAULT_ROUND_RETENTION_SECONDS,
         max_round_step: int = DEFAULT_MAX_ROUND_STEP,
@@ -220,7 +227,8 @@ class RedisStore:
         wait_timeout_ms: int = 1000,
     ) -> None:
         self._client = client
-        self._scripts = Scripts.register(client)
+        self._cluster: RedisCluster | None = client if isinstance(client, RedisCluster) else None
+        self._scripts = Scripts.register(client)  # type: ignore[arg-type]
         self._round_retention_seconds = round_retention_seconds
         self.max_round_step = max_round_step
         self._wait_replicas = wait_replicas
@@ -257,36 +265,47 @@ class RedisStore:
         return cls(client, **options)  # the client owns (and closes) the pool
 
     @property
-    def client(self) -> Redis:
+    def client(self) -> connection.Client:
         """The Redis client (for health checks and the audit)."""
         return self._client
+
+    @property
+    def on_cluster(self) -> bool:
+        """True when the store is on a Redis Cluster (``--redis-cluster``)."""
+        return self._cluster is not None
 
     async def close(self) -> None:
         """Close the connection pool."""
         await self._client.aclose()
 
     async def persistence(self) -> Persistence:
-        """Read the durability settings of the server (AOF, fsync policy, replication);
+        """Read the durability settings of the server (AOF, fsync policy, replication); on a
+        cluster, of every primary, answering the weakest (the oldest version, AOF on only
+        if on everywhere, one fsync policy or ``mixed``, the fewest replicas).
         :class:`StoreUnavailable` when Redis does not answer them (unreachable, BUSY, ...)."""
         try:
-            info = await self._client.info("server")
-            replication = await self._client.info("replication")
-            try:
-                config = await self._client.config_get("append*")
-            except ResponseError:  # managed services often disable CONFIG
-                config = {"appendonly": "unknown", "appendfsync": "unknown"}
-        except (RedisConnectionError, RedisTimeoutError) as error:
+            if self._cluster is None:
+                readings = [await _server_persistence(self._client, {})]
+            else:
+                readings = [
+                    await _server_persistence(self._cluster, {"target_nodes": node})
+                    for node in await cluster.primaries(self._cluster)
+                ]
+        except _UNREACHABLE_ERRORS as error:
             raise self._unreachable(error) from error
         except ResponseError as error:  # BUSY, LOADING: unavailable, as for any other read
             raise _script_error(error) from None
-        aof_enabled = {"yes": True, "no": False}.get(str(config.get("appendonly")))
-        self._replica_wait.choose(str(info.get("redis_version", "")), aof_enabled)
+        aof = {reading.aof_enabled for reading in readings}
+        weakest = min(readings, key=lambda reading: _version_key(reading.redis_version))
+        aof_enabled = False if False in aof else (None if None in aof else True)
+        fsyncs = sorted({reading.appendfsync for reading in readings})
+        self._replica_wait.choose(weakest.redis_version, aof_enabled)
         return Persistence(
-            redis_version=str(info.get("redis_version", "?")),
+            redis_version=weakest.redis_version,
             aof_enabled=aof_enabled,
-            appendfsync=str(config.get("appendfsync", "?")),
-            role=str(replication.get("role", "?")),
-            connected_replicas=int(replication.get("connected_slaves", 0)),
+            appendfsync=fsyncs[0] if len(fsyncs) == 1 else "mixed (" + ", ".join(fsyncs) + ")",
+            role=min(reading.role for reading in readings),  # "master" < "slave"
+            connected_replicas=min(reading.connected_replicas for reading in readings),
         )
 
     # ---------------------------------------------------------------- running scripts
@@ -305,13 +324,21 @@ class RedisStore:
         one pipeline. A write the replicas did not confirm raises :class:`NotConfirmed`
         carrying the script's reply: it is applied on the primary, and a retry replays it.
         """
+        wait = bool(self._wait_replicas and confirm)
+        client = self._client
         try:
-            if not (self._wait_replicas and confirm):
-                return await _evalsha(self._client, script, keys_, args)
-            async with self._client.pipeline(transaction=False) as pipe:
-                await script(keys=list(keys_), args=list(args), client=pipe)
-                self._replica_wait.queue(pipe)  # WAIT, or WAITAOF on Redis 7.2+
-                reply, acked = await pipe.execute(raise_on_error=False)
+            if isinstance(client, RedisCluster):  # on the shard of the keys' slot, then wait
+                replica_wait = self._replica_wait if wait else None
+                reply, acked = await cluster.run_script(client, script, keys_, args, replica_wait)
+                if not wait:
+                    return reply
+            elif not wait:
+                return await _evalsha(client, script, keys_, args)
+            else:
+                async with client.pipeline(transaction=False) as pipe:
+                    await script(keys=list(keys_), args=list(args), client=pipe)
+                    self._replica_wait.queue(pipe)  # WAIT, or WAITAOF on Redis 7.2+
+                    reply, acked = await pipe.execute(raise_on_error=False)
             if isinstance(reply, Exception):
                 raise reply
             if isinstance(acked, Exception):
@@ -330,7 +357,7 @@ class RedisStore:
                 )
         except ResponseError as error:
             raise _script_error(error) from None
-        except (RedisConnectionError, RedisTimeoutError) as error:
+        except _UNREACHABLE_ERRORS as error:
             raise self._unreachable(error) from error
         return reply
 
@@ -351,7 +378,7 @@ class RedisStore:
     async def _read(self, coroutine: Any) -> Any:
         try:
             return await coroutine
-        except (RedisConnectionError, RedisTimeoutError) as error:
+        except _UNREACHABLE_ERRORS as error:
             raise self._unreachable(error) from error
         except ResponseError as error:  # BUSY, LOADING, MISCONF, ...: as a script's would be
             raise _script_error(error) from None
@@ -396,8 +423,10 @@ class RedisStore:
         group = keys.LinkGroupKeys(link_group_id)
         async with self._client.pipeline(transaction=True) as pipe:
             pipe.hmget(group.info, "v", "description")
-            pipe.smembers(group.meters)
-            pipe.smembers(group.tables)
+            # SMEMBERS without redis-py's ``keys`` option, which its cluster transactions
+            # hand to SMEMBERS's reply parser, which takes none (redis-py 8.1).
+            pipe.execute_command("SMEMBERS", group.meters)
+            pipe.execute_command("SMEMBERS", group.tables)
             pipe.hmget(group.epoch, "id", "stopped")
             pipe.get(group.seq)
             pipe.hgetall(group.maintenance)
@@ -680,11 +709,25 @@ class RedisStore:
         wait = dataclasses.replace(
             self._replica_wait, timeout_ms=min(self._wait_timeout_ms, DURABLE_WAIT_MS)
         )
-        async with self._client.pipeline(transaction=False) as pipe:
-            await self._scripts.read_position(keys=[group.epoch, group.seq], client=pipe)
-            if self._wait_replicas:
-                wait.queue(pipe)
-            replies = await self._read(pipe.execute(raise_on_error=False))
+        client = self._client
+        if isinstance(client, RedisCluster):
+            replies = list(
+                await self._read(
+                    cluster.run_script(
+                        client,
+                        self._scripts.read_position,
+                        [group.epoch, group.seq],
+                        [],
+                        wait if self._wait_replicas else None,
+                    )
+                )
+            )
+        else:
+            async with client.pipeline(transaction=False) as pipe:
+                await self._scripts.read_position(keys=[group.epoch, group.seq], client=pipe)
+                if self._wait_replicas:
+                    wait.queue(pipe)
+                replies = await self._read(pipe.execute(raise_on_error=False))
         if isinstance(replies[0], Exception):
             raise _script_error(replies[0]) if isinstance(replies[0], ResponseError) else replies[0]
         (epoch_id, lineage, stopped), seq = replies[0]
@@ -1477,6 +1520,29 @@ class RedisStore:
             if fields.get("type") == "wagers_accepted" and table_id and table_id not in found:
                 found[table_id] = (int(fields["round"]), int(entry_id.partition("-")[0]))
         return found
+
+
+async def _server_persistence(client: connection.Client, target: dict[str, Any]) -> Persistence:
+    """The durability settings of one server (``target``: the node, on a cluster)."""
+    info = await client.info("server", **target)
+    replication = await client.info("replication", **target)
+    try:
+        config = await client.config_get("append*", **target)
+    except ResponseError:  # managed services often disable CONFIG
+        config = {"appendonly": "unknown", "appendfsync": "unknown"}
+    return Persistence(
+        redis_version=str(info.get("redis_version", "?")),
+        aof_enabled={"yes": True, "no": False}.get(str(config.get("appendonly"))),
+        appendfsync=str(config.get("appendfsync", "?")),
+        role=str(replication.get("role", "?")),
+        connected_replicas=int(replication.get("connected_slaves", 0)),
+    )
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    """``"7.0.15"`` -> (7, 0, 15), for ordering; an unreadable one orders first."""
+    parts = version.split(".")
+    return tuple(int(part) for part in parts) if all(p.isdigit() for p in parts) else ()
 
 
 async def _evalsha(
