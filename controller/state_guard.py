@@ -34,6 +34,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from controller.store import cluster
 from controller.store.redis_store import RedisStore
 from jackpot.epochs import JournalPosition, verdict
 from jackpot.errors import LinkGroupStopped, NotFound
@@ -124,6 +125,12 @@ class StateGuard:
             await self._check_group(group, in_index=group in group_ids)
 
     async def _check_group(self, group: str, *, in_index: bool) -> None:
+        if self.store.on_cluster:  # every key its scripts are given in one slot (one shard)
+            try:
+                cluster.check_link_group_slots(group)
+            except cluster.CrossSlot as error:
+                self._problem(group, f"its keys are not in one slot of the cluster: {error}")
+                return
         epoch, seq, durable = await self.store.durable_epoch(group)
         if epoch is None:
             await self._state_without_epoch(group, in_index=in_index)

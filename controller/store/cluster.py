@@ -243,6 +243,17 @@ async def _send(
         node.release(connection)
 
 
+async def scan(node: ClusterNode, pattern: str, count: int = 1000) -> list[str]:
+    """Every key of ``node`` matching ``pattern`` (SCAN to its end, ``count`` at a time)."""
+    found: list[str] = []
+    cursor = 0
+    while True:
+        cursor, batch = await node.execute_command("SCAN", cursor, "MATCH", pattern, "COUNT", count)
+        found += batch
+        if not cursor:
+            return found
+
+
 async def primaries(client: RedisCluster) -> list[ClusterNode]:
     """The primaries of the cluster, as the client's map of slots names them (read now)."""
     await client.initialize()

@@ -25,14 +25,18 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import (
+    AskError,
     AuthenticationError,
     BusyLoadingError,
+    ClusterDownError,
     ClusterError,
+    MovedError,
     NoScriptError,
     OutOfMemoryError,
     ReadOnlyError,
     ResponseError,
     SlotNotCoveredError,
+    TryAgainError,
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -111,6 +115,10 @@ _TRANSIENT_ERRORS: dict[type[Exception], str] = {
     ReadOnlyError: "READONLY",
     OutOfMemoryError: "OOM",
     BusyLoadingError: "LOADING",
+    ClusterDownError: "CLUSTERDOWN",  # a shard without a primary, during a failover
+    TryAgainError: "TRYAGAIN",
+    MovedError: "MOVED",
+    AskError: "ASK",
 }
 _TRANSIENT_CODES = frozenset(
     {
@@ -698,6 +706,23 @@ class RedisStore:
     async def link_group_ids(self) -> list[str]:
         """Every link group this Redis names (sorted), whether or not its state is there."""
         return sorted(await self._group_ids())
+
+    async def link_groups_by_shard(self) -> dict[str, list[str]]:
+        """Per shard, the link groups whose state it holds (sorted), found on the shard
+        itself (SCAN for their description records), not from the global index: on a
+        cluster each primary ``host:port``; on one server, ``""``."""
+        pattern = keys.LinkGroupKeys("*").info
+        head, _, tail = pattern.partition("*")
+        shards: dict[str, list[str]] = {}
+        client = self._client
+        if isinstance(client, RedisCluster):
+            for node in await self._read(cluster.primaries(client)):
+                found = await self._read(cluster.scan(node, pattern))
+                shards[node.name] = sorted(key[len(head) : -len(tail)] for key in found)
+        else:
+            found = [key async for key in client.scan_iter(match=pattern, count=1000)]
+            shards[""] = sorted(key[len(head) : -len(tail)] for key in found)
+        return shards
 
     async def durable_epoch(self, link_group_id: str) -> tuple[Epoch | None, int, bool]:
         """:meth:`epoch`, read atomically and followed on the same connection by the wait of

@@ -247,6 +247,33 @@ class RedisCluster(Started):
         self.wait_until(self.healthy, "the cluster to be ok again", deadline)
         return replica
 
+    def kill(self, primary: RedisServer, timeout_s: float = 60.0) -> RedisServer:
+        """``kill -9`` ``primary``; wait until the cluster has promoted its replica (after
+        ``node_timeout_ms``) and every running node says cluster_state:ok again; answer the
+        new primary. What the replica had not received is lost with the old primary."""
+        deadline = time.monotonic() + timeout_s
+        replica = self.replica_of(primary)
+        if primary.process is not None:
+            primary.process.kill()
+            primary.process.wait()
+            primary.process = None
+
+        def promoted() -> bool:
+            running = [node for node in self.nodes if node.process is not None]
+            return self.role(replica) == "master" and all(
+                self.info(node).get("cluster_state") == "ok" for node in running
+            )
+
+        self.wait_until(promoted, "the replica's promotion", deadline)
+        return replica
+
+    def rejoin(self, node: RedisServer, timeout_s: float = 60.0) -> None:
+        """Start a killed node again (it remembers the cluster: it comes back as a replica)
+        and wait until the cluster is healthy."""
+        deadline = time.monotonic() + timeout_s
+        node.start()
+        self.wait_until(self.healthy, "the cluster to be ok again", deadline)
+
     @staticmethod
     def wait_until(ready: Callable[[], bool], what: str, deadline: float) -> None:
         """Poll ``ready`` every 0.1 s until it is true, or raise naming ``what``."""
