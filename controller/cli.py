@@ -256,7 +256,7 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
         try:
             redis_url = cluster.cluster_url(args.redis_cluster)
         except cluster.ClusterSeedsError as error:
-            raise UsageError(str(error)) from None
+            raise UsageError(f"--redis-cluster: {error}") from None
     try:
         connection.check_url(redis_url)
     except connection.RedisURLError as error:

@@ -48,7 +48,8 @@ _HOST = re.compile(r"[A-Za-z0-9._-]{1,253}")
 
 
 class ClusterSeedsError(ValueError):
-    """A ``--redis-cluster`` value that does not list nodes; the message says what is wrong."""
+    """A ``--redis-cluster`` value that does not list nodes; the message says what is wrong
+    (the caller names the option)."""
 
 
 class CrossSlot(RuntimeError):
@@ -63,27 +64,24 @@ def parse_seeds(text: str) -> tuple[tuple[str, int], ...]:
         item = item.strip()
         if not item:
             raise ClusterSeedsError(
-                f"--redis-cluster {text!r}: an empty node address (two commas, or a comma at "
-                f"an end); write {CLUSTER_FORM}"
+                f"{text!r}: an empty node address (two commas, or a comma at an end); write "
+                + CLUSTER_FORM
             )
         if item.startswith("["):
             host, bracket, rest = item[1:].partition("]")
             port_text = rest[1:] if bracket and rest.startswith(":") else ""
             if not bracket or not host:
-                raise ClusterSeedsError(f"--redis-cluster: {item!r} is not [IPV6]:PORT")
+                raise ClusterSeedsError(f"{item!r} is not [IPV6]:PORT")
         else:
             host, _, port_text = item.rpartition(":")
             if not _HOST.fullmatch(host):
                 raise ClusterSeedsError(
-                    f"--redis-cluster: {item!r} is not HOST:PORT (write an IPv6 address as "
-                    "[ADDRESS]:PORT)"
+                    f"{item!r} is not HOST:PORT (write an IPv6 address as [ADDRESS]:PORT)"
                 )
         if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
-            raise ClusterSeedsError(
-                f"--redis-cluster: {item!r}: the port must be a number 1 to 65535"
-            )
+            raise ClusterSeedsError(f"{item!r}: the port must be a number 1 to 65535")
         if (host, int(port_text)) in seeds:
-            raise ClusterSeedsError(f"--redis-cluster: {item!r} is listed twice")
+            raise ClusterSeedsError(f"{item!r} is listed twice")
         seeds.append((host, int(port_text)))
     return tuple(seeds)
 

@@ -190,7 +190,7 @@ def check_url(url: str) -> None:
         try:
             cluster.seeds_of(url)
         except cluster.ClusterSeedsError as error:
-            raise _fail(url, str(error)) from None
+            raise _fail(url, f"the nodes: {error}") from None
         return
     try:
         options = parse_url(url)
