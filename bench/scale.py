@@ -41,7 +41,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from redis.asyncio.cluster import RedisCluster as RedisClusterClient
 from redis.crc import key_slot
 
 from bench.journal_memory import WAGER_CENTS, _play
@@ -168,8 +167,8 @@ async def _used_memory(url: str) -> int:
     """The ``used_memory`` of every primary of the cluster at ``url``, summed (bytes)."""
     store = RedisStore.from_url(url)
     try:
-        client = store.client
-        assert isinstance(client, RedisClusterClient)
+        client = store.cluster
+        assert client is not None
         total = 0
         for node in await cluster_primaries(client):
             info = await client.info("memory", target_nodes=node)
@@ -184,8 +183,8 @@ async def _record_bytes(url: str, group: str, table_ids: list[str]) -> dict[str,
     journal per round (one link group's whole stream over the rounds its tables played),
     by MEMORY USAGE."""
     store = RedisStore.from_url(url)
-    client = store.client
-    assert isinstance(client, RedisClusterClient)
+    client = store.cluster
+    assert client is not None
     try:
         group_keys = keys.LinkGroupKeys(group)
         sizes = []

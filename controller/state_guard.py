@@ -19,6 +19,12 @@ controller's own memory, checked at start and every refresh (2 s):
   created (or, last, when it is restored), so one without it is never given one here: it is
   being restored, or incomplete, and is not served.
 
+On a Redis Cluster every link group is one slot on one shard, and each shard can lose its
+data on its own: the checks above are per link group (its epoch and journal, on its shard),
+so a lost shard stops only its link groups; the installation record is one key on one shard,
+and its loss stops every link group, as on one server. A link group whose keys would not all
+hash to its one slot (:func:`controller.store.cluster.check_link_group_slots`) is not served.
+
 A link group that is not served answers every table call UNAVAILABLE with the reason, its
 health service (``jackpot.v1.LinkGroup/<id>``) is NOT_SERVING and
 ``jackpot_link_group_serving{link_group}`` is 0 (the critical alert

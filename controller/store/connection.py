@@ -299,8 +299,9 @@ def connect(
     max_connections: int,
     pool_timeout_s: float,
     socket_timeout_s: float = SOCKET_TIMEOUT_S,
-) -> Client:
-    """A client (responses decoded as text) for ``url``, see the module's docstring.
+) -> Redis:
+    """A client (responses decoded as text) for ``url``, see the module's docstring; a
+    Redis Cluster's is :func:`open_client`'s.
 
     ``password`` (from a file or the environment) overrides one in the URL;
     ``sentinel_password`` is the Sentinels' own, for a ``sentinel://`` URL only.
@@ -308,14 +309,7 @@ def connect(
     """
     check_url(url)
     if cluster.is_cluster_url(url):
-        if sentinel_password:
-            raise _fail(url, "a Sentinel password is for a sentinel:// URL only")
-        return cluster.connect_cluster(
-            url,
-            password=password,
-            max_connections=max_connections,
-            socket_timeout_s=socket_timeout_s,
-        )
+        raise _fail(url, "a Redis Cluster's client is opened by open_client")
     if not url.lower().startswith(SENTINEL_SCHEME + "://"):
         if sentinel_password:
             raise _fail(url, "a Sentinel password is for a sentinel:// URL only")
@@ -353,6 +347,35 @@ def connect(
         password=password or parsed.password,
     )
     return client
+
+
+def open_client(
+    url: str,
+    *,
+    password: str | None = None,
+    sentinel_password: str | None = None,
+    max_connections: int,
+    pool_timeout_s: float,
+    socket_timeout_s: float = SOCKET_TIMEOUT_S,
+) -> Client:
+    """A client for any URL :func:`check_url` accepts: :func:`connect`'s, or for a
+    ``redis-cluster://`` URL a cluster client (:func:`controller.store.cluster.connect_cluster`;
+    ``max_connections`` per node)."""
+    if not cluster.is_cluster_url(url):
+        return connect(
+            url,
+            password=password,
+            sentinel_password=sentinel_password,
+            max_connections=max_connections,
+            pool_timeout_s=pool_timeout_s,
+            socket_timeout_s=socket_timeout_s,
+        )
+    check_url(url)
+    if sentinel_password:
+        raise _fail(url, "a Sentinel password is for a sentinel:// URL only")
+    return cluster.connect_cluster(
+        url, password=password, max_connections=max_connections, socket_timeout_s=socket_timeout_s
+    )
 
 
 async def follow_primary(client: Client) -> None:

@@ -263,7 +263,7 @@ class RedisStore:
         TLS, ``sentinel://`` for the primary Redis Sentinel names: :mod:`connection`).
         ``password`` (from a file or the environment) overrides one in the URL. At most
         ``max_connections`` are opened; a call waits up to ``pool_timeout_s`` for one."""
-        client = connection.connect(
+        client = connection.open_client(
             url,
             password=password,
             sentinel_password=sentinel_password,
@@ -273,9 +273,16 @@ class RedisStore:
         return cls(client, **options)  # the client owns (and closes) the pool
 
     @property
-    def client(self) -> connection.Client:
-        """The Redis client (for health checks and the audit)."""
-        return self._client
+    def client(self) -> Redis:
+        """The Redis client (for health checks and the audit). On a Redis Cluster it is a
+        :class:`RedisCluster`, which answers the same commands, each on the shard of its key
+        (:attr:`cluster` names it as such)."""
+        return self._client  # type: ignore[return-value]
+
+    @property
+    def cluster(self) -> RedisCluster | None:
+        """The cluster client, on a Redis Cluster (``--redis-cluster``); else None."""
+        return self._cluster
 
     @property
     def on_cluster(self) -> bool:

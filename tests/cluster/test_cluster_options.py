@@ -76,7 +76,7 @@ def test_jackpotctl_takes_the_cluster_instead_of_one_redis(
 
 
 async def test_a_cluster_client_is_bounded_and_never_needs_a_sentinel() -> None:
-    client = connection.connect(
+    client = connection.open_client(
         "redis-cluster://127.0.0.1:7000,127.0.0.1:7001", max_connections=3, pool_timeout_s=1.0
     )
     try:
@@ -86,6 +86,6 @@ async def test_a_cluster_client_is_bounded_and_never_needs_a_sentinel() -> None:
     finally:
         await client.aclose()
     with pytest.raises(connection.RedisURLError, match="a Sentinel password is for a sentinel"):
-        connection.connect(
+        connection.open_client(
             "redis-cluster://h:1", sentinel_password="x", max_connections=1, pool_timeout_s=1
         )
