@@ -36,6 +36,8 @@ from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 from redis.crc import key_slot
 from redis.exceptions import AskError, MovedError, NoScriptError, ResponseError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from controller.store import keys
 from controller.store.durability import ReplicaWait
@@ -86,6 +88,24 @@ def parse_seeds(text: str) -> tuple[tuple[str, int], ...]:
     return tuple(seeds)
 
 
+class ClusterClient(RedisCluster):
+    """redis-py's cluster client, but a failover does not close connections other calls are
+    using. redis-py answers CLUSTERDOWN (a shard without a primary) and repeated MOVED by
+    ``aclose()``, which closes every connection of every node at once; a call writing on one
+    of them then fails inside redis-py (``'NoneType' object has no attribute 'writelines'``),
+    not as a connection error. Here ``aclose()`` only makes the client read the map of slots
+    again, closes idle connections and those in use as they come back (what redis-py does
+    after a connection error); :func:`close` closes everything."""
+
+    async def aclose(self) -> None:
+        """Read the map of slots before the next call; close idle connections now and busy
+        ones when their call is over."""
+        self._initialize = True
+        for node in list(self.nodes_manager.nodes_cache.values()):
+            node.update_active_connections_for_reconnect()
+            await node.disconnect_free_connections()
+
+
 def cluster_url(seeds: str) -> str:
     """The URL of ``--redis-cluster SEEDS`` (checked: :class:`ClusterSeedsError`)."""
     parse_seeds(seeds)
@@ -119,7 +139,7 @@ def connect_cluster(
     every write is idempotent, so a retry never applies anything twice.
     """
     nodes = [ClusterNode(host, port) for host, port in seeds_of(url)]
-    return RedisCluster(
+    return ClusterClient(
         startup_nodes=nodes,
         decode_responses=True,
         password=password,
@@ -220,7 +240,8 @@ async def _send(
     """Send ``commands`` in one write on one connection of ``node`` and read every reply
     (an error reply as its exception). A connection whose replies were not all read (an
     error on the wire, a timeout, a cancellation) is closed, never handed out again with a
-    late reply on it, and the client reads the map of slots again before its next call."""
+    late reply on it; after a connection error or a timeout the client reads the map of
+    slots again before its next call."""
     connection = node.acquire_connection()
     try:
         await connection.send_packed_command(connection.pack_commands(commands))
@@ -231,11 +252,12 @@ async def _send(
             except ResponseError as error:
                 replies.append(error)
         return replies
-    except BaseException:
+    except BaseException as error:
         await connection.disconnect()
-        node.update_active_connections_for_reconnect()
-        client.nodes_manager.move_node_to_end_of_cached_nodes(node.name)
-        client._initialize = True  # as redis-py does after a connection error
+        if isinstance(error, RedisConnectionError | RedisTimeoutError):  # as redis-py does
+            node.update_active_connections_for_reconnect()
+            client.nodes_manager.move_node_to_end_of_cached_nodes(node.name)
+            client._initialize = True
         raise
     finally:
         node.release(connection)
@@ -250,6 +272,15 @@ async def scan(node: ClusterNode, pattern: str, count: int = 1000) -> list[str]:
         found += batch
         if not cursor:
             return found
+
+
+async def close(client: RedisCluster) -> None:
+    """Close every connection of ``client`` (redis-py's ``aclose`` closes none while the
+    client is due to read the map of slots again; :class:`ClusterClient`'s never closes
+    busy ones)."""
+    await client.aclose()  # marks it closed, for redis-py's own check when it is collected
+    await client.nodes_manager.aclose()
+    await client.nodes_manager.aclose("startup_nodes")
 
 
 async def primaries(client: RedisCluster) -> list[ClusterNode]:

@@ -290,8 +290,11 @@ class RedisStore:
         return self._cluster is not None
 
     async def close(self) -> None:
-        """Close the connection pool."""
-        await self._client.aclose()
+        """Close the connection pool (every node's, on a cluster)."""
+        if self._cluster is not None:
+            await cluster.close(self._cluster)
+        else:
+            await self._client.aclose()
 
     async def persistence(self) -> Persistence:
         """Read the durability settings of the server (AOF, fsync policy, replication); on a

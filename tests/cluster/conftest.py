@@ -27,6 +27,7 @@ from redis.asyncio.cluster import RedisCluster as ClusterClient
 from redis.asyncio.connection import AbstractConnection
 from redis.crc import key_slot
 
+from controller.store import cluster
 from controller.testing import RedisCluster
 
 REQUIRED = os.environ.get("JACKPOT_REQUIRE_REDIS_CLUSTER") == "1"  # set by .ci/run
@@ -120,8 +121,8 @@ def no_cross_slot_command(cross_slot_guard: CrossSlotGuard) -> Iterator[None]:
 def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisCluster]:
     if shutil.which("redis-cli") is None and not REQUIRED:
         pytest.skip("redis-cli not on PATH (Debian: apt-get install redis-tools)")
-    with RedisCluster(tmp_path_factory.mktemp("cluster")) as cluster:
-        yield cluster
+    with RedisCluster(tmp_path_factory.mktemp("cluster")) as running:
+        yield running
 
 
 def cluster_client(cluster: RedisCluster) -> ClusterClient:
@@ -135,7 +136,7 @@ async def redis_url(redis_cluster: RedisCluster) -> AsyncIterator[str]:
     """The cluster, emptied (every primary flushed), as ``--redis-cluster`` names it."""
     client = cluster_client(redis_cluster)
     await client.flushall(target_nodes=ClusterClient.PRIMARIES)
-    await client.aclose()
+    await cluster.close(client)
     yield f"redis-cluster://{redis_cluster.seeds}"
 
 
@@ -143,4 +144,4 @@ async def redis_url(redis_cluster: RedisCluster) -> AsyncIterator[str]:
 async def redis_client(redis_url: str, redis_cluster: RedisCluster) -> AsyncIterator[Any]:
     client = cluster_client(redis_cluster)
     yield client
-    await client.aclose()
+    await cluster.close(client)
