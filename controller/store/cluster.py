@@ -93,17 +93,17 @@ class ClusterClient(RedisCluster):
     using. redis-py answers CLUSTERDOWN (a shard without a primary) and repeated MOVED by
     ``aclose()``, which closes every connection of every node at once; a call writing on one
     of them then fails inside redis-py (``'NoneType' object has no attribute 'writelines'``),
-    not as a connection error. Here ``aclose()`` only makes the client read the map of slots
-    again, closes idle connections and those in use as they come back (what redis-py does
-    after a connection error); :func:`close` closes everything."""
+    not as a connection error. Here ``aclose()`` makes the client read the map of slots again
+    and marks every connection to be opened anew: an idle one when it is next handed out, a
+    busy one when its call is over (as redis-py's own refresh of the map does); :func:`close`
+    closes everything."""
 
     async def aclose(self) -> None:
-        """Read the map of slots before the next call; close idle connections now and busy
-        ones when their call is over."""
+        """Read the map of slots before the next call; open every connection anew."""
         self._initialize = True
         for node in list(self.nodes_manager.nodes_cache.values()):
-            node.update_active_connections_for_reconnect()
-            await node.disconnect_free_connections()
+            for connection in list(node._connections):
+                connection.mark_for_reconnect()  # type: ignore[no-untyped-call]
 
 
 def cluster_url(seeds: str) -> str:
@@ -244,13 +244,19 @@ async def _send(
     slots again before its next call."""
     connection = node.acquire_connection()
     try:
-        await connection.send_packed_command(connection.pack_commands(commands))
-        replies: list[Any] = []
-        for _ in commands:
-            try:
-                replies.append(await connection.read_response())
-            except ResponseError as error:
-                replies.append(error)
+        await node.disconnect_if_needed(connection)  # one marked to be opened anew
+        try:
+            await connection.send_packed_command(connection.pack_commands(commands))
+            replies: list[Any] = []
+            for _ in commands:
+                try:
+                    replies.append(await connection.read_response())
+                except ResponseError as error:
+                    replies.append(error)
+        except AttributeError as error:  # closed under the call by redis-py (a refresh)
+            raise RedisConnectionError(
+                f"the connection was closed during the call: {error}"
+            ) from error
         return replies
     except BaseException as error:
         await connection.disconnect()

@@ -396,6 +396,12 @@ class RedisStore:
     async def _read(self, coroutine: Any) -> Any:
         try:
             return await coroutine
+        except AttributeError as error:
+            if self._cluster is None:
+                raise
+            # redis-py's cluster client can close a connection under a call when it
+            # refreshes its map of slots (a failover); the call then fails inside redis-py.
+            raise self._unreachable(error) from error
         except _UNREACHABLE_ERRORS as error:
             raise self._unreachable(error) from error
         except ResponseError as error:  # BUSY, LOADING, MISCONF, ...: as a script's would be
