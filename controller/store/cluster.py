@@ -25,6 +25,7 @@ link group hashes to the link group's one slot.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import re
 from collections.abc import Sequence
@@ -283,10 +284,15 @@ async def scan(node: ClusterNode, pattern: str, count: int = 1000) -> list[str]:
 async def close(client: RedisCluster) -> None:
     """Close every connection of ``client`` (redis-py's ``aclose`` closes none while the
     client is due to read the map of slots again; :class:`ClusterClient`'s never closes
-    busy ones)."""
+    busy ones). redis-py closes the connections of a node that left the map of slots in a
+    task of its own: those tasks are awaited first, so that none is left to a closed loop."""
     await client.aclose()  # marks it closed, for redis-py's own check when it is collected
-    await client.nodes_manager.aclose()
-    await client.nodes_manager.aclose("startup_nodes")
+    manager = client.nodes_manager
+    nodes = [*manager.nodes_cache.values(), *manager.startup_nodes.values()]
+    tasks = [*manager._background_tasks, *(t for n in nodes for t in n._background_tasks)]
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await manager.aclose()
+    await manager.aclose("startup_nodes")
 
 
 async def primaries(client: RedisCluster) -> list[ClusterNode]:

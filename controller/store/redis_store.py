@@ -723,6 +723,13 @@ class RedisStore:
         """Every link group this Redis names (sorted), whether or not its state is there."""
         return sorted(await self._group_ids())
 
+    async def every_link_group_id(self) -> list[str]:
+        """Every link group the index names or a shard holds (sorted): what a report reads,
+        so that a link group whose index entry was lost (the index is one key, on one shard
+        of a cluster) is still read."""
+        held = await self.link_groups_by_shard()
+        return sorted(set(await self.link_group_ids()).union(*held.values()))
+
     async def link_groups_by_shard(self) -> dict[str, list[str]]:
         """Per shard, the link groups whose state it holds (sorted), found on the shard
         itself (SCAN for their description records), not from the global index: on a

@@ -172,8 +172,9 @@ class RedisCluster(Started):
         return {str(name): str(value) for name, value in info.items()}  # parsed by redis-py
 
     def healthy(self) -> bool:
-        """True when every running node reports ``cluster_state:ok``, knows every node and
-        sees every slot assigned, and every primary has its replicas attached."""
+        """True when every running node reports ``cluster_state:ok``, knows every node,
+        sees every slot assigned and lists every running node in CLUSTER SLOTS, and every
+        primary has its replicas attached."""
         running = [node for node in self.nodes if node.process is not None]
         try:
             for node in running:
@@ -184,10 +185,19 @@ class RedisCluster(Started):
                     return False
                 if int(info.get("cluster_slots_ok", 0)) != SLOTS:
                     return False
-            return all(
-                self.attached_replicas(primary) >= self.replica_count
-                for primary in self.primaries()
-            )
+            primaries = self.primaries()
+            if not all(self.attached_replicas(p) >= self.replica_count for p in primaries):
+                return False
+            # Every running node in every node's map of slots (a replica that has just
+            # come back is left out of CLUSTER SLOTS for a while).
+            ports = {node.port for node in running}
+            for node in running:
+                with contextlib.closing(self.client(node)) as client:
+                    ranges = client.execute_command("CLUSTER SLOTS")  # type: ignore[no-untyped-call]
+                listed = {int(entry[1]) for section in ranges for entry in section[2:]}
+                if listed != ports:
+                    return False
+            return True
         except (redis.RedisError, OSError):
             return False
 

@@ -149,6 +149,40 @@ async def test_thirty_link_groups_spread_over_every_shard(
         assert f"audit: shard {shard}: {len(groups)} link groups {', '.join(groups)}" in out
 
 
+async def test_the_audit_and_the_reports_read_every_shard_not_only_the_index(
+    tables: pb_grpc.TableServiceAsyncStub,
+    floor: Floor,
+    controller: ControllerServer,
+    redis_url: str,
+    redis_client: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The index of link groups is one key on one shard, which can lose its data alone."""
+    await play(tables, "t1", range(1, 2), time.monotonic() + PATIENCE_S)
+    (shard,) = [
+        s for s, groups in (await controller.store.link_groups_by_shard()).items() if groups
+    ]
+    await redis_client.srem(keys.LINK_GROUPS, "floor")  # as if the index's shard lost it
+
+    report = await verify(controller.store)
+    assert report.differences == [
+        f"floor: its state is in Redis (shard {shard}) but the index of link groups does not "
+        "name it (being created, or the index lost it)"
+    ]
+    assert report.link_groups == 1 and report.heads["floor"][0] > 0  # audited all the same
+    seeds = redis_url.partition("://")[2]
+    argv = ["report", "meters", "--redis-cluster", seeds, "--format", "csv"]
+    assert await asyncio.to_thread(jackpotctl, argv) == 0
+    assert "floor,cs-main" in capsys.readouterr().out
+
+    await redis_client.sadd(keys.LINK_GROUPS, "floor")
+    await redis_client.delete(keys.LinkGroupKeys("floor").info)  # as if its shard lost it
+    report = await verify(controller.store)
+    assert report.differences == [
+        "floor: named by the index of link groups, but no shard holds its state"
+    ]
+
+
 async def test_a_primary_killed_during_play_loses_nothing_acknowledged(
     redis_url: str, redis_cluster: RedisCluster, pki: TestPKI
 ) -> None:
@@ -208,6 +242,8 @@ async def test_a_primary_killed_during_play_loses_nothing_acknowledged(
                     pb.GetLinkGroupRequest(link_group_id=floor.link_group_id)
                 )
                 assert not group.stopped, group
+                open_rounds = keys.LinkGroupKeys(floor.link_group_id).open_rounds
+                assert await server.store.client.smembers(open_rounds) == set()  # all settled
         report = await verify(server.store)
         assert report.ok, report.differences
         assert (report.link_groups, len(report.shards)) == (GROUPS, 3)
