@@ -28,10 +28,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.connection import Connection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
@@ -98,6 +100,17 @@ class ClusterClient(RedisCluster):
     and marks every connection to be opened anew: an idle one when it is next handed out, a
     busy one when its call is over (as redis-py's own refresh of the map does); :func:`close`
     closes everything."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.opened: weakref.WeakSet[Connection] = weakref.WeakSet()
+        """Every connection this client has opened and not yet dropped: :func:`close` closes
+        them all, also those of a node that has left the map of slots meanwhile."""
+
+    async def on_connect(self, connection: Connection) -> None:
+        """Remember every connection opened (redis-py calls this on each)."""
+        self.opened.add(connection)
+        await super().on_connect(connection)
 
     async def aclose(self) -> None:
         """Read the map of slots before the next call; open every connection anew."""
@@ -293,6 +306,11 @@ async def close(client: RedisCluster) -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
     await manager.aclose()
     await manager.aclose("startup_nodes")
+    if isinstance(client, ClusterClient):
+        await asyncio.gather(
+            *(connection.disconnect() for connection in list(client.opened)),
+            return_exceptions=True,
+        )
 
 
 async def primaries(client: RedisCluster) -> list[ClusterNode]:

@@ -125,10 +125,10 @@ def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisClu
         yield running
 
 
-def cluster_client(cluster: RedisCluster) -> ClusterClient:
-    """A test's own client of the cluster (text replies)."""
-    nodes = [ClusterNode("127.0.0.1", node.port) for node in cluster.nodes if node.process]
-    return ClusterClient(startup_nodes=nodes, decode_responses=True)
+def cluster_client(running: RedisCluster) -> ClusterClient:
+    """A test's own client of the cluster (text replies), closed by ``cluster.close``."""
+    nodes = [ClusterNode("127.0.0.1", node.port) for node in running.nodes if node.process]
+    return cluster.ClusterClient(startup_nodes=nodes, decode_responses=True)
 
 
 @pytest.fixture
