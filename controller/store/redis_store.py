@@ -743,7 +743,11 @@ class RedisStore:
                 found = await self._read(cluster.scan(node, pattern))
                 shards[node.name] = sorted(key[len(head) : -len(tail)] for key in found)
         else:
-            found = [key async for key in client.scan_iter(match=pattern, count=1000)]
+
+            async def matching() -> list[str]:
+                return [key async for key in client.scan_iter(match=pattern, count=1000)]
+
+            found = await self._read(matching())
             shards[""] = sorted(key[len(head) : -len(tail)] for key in found)
         return shards
 
