@@ -28,7 +28,7 @@ check: bootstrap
 proto: bootstrap
 	$(BIN)/python scripts/gen_proto.py
 
-## make bench: the benchmarks in bench/ (loopback only, bounded in count and time)
+## make bench: the benchmarks in bench/ (loopback only, bounded in count and time; bench.scale: Redis Cluster of 1, 2, 3 shards)
 bench: bootstrap
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m bench.odds
@@ -36,6 +36,7 @@ bench: bootstrap
 	$(BIN)/python -m bench.hot_path
 	$(BIN)/python -m bench.journal_memory
 	$(BIN)/python -m bench.journal_hash
+	$(BIN)/python -m bench.scale
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -52,6 +52,9 @@ class AuditReport:
     differences: list[str] = field(default_factory=list)
     heads: dict[str, tuple[int, str]] = field(default_factory=dict)
     """Per link group, the last entry checked: its sequence number and chain hash."""
+    shards: dict[str, list[str]] = field(default_factory=dict)
+    """Per shard of a Redis Cluster (a primary's ``host:port``), the link groups it holds;
+    one server is the one shard ``""``."""
 
     @property
     def ok(self) -> bool:
@@ -181,11 +184,29 @@ def _compare_meters(
 
 async def verify(store: RedisStore, checkpoint_key: Ed25519PublicKey | None = None) -> AuditReport:
     """Audit every link group of the store; ``checkpoint_key`` checks the signatures of
-    trimmed journals' checkpoints (a signed checkpoint without it is a difference)."""
-    report = AuditReport()
-    for group in await store.list_link_groups():
+    trimmed journals' checkpoints (a signed checkpoint without it is a difference).
+
+    The link groups are those the index names and those each shard holds (on a Redis
+    Cluster every primary is asked; a shard can lose its data alone): a group the index
+    names that no shard holds, or one a shard holds that the index does not name (being
+    created, or the index's shard lost it), is a difference."""
+    report = AuditReport(shards=await store.link_groups_by_shard())
+    indexed = set(await store.link_group_ids())
+    held = {group: shard for shard, groups in report.shards.items() for group in groups}
+    for group in sorted(indexed | set(held)):
+        if group not in held:
+            report.differences.append(
+                f"{group}: named by the index of link groups, but no shard holds its state"
+            )
+            continue
+        if group not in indexed:
+            where = f" (shard {held[group]})" if held[group] else ""
+            report.differences.append(
+                f"{group}: its state is in Redis{where} but the index of link groups does not "
+                "name it (being created, or the index lost it)"
+            )
         report.link_groups += 1
-        await _audit_group(store, group.link_group_id, report, checkpoint_key)
+        await _audit_group(store, group, report, checkpoint_key)
     return report
 
 

@@ -23,11 +23,12 @@ from controller.api.peers import DenyListError, read_deny_list
 from controller.rules_file import load_submission
 from controller.server import MAX_CONCURRENT_RPCS, ServerConfig
 from controller.serving import run_server
-from controller.store import connection
+from controller.store import cluster, connection
 from controller.tls import TLSFiles, is_loopback
 from jackpot.errors import JackpotError
 
 log = logging.getLogger("controller")
+DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 
 
 class UsageError(Exception):
@@ -50,11 +51,17 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     )
     serve.add_argument(
         "--redis",
-        default="redis://127.0.0.1:6379/0",
+        default=DEFAULT_REDIS,
         metavar="URL",
         help="Redis URL, the state of record: redis://HOST:PORT/DB, rediss:// for TLS, or "
         "sentinel://HOST:PORT[,HOST:PORT...]/SERVICE[?db=N] for the primary that Redis Sentinel "
         "names (and follows through failovers); no password in it",
+    )
+    serve.add_argument(
+        "--redis-cluster",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        help="instead of --redis: some nodes of a Redis Cluster (the client learns the rest); "
+        "each link group is served by the shard of its hash tag",
     )
     serve.add_argument(
         "--redis-password-file",
@@ -242,11 +249,19 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
         raise UsageError(
             f"--max-streams must leave room for calls: at most {MAX_CONCURRENT_RPCS // 2}"
         )
+    redis_url = args.redis
+    if args.redis_cluster is not None:
+        if args.redis != DEFAULT_REDIS:
+            raise UsageError("give --redis or --redis-cluster, not both")
+        try:
+            redis_url = cluster.cluster_url(args.redis_cluster)
+        except cluster.ClusterSeedsError as error:
+            raise UsageError(f"--redis-cluster: {error}") from None
     try:
-        connection.check_url(args.redis)
+        connection.check_url(redis_url)
     except connection.RedisURLError as error:
         raise UsageError(f"--redis: {error}") from None
-    sentinel = args.redis.lower().startswith("sentinel://")
+    sentinel = redis_url.lower().startswith("sentinel://")
     if args.sentinel_password_file is not None and not sentinel:
         raise UsageError("--sentinel-password-file is for a sentinel:// --redis URL")
     if "@" in args.redis.partition("://")[2].partition("/")[0]:
@@ -261,7 +276,7 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
         rules=tuple(load_submission(path) for path in args.rules),
         first_install=args.first_install,
         listen=args.listen,
-        redis_url=args.redis,
+        redis_url=redis_url,
         redis_password=settings.redis_password(args.redis_password_file, environ),
         sentinel_password=(
             settings.sentinel_password(args.sentinel_password_file, environ) if sentinel else None

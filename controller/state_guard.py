@@ -19,6 +19,12 @@ controller's own memory, checked at start and every refresh (2 s):
   created (or, last, when it is restored), so one without it is never given one here: it is
   being restored, or incomplete, and is not served.
 
+On a Redis Cluster every link group is one slot on one shard, and each shard can lose its
+data on its own: the checks above are per link group (its epoch and journal, on its shard),
+so a lost shard stops only its link groups; the installation record is one key on one shard,
+and its loss stops every link group, as on one server. A link group whose keys would not all
+hash to its one slot (:func:`controller.store.cluster.check_link_group_slots`) is not served.
+
 A link group that is not served answers every table call UNAVAILABLE with the reason, its
 health service (``jackpot.v1.LinkGroup/<id>``) is NOT_SERVING and
 ``jackpot_link_group_serving{link_group}`` is 0 (the critical alert
@@ -34,6 +40,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from controller.store import cluster
 from controller.store.redis_store import RedisStore
 from jackpot.epochs import JournalPosition, verdict
 from jackpot.errors import LinkGroupStopped, NotFound
@@ -124,6 +131,12 @@ class StateGuard:
             await self._check_group(group, in_index=group in group_ids)
 
     async def _check_group(self, group: str, *, in_index: bool) -> None:
+        if self.store.on_cluster:  # every key its scripts are given in one slot (one shard)
+            try:
+                cluster.check_link_group_slots(group)
+            except cluster.CrossSlot as error:
+                self._problem(group, f"its keys are not in one slot of the cluster: {error}")
+                return
         epoch, seq, durable = await self.store.durable_epoch(group)
         if epoch is None:
             await self._state_without_epoch(group, in_index=in_index)

@@ -27,6 +27,7 @@ fi
 
 missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
+command -v redis-cli >/dev/null || missing+=(redis-tools)  # makes the tests' Redis Cluster
 command -v tmux >/dev/null || missing+=(tmux)  # the dealer console's test types into a terminal
 # Alertmanager and amtool: the alerting tests check deploy/alertmanager and route real alerts.
 command -v prometheus-alertmanager >/dev/null || missing+=(prometheus-alertmanager)

@@ -56,6 +56,7 @@ from controller.ctl.remote import table_line as _table_line
 from controller.domain.games import get_game
 from controller.domain.identity import CERTIFICATE_ROLES
 from controller.rules_file import describe, load_submission
+from controller.store import cluster
 from controller.store.connection import check_url
 from controller.store.redis_store import RedisStore
 from jackpot import tls
@@ -362,12 +363,20 @@ MAX_RETENTION_HOURS = 24 * 366 * 10
 
 
 def _redis_arguments(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
-    parser.add_argument(
+    where = parser.add_mutually_exclusive_group(required=required)
+    where.add_argument(
         "--redis",
-        required=required,
         metavar="URL",
         help="redis://HOST:PORT/DB, rediss://, unix://, or "
         "sentinel://HOST:PORT[,HOST:PORT...]/SERVICE[?db=N] (the primary Redis Sentinel names)",
+    )
+    where.add_argument(
+        "--redis-cluster",
+        dest="redis",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        type=_cluster_url,
+        help="instead of --redis: some nodes of a Redis Cluster (every link group is read "
+        "from the shard that holds it)",
     )
     parser.add_argument(
         "--redis-password-file",
@@ -382,6 +391,15 @@ def _redis_arguments(parser: argparse.ArgumentParser, *, required: bool = True) 
         help="file holding the Sentinels' own password, for a sentinel:// URL (or "
         f"${settings.SENTINEL_PASSWORD_ENV})",
     )
+
+
+def _cluster_url(seeds: str) -> str:
+    """``--redis-cluster``'s value as the URL the store takes; argparse shows the reason of a
+    bad one."""
+    try:
+        return cluster.cluster_url(seeds)
+    except cluster.ClusterSeedsError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _store(args: argparse.Namespace) -> RedisStore:
@@ -482,7 +500,10 @@ def _restore(args: argparse.Namespace) -> int:
 
 def _audit_verify(args: argparse.Namespace) -> int:
     if (args.redis is None) == (args.file is None):
-        raise ValueError("audit verify checks Redis (--redis URL) or an export (--file DIR)")
+        raise ValueError(
+            "audit verify checks Redis (--redis URL or --redis-cluster NODES) or an export "
+            "(--file DIR)"
+        )
     if args.link_group and args.file is None:
         raise ValueError("--link-group is for --file (the audit of Redis checks every group)")
     key = (
@@ -511,6 +532,9 @@ def _audit_verify(args: argparse.Namespace) -> int:
         )
         for group, (seq, head) in sorted(report.heads.items()):
             print(f"audit: {group}: hash chain verified to #{seq} (sha256 {head})")
+        for shard, groups in sorted(report.shards.items()):
+            if shard:  # a Redis Cluster: where each link group is
+                print(f"audit: shard {shard}: {len(groups)} link groups {', '.join(groups)}")
         return 0
     print(f"audit: FAILED with {len(report.differences)} differences", file=sys.stderr)
     return 1

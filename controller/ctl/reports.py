@@ -71,7 +71,7 @@ def _report(
                 await store.get_link_group(args.link_group)  # NotFound names it
                 groups = [args.link_group]
             else:
-                groups = await store.link_group_ids()
+                groups = await store.every_link_group_id()  # on every shard of a cluster
             rows: list[Row] = []
             for group in sorted(groups):
                 window = await store.journal_window(group, from_ms, to_ms, MAX_WINDOW_ENTRIES)

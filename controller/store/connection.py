@@ -1,5 +1,7 @@
-"""A Redis client from a URL: one server (``redis://``, ``rediss://``, ``unix://``) or the
-primary that Redis Sentinel names (``sentinel://``).
+"""A Redis client from a URL: one server (``redis://``, ``rediss://``, ``unix://``), the
+primary that Redis Sentinel names (``sentinel://``), or a Redis Cluster
+(``redis-cluster://HOST:PORT[,HOST:PORT...]``, given as ``--redis-cluster``:
+:mod:`controller.store.cluster`).
 
     sentinel://[[USER]:PASSWORD@]HOST[:PORT][,HOST[:PORT]...]/SERVICE[?db=N]
 
@@ -33,6 +35,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import AbstractConnection, parse_url
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import (
@@ -46,6 +49,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from controller.store import cluster
 from jackpot.errors import StoreUnavailable
 
 log = logging.getLogger("controller.store")
@@ -57,11 +61,14 @@ SOCKET_TIMEOUT_S = 5.0
 SENTINEL_TIMEOUT_S = 1.0
 """A Sentinel's socket timeout, in seconds: a Sentinel answers at once, and one that does
 not should not hold up asking the next."""
-SCHEMES = ("redis", "rediss", "unix", SENTINEL_SCHEME)
+SCHEMES = ("redis", "rediss", "unix", SENTINEL_SCHEME, cluster.CLUSTER_SCHEME)
 SENTINEL_FORM = "sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/SERVICE[?db=N]"
 _REPLICA_REFUSAL = "cannot be used with replica instances"  # WAIT's and WAITAOF's reply
 _SERVICE = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _HOST = re.compile(r"[A-Za-z0-9._-]{1,253}")
+
+Client = Redis | RedisCluster
+"""A client of one server (or of the primary Sentinel names), or of a Redis Cluster."""
 
 
 class RedisURLError(ValueError):
@@ -174,10 +181,16 @@ def check_url(url: str) -> None:
         raise _fail(
             url,
             "the scheme must be redis://, rediss:// (TLS), unix:// or sentinel:// "
-            f"({SENTINEL_FORM})",
+            f"({SENTINEL_FORM}); a Redis Cluster is --redis-cluster {cluster.CLUSTER_FORM}",
         )
     if scheme == SENTINEL_SCHEME:
         parse_sentinel_url(url)
+        return
+    if scheme == cluster.CLUSTER_SCHEME:
+        try:
+            cluster.seeds_of(url)
+        except cluster.ClusterSeedsError as error:
+            raise _fail(url, f"the nodes: {error}") from None
         return
     try:
         options = parse_url(url)
@@ -287,13 +300,16 @@ def connect(
     pool_timeout_s: float,
     socket_timeout_s: float = SOCKET_TIMEOUT_S,
 ) -> Redis:
-    """A client (responses decoded as text) for ``url``, see the module's docstring.
+    """A client (responses decoded as text) for ``url``, see the module's docstring; a
+    Redis Cluster's is :func:`open_client`'s.
 
     ``password`` (from a file or the environment) overrides one in the URL;
     ``sentinel_password`` is the Sentinels' own, for a ``sentinel://`` URL only.
     The client owns its pool: closing the client closes every connection.
     """
     check_url(url)
+    if cluster.is_cluster_url(url):
+        raise _fail(url, "a Redis Cluster's client is opened by open_client")
     if not url.lower().startswith(SENTINEL_SCHEME + "://"):
         if sentinel_password:
             raise _fail(url, "a Sentinel password is for a sentinel:// URL only")
@@ -333,10 +349,42 @@ def connect(
     return client
 
 
-async def follow_primary(client: Redis) -> None:
+def open_client(
+    url: str,
+    *,
+    password: str | None = None,
+    sentinel_password: str | None = None,
+    max_connections: int,
+    pool_timeout_s: float,
+    socket_timeout_s: float = SOCKET_TIMEOUT_S,
+) -> Client:
+    """A client for any URL :func:`check_url` accepts: :func:`connect`'s, or for a
+    ``redis-cluster://`` URL a cluster client (:func:`controller.store.cluster.connect_cluster`;
+    ``max_connections`` per node)."""
+    if not cluster.is_cluster_url(url):
+        return connect(
+            url,
+            password=password,
+            sentinel_password=sentinel_password,
+            max_connections=max_connections,
+            pool_timeout_s=pool_timeout_s,
+            socket_timeout_s=socket_timeout_s,
+        )
+    check_url(url)
+    if sentinel_password:
+        raise _fail(url, "a Sentinel password is for a sentinel:// URL only")
+    return cluster.connect_cluster(
+        url, password=password, max_connections=max_connections, socket_timeout_s=socket_timeout_s
+    )
+
+
+async def follow_primary(client: Client) -> None:
     """For a client of a ``sentinel://`` URL: ask the Sentinels for the primary now; if it
     changed, idle connections to the old one are closed at once and busy ones when they come
-    back. Nothing for any other client. :class:`StoreUnavailable` if no Sentinel names one."""
+    back. Nothing for any other client (a cluster client follows MOVED answers itself).
+    :class:`StoreUnavailable` if no Sentinel names one."""
+    if isinstance(client, RedisCluster):
+        return
     pool = client.connection_pool
     if not isinstance(pool, SentinelConnectionPool):
         return

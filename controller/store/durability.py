@@ -56,12 +56,15 @@ class ReplicaWait:
         else:
             self.local = None
 
+    def args(self) -> tuple[Any, ...]:
+        """The wait as a command: ``WAIT N ms`` or ``WAITAOF local N ms``."""
+        if self.local is None:
+            return ("WAIT", self.replicas, self.timeout_ms)
+        return ("WAITAOF", self.local, self.replicas, self.timeout_ms)
+
     def queue(self, pipe: Pipeline) -> None:
         """Add the wait to ``pipe``, after the write."""
-        if self.local is None:
-            pipe.wait(self.replicas, self.timeout_ms)
-        else:
-            pipe.execute_command("WAITAOF", self.local, self.replicas, self.timeout_ms)
+        pipe.execute_command(*self.args())
 
     def failed(self, error: Exception) -> None:
         """The wait itself was refused: a server without WAITAOF (after a failover to an

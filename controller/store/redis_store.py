@@ -22,13 +22,20 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import (
+    AskError,
     AuthenticationError,
     BusyLoadingError,
+    ClusterDownError,
+    ClusterError,
+    MovedError,
     OutOfMemoryError,
     ReadOnlyError,
     ResponseError,
+    SlotNotCoveredError,
+    TryAgainError,
 )
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -46,7 +53,7 @@ from controller.domain.records import (
     MeterState,
 )
 from controller.domain.rounds import Payout, Wager
-from controller.store import codec, connection, keys
+from controller.store import cluster, codec, connection, keys
 from controller.store.controls import Controls
 from controller.store.durability import ReplicaWait
 from controller.store.locked_rounds import LockedRound, LockedRounds
@@ -98,12 +105,20 @@ UNREACHABLE = "Redis is unreachable; retry the same request (it is idempotent)"
 # Redis appends where in the script an error was raised; the caller needs only the message.
 _SCRIPT_LOCATION = re.compile(r"\s*script: \w+, on @user_script:\d+\.?$")
 
+_UNREACHABLE_ERRORS = (RedisConnectionError, RedisTimeoutError, ClusterError, SlotNotCoveredError)
+"""Redis did not serve the call: unreachable, or a cluster without a primary for the slot
+(during a failover) or whose redirections did not end."""
+
 # Replies that mean "not now" rather than "no": a retry of the same request can succeed.
 # redis-py raises these classes with the reply's code taken off the message.
 _TRANSIENT_ERRORS: dict[type[Exception], str] = {
     ReadOnlyError: "READONLY",
     OutOfMemoryError: "OOM",
     BusyLoadingError: "LOADING",
+    ClusterDownError: "CLUSTERDOWN",  # a shard without a primary, during a failover
+    TryAgainError: "TRYAGAIN",
+    MovedError: "MOVED",
+    AskError: "ASK",
 }
 _TRANSIENT_CODES = frozenset(
     {
@@ -225,7 +240,7 @@ class RedisStore:
 
     def __init__(
         self,
-        client: Redis,
+        client: connection.Client,
         *,
         round_retention_seconds: int = DEFAULT_ROUND_RETENTION_SECONDS,
         max_round_step: int = DEFAULT_MAX_ROUND_STEP,
@@ -233,8 +248,9 @@ class RedisStore:
         wait_timeout_ms: int = 1000,
     ) -> None:
         self._client = client
-        self._scripts = Scripts.register(client)
-        self._script_calls = ScriptCalls(client)
+        self._cluster: RedisCluster | None = client if isinstance(client, RedisCluster) else None
+        self._scripts = Scripts.register(client)  # type: ignore[arg-type]
+        self._script_calls = ScriptCalls(client)  # type: ignore[arg-type]  # unused on a cluster
         self._round_retention_seconds = round_retention_seconds
         self.max_round_step = max_round_step
         self._wait_replicas = wait_replicas
@@ -262,7 +278,7 @@ class RedisStore:
         TLS, ``sentinel://`` for the primary Redis Sentinel names: :mod:`connection`).
         ``password`` (from a file or the environment) overrides one in the URL. At most
         ``max_connections`` are opened; a call waits up to ``pool_timeout_s`` for one."""
-        client = connection.connect(
+        client = connection.open_client(
             url,
             password=password,
             sentinel_password=sentinel_password,
@@ -273,36 +289,57 @@ class RedisStore:
 
     @property
     def client(self) -> Redis:
-        """The Redis client (for health checks and the audit)."""
-        return self._client
+        """The Redis client (for health checks and the audit). On a Redis Cluster it is a
+        :class:`RedisCluster`, which answers the same commands, each on the shard of its key
+        (:attr:`cluster` names it as such)."""
+        return self._client  # type: ignore[return-value]
+
+    @property
+    def cluster(self) -> RedisCluster | None:
+        """The cluster client, on a Redis Cluster (``--redis-cluster``); else None."""
+        return self._cluster
+
+    @property
+    def on_cluster(self) -> bool:
+        """True when the store is on a Redis Cluster (``--redis-cluster``)."""
+        return self._cluster is not None
 
     async def close(self) -> None:
-        """Close the connection pool."""
-        await self._script_calls.close()
-        await self._client.aclose()
+        """Close the connection pool (every node's, on a cluster)."""
+        if self._cluster is not None:
+            await cluster.close(self._cluster)
+        else:
+            await self._script_calls.close()
+            await self._client.aclose()
 
     async def persistence(self) -> Persistence:
-        """Read the durability settings of the server (AOF, fsync policy, replication);
+        """Read the durability settings of the server (AOF, fsync policy, replication); on a
+        cluster, of every primary, answering the weakest (the oldest version, AOF on only
+        if on everywhere, one fsync policy or ``mixed``, the fewest replicas).
         :class:`StoreUnavailable` when Redis does not answer them (unreachable, BUSY, ...)."""
         try:
-            info = await self._client.info("server")
-            replication = await self._client.info("replication")
-            try:
-                config = await self._client.config_get("append*")
-            except ResponseError:  # managed services often disable CONFIG
-                config = {"appendonly": "unknown", "appendfsync": "unknown"}
-        except (RedisConnectionError, RedisTimeoutError) as error:
+            if self._cluster is None:
+                readings = [await _server_persistence(self._client, {})]
+            else:
+                readings = [
+                    await _server_persistence(self._cluster, {"target_nodes": node})
+                    for node in await cluster.primaries(self._cluster)
+                ]
+        except _UNREACHABLE_ERRORS as error:
             raise self._unreachable(error) from error
         except ResponseError as error:  # BUSY, LOADING: unavailable, as for any other read
             raise _script_error(error) from None
-        aof_enabled = {"yes": True, "no": False}.get(str(config.get("appendonly")))
-        self._replica_wait.choose(str(info.get("redis_version", "")), aof_enabled)
+        aof = {reading.aof_enabled for reading in readings}
+        weakest = min(readings, key=lambda reading: _version_key(reading.redis_version))
+        aof_enabled = False if False in aof else (None if None in aof else True)
+        fsyncs = sorted({reading.appendfsync for reading in readings})
+        self._replica_wait.choose(weakest.redis_version, aof_enabled)
         return Persistence(
-            redis_version=str(info.get("redis_version", "?")),
+            redis_version=weakest.redis_version,
             aof_enabled=aof_enabled,
-            appendfsync=str(config.get("appendfsync", "?")),
-            role=str(replication.get("role", "?")),
-            connected_replicas=int(replication.get("connected_slaves", 0)),
+            appendfsync=fsyncs[0] if len(fsyncs) == 1 else "mixed (" + ", ".join(fsyncs) + ")",
+            role=min(reading.role for reading in readings),  # "master" < "slave"
+            connected_replicas=min(reading.connected_replicas for reading in readings),
         )
 
     # ---------------------------------------------------------------- running scripts
@@ -321,13 +358,21 @@ class RedisStore:
         one pipeline. A write the replicas did not confirm raises :class:`NotConfirmed`
         carrying the script's reply: it is applied on the primary, and a retry replays it.
         """
+        wait = bool(self._wait_replicas and confirm)
+        client = self._client
         try:
-            if not (self._wait_replicas and confirm):
+            if isinstance(client, RedisCluster):  # on the shard of the keys' slot, then wait
+                replica_wait = self._replica_wait if wait else None
+                reply, acked = await cluster.run_script(client, script, keys_, args, replica_wait)
+                if not wait:
+                    return reply
+            elif not wait:
                 return await self._script_calls.evalsha(script, keys_, args)
-            async with self._client.pipeline(transaction=False) as pipe:
-                await script(keys=list(keys_), args=list(args), client=pipe)
-                self._replica_wait.queue(pipe)  # WAIT, or WAITAOF on Redis 7.2+
-                reply, acked = await pipe.execute(raise_on_error=False)
+            else:
+                async with client.pipeline(transaction=False) as pipe:
+                    await script(keys=list(keys_), args=list(args), client=pipe)
+                    self._replica_wait.queue(pipe)  # WAIT, or WAITAOF on Redis 7.2+
+                    reply, acked = await pipe.execute(raise_on_error=False)
             if isinstance(reply, Exception):
                 raise reply
             if isinstance(acked, Exception):
@@ -346,7 +391,7 @@ class RedisStore:
                 )
         except ResponseError as error:
             raise _script_error(error) from None
-        except (RedisConnectionError, RedisTimeoutError) as error:
+        except _UNREACHABLE_ERRORS as error:
             raise self._unreachable(error) from error
         return reply
 
@@ -367,7 +412,13 @@ class RedisStore:
     async def _read(self, coroutine: Any) -> Any:
         try:
             return await coroutine
-        except (RedisConnectionError, RedisTimeoutError) as error:
+        except AttributeError as error:
+            if self._cluster is None:
+                raise
+            # redis-py's cluster client can close a connection under a call when it
+            # refreshes its map of slots (a failover); the call then fails inside redis-py.
+            raise self._unreachable(error) from error
+        except _UNREACHABLE_ERRORS as error:
             raise self._unreachable(error) from error
         except ResponseError as error:  # BUSY, LOADING, MISCONF, ...: as a script's would be
             raise _script_error(error) from None
@@ -412,8 +463,10 @@ class RedisStore:
         group = keys.LinkGroupKeys(link_group_id)
         async with self._client.pipeline(transaction=True) as pipe:
             pipe.hmget(group.info, "v", "description")
-            pipe.smembers(group.meters)
-            pipe.smembers(group.tables)
+            # SMEMBERS without redis-py's ``keys`` option, which its cluster transactions
+            # hand to SMEMBERS's reply parser, which takes none (redis-py 8.1).
+            pipe.execute_command("SMEMBERS", group.meters)
+            pipe.execute_command("SMEMBERS", group.tables)
             pipe.hmget(group.epoch, "id", "stopped")
             pipe.get(group.seq)
             pipe.hgetall(group.maintenance)
@@ -687,6 +740,34 @@ class RedisStore:
         """Every link group this Redis names (sorted), whether or not its state is there."""
         return sorted(await self._group_ids())
 
+    async def every_link_group_id(self) -> list[str]:
+        """Every link group the index names or a shard holds (sorted): what a report reads,
+        so that a link group whose index entry was lost (the index is one key, on one shard
+        of a cluster) is still read."""
+        held = await self.link_groups_by_shard()
+        return sorted(set(await self.link_group_ids()).union(*held.values()))
+
+    async def link_groups_by_shard(self) -> dict[str, list[str]]:
+        """Per shard, the link groups whose state it holds (sorted), found on the shard
+        itself (SCAN for their description records), not from the global index: on a
+        cluster each primary ``host:port``; on one server, ``""``."""
+        pattern = keys.LinkGroupKeys("*").info
+        head, _, tail = pattern.partition("*")
+        shards: dict[str, list[str]] = {}
+        client = self._client
+        if isinstance(client, RedisCluster):
+            for node in await self._read(cluster.primaries(client)):
+                found = await self._read(cluster.scan(node, pattern))
+                shards[node.name] = sorted(key[len(head) : -len(tail)] for key in found)
+        else:
+
+            async def matching() -> list[str]:
+                return [key async for key in client.scan_iter(match=pattern, count=1000)]
+
+            found = await self._read(matching())
+            shards[""] = sorted(key[len(head) : -len(tail)] for key in found)
+        return shards
+
     async def durable_epoch(self, link_group_id: str) -> tuple[Epoch | None, int, bool]:
         """:meth:`epoch`, read atomically and followed on the same connection by the wait of
         ``--wait-replicas`` (at most :data:`DURABLE_WAIT_MS`); the flag is True when that
@@ -697,11 +778,25 @@ class RedisStore:
         wait = dataclasses.replace(
             self._replica_wait, timeout_ms=min(self._wait_timeout_ms, DURABLE_WAIT_MS)
         )
-        async with self._client.pipeline(transaction=False) as pipe:
-            await self._scripts.read_position(keys=[group.epoch, group.seq], client=pipe)
-            if self._wait_replicas:
-                wait.queue(pipe)
-            replies = await self._read(pipe.execute(raise_on_error=False))
+        client = self._client
+        if isinstance(client, RedisCluster):
+            replies = list(
+                await self._read(
+                    cluster.run_script(
+                        client,
+                        self._scripts.read_position,
+                        [group.epoch, group.seq],
+                        [],
+                        wait if self._wait_replicas else None,
+                    )
+                )
+            )
+        else:
+            async with client.pipeline(transaction=False) as pipe:
+                await self._scripts.read_position(keys=[group.epoch, group.seq], client=pipe)
+                if self._wait_replicas:
+                    wait.queue(pipe)
+                replies = await self._read(pipe.execute(raise_on_error=False))
         if isinstance(replies[0], Exception):
             raise _script_error(replies[0]) if isinstance(replies[0], ResponseError) else replies[0]
         (epoch_id, lineage, stopped), seq = replies[0]
@@ -1509,6 +1604,29 @@ class RedisStore:
             if fields.get("type") == "wagers_accepted" and table_id and table_id not in found:
                 found[table_id] = (int(fields["round"]), int(entry_id.partition("-")[0]))
         return found
+
+
+async def _server_persistence(client: connection.Client, target: dict[str, Any]) -> Persistence:
+    """The durability settings of one server (``target``: the node, on a cluster)."""
+    info = await client.info("server", **target)
+    replication = await client.info("replication", **target)
+    try:
+        config = await client.config_get("append*", **target)
+    except ResponseError:  # managed services often disable CONFIG
+        config = {"appendonly": "unknown", "appendfsync": "unknown"}
+    return Persistence(
+        redis_version=str(info.get("redis_version", "?")),
+        aof_enabled={"yes": True, "no": False}.get(str(config.get("appendonly"))),
+        appendfsync=str(config.get("appendfsync", "?")),
+        role=str(replication.get("role", "?")),
+        connected_replicas=int(replication.get("connected_slaves", 0)),
+    )
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    """``"7.0.15"`` -> (7, 0, 15), for ordering; an unreadable one orders first."""
+    parts = version.split(".")
+    return tuple(int(part) for part in parts) if all(p.isdigit() for p in parts) else ()
 
 
 def _wager_item(table: TableConfig, wager: Wager) -> dict[str, Any]:
