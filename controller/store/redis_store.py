@@ -1591,19 +1591,23 @@ class RedisStore:
             entries.append(entry)
         return entries
 
-    async def last_rounds(self, link_group_id: str, entries: int) -> dict[str, tuple[int, int]]:
-        """Each table's latest round locked out with wagers (its ``wagers_accepted`` entry)
-        among the last ``entries`` journal entries of the link group: ``{table_id: (round_id,
-        locked_out_at_ms)}`` (Redis's clock: the entry's stream id). One bounded read: a table
-        whose last such round is older than the window is absent (the floor view says so)."""
-        stream = keys.LinkGroupKeys(link_group_id).journal
-        rows = await self._read(self._client.xrevrange(stream, count=entries))
-        found: dict[str, tuple[int, int]] = {}
-        for entry_id, fields in rows:
-            table_id = fields.get("table")
-            if fields.get("type") == "wagers_accepted" and table_id and table_id not in found:
-                found[table_id] = (int(fields["round"]), int(entry_id.partition("-")[0]))
-        return found
+    async def last_rounds(
+        self, link_group_id: str, table_ids: Sequence[str]
+    ) -> dict[str, tuple[int, int]]:
+        """Each of ``table_ids``' latest round locked out: ``{table_id: (round_id,
+        locked_out_at_ms)}`` (Redis's clock, written by the lockout script beside the round
+        id); a table that has locked out no round since it was registered is absent. One
+        pipelined read of the tables' own records (one slot: the link group's)."""
+        group = keys.LinkGroupKeys(link_group_id)
+        async with self._client.pipeline(transaction=False) as pipe:
+            for table_id in table_ids:
+                pipe.hmget(group.table(table_id), "last_round", "last_round_ms")
+            rows = await self._read(pipe.execute())
+        return {
+            table_id: (int(round_id), int(at_ms))
+            for table_id, (round_id, at_ms) in zip(table_ids, rows, strict=True)
+            if round_id and at_ms
+        }
 
 
 async def _server_persistence(client: connection.Client, target: dict[str, Any]) -> Persistence:

@@ -7,7 +7,7 @@ is what the controller can know from Redis, in this order:
 * ``stopped`` — its link group is stopped (Redis lost state; nothing is served);
 * ``maintenance`` — its link group is in maintenance (lockouts with a wager are refused);
 * ``irregularity`` — a chip count differed and the round waits for a supervisor;
-* ``offline`` — no round with wagers within :data:`IDLE_AFTER_S` (the controller sees a
+* ``offline`` — no round locked out within :data:`IDLE_AFTER_S` (the controller sees a
   table only through its reports: a closed table and a table whose agent cannot reach any
   controller look the same here; the agent's own PROGRESSIVE OFFLINE says which);
 * ``playing`` — otherwise.
@@ -28,9 +28,7 @@ from jackpot.money import floor_cents
 SNAPSHOT_TTL_S = 1.0
 """How long one snapshot serves every floor view."""
 IDLE_AFTER_S = 300
-"""A table with no round with wagers for this long is shown ``offline``."""
-JOURNAL_WINDOW = 5000
-"""Journal entries read per link group to find each table's last round (bounded)."""
+"""A table that locked out no round for this long is shown ``offline``."""
 RECENT_HITS = 20
 """Hits shown, newest first."""
 
@@ -83,10 +81,12 @@ class FloorView:
         hits: list[Jackpot] = []
         for group in groups:
             rounds: dict[str, tuple[int, int]] = {}
+            group_tables = await store.list_tables(group.link_group_id)
             if not group.stopped:
-                rounds = await store.last_rounds(group.link_group_id, JOURNAL_WINDOW)
+                ids = [table.table_id for table in group_tables]
+                rounds = await store.last_rounds(group.link_group_id, ids)
                 hits += await store.list_jackpots(group.link_group_id)
-            for table in await store.list_tables(group.link_group_id):
+            for table in group_tables:
                 round_id, at_ms = rounds.get(table.table_id, (0, 0))
                 if group.stopped:
                     state = "stopped"

@@ -158,6 +158,13 @@ def test_a_review_not_from_the_floor_view_changes_nothing(
     script = tmp_path / "royal.json"
     script.write_text(json.dumps({"hands": {"2": ROYAL_SPADES}}))
     play(controller, "cs-2", "--rounds", "0", "--script", str(script))
+    # The floor view: the table that played shows its round, the others none (offline).
+    state = json.loads(call(AUDITOR, "/floor/state")[1])
+    tables = {table["table_id"]: table for table in state["tables"]}
+    played = tables["cs-2"]
+    assert played["state"] == "playing" and played["last_round_id"] >= 1
+    assert 0 <= state["now_ms"] - played["last_round_ms"] < 3_600_000
+    assert (tables["cs-1"]["state"], tables["cs-1"]["last_round_id"]) == ("offline", 0)
     journal = keys.LinkGroupKeys("floor").journal
     client = redis.Redis.from_url(server.url, decode_responses=True)
     with client, tls.channel(controller.target, pki.client(*AUDITOR)) as channel:

@@ -235,6 +235,6 @@ redis.call('HSET', KEYS[1], 'v', SCHEMA_VERSION, 'state', 'locked', 'lockout_fp'
   'wagers', cjson.encode(accepted), 'lockout_reply', reply,
   'lockout_seq', redis.call('GET', KEYS[4]) or '0', 'table_rev', ARGV[12])
 redis.call('EXPIRE', KEYS[1], ARGV[6])
-redis.call('HSET', KEYS[2], 'last_round', round_id)
+redis.call('HSET', KEYS[2], 'last_round', round_id, 'last_round_ms', int(clock_ms()))
 redis.call('SADD', KEYS[7], table_id .. ':' .. round_id)  -- exported until settled or voided
 return {reply, 'new', epoch, redis.call('GET', KEYS[4]) or '0'}
