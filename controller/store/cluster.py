@@ -106,10 +106,21 @@ class ClusterClient(RedisCluster):
         self.opened: weakref.WeakSet[Connection] = weakref.WeakSet()
         """Every connection this client has opened and not yet dropped: :func:`close` closes
         them all, also those of a node that has left the map of slots meanwhile."""
+        self.known: dict[int, ClusterNode] = {}
+        """Every node object a connection was opened for, by identity, kept until
+        :func:`close`: a node that leaves the map of slots (a failed primary) must not be
+        dropped while a connection of its is still open (redis-py can leave one open when a
+        call on it ends after the node was removed), and :func:`close` closes them all.
+        Bounded by the nodes the cluster ever had."""
 
     async def on_connect(self, connection: Connection) -> None:
-        """Remember every connection opened (redis-py calls this on each)."""
+        """Remember every connection opened, and its node (redis-py calls this on each)."""
         self.opened.add(connection)
+        name = f"{connection.host}:{connection.port}"
+        manager = self.nodes_manager
+        for node in (manager.nodes_cache.get(name), manager.startup_nodes.get(name)):
+            if node is not None:
+                self.known[id(node)] = node
         await super().on_connect(connection)
 
     async def aclose(self) -> None:
@@ -281,6 +292,8 @@ async def _send(
         raise
     finally:
         node.release(connection)
+        if client.nodes_manager.nodes_cache.get(node.name) is not node:  # it left the map
+            await node.disconnect_free_connections()
 
 
 async def scan(node: ClusterNode, pattern: str, count: int = 1000) -> list[str]:
@@ -301,11 +314,13 @@ async def close(client: RedisCluster) -> None:
     task of its own: those tasks are awaited first, so that none is left to a closed loop."""
     await client.aclose()  # marks it closed, for redis-py's own check when it is collected
     manager = client.nodes_manager
-    nodes = [*manager.nodes_cache.values(), *manager.startup_nodes.values()]
+    known = list(client.known.values()) if isinstance(client, ClusterClient) else []
+    nodes = [*manager.nodes_cache.values(), *manager.startup_nodes.values(), *known]
     tasks = [*manager._background_tasks, *(t for n in nodes for t in n._background_tasks)]
     await asyncio.gather(*tasks, return_exceptions=True)
     await manager.aclose()
     await manager.aclose("startup_nodes")
+    await asyncio.gather(*(node.disconnect() for node in known), return_exceptions=True)
     if isinstance(client, ClusterClient):
         await asyncio.gather(
             *(connection.disconnect() for connection in list(client.opened)),
