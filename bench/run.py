@@ -23,7 +23,8 @@ drives every phase with the same load generator: ``--clients`` processes
 6. memory: Redis ``used_memory``, journal length and AOF size per round; controller RSS.
 
 Times are in milliseconds (ms) or microseconds (us), rates per second, sizes in bytes.
-The default run takes about 3 minutes, ``--quick`` under a minute.
+The default run takes about 3 minutes, ``--quick`` under a minute. Phase 3 alone, to compare
+a change with the code it replaces in alternated runs: :mod:`bench.rounds_cpu`.
 """
 
 from __future__ import annotations
