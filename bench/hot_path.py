@@ -38,6 +38,7 @@ from bench.workload import (
     RESET_CENTS,
     SEATS,
     WAGER_CENTS,
+    round_requests,
 )
 from controller.api import convert
 from controller.api.meter_watch import MeterWatcher
@@ -47,37 +48,10 @@ from controller.metrics import Metrics
 from controller.state_guard import StateGuard
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer
-from jackpot.cards import FULL_DECK
 from jackpot.v1 import jackpot_pb2 as pb
-from table_agent.games.caribbean_stud import PROCEDURE
 
 ACTOR = "bench.hot_path"
 TABLES = 16
-
-
-def _requests(table_id: str, round_id: int, rng: random.Random) -> tuple[Any, Any]:
-    """The Lockout and Settle requests of one round (as :class:`bench.workload.Floor` makes)."""
-    deck = list(FULL_DECK)
-    rng.shuffle(deck)
-    cards = PROCEDURE.deal(deck, SEATS)
-    lockout = pb.LockoutRequest(
-        table_id=table_id,
-        round_id=round_id,
-        wagers=[
-            pb.Wager(seat=seat, kind=pb.WAGER_KIND_PROGRESSIVE, amount_cents=WAGER_CENTS)
-            for seat in SEATS
-        ],
-    )
-    settle = pb.SettleRequest(
-        table_id=table_id,
-        round_id=round_id,
-        seats=[
-            pb.SeatCards(seat=seat, cards=[str(card) for card in hand])
-            for seat, hand in sorted(cards.hands.items())
-        ],
-        dealer_cards=[str(card) for card in cards.dealer],
-    )
-    return lockout, settle
 
 
 async def _floor(store: RedisStore) -> list[str]:
@@ -117,7 +91,8 @@ async def run_once(url: str, rounds: int, max_seconds: float, seed: int) -> floa
         rng = random.Random(seed)
         # the requests are made before the clock starts: the table agent's work
         plays = [
-            _requests(tables[n % len(tables)], n // len(tables) + 1, rng) for n in range(rounds)
+            round_requests(tables[n % len(tables)], n // len(tables) + 1, rng)
+            for n in range(rounds)
         ]
         context: Any = None  # the servicer passes it on; the interceptor is not measured here
 

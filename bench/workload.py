@@ -151,26 +151,7 @@ class Floor:
         """The next round of ``table_id``: its round id and both requests."""
         round_id = self._last_round[table_id] + 1
         self._last_round[table_id] = round_id
-        deck = list(FULL_DECK)
-        self._rng.shuffle(deck)
-        cards = PROCEDURE.deal(deck, SEATS)
-        lockout = pb.LockoutRequest(
-            table_id=table_id,
-            round_id=round_id,
-            wagers=[
-                pb.Wager(seat=seat, kind=pb.WAGER_KIND_PROGRESSIVE, amount_cents=WAGER_CENTS)
-                for seat in SEATS
-            ],
-        )
-        settle = pb.SettleRequest(
-            table_id=table_id,
-            round_id=round_id,
-            seats=[
-                pb.SeatCards(seat=seat, cards=[str(card) for card in hand])
-                for seat, hand in sorted(cards.hands.items())
-            ],
-            dealer_cards=[str(card) for card in cards.dealer],
-        )
+        lockout, settle = round_requests(table_id, round_id, self._rng)
         return Round(table_id, round_id, lockout, settle)
 
     async def lockout(self, request: pb.LockoutRequest) -> pb.LockoutResponse:
@@ -225,3 +206,31 @@ class Floor:
             raise RuntimeError(
                 f"round {game.round_id} of {table_id}: a replay answered differently"
             )
+
+
+def round_requests(
+    table_id: str, round_id: int, rng: random.Random
+) -> tuple[pb.LockoutRequest, pb.SettleRequest]:
+    """The Lockout (every seat wagering ``WAGER_CENTS`` on the progressive) and the Settle
+    (a Caribbean Stud deal shuffled by ``rng``) of one round."""
+    deck = list(FULL_DECK)
+    rng.shuffle(deck)
+    cards = PROCEDURE.deal(deck, SEATS)
+    lockout = pb.LockoutRequest(
+        table_id=table_id,
+        round_id=round_id,
+        wagers=[
+            pb.Wager(seat=seat, kind=pb.WAGER_KIND_PROGRESSIVE, amount_cents=WAGER_CENTS)
+            for seat in SEATS
+        ],
+    )
+    settle = pb.SettleRequest(
+        table_id=table_id,
+        round_id=round_id,
+        seats=[
+            pb.SeatCards(seat=seat, cards=[str(card) for card in hand])
+            for seat, hand in sorted(cards.hands.items())
+        ],
+        dealer_cards=[str(card) for card in cards.dealer],
+    )
+    return lockout, settle
