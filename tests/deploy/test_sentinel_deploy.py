@@ -157,27 +157,7 @@ def test_debian_redis_server_runs_the_sentinel_config(tmp_path: Path) -> None:
         text = text.replace("port 26379", f"port {port}\nbind 127.0.0.1")
         text = text.replace("jackpot redis 6379", f"jackpot 127.0.0.1 {primary.port}")
         config.write_text(text + f"dir {tmp_path / 'data'}\n", encoding="utf-8")
-        sentinel = subprocess.Popen(
-            ["redis-server", str(config), "--sentinel"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            client = redis.Redis(port=port, password=PASSWORD, decode_responses=True)
-            state: dict[str, Any] = {}
-            for _ in range(100):  # bounded: until it answers and has reached the primary
-                try:
-                    state = client.sentinel_master("jackpot")  # type: ignore[assignment]
-                    if state.get("role-reported") == "master" and not state["is_sdown"]:
-                        break
-                except redis.RedisError:
-                    pass
-                time.sleep(0.1)
-            client.close()
-            assert state.get("role-reported") == "master", state
-            assert int(state["port"]) == primary.port and state["quorum"] == 2
-        finally:
-            stop_process(sentinel)
+        assert_sentinel_monitors(config, port, primary.port, PASSWORD)
 
 
 @pytest.mark.parametrize("name", ["redis", "redis-replica", "sentinel-1"])
@@ -185,3 +165,31 @@ def test_a_bad_password_stops_a_script(tmp_path: Path, name: str) -> None:
     refused = run_script(compose_script(override()[name]), tmp_path, "semi;colon")
     assert refused.returncode != 0
     assert "openssl rand -hex 32" in refused.stderr
+
+
+def assert_sentinel_monitors(config: Path, port: int, primary_port: int, password: str) -> None:
+    """Start a real Sentinel (Debian's redis-server) from ``config`` on ``port`` and assert it
+    reaches the primary on ``primary_port`` (authenticating with ``password``) as ``jackpot``
+    with quorum 2; waits are bounded, and the Sentinel is stopped either way."""
+    sentinel = subprocess.Popen(
+        ["redis-server", str(config), "--sentinel"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        client = redis.Redis(port=port, password=password, decode_responses=True)
+        state: dict[str, Any] = {}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # bounded: until it has reached the primary
+            try:
+                state = client.sentinel_master("jackpot")  # type: ignore[assignment]
+                if state.get("role-reported") == "master" and not state["is_sdown"]:
+                    break
+            except redis.RedisError:
+                pass
+            time.sleep(0.1)
+        client.close()
+        assert state.get("role-reported") == "master", state
+        assert int(state["port"]) == primary_port and state["quorum"] == 2
+    finally:
+        stop_process(sentinel)

@@ -32,6 +32,7 @@ from controller.ctl import main as ctl_main
 from controller.store.connection import check_url, parse_sentinel_url
 from controller.testing import RedisServer, free_port, stop_process
 from table_agent.console import cli as console_cli
+from tests.deploy.test_sentinel_deploy import assert_sentinel_monitors
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEMD = ROOT / "deploy" / "systemd"
@@ -482,25 +483,4 @@ def test_sentinel_config_is_written_once_and_runs(tmp_path: Path) -> None:
         assert again.returncode == 0 and config.read_text(encoding="utf-8").startswith(
             f"port {port}"
         ), "a Sentinel's own config is kept"
-        sentinel = subprocess.Popen(
-            ["redis-server", str(config), "--sentinel"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            client = redis.Redis(port=port, password=PASSWORD, decode_responses=True)
-            state: dict[str, Any] = {}
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:  # bounded: until it has reached the primary
-                try:
-                    state = client.sentinel_master("jackpot")  # type: ignore[assignment]
-                    if state.get("role-reported") == "master" and not state["is_sdown"]:
-                        break
-                except redis.RedisError:
-                    pass
-                time.sleep(0.1)
-            client.close()
-            assert state.get("role-reported") == "master", state
-            assert int(state["port"]) == primary.port and state["quorum"] == 2
-        finally:
-            stop_process(sentinel)
+        assert_sentinel_monitors(config, port, primary.port, PASSWORD)
