@@ -3,6 +3,7 @@ context-manager protocol of everything that starts and stops."""
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 from types import TracebackType
@@ -30,6 +31,15 @@ class Started:
         traceback: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def program(name: str, package: str) -> str:
+    """The path of the installed program ``name``; :class:`RuntimeError` naming the Debian
+    ``package`` that provides it when it is not on ``PATH``."""
+    path = shutil.which(name)
+    if path is None:
+        raise RuntimeError(f"{name} is not installed; on Debian: sudo apt-get install {package}")
+    return path
 
 
 def free_port() -> int:

@@ -18,7 +18,6 @@ elsewhere (``timeout_s``).
 from __future__ import annotations
 
 import contextlib
-import shutil
 import subprocess
 import time
 from collections.abc import Callable
@@ -26,7 +25,7 @@ from pathlib import Path
 
 import redis
 
-from controller.testing.children import Started, free_port
+from controller.testing.children import Started, free_port, program
 from controller.testing.redis_server import RedisServer
 
 SLOTS = 16384
@@ -51,11 +50,7 @@ class RedisCluster(Started):
     ) -> None:
         if primaries < 1 or replicas < 0:
             raise ValueError("a cluster needs at least one primary and no negative replicas")
-        cli = shutil.which("redis-cli")
-        if cli is None:
-            raise RuntimeError(
-                "redis-cli is not installed; on Debian: sudo apt-get install redis-tools"
-            )
+        cli = program("redis-cli", "redis-tools")
         self.cli = cli
         self.directory = directory
         self.primary_count = primaries

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 import socket
 import subprocess
 import time
 from pathlib import Path
 
-from controller.testing.children import Started, free_port, stop_process
+from controller.testing.children import Started, free_port, program, stop_process
 
 
 class RedisServer(Started):
@@ -26,11 +25,7 @@ class RedisServer(Started):
         appendfsync: str = "always",
         extra_args: tuple[str, ...] = (),
     ) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            raise RuntimeError(
-                "redis-server is not installed; on Debian: sudo apt-get install redis-server"
-            )
+        binary = program("redis-server", "redis-server")
         self.binary = binary
         self.data_dir = data_dir
         self.port = port or free_port()

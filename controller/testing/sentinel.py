@@ -15,7 +15,6 @@ Times are in milliseconds where Redis takes milliseconds (``down_after_ms``,
 from __future__ import annotations
 
 import contextlib
-import shutil
 import signal
 import subprocess
 import time
@@ -25,7 +24,7 @@ from typing import Any
 
 import redis
 
-from controller.testing.children import Started, free_port, stop_process
+from controller.testing.children import Started, free_port, program, stop_process
 from controller.testing.redis_server import RedisServer
 
 SERVICE = "jackpot"
@@ -54,11 +53,7 @@ class RedisSentinel:
         password: str | None = None,
         port: int | None = None,
     ) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            raise RuntimeError(
-                "redis-server is not installed; on Debian: sudo apt-get install redis-server"
-            )
+        binary = program("redis-server", "redis-server")
         self.binary = binary
         self.directory = directory
         self.primary_port = primary_port
