@@ -4,6 +4,12 @@ A round is a Lockout of progressive wagers of ``WAGER_CENTS`` cents at every sea
 then a Settle with those seats' cards and the dealer's, dealt by § 639a.8(d) from a deck
 shuffled with a seeded PRNG (reproducible, and cheaper for the client than the CSPRNG).
 Latencies are recorded in seconds.
+
+The load generator's rounds (:meth:`Floor.play`) send their requests as wire bytes and take the
+replies as bytes, as the echo baseline does (:mod:`bench.echo`): the generator then spends
+about what it spends on an echo call, and the ratio compares the servers. The bytes are the
+same messages :func:`round_requests` builds (a test holds them equal); the deals come from a
+pool of ``DEAL_POOL`` seeded shuffles made before the first round, each round taking the next.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ WAGER_CENTS = 100
 RESET_CENTS = 1_000_000
 RATE_PERCENT = "15"
 CALL_TIMEOUT_S = 10.0
+DEAL_POOL = 1024
+"""Distinct seeded deals a :class:`Floor` cycles through (made once, about 0.1 s)."""
 JOURNAL_KEY = keys.LinkGroupKeys(LINK_GROUP).journal
 
 
@@ -93,10 +101,19 @@ class Floor:
         )
         self.table_ids = tuple(tables)
         # Each table speaks with its own certificate, as a real table agent does.
+        channels = {table_id: connect("table", table_id) for table_id in self.table_ids}
         self._stubs: dict[str, pb_grpc.TableServiceAsyncStub] = {
-            table_id: pb_grpc.TableServiceStub(connect("table", table_id))
-            for table_id in self.table_ids
+            table_id: pb_grpc.TableServiceStub(channel) for table_id, channel in channels.items()
         }
+        self._raw = {  # bytes in, bytes out: no serializer on either side, as the echo's
+            table_id: tuple(
+                channel.unary_unary(method, request_serializer=None, response_deserializer=None)
+                for method in (LOCKOUT_METHOD, SETTLE_METHOD)
+            )
+            for table_id, channel in channels.items()
+        }
+        self._encoded: EncodedRounds | None = None
+        self._seed = seed
         self._last_round = {table: (last_rounds or {}).get(table, 0) for table in self.table_ids}
         self._locks = {table_id: asyncio.Lock() for table_id in self.table_ids}
         self._rng = random.Random(seed)
@@ -163,17 +180,23 @@ class Floor:
         return await self._stubs[request.table_id].Settle(request, timeout=CALL_TIMEOUT_S)
 
     async def play(self, table_id: str, recorder: Recorder) -> None:
-        """Play one round at ``table_id`` once its previous round is over.
+        """Play one round at ``table_id`` once its previous round is over, its requests and
+        replies as wire bytes (see the module).
 
         Records the latency of each RPC ("Lockout", "Settle") and of the round ("Round").
         """
+        encoded = self._encoded
+        if encoded is None:
+            encoded = self._encoded = EncodedRounds(random.Random(self._seed))
+        lockout, settle = self._raw[table_id]
         async with self._locks[table_id]:
-            game = self.new_round(table_id)
+            round_id = self._last_round[table_id] + 1
+            self._last_round[table_id] = round_id
             begin = time.perf_counter()
-            await self.lockout(game.lockout)
+            await lockout(encoded.lockout(table_id, round_id), timeout=CALL_TIMEOUT_S)
             locked = time.perf_counter()
             self.rounds_locked += 1
-            await self.settle(game.settle)
+            await settle(encoded.settle(table_id, round_id), timeout=CALL_TIMEOUT_S)
             end = time.perf_counter()
         recorder.add("Lockout", locked - begin)
         recorder.add("Settle", end - locked)
@@ -213,24 +236,60 @@ def round_requests(
 ) -> tuple[pb.LockoutRequest, pb.SettleRequest]:
     """The Lockout (every seat wagering ``WAGER_CENTS`` on the progressive) and the Settle
     (a Caribbean Stud deal shuffled by ``rng``) of one round."""
+    lockout = pb.LockoutRequest(table_id=table_id, round_id=round_id, wagers=_wagers())
+    settle = _deal(rng)
+    settle.table_id, settle.round_id = table_id, round_id
+    return lockout, settle
+
+
+class EncodedRounds:
+    """A round's requests as wire bytes: each the key fields (table id, round id) followed by
+    the rest, serialized once (a message's fields may come in any order on the wire; a
+    parser merges them). The Settles cycle through ``deals`` deals shuffled by ``rng``."""
+
+    def __init__(self, rng: random.Random, deals: int = DEAL_POOL) -> None:
+        self._wagers = pb.LockoutRequest(wagers=_wagers()).SerializeToString()
+        self._deals = [_deal(rng).SerializeToString() for _ in range(deals)]
+        self._next = 0
+
+    def lockout(self, table_id: str, round_id: int) -> bytes:
+        """The Lockout of round ``round_id`` at ``table_id``: every seat's wager."""
+        return _key(pb.LockoutRequest, table_id, round_id) + self._wagers
+
+    def settle(self, table_id: str, round_id: int) -> bytes:
+        """The Settle of round ``round_id`` at ``table_id``: the next deal of the pool."""
+        deal = self._deals[self._next]
+        self._next = (self._next + 1) % len(self._deals)
+        return _key(pb.SettleRequest, table_id, round_id) + deal
+
+
+LOCKOUT_METHOD = "/jackpot.v1.TableService/Lockout"
+SETTLE_METHOD = "/jackpot.v1.TableService/Settle"
+"""The full method names the load generator calls with bytes (a test holds them to the
+service's descriptor)."""
+
+
+def _key(message_type: Any, table_id: str, round_id: int) -> bytes:
+    return bytes(message_type(table_id=table_id, round_id=round_id).SerializeToString())
+
+
+def _wagers() -> list[pb.Wager]:
+    return [
+        pb.Wager(seat=seat, kind=pb.WAGER_KIND_PROGRESSIVE, amount_cents=WAGER_CENTS)
+        for seat in SEATS
+    ]
+
+
+def _deal(rng: random.Random) -> pb.SettleRequest:
+    """A Settle holding only a Caribbean Stud deal (§ 639a.8(d)) from a deck shuffled by
+    ``rng``."""
     deck = list(FULL_DECK)
     rng.shuffle(deck)
     cards = PROCEDURE.deal(deck, SEATS)
-    lockout = pb.LockoutRequest(
-        table_id=table_id,
-        round_id=round_id,
-        wagers=[
-            pb.Wager(seat=seat, kind=pb.WAGER_KIND_PROGRESSIVE, amount_cents=WAGER_CENTS)
-            for seat in SEATS
-        ],
-    )
-    settle = pb.SettleRequest(
-        table_id=table_id,
-        round_id=round_id,
+    return pb.SettleRequest(
         seats=[
             pb.SeatCards(seat=seat, cards=[str(card) for card in hand])
             for seat, hand in sorted(cards.hands.items())
         ],
         dealer_cards=[str(card) for card in cards.dealer],
     )
-    return lockout, settle
