@@ -5,8 +5,11 @@ redis-py adds to every call (its generic command path, a task per write for the 
 timeout, a pool check-out with a condition, a timeout and a readiness probe, then a
 check-in) is a sizeable part of the controller's own CPU per round. :class:`ScriptCalls`
 keeps the connections its calls ended cleanly on (at most ``keep``, taken from the client's
-pool and given back at :meth:`close`), reuses them without asking the pool again, and writes
-each command under one deadline instead of a task.
+pool and given back at :meth:`close`), reuses them without asking the pool again, and makes
+each call one round trip under one deadline: the command packed here, written, and its reply
+read straight from the connection's hiredis reader (redis-py's own reader, so the connection
+stays in step for redis-py's calls), instead of redis-py's write task and its layered read.
+A connection without hiredis, or one that health checks, takes redis-py's own path.
 
 Every call ends with its connection in step: a call that did not end with a whole reply (an
 error on the wire, a timeout, a cancellation) closes its connection and gives it back to the
@@ -21,6 +24,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from redis._parsers.hiredis import NOT_ENOUGH_DATA, _AsyncHiredisParser
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -51,12 +55,10 @@ class ScriptCalls:
         connection = await self._take()
         try:
             try:
-                await _send(connection, "EVALSHA", script.sha, len(keys), *keys, *args)
-                reply = await connection.read_response()
+                reply = await _call(connection, "EVALSHA", script.sha, len(keys), *keys, *args)
             except NoScriptError:
                 script.sha = await self._client.script_load(script.script)
-                await _send(connection, "EVALSHA", script.sha, len(keys), *keys, *args)
-                reply = await connection.read_response()
+                reply = await _call(connection, "EVALSHA", script.sha, len(keys), *keys, *args)
         except ResponseError:
             await self._give_back(connection)  # a whole reply was read: in step
             raise
@@ -94,6 +96,67 @@ class ScriptCalls:
             self._kept.append(connection)
         else:
             await self._client.connection_pool.release(connection)
+
+
+async def _call(connection: Any, *command: Any) -> Any:
+    """Send ``command`` on ``connection`` and read its one reply, under the connection's
+    socket timeout for both; an error reply is raised (:class:`ResponseError`, the connection
+    in step), a timeout or a lost connection raises redis-py's errors (the caller closes it).
+
+    There is no ``drain()``: the connection carries one command at a time and its reply is
+    awaited at once, so the write buffer never holds more than this command."""
+    parser = connection._parser
+    writer = connection._writer
+    if (
+        writer is None
+        or connection.health_check_interval
+        or type(parser) is not _AsyncHiredisParser
+        or parser._reader is None
+    ):
+        await _send(connection, *command)
+        return await connection.read_response()
+    packed = _pack(connection.encoder, command)
+    reader, stream = parser._reader, connection._reader
+    try:
+        async with asyncio.timeout(connection.socket_timeout):
+            writer.write(packed)
+            reply = reader.gets()
+            while reply is NOT_ENOUGH_DATA:
+                data = await stream.read(READ_BYTES)
+                if not data:
+                    raise RedisConnectionError("Connection closed by server.")
+                reader.feed(data)
+                reply = reader.gets()
+    except TimeoutError:
+        raise RedisTimeoutError("Timeout reading from Redis (a script call)") from None
+    except OSError as error:
+        raise RedisConnectionError(f"Error on the socket to Redis: {error}") from error
+    if isinstance(reply, (ResponseError, RedisConnectionError)):
+        raise reply
+    return reply
+
+
+READ_BYTES = 65_536
+"""Bytes read from the socket at most at once (redis-py's own default read size)."""
+
+
+def _pack(encoder: Any, command: Sequence[Any]) -> bytes:
+    """``command`` as one RESP array of bulk strings (what redis-py's ``pack_command`` writes):
+    text in the connection's encoding, integers in decimal, anything else through redis-py's
+    encoder (which refuses what Redis cannot take, such as a bool or None)."""
+    encoding, errors = encoder.encoding, encoder.encoding_errors
+    parts = [b"*%d\r\n" % len(command)]
+    for arg in command:
+        if type(arg) is str:
+            value = arg.encode(encoding, errors)
+        elif type(arg) is int:
+            value = b"%d" % arg
+        elif type(arg) is bytes:
+            value = arg
+        else:
+            value = encoder.encode(arg)
+        parts.append(b"$%d\r\n%b\r\n" % (len(value), value))
+    return b"".join(parts)
 
 
 async def _send(connection: Any, *command: Any) -> None:

@@ -9,11 +9,14 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
+from redis._parsers.hiredis import _AsyncHiredisParser
 from redis.asyncio import Redis
-from redis.exceptions import ResponseError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import DataError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from controller.store import connection
-from controller.store.script_calls import MAX_KEEP, ScriptCalls
+from controller.store.script_calls import MAX_KEEP, ScriptCalls, _call, _pack
 
 ECHO = "return ARGV[1]"
 SLOW = """
@@ -23,6 +26,9 @@ while now() - start < 600000 do end
 return 1
 """
 FAILS = "return redis.error_reply('NOPE refused')"
+MIXED = """
+return {ARGV[1], tonumber(ARGV[2]), {KEYS[1], false, 'x'}, redis.status_reply('OK'), #ARGV[3]}
+"""
 
 
 @pytest.fixture
@@ -43,6 +49,7 @@ async def test_a_clean_call_keeps_its_connection_for_the_next(client: Redis) -> 
     first = client.connection_pool._in_use_connections
     assert len(first) == 1  # kept: still checked out of the pool
     kept = next(iter(first))
+    assert type(kept._parser) is _AsyncHiredisParser  # the one-round-trip path, not redis-py's
     assert await calls.evalsha(echo, [], ["b"]) == "b"
     assert client.connection_pool._in_use_connections == {kept}
     await calls.close()
@@ -111,3 +118,60 @@ async def test_at_most_a_quarter_of_the_pool_is_kept(redis_url: str) -> None:
         assert all(await asyncio.gather(*(client.ping() for _ in range(bound - most))))
         await calls.close()
         await client.aclose()
+
+
+async def test_replies_are_what_redis_py_answers(client: Redis) -> None:
+    """The one-round-trip path answers what redis-py's own script call answers: text,
+    integers, nested arrays, nil, status, and non-ASCII text both ways."""
+    calls = ScriptCalls(client)
+    mixed = client.register_script(MIXED)
+    for args in (["é ✓", "42", ""], ["", "-7", "x" * 100_000], ["a b", "0", "é"]):
+        assert await calls.evalsha(mixed, ["k{1}"], args) == await mixed(["k{1}"], args)
+    await calls.close()
+
+
+async def test_commands_are_packed_as_redis_py_packs_them(client: Redis) -> None:
+    conn = client.connection_pool.make_connection()  # type: ignore[no-untyped-call]
+    for command in (
+        ("EVALSHA", "ab" * 20, 2, "k1", "k{é}", 0, -12, 10**30, b"\x00\r\n", 1.5, ""),
+        ("PING",),
+    ):
+        assert _pack(conn.encoder, command) == b"".join(conn.pack_command(*command))
+    with pytest.raises(DataError):
+        _pack(conn.encoder, ("EVALSHA", True))
+
+
+async def test_a_call_over_its_deadline_closes_its_connection(redis_url: str) -> None:
+    client = connection.connect(redis_url, max_connections=8, pool_timeout_s=5.0)
+    client.connection_pool.connection_kwargs["socket_timeout"] = 0.2
+    calls = ScriptCalls(client)
+    with pytest.raises(RedisTimeoutError):
+        await calls.evalsha(client.register_script(SLOW), [], [])
+    assert _in_use(client) == 0  # closed and given back: its late reply is never read
+    deadline = asyncio.get_running_loop().time() + 10
+    while True:  # Redis answers again once the slow script is over
+        try:
+            assert await calls.evalsha(client.register_script(ECHO), [], ["after"]) == "after"
+            break
+        except RedisTimeoutError:
+            assert asyncio.get_running_loop().time() < deadline
+    await calls.close()
+    await client.aclose()
+
+
+async def test_a_connection_lost_in_a_call_is_a_connection_error(
+    client: Redis, redis_client: Redis
+) -> None:
+    """The server closes the connection while a reply is awaited (a command that waits
+    without holding Redis up: a script would keep the kill waiting until it ends)."""
+    conn = await client.connection_pool.get_connection()  # type: ignore[no-untyped-call]
+    waiting = asyncio.create_task(_call(conn, "BLPOP", "never-pushed", 0))
+    deadline = asyncio.get_running_loop().time() + 10
+    while not any(c["cmd"] == "blpop" for c in await redis_client.client_list(_type="normal")):
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.02)
+    await redis_client.client_kill_filter(_type="normal", skipme=True)
+    with pytest.raises(RedisConnectionError, match="closed by server"):
+        await waiting
+    await conn.disconnect()
+    await client.connection_pool.release(conn)
