@@ -76,6 +76,11 @@ def memory_bytes(pid: int, field: str = "VmRSS") -> int:
     raise LookupError(f"no {field} for process {pid}")
 
 
+STALL_MS = 2
+"""Redis's latency monitor records, per second, the longest fsync or command of at least this
+many milliseconds (``LATENCY HISTORY``): the stalls :mod:`bench.run` reports beside a tail."""
+
+
 class System:
     """A redis-server (AOF on, appendfsync always) and one controller (``workers`` processes)
     on loopback, with mutual TLS as in production (the call rate limits off: the benchmark
@@ -92,7 +97,11 @@ class System:
         self.echo_plain_port = free_port()
         self._echo: subprocess.Popen[bytes] | None = None
         self.work = Path(tempfile.mkdtemp(prefix="jackpot-bench-"))
-        self.redis = RedisServer(self.work / "redis", appendfsync="always")
+        self.redis = RedisServer(
+            self.work / "redis",
+            appendfsync="always",
+            extra_args=("--latency-monitor-threshold", str(STALL_MS)),  # bench.run: stalls
+        )
         self.pki = TestPKI(self.work / "pki")
         self.controller = ControllerProcess(
             self.redis.url,

@@ -19,6 +19,8 @@ drives every phase with the same load generator: ``--clients`` processes
    from its intended start (no coordinated omission);
    in 3 and 4 also how long the controller and Redis waited for a core (the run queue) per
    second they ran: when it is well above 0 the cores, not these processes, set the pace;
+   in 4 also the seconds in which Redis stalled (an fsync or a script of 2 ms or more, from
+   its latency monitor), which a tail that is not the controller's shows;
 5. idempotent replay: the same Lockout (and Settle) again, one call at a time;
 6. memory: Redis ``used_memory``, journal length and AOF size per round; controller RSS.
 
@@ -56,6 +58,7 @@ from bench import generator
 from bench.generator import Job, JobResult
 from bench.loadgen import Recorder, Summary
 from bench.processes import (
+    STALL_MS,
     System,
     cpu_seconds,
     family_cpu_seconds,
@@ -333,6 +336,25 @@ def _redis_state(redis: Redis) -> dict[str, int]:
     }
 
 
+_STALL_EVENTS = {"fsync": "aof-fsync-always", "script": "command"}
+"""Redis latency-monitor events reported as stalls: an AOF fsync (``appendfsync always``
+holds every reply behind it) and a slow command (a script: Redis runs one thing at a time)."""
+
+
+def _stalls(redis: Redis) -> dict[str, dict[str, int]]:
+    """Since the last ``LATENCY RESET``: per kind of stall, the seconds that had one of at
+    least ``STALL_MS`` ms and the longest (ms). The monitor keeps one sample a second (its
+    longest), so this counts seconds, not stalls."""
+    found: dict[str, dict[str, int]] = {}
+    for name, event in _STALL_EVENTS.items():
+        history = redis.latency_history(event)
+        found[name] = {
+            "seconds": len(history),
+            "worst_ms": max((int(ms) for _, ms in history), default=0),
+        }
+    return found
+
+
 def _machine(redis: Redis) -> Results:
     server = redis.info("server")
     model = ""
@@ -473,7 +495,9 @@ def measure(system: System, params: Params) -> Results:
         rounds["controller_ms_per_round"] = rounds["cpu_us_per_call"]["controller"] / 1000
         opened = []
         for rate in params.open_rates:
+            redis.latency_reset()
             opened.append(bench.rounds(rate))
+            opened[-1]["redis_stalls"] = _stalls(redis)
             checkpoint(opened[-1])
         replay = asyncio.run(_replay_phase(bench))
         checkpoint(replay)
@@ -652,6 +676,17 @@ def report(results: Results) -> str:
             )
         )
         rows.append((f"{rate}/s: run-queue wait per CPU second", _waited(opened), ""))
+        stalls = opened["redis_stalls"]
+        rows.append(
+            (
+                f"{rate}/s: Redis stalls >= {STALL_MS} ms, seconds with one (worst)",
+                ", ".join(
+                    f"{name} {stall['seconds']} ({stall['worst_ms']} ms)"
+                    for name, stall in stalls.items()
+                ),
+                "",
+            )
+        )
 
     section("5. Idempotent replay: the same request again, 1 call in flight")
     lat = replay["latency"]
