@@ -7,14 +7,40 @@ value with the same name after the enum's prefix (``WagerKind.FIVE_CARD_BONUS`` 
 ``WAGER_KIND_FIVE_CARD_BONUS``); None is the enum's ``..._UNSPECIFIED`` 0. The controller
 encodes with :func:`to_message`, the table agent decodes with :func:`from_message`, so adding
 a field to a result is one edit in the record and one in the .proto.
+
+Each direction is a function compiled once per message type (and record type) from the
+message's descriptor and the record's fields (:mod:`jackpot.codegen`), straight-line code
+naming each field. ``SeatResult``'s encoder begins::
+
+    def function(record):
+        kwargs = {}
+        value = record.seat
+        if value:
+            kwargs['seat'] = value
+        ...
+        value = record.outcome
+        if value is not None:
+            kwargs['outcome'] = _enum_number(value, _v1)
+        ...
+        return _message_type(**kwargs)
+
+(``_v1``, a global of the function, is ``SeatOutcome``'s descriptor) and ``SettleResponse``'s
+decoder into ``SettleResult`` is one call::
+
+    def function(message):
+        return _record_type(message.table_id, message.round_id,
+            _tuple([_v1(item) for item in message.results]), ...)
+
+where ``_v1`` is the decoder of ``SeatResult`` messages into ``SeatResult``, compiled in turn
+when first used.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
-from collections.abc import Callable
 from enum import Enum
 from typing import Any, TypeVar
 
@@ -22,33 +48,27 @@ from google.protobuf.descriptor import EnumDescriptor
 from google.protobuf.message import Message
 from google.protobuf.message_factory import GetMessageClass
 
+from jackpot.codegen import Function, FunctionSource, attribute, identifier
+
 R = TypeVar("R")
 M = TypeVar("M", bound=Message)
-
-Convert = Callable[[Any], Any]
 
 
 def to_message(record: object, message_type: type[M]) -> M:
     """The ``message_type`` message holding ``record``'s fields of the same names. A field
     without presence whose value is its default (0, "", False, None, no items) is left unset,
     which is the same message (and the same bytes) as setting it, built faster."""
-    kwargs: dict[str, Any] = {}
-    for name, convert, unset in _encoder(message_type):
-        value = getattr(record, name)
-        if (unset is _FALSY and not value) or (unset is _NONE and value is None):
-            continue
-        kwargs[name] = value if convert is None else convert(value)
-    return message_type(**kwargs)
+    encode = _ENCODERS.get(message_type)
+    if encode is None:
+        encode = _ENCODERS[message_type] = _compile_encoder(message_type)
+    message: M = encode(record)
+    return message
 
 
 def from_message(message: Message, record_type: type[R]) -> R:
     """The ``record_type`` record of ``message``'s fields of the same names."""
-    return record_type(
-        **{
-            name: convert(getattr(message, name))
-            for name, convert in _decoder(record_type, message.DESCRIPTOR)
-        }
-    )
+    record: R = _decoder(record_type, message.DESCRIPTOR)(message)
+    return record
 
 
 def enum_number(value: Enum | None, descriptor: EnumDescriptor) -> int:
@@ -83,81 +103,112 @@ def _prefix(descriptor: EnumDescriptor) -> str:
 
 _ENUM_NUMBERS: dict[EnumDescriptor, dict[str, int]] = {}
 """Per enum: each wire value's number by its name without the enum's prefix."""
-_FALSY, _NONE, _ALWAYS = "falsy", "none", "always"
-"""Which values of a field :func:`to_message` leaves unset: a scalar's or a repeated field's
-falsy ones (0, "", False, no items), an enum's None (its 0), none of a field with presence."""
-_ENCODERS: dict[type[Message], tuple[tuple[str, Convert | None, str], ...]] = {}
-"""Per message type: each field's name, its encoder (None: the value as it is) and which of
-its values are left unset."""
-_DECODERS: dict[tuple[type[Any], Any], tuple[tuple[str, Convert], ...]] = {}
+_ENCODERS: dict[type[Message], Function] = {}
+"""Per message type: its compiled encoder (a record in, the message out)."""
+_DECODERS: dict[tuple[type[Any], Any], Function] = {}
+"""Per record type and message descriptor: the compiled decoder (a message in, the record
+out)."""
 
 
-def _encoder(message_type: type[Message]) -> tuple[tuple[str, Convert | None, str], ...]:
-    """Each message field's name, encoder and which values are left unset (built once per
-    message type)."""
-    plan = _ENCODERS.get(message_type)
-    if plan is None:
-        fields = message_type.DESCRIPTOR.fields
-        plan = _ENCODERS[message_type] = tuple(
-            (f.name, _encode_field(f), _unset(f)) for f in fields
-        )
-    return plan
+def _compile_encoder(message_type: type[Message]) -> Function:
+    """``message_type``'s encoder: each field of the message read from the record's attribute
+    of the same name, converted, and set unless it is left unset (see :func:`to_message`)."""
+    source = FunctionSource(
+        "record",
+        f"encoder of {message_type.DESCRIPTOR.full_name}",
+        _message_type=message_type,
+        _enum_number=enum_number,
+    )
+    source.lines.append("    kwargs = {}")
+    for field in message_type.DESCRIPTOR.fields:
+        source.lines.append(f"    value = {attribute('record', field.name)}")
+        set_it = f"kwargs[{field.name!r}] = {_encoded(field, source)}"
+        if field.has_presence:  # always set: its absence means something
+            source.lines.append(f"    {set_it}")
+        else:
+            kept = "value is not None" if _single_enum(field) else "value"
+            source.lines += [f"    if {kept}:", f"        {set_it}"]
+    source.lines.append("    return _message_type(**kwargs)")
+    return source.compile()
 
 
-def _unset(field: Any) -> str:
-    if field.has_presence:
-        return _ALWAYS
-    if field.enum_type is not None and not _repeated(field):
-        return _NONE
-    return _FALSY
+def _single_enum(field: Any) -> bool:
+    """True for an enum field that is not repeated: its None (the 0) is left unset."""
+    return field.enum_type is not None and not _repeated(field)
 
 
-def _encode_field(field: Any) -> Convert | None:
+def _encoded(field: Any, source: FunctionSource) -> str:
+    """The expression encoding the local ``value`` for the message field ``field``."""
     if field.message_type is not None:
         nested = GetMessageClass(field.message_type)
-        if _repeated(field):
-            return lambda values: [to_message(value, nested) for value in values]
-        return lambda value: to_message(value, nested)
+        encode = source.later(functools.partial(_encoder_of, nested))
+        return f"[{encode}(item) for item in value]" if _repeated(field) else f"{encode}(value)"
     if field.enum_type is not None:
-        enum = field.enum_type
+        enum = source.bind(field.enum_type)
         if _repeated(field):
-            return lambda values: [enum_number(value, enum) for value in values]
-        return lambda value: enum_number(value, enum)
-    if _repeated(field):
-        return list
-    return None
+            return f"[_enum_number(item, {enum}) for item in value]"
+        return f"_enum_number(value, {enum})"
+    return "_list(value)" if _repeated(field) else "value"
 
 
-def _same(value: Any) -> Any:
-    return value
+def _encoder_of(message_type: type[Message]) -> Function:
+    """``message_type``'s encoder (compiled on first use)."""
+    encode = _ENCODERS.get(message_type)
+    if encode is None:
+        encode = _ENCODERS[message_type] = _compile_encoder(message_type)
+    return encode
 
 
-def _decoder(record_type: type[Any], descriptor: Any) -> tuple[tuple[str, Convert], ...]:
-    plan = _DECODERS.get((record_type, descriptor))
-    if plan is None:
-        hints = typing.get_type_hints(record_type)
-        wire = descriptor.fields_by_name
-        plan = _DECODERS[record_type, descriptor] = tuple(
-            (field.name, _decode_field(hints[field.name], wire[field.name]))
-            for field in dataclasses.fields(record_type)
-            if field.init and field.name in wire
-        )
-    return plan
+def _decoder(record_type: type[Any], descriptor: Any) -> Function:
+    """The decoder of ``descriptor``'s messages into ``record_type`` (compiled on first use)."""
+    decode = _DECODERS.get((record_type, descriptor))
+    if decode is None:
+        decode = _DECODERS[record_type, descriptor] = _compile_decoder(record_type, descriptor)
+    return decode
 
 
-def _decode_field(hint: Any, field: Any) -> Convert:
+def _compile_decoder(record_type: type[Any], descriptor: Any) -> Function:
+    """The decoder: each init field of the record that the message has, read from it."""
+    hints = typing.get_type_hints(record_type)
+    wire = descriptor.fields_by_name
+    source = FunctionSource(
+        "message",
+        f"decoder of {descriptor.full_name} into {record_type.__qualname__}",
+        _record_type=record_type,
+        _enum_member=enum_member,
+    )
+    arguments = []  # positional while no field is skipped (a positional call is faster)
+    by_name = False
+    for field in dataclasses.fields(record_type):
+        if not field.init:
+            continue
+        if field.name not in wire:
+            by_name = True
+            continue
+        value = _decoded(hints[field.name], wire[field.name], source)
+        by_name = by_name or field.kw_only is True
+        arguments.append(f"{identifier(field.name)}={value}" if by_name else value)
+    source.lines.append(f"    return _record_type({', '.join(arguments)})")
+    return source.compile()
+
+
+def _decoded(hint: Any, field: Any, source: FunctionSource) -> str:
+    """The expression reading the message field ``field`` for a record field of type
+    ``hint``."""
+    value = attribute("message", identifier(field.name))
     inner = _without_none(hint)
     if typing.get_origin(inner) is tuple:
         item = typing.get_args(inner)[0]
         if field.message_type is not None:
-            return lambda values: tuple(from_message(value, item) for value in values)
-        return tuple
+            decode = source.later(functools.partial(_decoder, item, field.message_type))
+            return f"_tuple([{decode}(item) for item in {value}])"
+        return f"_tuple({value})"
     if field.message_type is not None:
-        return lambda value: from_message(value, inner)
+        decode = source.later(functools.partial(_decoder, inner, field.message_type))
+        return f"{decode}({value})"
     if field.enum_type is not None:
-        enum = field.enum_type
-        return lambda number: enum_member(number, inner, enum)
-    return _same
+        return f"_enum_member({value}, {source.bind(inner)}, {source.bind(field.enum_type)})"
+    return value
 
 
 def _without_none(hint: Any) -> Any:
