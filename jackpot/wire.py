@@ -46,7 +46,6 @@ from typing import Any, TypeVar
 
 from google.protobuf.descriptor import EnumDescriptor
 from google.protobuf.message import Message
-from google.protobuf.message_factory import GetMessageClass
 
 from jackpot.codegen import Function, FunctionSource, attribute, identifier
 
@@ -58,11 +57,7 @@ def to_message(record: object, message_type: type[M]) -> M:
     """The ``message_type`` message holding ``record``'s fields of the same names. A field
     without presence whose value is its default (0, "", False, None, no items) is left unset,
     which is the same message (and the same bytes) as setting it, built faster."""
-    encode = _ENCODERS.get(message_type)
-    if encode is None:
-        encode = _ENCODERS[message_type] = _compile_encoder(message_type)
-    message: M = encode(record)
-    return message
+    return message_type(**_encoder(message_type.DESCRIPTOR)(record))
 
 
 def from_message(message: Message, record_type: type[R]) -> R:
@@ -103,32 +98,39 @@ def _prefix(descriptor: EnumDescriptor) -> str:
 
 _ENUM_NUMBERS: dict[EnumDescriptor, dict[str, int]] = {}
 """Per enum: each wire value's number by its name without the enum's prefix."""
-_ENCODERS: dict[type[Message], Function] = {}
-"""Per message type: its compiled encoder (a record in, the message out)."""
+_ENCODERS: dict[Any, Function] = {}
+"""Per message descriptor: its compiled encoder, a record in, the message's fields out (the
+keyword arguments that make the message; a nested message's fields are given as such a
+dict too, so a message and all it holds is made by one call)."""
 _DECODERS: dict[tuple[type[Any], Any], Function] = {}
 """Per record type and message descriptor: the compiled decoder (a message in, the record
 out)."""
 
 
-def _compile_encoder(message_type: type[Message]) -> Function:
-    """``message_type``'s encoder: each field of the message read from the record's attribute
-    of the same name, converted, and set unless it is left unset (see :func:`to_message`)."""
+def _encoder(descriptor: Any) -> Function:
+    """The encoder of records into ``descriptor``'s messages (compiled on first use)."""
+    encode = _ENCODERS.get(descriptor)
+    if encode is None:
+        encode = _ENCODERS[descriptor] = _compile_encoder(descriptor)
+    return encode
+
+
+def _compile_encoder(descriptor: Any) -> Function:
+    """The encoder: each field of the message read from the record's attribute of the same
+    name, converted, and kept unless it is left unset (see :func:`to_message`)."""
     source = FunctionSource(
-        "record",
-        f"encoder of {message_type.DESCRIPTOR.full_name}",
-        _message_type=message_type,
-        _enum_number=enum_number,
+        "record", f"encoder of {descriptor.full_name}", _enum_number=enum_number
     )
     source.lines.append("    kwargs = {}")
-    for field in message_type.DESCRIPTOR.fields:
+    for field in descriptor.fields:
         source.lines.append(f"    value = {attribute('record', field.name)}")
-        set_it = f"kwargs[{field.name!r}] = {_encoded(field, source)}"
+        keep = f"kwargs[{field.name!r}] = {_encoded(field, source)}"
         if field.has_presence:  # always set: its absence means something
-            source.lines.append(f"    {set_it}")
+            source.lines.append(f"    {keep}")
         else:
             kept = "value is not None" if _single_enum(field) else "value"
-            source.lines += [f"    if {kept}:", f"        {set_it}"]
-    source.lines.append("    return _message_type(**kwargs)")
+            source.lines += [f"    if {kept}:", f"        {keep}"]
+    source.lines.append("    return kwargs")
     return source.compile()
 
 
@@ -140,8 +142,7 @@ def _single_enum(field: Any) -> bool:
 def _encoded(field: Any, source: FunctionSource) -> str:
     """The expression encoding the local ``value`` for the message field ``field``."""
     if field.message_type is not None:
-        nested = GetMessageClass(field.message_type)
-        encode = source.later(functools.partial(_encoder_of, nested))
+        encode = source.later(functools.partial(_encoder, field.message_type))
         return f"[{encode}(item) for item in value]" if _repeated(field) else f"{encode}(value)"
     if field.enum_type is not None:
         enum = source.bind(field.enum_type)
@@ -149,14 +150,6 @@ def _encoded(field: Any, source: FunctionSource) -> str:
             return f"[_enum_number(item, {enum}) for item in value]"
         return f"_enum_number(value, {enum})"
     return "_list(value)" if _repeated(field) else "value"
-
-
-def _encoder_of(message_type: type[Message]) -> Function:
-    """``message_type``'s encoder (compiled on first use)."""
-    encode = _ENCODERS.get(message_type)
-    if encode is None:
-        encode = _ENCODERS[message_type] = _compile_encoder(message_type)
-    return encode
 
 
 def _decoder(record_type: type[Any], descriptor: Any) -> Function:

@@ -421,6 +421,13 @@ class _Ticket:
     envy: bool = False
 
 
+@dataclass(frozen=True)
+class _Share:
+    meter_id: Any
+    to_meter_microcents: Any
+    to_reserve_microcents: Any
+
+
 @pytest.mark.parametrize(
     ("ticket", "refusal"),
     [
@@ -428,6 +435,8 @@ class _Ticket:
         (_Ticket(1, _Lottery.PROGRESSIVE, 100, ("not a contribution",)), "AttributeError"),
         (_Ticket(-1, _Lottery.PROGRESSIVE, 100), "ValueError"),
         (_Ticket(1, _Lottery.PROGRESSIVE, 100, (MeterValue("m", 1),)), "AttributeError"),
+        (_Ticket(1, _Lottery.PROGRESSIVE, 100, (_Share("m", 1.5, 0),)), "TypeError"),
+        (_Ticket(1, _Lottery.PROGRESSIVE, 100, (_Share(5, 1, 0),)), "TypeError"),
     ],
 )
 def test_a_record_the_wire_cannot_hold_is_refused_as_before(ticket: _Ticket, refusal: str) -> None:
