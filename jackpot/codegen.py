@@ -26,8 +26,9 @@ class FunctionSource:
     """The source of one function of one argument being written, and its globals.
 
     ``lines`` is the body (each line indented by four spaces, as the caller writes it);
-    ``names`` the globals the body refers to, the builtins it uses among them (looked up
-    there first).
+    ``names`` the globals the body refers to: the values bound, ``_dict``, ``_list``,
+    ``_tuple``, ``_isinstance``, ``_int``, ``_bool``, ``_str``, ``_type`` and ``_getattr`` (the
+    builtins of those names), and no other builtin.
     """
 
     def __init__(self, parameter: str, where: str, **names: Any) -> None:

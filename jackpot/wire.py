@@ -10,7 +10,9 @@ a field to a result is one edit in the record and one in the .proto.
 
 Each direction is a function compiled once per message type (and record type) from the
 message's descriptor and the record's fields (:mod:`jackpot.codegen`), straight-line code
-naming each field. ``SeatResult``'s encoder begins::
+naming each field. An encoder gives the message's fields as the keyword arguments that make it,
+a nested message's fields as a dict of the same kind, so that :func:`to_message` makes a
+message and everything in it with one call. ``SeatResult``'s encoder begins::
 
     def function(record):
         kwargs = {}
@@ -22,7 +24,7 @@ naming each field. ``SeatResult``'s encoder begins::
         if value is not None:
             kwargs['outcome'] = _enum_number(value, _v1)
         ...
-        return _message_type(**kwargs)
+        return kwargs
 
 (``_v1``, a global of the function, is ``SeatOutcome``'s descriptor) and ``SettleResponse``'s
 decoder into ``SettleResult`` is one call::
@@ -200,8 +202,25 @@ def _decoded(hint: Any, field: Any, source: FunctionSource) -> str:
         decode = source.later(functools.partial(_decoder, inner, field.message_type))
         return f"{decode}({value})"
     if field.enum_type is not None:
+        members = _members(inner, field.enum_type)
+        if members is not None:
+            return f"{source.bind(members.get)}({value})"
         return f"_enum_member({value}, {source.bind(inner)}, {source.bind(field.enum_type)})"
     return value
+
+
+def _members(enum_type: type[Enum], descriptor: Any) -> dict[int, Enum] | None:
+    """What :func:`enum_member` gives for each wire number but 0 (None, as for a number not
+    here), when ``enum_type`` has a member for every wire value; else None."""
+    prefix = _prefix(descriptor)
+    members = {}
+    for number, wire in descriptor.values_by_number.items():
+        name = wire.name.removeprefix(prefix)
+        if number != 0:
+            if name not in enum_type.__members__:
+                return None  # enum_member refuses it: left to enum_member
+            members[number] = enum_type[name]
+    return members
 
 
 def _without_none(hint: Any) -> Any:
