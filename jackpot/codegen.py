@@ -14,8 +14,10 @@ function (:meth:`FunctionSource.bind`), never written into its text.
 
 from __future__ import annotations
 
+import inspect
+import itertools
 import keyword
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 Function = Callable[[Any], Any]
@@ -76,6 +78,24 @@ class FunctionSource:
         exec(compile(text, f"<{self.where}>", "exec"), self.names)  # see the module's docstring
         function: Function = self.names.pop("function")
         return function
+
+
+def call(callee: str, function: Callable[..., Any], arguments: Sequence[tuple[str, str]]) -> str:
+    """The expression calling the global ``callee`` (``function``, e.g. a record type) with
+    each ``(parameter name, expression)`` of ``arguments``: positionally while each is
+    ``function``'s next positional parameter (a positional call is faster), by name after."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):  # no signature to read: every argument by name
+        parameters = []
+    leading = itertools.takewhile(lambda p: p.kind is p.POSITIONAL_OR_KEYWORD, parameters)
+    positional = [parameter.name for parameter in leading]
+    texts = []
+    by_name = False
+    for index, (name, value) in enumerate(arguments):
+        by_name = by_name or index >= len(positional) or positional[index] != name
+        texts.append(f"{identifier(name)}={value}" if by_name else value)
+    return f"{callee}({', '.join(texts)})"
 
 
 def identifier(name: str) -> str:

@@ -49,7 +49,7 @@ from typing import Any, TypeVar
 from google.protobuf.descriptor import EnumDescriptor
 from google.protobuf.message import Message
 
-from jackpot.codegen import Function, FunctionSource, attribute, identifier
+from jackpot.codegen import Function, FunctionSource, attribute, call, identifier
 
 R = TypeVar("R")
 M = TypeVar("M", bound=Message)
@@ -172,18 +172,12 @@ def _compile_decoder(record_type: type[Any], descriptor: Any) -> Function:
         _record_type=record_type,
         _enum_member=enum_member,
     )
-    arguments = []  # positional while no field is skipped (a positional call is faster)
-    by_name = False
-    for field in dataclasses.fields(record_type):
-        if not field.init:
-            continue
-        if field.name not in wire:
-            by_name = True
-            continue
-        value = _decoded(hints[field.name], wire[field.name], source)
-        by_name = by_name or field.kw_only is True
-        arguments.append(f"{identifier(field.name)}={value}" if by_name else value)
-    source.lines.append(f"    return _record_type({', '.join(arguments)})")
+    arguments = [
+        (field.name, _decoded(hints[field.name], wire[field.name], source))
+        for field in dataclasses.fields(record_type)
+        if field.init and field.name in wire
+    ]
+    source.lines.append(f"    return {call('_record_type', record_type, arguments)}")
     return source.compile()
 
 

@@ -487,3 +487,23 @@ def test_wire_enum_numbers_read_as_before(record_type: type[Any], kind: int) -> 
     assert compiled == _outcome(lambda: reference_from_message(message, record_type))
     if record_type is _TicketRead and kind == pb.WAGER_KIND_BONUS:
         assert compiled == ("KeyError", "'BONUS'")  # no such lottery kind: refused
+
+
+@dataclass(frozen=True, init=False)
+class _Reordered:
+    """A record whose constructor takes its fields in another order."""
+
+    seat: int
+    hand: str = ""
+
+    def __init__(self, hand: str = "", seat: int = 0) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "hand", hand)
+
+
+def test_a_constructor_is_called_by_its_own_parameters() -> None:
+    data = {"seat": "4", "hand": "Flush"}
+    assert record_from_data(_Reordered, data) == reference_from_data(_Reordered, data)
+    assert record_from_data(_Reordered, data) == _Reordered(seat=4, hand="Flush")
+    message = pb.SeatResult(seat=4, hand="Flush")
+    assert from_message(message, _Reordered) == _Reordered(seat=4, hand="Flush")
