@@ -133,9 +133,9 @@ def _expression(hint: Any, value: str, source: FunctionSource) -> str:
         # ten times faster); anything else, and a string that is no member's value (refused,
         # or found by the enum's _missing_), goes through calling the enum itself.
         members = source.bind({m.value: m for m in hint if isinstance(m.value, str)})
-        call = f"{source.bind(hint)}({value})"
+        called = f"{source.bind(hint)}({value})"
         found = f"_type({value}) is _str and {value} in {members}"
-        return f"({members}[{value}] if {found} else {call})"
+        return f"({members}[{value}] if {found} else {called})"
     if hint is int or hint is bool or hint is str:
         return f"_{hint.__name__}({value})"
     raise TypeError(f"no decoder for a field of type {hint!r}")
