@@ -7,48 +7,65 @@ value with the same name after the enum's prefix (``WagerKind.FIVE_CARD_BONUS`` 
 ``WAGER_KIND_FIVE_CARD_BONUS``); None is the enum's ``..._UNSPECIFIED`` 0. The controller
 encodes with :func:`to_message`, the table agent decodes with :func:`from_message`, so adding
 a field to a result is one edit in the record and one in the .proto.
+
+Each direction is a function compiled once per message type (and record type) from the
+message's descriptor and the record's fields (:mod:`jackpot.codegen`), straight-line code
+naming each field. An encoder gives the message's fields as the keyword arguments that make it,
+a nested message's fields as a dict of the same kind, so that :func:`to_message` makes a
+message and everything in it with one call. ``SeatResult``'s encoder begins::
+
+    def function(record):
+        kwargs = {}
+        value = record.seat
+        if value:
+            kwargs['seat'] = value
+        ...
+        value = record.outcome
+        if value is not None:
+            kwargs['outcome'] = _enum_number(value, _v1)
+        ...
+        return kwargs
+
+(``_v1``, a global of the function, is ``SeatOutcome``'s descriptor) and ``SettleResponse``'s
+decoder into ``SettleResult`` is one call::
+
+    def function(message):
+        return _record_type(message.table_id, message.round_id,
+            _tuple([_v1(item) for item in message.results]), ...)
+
+where ``_v1`` is the decoder of ``SeatResult`` messages into ``SeatResult``, compiled in turn
+when first used.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
-from collections.abc import Callable
 from enum import Enum
 from typing import Any, TypeVar
 
 from google.protobuf.descriptor import EnumDescriptor
 from google.protobuf.message import Message
-from google.protobuf.message_factory import GetMessageClass
+
+from jackpot.codegen import Function, FunctionSource, attribute, call, identifier
 
 R = TypeVar("R")
 M = TypeVar("M", bound=Message)
-
-Convert = Callable[[Any], Any]
 
 
 def to_message(record: object, message_type: type[M]) -> M:
     """The ``message_type`` message holding ``record``'s fields of the same names. A field
     without presence whose value is its default (0, "", False, None, no items) is left unset,
     which is the same message (and the same bytes) as setting it, built faster."""
-    kwargs: dict[str, Any] = {}
-    for name, convert, unset in _encoder(message_type):
-        value = getattr(record, name)
-        if (unset is _FALSY and not value) or (unset is _NONE and value is None):
-            continue
-        kwargs[name] = value if convert is None else convert(value)
-    return message_type(**kwargs)
+    return message_type(**_encoder(message_type.DESCRIPTOR)(record))
 
 
 def from_message(message: Message, record_type: type[R]) -> R:
     """The ``record_type`` record of ``message``'s fields of the same names."""
-    return record_type(
-        **{
-            name: convert(getattr(message, name))
-            for name, convert in _decoder(record_type, message.DESCRIPTOR)
-        }
-    )
+    record: R = _decoder(record_type, message.DESCRIPTOR)(message)
+    return record
 
 
 def enum_number(value: Enum | None, descriptor: EnumDescriptor) -> int:
@@ -83,81 +100,121 @@ def _prefix(descriptor: EnumDescriptor) -> str:
 
 _ENUM_NUMBERS: dict[EnumDescriptor, dict[str, int]] = {}
 """Per enum: each wire value's number by its name without the enum's prefix."""
-_FALSY, _NONE, _ALWAYS = "falsy", "none", "always"
-"""Which values of a field :func:`to_message` leaves unset: a scalar's or a repeated field's
-falsy ones (0, "", False, no items), an enum's None (its 0), none of a field with presence."""
-_ENCODERS: dict[type[Message], tuple[tuple[str, Convert | None, str], ...]] = {}
-"""Per message type: each field's name, its encoder (None: the value as it is) and which of
-its values are left unset."""
-_DECODERS: dict[tuple[type[Any], Any], tuple[tuple[str, Convert], ...]] = {}
+_ENCODERS: dict[Any, Function] = {}
+"""Per message descriptor: its compiled encoder, a record in, the message's fields out (the
+keyword arguments that make the message; a nested message's fields are given as such a
+dict too, so a message and all it holds is made by one call)."""
+_DECODERS: dict[tuple[type[Any], Any], Function] = {}
+"""Per record type and message descriptor: the compiled decoder (a message in, the record
+out)."""
 
 
-def _encoder(message_type: type[Message]) -> tuple[tuple[str, Convert | None, str], ...]:
-    """Each message field's name, encoder and which values are left unset (built once per
-    message type)."""
-    plan = _ENCODERS.get(message_type)
-    if plan is None:
-        fields = message_type.DESCRIPTOR.fields
-        plan = _ENCODERS[message_type] = tuple(
-            (f.name, _encode_field(f), _unset(f)) for f in fields
-        )
-    return plan
+def _encoder(descriptor: Any) -> Function:
+    """The encoder of records into ``descriptor``'s messages (compiled on first use)."""
+    encode = _ENCODERS.get(descriptor)
+    if encode is None:
+        encode = _ENCODERS[descriptor] = _compile_encoder(descriptor)
+    return encode
 
 
-def _unset(field: Any) -> str:
-    if field.has_presence:
-        return _ALWAYS
-    if field.enum_type is not None and not _repeated(field):
-        return _NONE
-    return _FALSY
+def _compile_encoder(descriptor: Any) -> Function:
+    """The encoder: each field of the message read from the record's attribute of the same
+    name, converted, and kept unless it is left unset (see :func:`to_message`)."""
+    source = FunctionSource(
+        "record", f"encoder of {descriptor.full_name}", _enum_number=enum_number
+    )
+    source.lines.append("    kwargs = {}")
+    for field in descriptor.fields:
+        source.lines.append(f"    value = {attribute('record', field.name)}")
+        keep = f"kwargs[{field.name!r}] = {_encoded(field, source)}"
+        if field.has_presence:  # always set: its absence means something
+            source.lines.append(f"    {keep}")
+        else:
+            kept = "value is not None" if _single_enum(field) else "value"
+            source.lines += [f"    if {kept}:", f"        {keep}"]
+    source.lines.append("    return kwargs")
+    return source.compile()
 
 
-def _encode_field(field: Any) -> Convert | None:
+def _single_enum(field: Any) -> bool:
+    """True for an enum field that is not repeated: its None (the 0) is left unset."""
+    return field.enum_type is not None and not _repeated(field)
+
+
+def _encoded(field: Any, source: FunctionSource) -> str:
+    """The expression encoding the local ``value`` for the message field ``field``."""
     if field.message_type is not None:
-        nested = GetMessageClass(field.message_type)
-        if _repeated(field):
-            return lambda values: [to_message(value, nested) for value in values]
-        return lambda value: to_message(value, nested)
+        encode = source.later(functools.partial(_encoder, field.message_type))
+        return f"[{encode}(item) for item in value]" if _repeated(field) else f"{encode}(value)"
     if field.enum_type is not None:
-        enum = field.enum_type
+        enum = source.bind(field.enum_type)
         if _repeated(field):
-            return lambda values: [enum_number(value, enum) for value in values]
-        return lambda value: enum_number(value, enum)
-    if _repeated(field):
-        return list
-    return None
+            return f"[_enum_number(item, {enum}) for item in value]"
+        return f"_enum_number(value, {enum})"
+    return "_list(value)" if _repeated(field) else "value"
 
 
-def _same(value: Any) -> Any:
-    return value
+def _decoder(record_type: type[Any], descriptor: Any) -> Function:
+    """The decoder of ``descriptor``'s messages into ``record_type`` (compiled on first use)."""
+    decode = _DECODERS.get((record_type, descriptor))
+    if decode is None:
+        decode = _DECODERS[record_type, descriptor] = _compile_decoder(record_type, descriptor)
+    return decode
 
 
-def _decoder(record_type: type[Any], descriptor: Any) -> tuple[tuple[str, Convert], ...]:
-    plan = _DECODERS.get((record_type, descriptor))
-    if plan is None:
-        hints = typing.get_type_hints(record_type)
-        wire = descriptor.fields_by_name
-        plan = _DECODERS[record_type, descriptor] = tuple(
-            (field.name, _decode_field(hints[field.name], wire[field.name]))
-            for field in dataclasses.fields(record_type)
-            if field.init and field.name in wire
-        )
-    return plan
+def _compile_decoder(record_type: type[Any], descriptor: Any) -> Function:
+    """The decoder: each init field of the record that the message has, read from it."""
+    hints = typing.get_type_hints(record_type)
+    wire = descriptor.fields_by_name
+    source = FunctionSource(
+        "message",
+        f"decoder of {descriptor.full_name} into {record_type.__qualname__}",
+        _record_type=record_type,
+        _enum_member=enum_member,
+    )
+    arguments = [
+        (field.name, _decoded(hints[field.name], wire[field.name], source))
+        for field in dataclasses.fields(record_type)
+        if field.init and field.name in wire
+    ]
+    source.lines.append(f"    return {call('_record_type', record_type, arguments)}")
+    return source.compile()
 
 
-def _decode_field(hint: Any, field: Any) -> Convert:
+def _decoded(hint: Any, field: Any, source: FunctionSource) -> str:
+    """The expression reading the message field ``field`` for a record field of type
+    ``hint``."""
+    value = attribute("message", identifier(field.name))
     inner = _without_none(hint)
     if typing.get_origin(inner) is tuple:
         item = typing.get_args(inner)[0]
         if field.message_type is not None:
-            return lambda values: tuple(from_message(value, item) for value in values)
-        return tuple
+            decode = source.later(functools.partial(_decoder, item, field.message_type))
+            return f"_tuple([{decode}(item) for item in {value}])"
+        return f"_tuple({value})"
     if field.message_type is not None:
-        return lambda value: from_message(value, inner)
+        decode = source.later(functools.partial(_decoder, inner, field.message_type))
+        return f"{decode}({value})"
     if field.enum_type is not None:
-        enum = field.enum_type
-        return lambda number: enum_member(number, inner, enum)
-    return _same
+        members = _members(inner, field.enum_type)
+        if members is not None:
+            return f"{source.bind(members.get)}({value})"
+        return f"_enum_member({value}, {source.bind(inner)}, {source.bind(field.enum_type)})"
+    return value
+
+
+def _members(enum_type: type[Enum], descriptor: Any) -> dict[int, Enum] | None:
+    """What :func:`enum_member` gives for each wire number but 0 (None, as for a number not
+    here), when ``enum_type`` has a member for every wire value; else None."""
+    prefix = _prefix(descriptor)
+    members = {}
+    for number, wire in descriptor.values_by_number.items():
+        name = wire.name.removeprefix(prefix)
+        if number != 0:
+            if name not in enum_type.__members__:
+                return None  # enum_member refuses it: left to enum_member
+            members[number] = enum_type[name]
+    return members
 
 
 def _without_none(hint: Any) -> Any:
