@@ -9,7 +9,9 @@ pool and given back at :meth:`close`), reuses them without asking the pool again
 each call one round trip under one deadline: the command packed here, written, and its reply
 read straight from the connection's hiredis reader (redis-py's own reader, so the connection
 stays in step for redis-py's calls), instead of redis-py's write task and its layered read.
-A connection without hiredis, or one that health checks, takes redis-py's own path.
+A push frame (RESP3: a server's maintenance notice) met before the reply goes to the parser's
+own handler, as redis-py does, and the reply is read after it. A connection without hiredis,
+or one that health checks, takes redis-py's own path.
 
 Every call ends with its connection in step: a call that did not end with a whole reply (an
 error on the wire, a timeout, a cancellation) closes its connection and gives it back to the
@@ -117,16 +119,21 @@ async def _call(connection: Any, *command: Any) -> Any:
         return await connection.read_response()
     packed = _pack(connection.encoder, command)
     reader, stream = parser._reader, connection._reader
+    push = parser._hiredis_PushNotificationType
     try:
         async with asyncio.timeout(connection.socket_timeout):
             writer.write(packed)
-            reply = reader.gets()
-            while reply is NOT_ENOUGH_DATA:
-                data = await stream.read(READ_BYTES)
-                if not data:
-                    raise RedisConnectionError("Connection closed by server.")
-                reader.feed(data)
+            while True:
                 reply = reader.gets()
+                while reply is NOT_ENOUGH_DATA:
+                    data = await stream.read(READ_BYTES)
+                    if not data:
+                        raise RedisConnectionError("Connection closed by server.")
+                    reader.feed(data)
+                    reply = reader.gets()
+                if push is None or not isinstance(reply, push):
+                    break
+                await parser.handle_push_response(reply)
     except TimeoutError:
         raise RedisTimeoutError("Timeout reading from Redis (a script call)") from None
     except OSError as error:

@@ -175,3 +175,26 @@ async def test_a_connection_lost_in_a_call_is_a_connection_error(
         await waiting
     await conn.disconnect()
     await client.connection_pool.release(conn)
+
+
+async def test_a_push_frame_before_the_reply_goes_to_redis_py_and_the_reply_is_read(
+    client: Redis, redis_client: Redis
+) -> None:
+    """RESP3 (redis-py's default here): a push frame that arrives before a call's reply (here
+    a client-tracking invalidation; on a managed Redis, a maintenance notice) is not taken
+    for the reply."""
+    conn = await client.connection_pool.get_connection()  # type: ignore[no-untyped-call]
+    assert str(conn.protocol) == "3"
+    await conn.send_command("CLIENT", "TRACKING", "on")
+    assert await conn.read_response() in ("OK", b"OK")
+    await conn.send_command("GET", "tracked")
+    await conn.read_response()
+    await redis_client.set("tracked", "changed")  # Redis pushes an invalidation to conn
+    deadline = asyncio.get_running_loop().time() + 10
+    while not conn._reader._buffer:  # the push has reached conn, ahead of any reply
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.01)
+    assert await _call(conn, "EVAL", "return ARGV[1]", 0, "the reply") == "the reply"
+    assert not conn._reader._buffer
+    await conn.disconnect()
+    await client.connection_pool.release(conn)
