@@ -62,7 +62,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from controller import checkpoint_signature
 from controller.domain.records import Adjustment, Checkpoint, Irregularity, Jackpot
-from controller.journal_chain import GENESIS, ChainCheck
+from controller.journal_chain import GENESIS, ChainCheck, numbered_after
 from controller.store import codec
 from controller.store.redis_store import RedisStore
 from jackpot.errors import FailedPrecondition, InvalidConfiguration, JackpotError
@@ -151,7 +151,7 @@ async def export(store: RedisStore, directory: Path, link_group_id: str) -> Expo
             continue
         if entry.seq > last_seq:
             break
-        if entry.seq != expected + 1:
+        if entry.seq != numbered_after(entry.fields, expected) + 1:
             raise ExportError(
                 f"the journal of {link_group_id} continues at #{entry.seq} where #{expected + 1} "
                 f"was due after {journal_path}'s #{expected}: entries were trimmed before this "
@@ -444,7 +444,13 @@ def _check_held_and_mystery(
 
 
 async def restore(
-    store: RedisStore, directory: Path, link_group_id: str, *, actor: str, reason: str
+    store: RedisStore,
+    directory: Path,
+    link_group_id: str,
+    *,
+    actor: str,
+    reason: str,
+    seq_above: int = 0,
 ) -> int:
     """Restore a lost link group from its export (see the module); answer the journal
     sequence number of the ``restored`` entry."""
@@ -453,4 +459,6 @@ async def restore(
     exported = read_export(directory, link_group_id)
     await store.restore_state(exported.snapshot, exported.entries)
     source = f"{group_directory(directory, link_group_id)} sha256:{exported.sha256}"
-    return await store.restore_epoch(exported.snapshot, actor=actor, reason=reason, source=source)
+    return await store.restore_epoch(
+        exported.snapshot, actor=actor, reason=reason, source=source, seq_above=seq_above
+    )
