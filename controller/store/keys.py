@@ -127,6 +127,17 @@ class LinkGroupKeys:
         return self._key("pending-adjustments")
 
     @property
+    def restore_steps(self) -> str:
+        """Hash: ``<table>:<round>:<phase>`` -> a step a table was answered before a restore
+        and the restored state lacked, with its reconciliation (JSON; controller/reconcile.py)."""
+        return self._key("restore-steps")
+
+    @property
+    def restore_tables(self) -> str:
+        """Hash: table id -> when its outbox was collected after a restore, by whom (JSON)."""
+        return self._key("restore-tables")
+
+    @property
     def retired_meters(self) -> str:
         """Hash: meter id -> the retired meter's last record and its retirement (JSON)."""
         return self._key("retired-meters")

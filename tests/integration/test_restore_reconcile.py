@@ -1,0 +1,259 @@
+"""No id means two things, nothing is paid twice: a restore from an older export, the tables'
+later answers reconciled from their outboxes (docs/journal.md, "Numbering across a restore"
+and "Reconciling tables after a restore").
+
+The attack on main: rounds are played, the journal exported, more rounds played (a royal
+flush settled, its jackpot approved and paid), Redis lost and restored from the export. The
+settled round came back open and was settled again, its jackpot paid twice, and the
+restored journal handed out the same sequence numbers (and jackpot ids ``<group>:<seq>``)
+as the lost one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+
+from controller import journal_export, reconcile
+from controller.audit import verify
+from controller.journal_chain import ChainCheck, entry_hash
+from controller.server import ControllerServer
+from controller.store import keys
+from controller.testing import TestPKI
+from jackpot.cards import parse_cards
+from jackpot.errors import FailedPrecondition, InvalidArgument, NotFound
+from jackpot.kinds import WagerKind
+from jackpot.v1 import jackpot_pb2 as pb
+from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from table_agent.client import ControllerRefused, ControllerUnreachable
+from table_agent.outbox import Outbox
+from table_agent.reports import SettleReport
+from table_agent.table import TableAgent
+from table_agent.wagers import PlacedWager
+from tests.helpers import (
+    HIGH_CARD,
+    PAIR,
+    ROYAL_SPADES,
+    SUPERVISOR,
+    TWO_PAIR,
+    Channels,
+    Floor,
+    journal,
+    table_client,
+)
+
+GROUP = "floor"
+ALICE = "jackpot://operator/alice"
+BOB = "jackpot://operator/bob"
+WAGERS = [PlacedWager(1, WagerKind.PROGRESSIVE, 100), PlacedWager(2, WagerKind.PROGRESSIVE, 100)]
+
+
+def cards(seat1: str, seat2: str) -> SettleReport:
+    return SettleReport(
+        {1: parse_cards(seat1.split()), 2: parse_cards(seat2.split())},
+        dealer=parse_cards(HIGH_CARD.split()),
+    )
+
+
+async def meter_of(redis_client: Redis) -> tuple[int, int]:
+    fields = await redis_client.hgetall(keys.LinkGroupKeys(GROUP).meter("cs-main"))
+    return int(fields["value_microcents"]), int(fields["reserve_microcents"])
+
+
+async def jackpots(redis_client: Redis) -> dict[str, Any]:
+    raw = await redis_client.hgetall(keys.LinkGroupKeys(GROUP).jackpots)
+    return {str(jackpot_id): json.loads(record) for jackpot_id, record in raw.items()}
+
+
+async def approve_and_pay(port: int, pki: TestPKI, jackpot_id: str) -> None:
+    channels = Channels(f"127.0.0.1:{port}", pki)
+    try:
+        supervisor = pb_grpc.AdminServiceStub(channels(*SUPERVISOR))
+        await supervisor.ApproveJackpot(pb.ReviewJackpotRequest(jackpot_id=jackpot_id, note="ok"))
+        cage = pb_grpc.AdminServiceStub(channels("cashier", "cage-1"))
+        await cage.RecordJackpotPaid(
+            pb.RecordJackpotPaidRequest(jackpot_id=jackpot_id, note="cage receipt 1")
+        )
+    finally:
+        await channels.close()
+
+
+async def test_a_restore_from_an_older_export_pays_nothing_twice_and_reuses_no_id(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, redis_client: Redis, tmp_path: Path
+) -> None:
+    outbox = Outbox(tmp_path / "agent", "t1")
+    client = table_client(controller.port, pki)
+    agent = TableAgent("t1", client, outbox)
+    agent.continue_after((await client.get_table("t1")).last_round_id)
+    # Round 1: a royal flush, its jackpot approved and paid; round 2 locked out.
+    await agent.lockout(agent.new_round(), WAGERS)
+    first = await agent.settle(1, cards(ROYAL_SPADES, PAIR))
+    await approve_and_pay(controller.port, pki, first.awards[0].jackpot_id)
+    await agent.lockout(agent.new_round(), WAGERS)
+    exported = await journal_export.export(controller.store, tmp_path / "export", GROUP)
+    exported_seq, lost_epoch = exported.last_seq, client.known.epoch
+    # After the export: round 2's royal flush settled, approved and paid; round 3 played;
+    # round 4 locked out and voided.
+    hit = (await agent.settle(2, cards(PAIR, ROYAL_SPADES))).awards[0]
+    await approve_and_pay(controller.port, pki, hit.jackpot_id)
+    await agent.lockout(agent.new_round(), WAGERS)
+    await agent.settle(3, cards(PAIR, TWO_PAIR))
+    await agent.lockout(agent.new_round(), WAGERS)
+    await agent.void(4, "misdeal")
+    answered_meter = await meter_of(redis_client)
+    lost = {int(fields["seq"]): fields for _, fields in await journal(redis_client)}
+    lost_ids = set(await jackpots(redis_client))
+    last_answered = outbox.last_position().seq
+    assert last_answered > exported_seq
+
+    # Total loss, restore from the older export, numbering above what the outbox holds.
+    await redis_client.flushall()
+    await controller.check_state()
+    outboxes = reconcile.outboxes([outbox.path])
+    above = reconcile.seq_above(outboxes, exported_seq)
+    assert above == last_answered + reconcile.SEQ_MARGIN
+    restored_seq = await journal_export.restore(
+        controller.store, tmp_path / "export", GROUP, actor=ALICE, reason="lost", seq_above=above
+    )
+    assert restored_seq == above + 1
+    await controller.check_state()
+
+    # Until reconciled, every table is refused with the restore and the command to run, and
+    # a settlement of round 2 (settled and paid before the loss) is not settled again.
+    retry = table_client(controller.port, pki, retry_for_s=0.3)
+    retry.known = outbox.last_position()
+    with pytest.raises(ControllerUnreachable, match="jackpotctl restore collect"):
+        await retry.settle("t1", 2, cards(PAIR, ROYAL_SPADES))
+    assert set(await jackpots(redis_client)) == {first.awards[0].jackpot_id}
+
+    # The outbox reports exactly what the restored state lacks.
+    with pytest.raises(FailedPrecondition, match="outboxes of tables t1"):
+        await reconcile.finish(controller.store, GROUP, actor=ALICE)
+    collected = await reconcile.collect(controller.store, GROUP, outboxes[0], actor=ALICE)
+    assert (collected.missing, collected.present) == (5, 0)
+    again = await reconcile.collect(controller.store, GROUP, outboxes[0], actor=ALICE)
+    assert (again.missing, again.collected_before) == (0, 5)  # a retry changes nothing
+    status = await reconcile.status(controller.store, GROUP)
+    assert [(s["round_id"], s["phase"]) for s in status.waiting] == [
+        (2, "settle"),
+        (3, "lockout"),
+        (3, "settle"),
+        (4, "lockout"),
+        (4, "void"),
+    ]
+    assert all(exported_seq < s["seq"] <= last_answered for s in status.steps)
+    assert status.uncollected == [] and "jackpotctl restore" in status.stopped
+    lines = [reconcile.describe(step) for step in status.steps]
+    assert f"(jackpot {hit.jackpot_id})" in lines[0] and "missing" in lines[0]
+
+    # Two people: requested by one operator, approved by another.
+    with pytest.raises(FailedPrecondition, match="not requested yet"):
+        await reconcile.approve(controller.store, GROUP, actor=BOB)
+    assert await reconcile.request(controller.store, GROUP, actor=ALICE) == 5
+    assert await reconcile.request(controller.store, GROUP, actor=ALICE) == 5  # a retry
+    with pytest.raises(FailedPrecondition, match="second, different operator"):
+        await reconcile.approve(controller.store, GROUP, actor=ALICE)
+    with pytest.raises(FailedPrecondition, match="are not applied yet"):
+        await reconcile.finish(controller.store, GROUP, actor=ALICE)
+    applied = await reconcile.approve(controller.store, GROUP, actor=BOB)
+    assert [step["status"] for step in applied] == ["applied"] * 5
+    await reconcile.finish(controller.store, GROUP, actor=BOB)
+
+    # The meter holds exactly what the table was last answered; round 2's jackpot is held
+    # once, under the id the table was answered, with the amount it was answered.
+    assert await meter_of(redis_client) == answered_meter
+    held = await jackpots(redis_client)
+    assert set(held) == {first.awards[0].jackpot_id, hit.jackpot_id}
+    assert int(held[hit.jackpot_id]["amount_cents"]) == hit.amount_cents
+    assert held[hit.jackpot_id]["round_id"] == "2" and held[hit.jackpot_id]["seat"] == "2"
+
+    # No sequence number or jackpot id names two things: every entry after the export is
+    # numbered above everything the lost journal issued.
+    entries = await journal(redis_client)
+    new = {int(fields["seq"]): fields for _, fields in entries if int(fields["seq"]) > exported_seq}
+    assert min(new) == restored_seq and not set(new) & set(lost)
+    assert max(lost) < restored_seq
+    restored = new[restored_seq]
+    assert (restored["type"], restored["numbered_after"]) == ("restored", str(above))
+    award = next(e for e in new.values() if e["type"] == "award")
+    assert award["corrects"] == f"{lost_epoch}:{hit.journal_seq}"
+    assert lost_ids >= set(held)  # the ids are the lost ones, never a new one for them
+
+    # The round is never settled again; the table plays on in the restored lineage.
+    with pytest.raises(ControllerRefused, match="already settled with other cards"):
+        await agent.client.settle("t1", 2, cards(PAIR, ROYAL_SPADES))
+    assert set(await jackpots(redis_client)) == set(held)
+    info = await agent.client.get_table("t1")
+    assert info.last_round_id == 4
+    agent.continue_after(info.last_round_id)
+    assert agent.new_round() == 5
+    await agent.lockout(5, WAGERS)
+    assert agent.client.known.epoch not in ("", lost_epoch)
+    await client.close()
+    await retry.close()
+
+    report = await verify(controller.store)
+    assert report.ok, report.differences
+
+
+async def test_a_collected_answer_above_the_restores_numbering_is_refused(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, redis_client: Redis, tmp_path: Path
+) -> None:
+    """A restore numbered without the tables' outboxes cannot promise unique ids above the
+    export: an outbox answered beyond it is refused with what to do."""
+    outbox = Outbox(tmp_path / "agent", "t1")
+    client = table_client(controller.port, pki)
+    agent = TableAgent("t1", client, outbox)
+    agent.continue_after((await client.get_table("t1")).last_round_id)
+    await agent.lockout(agent.new_round(), WAGERS)
+    await journal_export.export(controller.store, tmp_path / "export", GROUP)
+    await agent.settle(1, cards(ROYAL_SPADES, PAIR))
+    await client.close()
+    await redis_client.flushall()
+    await controller.check_state()
+    await journal_export.restore(
+        controller.store, tmp_path / "export", GROUP, actor=ALICE, reason="x"
+    )
+    with pytest.raises(InvalidArgument, match="where this restore numbered on from"):
+        await reconcile.collect(
+            controller.store, GROUP, reconcile.read_outbox(outbox.path), actor=ALICE
+        )
+    with pytest.raises(NotFound, match="no missing step"):
+        await reconcile.request(controller.store, GROUP, actor=ALICE)
+    # The table ahead is refused, and told what to run.
+    late = table_client(controller.port, pki, retry_for_s=0.3)
+    late.known = outbox.last_position()
+    with pytest.raises(ControllerUnreachable, match="jackpotctl restore collect"):
+        await late.get_table("t1")
+    await late.close()
+
+
+def test_the_audit_accepts_the_recorded_jump_and_no_other_gap() -> None:
+    def chained(entries: list[dict[str, str]]) -> list[dict[str, str]]:
+        previous = "0" * 64
+        out = []
+        for fields in entries:
+            fields = {**fields, "hash": entry_hash(previous, fields)}
+            previous = fields["hash"]
+            out.append(fields)
+        return out
+
+    def problems(entries: list[dict[str, str]]) -> list[str]:
+        check = ChainCheck()
+        for number, fields in enumerate(chained(entries)):
+            check.add(f"{number}-0", fields)
+        return check.problems
+
+    base = [{"seq": "1", "type": "contribution"}, {"seq": "2", "type": "contribution"}]
+    jump = {"seq": "1001", "type": "restored", "from_seq": "2", "numbered_after": "1000"}
+    assert problems([*base, jump, {"seq": "1002", "type": "x"}]) == []
+    # A gap anywhere else, or one the restored entry does not record, is named.
+    assert "missing" in problems([*base, {"seq": "1001", "type": "restored", "from_seq": "2"}])[0]
+    assert "missing" in problems([*base, {**jump, "from_seq": "1"}])[0]
+    assert "missing" in problems([*base, {**jump, "type": "award"}])[0]
+    assert "missing" in problems([*base, jump, {"seq": "1003", "type": "x"}])[0]
+    assert "missing" in problems([*base, {**jump, "seq": "1002"}])[0]
