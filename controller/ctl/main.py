@@ -10,7 +10,11 @@
     jackpotctl journal trim --redis redis://127.0.0.1:6379/0 --retention-hours 168 \\
         --signing-key checkpoint.key
     jackpotctl restore --redis ... --from /var/lib/jackpot/export --link-group casino-floor \\
-        --reason "Redis volume lost; restored from the 02:00 export"
+        --reason "Redis volume lost; restored from the 02:00 export" --outbox cs-1.outbox.jsonl
+    jackpotctl restore status --redis ... --link-group casino-floor
+    jackpotctl restore request --redis ... --link-group casino-floor   # one operator
+    jackpotctl restore approve --redis ... --link-group casino-floor   # another one
+    jackpotctl restore finish --redis ... --link-group casino-floor
     jackpotctl --controller 127.0.0.1:50051 link-groups create casino-floor
     jackpotctl --controller ... meters create cs-main --link-group casino-floor \\
         --game caribbean-stud --reset 10000 --rate 15 --reserve-rate 5
@@ -46,7 +50,7 @@ from pathlib import Path
 
 import grpc
 
-from controller import certs, checkpoint_signature, journal_export, settings
+from controller import certs, checkpoint_signature, journal_export, reconcile, settings
 from controller.audit import AuditReport, verify, verify_export
 from controller.ctl import controls, irregularities, jackpots, odds, reports
 from controller.ctl.hands import classify_stream
@@ -189,13 +193,49 @@ def _parser() -> argparse.ArgumentParser:
         help="rebuild a link group Redis lost from its export (journaled; RUNBOOK: Redis lost "
         "its data)",
     )
-    _redis_arguments(restore)
+    _redis_arguments(restore, required=False)
+    restore.add_argument("--from", dest="source", type=Path, metavar="DIR", help="the export")
+    restore.add_argument("--link-group", default="")
+    restore.add_argument("--reason", default="", help="why, for the journal")
     restore.add_argument(
-        "--from", dest="source", type=Path, required=True, metavar="DIR", help="the export"
+        "--outbox",
+        dest="outboxes",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a table's outbox (<table>.outbox.jsonl; repeat for every table): the journal "
+        "numbers on above what it was answered, and its later answers are collected",
     )
-    restore.add_argument("--link-group", required=True)
-    restore.add_argument("--reason", required=True, help="why, for the journal")
+    restore.add_argument(
+        "--seq-above",
+        type=int,
+        default=0,
+        metavar="SEQ",
+        help="the highest journal sequence number the lost state may have issued, when a "
+        "record shows more than the outboxes",
+    )
     restore.set_defaults(handler=_restore)
+    steps = restore.add_subparsers(
+        dest="restore_action",
+        title="reconciling the tables after a restore (docs/journal.md)",
+        required=False,
+    )
+    collect = steps.add_parser("collect", help="keep what a table's outbox holds after the export")
+    collect.add_argument(
+        "--outbox", dest="outboxes", type=Path, action="append", required=True, metavar="FILE"
+    )
+    for name, what in (
+        ("status", "list the missing steps and the tables not collected"),
+        ("request", "request every missing step as a correction (a first operator)"),
+        ("approve", "approve and apply every requested step (a second, different operator)"),
+        ("finish", "serve the tables again once every step is applied"),
+    ):
+        steps.add_parser(name, help=what)
+    for name, sub in steps.choices.items():
+        _redis_arguments(sub)
+        sub.add_argument("--link-group", required=True)
+        sub.set_defaults(handler=_reconcile, restore_action=name)
 
     groups = top.add_parser("link-groups", help="link groups").add_subparsers(
         dest="action", required=True
@@ -480,19 +520,102 @@ def _journal_trim(args: argparse.Namespace) -> int:
 
 
 def _restore(args: argparse.Namespace) -> int:
+    missing = [
+        name
+        for name, value in (
+            ("--redis", args.redis),
+            ("--from", args.source),
+            ("--link-group", args.link_group),
+            ("--reason", args.reason),
+        )
+        if not value
+    ]
+    if missing:
+        raise ValueError(f"jackpotctl restore needs {', '.join(missing)}")
+    outboxes = reconcile.outboxes(args.outboxes)
+
     async def run() -> int:
         store = _store(args)
         try:
-            seq = await journal_export.restore(
-                store, args.source, args.link_group, actor=_actor("restore"), reason=args.reason
+            exported = journal_export.read_export(args.source, args.link_group)
+            above = max(
+                args.seq_above, reconcile.seq_above(outboxes, int(exported.snapshot["seq"]))
             )
+            seq = await journal_export.restore(
+                store,
+                args.source,
+                args.link_group,
+                actor=_actor("restore"),
+                reason=args.reason,
+                seq_above=above,
+            )
+            for outbox in outboxes:
+                done = await reconcile.collect(store, args.link_group, outbox, actor=_person())
+                print(f"restore: table {done.table_id}: {done.missing} missing steps collected")
         finally:
             await store.close()
         print(
             f"restore: link group {args.link_group} restored from {args.source} (journal "
-            f"#{seq}); tables acknowledged after the export will stop it until it is "
-            "reconciled and resumed (jackpotctl link-groups resume)"
+            f"#{seq})"
+            + (
+                f", numbered on after #{above}; its tables are reconciled with jackpotctl "
+                f"restore status|request|approve|finish --link-group {args.link_group}"
+                if seq > int(exported.snapshot["seq"]) + 1
+                else "; tables acknowledged after the export will stop it: restore again "
+                "with --outbox for every table"
+            )
         )
+        return 0
+
+    return asyncio.run(run())
+
+
+def _person() -> str:
+    """Who runs a reconciliation command on Redis directly: the OS user on this host (the
+    same person whatever the command, so one person cannot both request and approve)."""
+    return f"{getpass.getuser()}@{socket.gethostname()}"
+
+
+def _reconcile(args: argparse.Namespace) -> int:
+    group, action = args.link_group, args.restore_action
+
+    async def run() -> int:
+        store = _store(args)
+        try:
+            if action == "collect":
+                for outbox in reconcile.outboxes(args.outboxes):
+                    done = await reconcile.collect(store, group, outbox, actor=_person())
+                    print(
+                        f"restore collect: table {done.table_id}: {done.missing} missing steps "
+                        f"kept, {done.present} already in the restored state, "
+                        f"{done.collected_before} collected before"
+                    )
+            elif action == "status":
+                status = await reconcile.status(store, group)
+                print(
+                    f"restore status: link group {group} restored from {status.restored_from}, "
+                    f"numbered on after #{status.numbered_after}; "
+                    f"{len(status.waiting)} of {len(status.steps)} steps to apply"
+                )
+                for table_id in status.uncollected:
+                    print(f"  table {table_id}: outbox NOT collected (jackpotctl restore collect)")
+                for step in status.steps:
+                    print(f"  {reconcile.describe(step)}")
+                if status.stopped:
+                    print(f"  stopped: {status.stopped}")
+            elif action == "request":
+                count = await reconcile.request(store, group, actor=_person())
+                print(f"restore request: {count} steps requested; a second operator approves")
+            elif action == "approve":
+                applied = await reconcile.approve(store, group, actor=_person())
+                for step in applied:
+                    print(f"  {reconcile.describe(step)}")
+                print(f"restore approve: {len(applied)} steps applied")
+            else:
+                seq = await reconcile.finish(store, group, actor=_person())
+                print(f"restore finish: link group {group} serves its tables again (#{seq})")
+        finally:
+            await store.close()
         return 0
 
     return asyncio.run(run())

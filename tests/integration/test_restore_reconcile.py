@@ -12,6 +12,8 @@ as the lost one.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ import pytest
 from redis.asyncio import Redis
 
 from controller import journal_export, reconcile
-from controller.audit import verify
+from controller.audit import verify, verify_export
 from controller.journal_chain import ChainCheck, entry_hash
 from controller.server import ControllerServer
 from controller.store import keys
@@ -82,8 +84,23 @@ async def approve_and_pay(port: int, pki: TestPKI, jackpot_id: str) -> None:
         await channels.close()
 
 
+def ctl(redis_url: str, action: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "controller.ctl.main", "restore", action]
+    return subprocess.run(
+        [*command, "--redis", redis_url, "--link-group", GROUP],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 async def test_a_restore_from_an_older_export_pays_nothing_twice_and_reuses_no_id(
-    controller: ControllerServer, floor: Floor, pki: TestPKI, redis_client: Redis, tmp_path: Path
+    controller: ControllerServer,
+    floor: Floor,
+    pki: TestPKI,
+    redis_client: Redis,
+    redis_url: str,
+    tmp_path: Path,
 ) -> None:
     outbox = Outbox(tmp_path / "agent", "t1")
     client = table_client(controller.port, pki)
@@ -150,13 +167,18 @@ async def test_a_restore_from_an_older_export_pays_nothing_twice_and_reuses_no_i
     lines = [reconcile.describe(step) for step in status.steps]
     assert f"(jackpot {hit.jackpot_id})" in lines[0] and "missing" in lines[0]
 
+    listed = ctl(redis_url, "status")
+    assert listed.returncode == 0, listed.stderr
+    assert "5 of 5 steps to apply" in listed.stdout and hit.jackpot_id in listed.stdout
+
     # Two people: requested by one operator, approved by another.
     with pytest.raises(FailedPrecondition, match="not requested yet"):
         await reconcile.approve(controller.store, GROUP, actor=BOB)
-    assert await reconcile.request(controller.store, GROUP, actor=ALICE) == 5
-    assert await reconcile.request(controller.store, GROUP, actor=ALICE) == 5  # a retry
-    with pytest.raises(FailedPrecondition, match="second, different operator"):
-        await reconcile.approve(controller.store, GROUP, actor=ALICE)
+    requested = ctl(redis_url, "request")  # this OS user on this host
+    assert requested.returncode == 0 and "5 steps requested" in requested.stdout
+    assert ctl(redis_url, "request").returncode == 0  # a retry
+    alone = ctl(redis_url, "approve")  # the same person cannot approve
+    assert alone.returncode == 1 and "second, different operator" in alone.stderr
     with pytest.raises(FailedPrecondition, match="are not applied yet"):
         await reconcile.finish(controller.store, GROUP, actor=ALICE)
     applied = await reconcile.approve(controller.store, GROUP, actor=BOB)
@@ -198,6 +220,10 @@ async def test_a_restore_from_an_older_export_pays_nothing_twice_and_reuses_no_i
 
     report = await verify(controller.store)
     assert report.ok, report.differences
+    # An export of the reconciled group, across the restore's jump, passes offline too.
+    await journal_export.export(controller.store, tmp_path / "after", GROUP)
+    offline = verify_export(tmp_path / "after")
+    assert offline.ok, offline.differences
 
 
 async def test_a_collected_answer_above_the_restores_numbering_is_refused(
