@@ -108,6 +108,7 @@ def read_outbox(path: Path, table_id: str = "") -> OutboxAnswers:
                         "epoch": record["epoch"],
                         "seq": record["seq"],
                         "answer": record["answer"],
+                        "payload": report.get("payload") or {},
                     }
                 )
     return OutboxAnswers(table_id, last, tuple(answers), hashlib.sha256(data).hexdigest(), path)
@@ -140,7 +141,9 @@ def _moves(wagers: Any) -> list[dict[str, str]]:
     return moves
 
 
-def _awards(results: Any) -> list[dict[str, Any]]:
+def _awards(results: Any, report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The paid results, each with the cards its table reported for it (the slip's)."""
+    hands, dealer = report.get("hands") or {}, report.get("dealer") or []
     awards = []
     for result in results or []:
         if result.get("outcome") != "paid":
@@ -162,6 +165,9 @@ def _awards(results: Any) -> list[dict[str, Any]]:
                 "journal_seq": str(int(result.get("journal_seq") or 0)),
                 "on_dealer_hand": bool(result.get("on_dealer_hand")),
                 "envy_for_seat": str(int(result.get("envy_for_seat") or 0)),
+                "cards": " ".join(
+                    dealer if result.get("on_dealer_hand") else hands.get(str(result["seat"]), [])
+                ),
             }
         )
     return awards
@@ -201,7 +207,7 @@ def steps_after(outbox: OutboxAnswers, epoch: str, after_seq: int) -> list[dict[
         elif item["phase"] == "void":
             step["moves"] = _moves(answer.get("reversed"))
         else:
-            step["awards"] = _awards(answer.get("results"))
+            step["awards"] = _awards(answer.get("results"), item.get("payload") or {})
         steps.append(step)
     return steps
 

@@ -125,8 +125,8 @@ class Outbox:
 
     def answered(self) -> list[dict[str, Any]]:
         """Every acknowledged answer this outbox keeps, oldest first: ``{"id", "phase",
-        "round_id", "epoch", "seq", "answer"}`` (an acknowledgement written before answers
-        were kept has none and is left out)."""
+        "round_id", "epoch", "seq", "answer", "payload"}`` (the report's payload beside
+        it; an acknowledgement written before answers were kept has none, left out)."""
         reports: dict[str, dict[str, Any]] = {}
         answers: list[dict[str, Any]] = []
         for record in self._records():
@@ -145,6 +145,7 @@ class Outbox:
                             "epoch": record["epoch"],
                             "seq": record["seq"],
                             "answer": record["answer"],
+                            "payload": report["payload"],
                         }
                     )
         return answers

@@ -193,7 +193,8 @@ async def test_a_restore_from_an_older_export_pays_nothing_twice_and_reuses_no_i
     held = await jackpots(redis_client)
     assert set(held) == {first.awards[0].jackpot_id, hit.jackpot_id}
     assert int(held[hit.jackpot_id]["amount_cents"]) == hit.amount_cents
-    assert held[hit.jackpot_id]["round_id"] == "2" and held[hit.jackpot_id]["seat"] == "2"
+    assert held[hit.jackpot_id]["round_id"] == "2" and held[hit.jackpot_id]["seat"] == 2
+    assert held[hit.jackpot_id]["cards"] == ROYAL_SPADES  # the slip, as the table reported
 
     # No sequence number or jackpot id names two things: every entry after the export is
     # numbered above everything the lost journal issued.
@@ -219,6 +220,16 @@ async def test_a_restore_from_an_older_export_pays_nothing_twice_and_reuses_no_i
     assert agent.client.known.epoch not in ("", lost_epoch)
     await client.close()
     await retry.close()
+
+    # Its approval and payment were lost with Redis: a supervisor validates the slip again
+    # and the cage records the payment it made (its receipt) - one jackpot, one payment.
+    await approve_and_pay(controller.port, pki, hit.jackpot_id)
+    payments = [
+        fields
+        for _, fields in await journal(redis_client)
+        if fields["type"] == "jackpot_paid" and int(fields["seq"]) > exported_seq
+    ]
+    assert [p["jackpot"] for p in payments] == [hit.jackpot_id]
 
     report = await verify(controller.store)
     assert report.ok, report.differences

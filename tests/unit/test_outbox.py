@@ -148,6 +148,7 @@ def test_acknowledged_answers_are_kept_through_compaction(
         "epoch": "e",
         "seq": 30,
         "answer": {"table_id": "t1", "round_id": 3, "accepted": []},
+        "payload": {"wagers": []},
     }
     assert kept.tally() == before and kept.pending() == [] and kept.unfinished_rounds() == []
     assert kept.last_position() == JournalPosition("e", 30)

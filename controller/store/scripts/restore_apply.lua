@@ -183,9 +183,9 @@ else
     if a.pending_validation then
       redis.call('HSET', KEYS[8], a.jackpot_id, cjson.encode({v = SCHEMA_VERSION,
         jackpot_id = a.jackpot_id, link_group_id = link_group_id, meter_id = a.meter_id,
-        table_id = s.table_id, round_id = tostring(s.round_id), seat = a.seat, hand = a.hand,
-        wager = a.kind, wager_cents = a.wager_cents or '0', on_dealer_hand = a.on_dealer_hand,
-        envy_for_seat = a.envy_for_seat, cards = '', line = a.line,
+        table_id = s.table_id, round_id = tostring(s.round_id), seat = tonumber(a.seat),
+        hand = a.hand, wager = a.kind, wager_cents = a.wager_cents or '0',
+        on_dealer_hand = a.on_dealer_hand, envy_for_seat = tonumber(a.envy_for_seat), cards = a.cards or '', line = a.line,
         award_kind = a.award_kind, award_text = a.award_text, amount_cents = a.amount_cents,
         meter_before_cents = a.meter_before_cents, meter_after_cents = a.meter_after_cents,
         status = 'pending', journal_seq = award_seq, hit_at_ms = int(clock_ms()),
