@@ -43,6 +43,10 @@ MAX_STEPS = 20_000
 """The most steps a link group's reconciliation keeps (each restore script loops over them)."""
 MAX_OUTBOX_BYTES = 256 * 1024 * 1024
 """The largest outbox file read."""
+MAX_TEXT = 256
+"""The longest id or text of a step (meter, hand, line, award text, jackpot id, cards)."""
+MAX_ANSWER_BYTES = 64 * 1024
+"""The longest answer a step keeps (a settlement of every seat is a few KB)."""
 PHASES = ("lockout", "settle", "void")
 """The answers that move money or a round's state, and so can be missing."""
 
@@ -208,8 +212,21 @@ def steps_after(outbox: OutboxAnswers, epoch: str, after_seq: int) -> list[dict[
             step["moves"] = _moves(answer.get("reversed"))
         else:
             step["awards"] = _awards(answer.get("results"), item.get("payload") or {})
+        _check_bounds(outbox, step)
         steps.append(step)
     return steps
+
+
+def _check_bounds(outbox: OutboxAnswers, step: dict[str, Any]) -> None:
+    """Every text of ``step`` is bounded (the scripts keep and journal them)."""
+    if len(step["answer"]) > MAX_ANSWER_BYTES:
+        raise OutboxError(f"{outbox.path}: the answer to {step['id']} is longer than allowed")
+    for item in (*(step.get("moves") or ()), *(step.get("awards") or ())):
+        for name, value in item.items():
+            if isinstance(value, str) and len(value) > MAX_TEXT:
+                raise OutboxError(
+                    f"{outbox.path}: {name} of {step['id']} is longer than {MAX_TEXT} characters"
+                )
 
 
 @dataclass

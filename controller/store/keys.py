@@ -133,6 +133,12 @@ class LinkGroupKeys:
         return self._key("restore-steps")
 
     @property
+    def restore_queue(self) -> str:
+        """Sorted set: the restore steps not applied yet, scored by their lost sequence number
+        (the order they are applied in)."""
+        return self._key("restore-queue")
+
+    @property
     def restore_tables(self) -> str:
         """Hash: table id -> when its outbox was collected after a restore, by whom (JSON)."""
         return self._key("restore-tables")

@@ -1129,6 +1129,7 @@ class RedisStore:
                 group.restore_tables,
                 group.table(table_id),
                 group.tables,
+                group.restore_queue,
                 *(group.round(table_id, int(step["round_id"])) for step in steps),
             ],
             [
@@ -1197,6 +1198,7 @@ class RedisStore:
                 group.open_rounds,
                 group.jackpots,
                 group.pending,
+                group.restore_queue,
                 *(group.meter(meter_id) for meter_id in meter_ids),
             ],
             [
@@ -1224,6 +1226,7 @@ class RedisStore:
                     group.restore_steps,
                     group.restore_tables,
                     group.tables,
+                    group.restore_queue,
                 ],
                 [link_group_id, actor, actor_cert],
             )

@@ -296,3 +296,120 @@ def test_the_audit_accepts_the_recorded_jump_and_no_other_gap() -> None:
     assert "missing" in problems([*base, {**jump, "type": "award"}])[0]
     assert "missing" in problems([*base, jump, {"seq": "1003", "type": "x"}])[0]
     assert "missing" in problems([*base, {**jump, "seq": "1002"}])[0]
+
+
+async def lose_after_export(
+    controller: ControllerServer, pki: TestPKI, redis_client: Redis, tmp_path: Path
+) -> tuple[Outbox, int, Any]:
+    """Round 1 locked out and exported; then its royal flush settled and round 2 locked out;
+    then Redis lost. Answers the outbox, the export's seq and the hit."""
+    outbox = Outbox(tmp_path / "agent", "t1")
+    client = table_client(controller.port, pki)
+    agent = TableAgent("t1", client, outbox)
+    agent.continue_after((await client.get_table("t1")).last_round_id)
+    await agent.lockout(agent.new_round(), WAGERS)
+    exported = await journal_export.export(controller.store, tmp_path / "export", GROUP)
+    hit = (await agent.settle(1, cards(ROYAL_SPADES, PAIR))).awards[0]
+    await agent.lockout(agent.new_round(), WAGERS)
+    await client.close()
+    await redis_client.flushall()
+    await controller.check_state()
+    return outbox, exported.last_seq, hit
+
+
+async def test_an_outbox_cannot_bring_an_id_the_restored_journal_may_issue(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, redis_client: Redis, tmp_path: Path
+) -> None:
+    outbox, exported_seq, hit = await lose_after_export(controller, pki, redis_client, tmp_path)
+    above = reconcile.seq_above(reconcile.outboxes([outbox.path]), exported_seq)
+    await journal_export.restore(
+        controller.store, tmp_path / "export", GROUP, actor=ALICE, reason="x", seq_above=above
+    )
+    text = outbox.path.read_text()
+    forged = f"{GROUP}:{above + 5}"  # an id the restored journal will issue
+    outbox.path.write_text(
+        text.replace(f'"{hit.jackpot_id}"', f'"{forged}"').replace(
+            f'"journal_seq": {hit.journal_seq}', f'"journal_seq": {above + 5}'
+        )
+    )
+    with pytest.raises(InvalidArgument, match="that the lost journal cannot have made"):
+        await reconcile.collect(
+            controller.store, GROUP, reconcile.read_outbox(outbox.path), actor=ALICE
+        )
+    outbox.path.write_text(text.replace(f'"{hit.jackpot_id}"', f'"{GROUP}:1"'))  # before #S
+    with pytest.raises(InvalidArgument, match="cannot have made"):
+        await reconcile.collect(
+            controller.store, GROUP, reconcile.read_outbox(outbox.path), actor=ALICE
+        )
+    assert (await reconcile.status(controller.store, GROUP)).steps == []
+
+
+async def test_corrections_apply_in_the_lost_journals_order_only(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, redis_client: Redis, tmp_path: Path
+) -> None:
+    outbox, exported_seq, hit = await lose_after_export(controller, pki, redis_client, tmp_path)
+    outboxes = reconcile.outboxes([outbox.path])
+    await journal_export.restore(
+        controller.store,
+        tmp_path / "export",
+        GROUP,
+        actor=ALICE,
+        reason="x",
+        seq_above=reconcile.seq_above(outboxes, exported_seq),
+    )
+    await reconcile.collect(controller.store, GROUP, outboxes[0], actor=ALICE)
+    await reconcile.request(controller.store, GROUP, actor=ALICE)
+    settle, lockout = (await reconcile.status(controller.store, GROUP)).waiting
+    assert (settle["phase"], lockout["phase"]) == ("settle", "lockout")
+    before = await meter_of(redis_client)
+    with pytest.raises(FailedPrecondition, match="apply it first"):
+        await controller.store.restore_apply(GROUP, lockout, actor=BOB, actor_cert="")
+    assert await meter_of(redis_client) == before  # a refusal changes nothing
+    await controller.store.restore_apply(GROUP, settle, actor=BOB, actor_cert="")
+    again = await controller.store.restore_apply(GROUP, settle, actor=BOB, actor_cert="")
+    assert again["status"] == "applied"  # a retry of the same approval: its answer again
+    await controller.store.restore_apply(GROUP, lockout, actor=BOB, actor_cert="")
+    assert set(await jackpots(redis_client)) == {hit.jackpot_id}
+    await reconcile.finish(controller.store, GROUP, actor=ALICE)
+    report = await verify(controller.store)
+    assert report.ok, report.differences
+
+
+def test_the_command_line_restores_with_the_outboxes(
+    redis_url: str, tmp_path: Path, outbox_after_loss: tuple[Path, Path]
+) -> None:
+    export, outbox = outbox_after_loss
+    restored = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "controller.ctl.main",
+            "restore",
+            "--redis",
+            redis_url,
+            "--from",
+            str(export),
+            "--link-group",
+            GROUP,
+            "--reason",
+            "volume lost",
+            "--outbox",
+            str(outbox),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert restored.returncode == 0, restored.stderr
+    assert "table t1: 2 missing steps collected" in restored.stdout
+    assert "numbered on after" in restored.stdout
+    listed = ctl(redis_url, "status")
+    assert "2 of 2 steps to apply" in listed.stdout, listed.stdout
+
+
+@pytest.fixture
+async def outbox_after_loss(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, redis_client: Redis, tmp_path: Path
+) -> tuple[Path, Path]:
+    outbox, _, _ = await lose_after_export(controller, pki, redis_client, tmp_path)
+    return tmp_path / "export", outbox.path

@@ -14,7 +14,8 @@
 -- Every entry carries 'corrects' (the lost position, epoch:seq: the step's, an award's own
 -- entry) after a 'correction' entry naming who requested and who approved it.
 -- KEYS: 1 epoch, 2 journal, 3 seq, 4 restore steps, 5 the step's round, 6 the table,
---       7 open rounds, 8 jackpots, 9 pending, 10.. the step's meters (ARGV[5]'s order)
+--       7 open rounds, 8 jackpots, 9 pending, 10 restore queue, 11.. the step's meters
+--       (ARGV[5]'s order)
 -- ARGV: 1 link_group_id, 2 step id, 3 approver, 4 approver certificate, 5 meter ids JSON,
 --       6 round retention seconds
 -- Answers the step's record (JSON).
@@ -43,15 +44,13 @@ end
 if s.note and s.note ~= '' then
   refuse('INVALID', 'step ' .. step_id .. ' cannot be applied as a correction: ' .. s.note)
 end
-local all = redis.call('HGETALL', KEYS[4])  -- bounded: restore_collect.lua caps it
-for i = 1, #all, 2 do
-  local other = cjson.decode(all[i + 1])
-  if other.seq < s.seq and other.status ~= 'applied' then
-    refuse('PENDING', 'step ' .. all[i] .. ' (#' .. int(other.seq) .. ') comes before step '
-      .. step_id .. ' (#' .. int(s.seq) .. ') in the lost journal: apply it first')
-  end
+local first = redis.call('ZRANGE', KEYS[10], 0, 0, 'WITHSCORES')
+if first[1] ~= step_id then
+  refuse('PENDING', 'step ' .. tostring(first[1]) .. ' (#' .. tostring(first[2]) .. ') comes '
+    .. 'before step ' .. step_id .. ' (#' .. int(s.seq) .. ') in the lost journal: apply it '
+    .. 'first')
 end
-local meters = load_meters(KEYS, 10, cjson.decode(ARGV[5]))
+local meters = load_meters(KEYS, 11, cjson.decode(ARGV[5]))
 local function meter(id)
   local m = meters.by_id[id]
   if not m then
@@ -216,4 +215,5 @@ end
 s.status, s.approved_by, s.approved_by_cert, s.applied_seq = 'applied', approver, ARGV[4], seq
 raw = cjson.encode(s)
 redis.call('HSET', KEYS[4], step_id, raw)
+redis.call('ZREM', KEYS[10], step_id)
 return raw

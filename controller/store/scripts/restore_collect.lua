@@ -5,8 +5,11 @@
 -- counted, the others are kept as 'missing' for restore_request.lua / restore_apply.lua.
 -- Nothing is recomputed: a step carries the amounts the table was answered. Journaled once
 -- per collection that adds anything; collecting the same outbox again changes nothing.
+-- A settlement's jackpot ids must be the ones the lost journal made (<group>:<the award's
+-- seq>, after the export and within the step): an outbox cannot bring an id the restored
+-- journal may issue.
 -- KEYS: 1 epoch, 2 journal, 3 seq, 4 restore steps, 5 restore tables, 6 the table,
---       7 the group's tables, 8.. each step's round (ARGV[3]'s order)
+--       7 the group's tables, 8 restore queue, 9.. each step's round (ARGV[3]'s order)
 -- ARGV: 1 link_group_id, 2 table_id, 3 steps JSON [{id, round_id, phase, epoch, seq, moves,
 --       awards, wagers, answer, note}] (controller/reconcile.py; money as decimal strings),
 --       4 actor, 5 source (file and SHA-256), 6, 7 the outbox's last position (epoch, seq),
@@ -62,10 +65,19 @@ for i, s in ipairs(steps) do
       .. 'and jackpot ids after it would name two things. Restore again into an emptied Redis '
       .. 'with --outbox for every table (or --seq-above)')
   end
+  for _, a in ipairs(s.awards or {}) do
+    local award_seq = tonumber(a.journal_seq) or 0
+    if award_seq <= from or award_seq > s.seq or (a.pending_validation
+        and a.jackpot_id ~= link_group_id .. ':' .. a.journal_seq) then
+      refuse('INVALID', 'step ' .. id .. ' holds an award at #' .. tostring(a.journal_seq)
+        .. ' (jackpot ' .. tostring(a.jackpot_id) .. ') that the lost journal cannot have made '
+        .. 'after #' .. int(from) .. ' within the step\'s #' .. int(s.seq))
+    end
+  end
   if redis.call('HEXISTS', KEYS[4], id) == 1 then
     known = known + 1
   else
-    local round = redis.call('HMGET', KEYS[7 + i], 'state', 'lockout_fp')
+    local round = redis.call('HMGET', KEYS[8 + i], 'state', 'lockout_fp')
     local lacks
     if s.phase == 'lockout' then
       lacks = not round[2] and s.round_id > last_round
@@ -78,7 +90,7 @@ for i, s in ipairs(steps) do
     if lacks then
       s.table_id, s.status, s.requested_by, s.approved_by = table_id, 'missing', '', ''
       s.applied_seq, s.collected_from = 0, ARGV[5]
-      added[#added + 1] = {id, cjson.encode(s)}
+      added[#added + 1] = {id, cjson.encode(s), s.seq}
     else
       present = present + 1
     end
@@ -93,6 +105,7 @@ local seq = journal(KEYS[2], KEYS[3], 'restore_collected', '', 0, 0,
    'missing', int(#added), 'present', int(present), 'from_seq', int(from)})
 for _, a in ipairs(added) do
   redis.call('HSET', KEYS[4], a[1], a[2])
+  redis.call('ZADD', KEYS[8], a[3], a[1])
 end
 redis.call('HSET', KEYS[5], table_id, cjson.encode({table_id = table_id, collected_by = ARGV[4],
   source = ARGV[5], collect_seq = seq, last_epoch = ARGV[6], last_seq = ARGV[7],

@@ -3,7 +3,8 @@
 -- (restore_collect.lua) and every missing step is applied (restore_apply.lua), the lineage
 -- accepts the exported epoch up to where the restore numbered on from (every collected
 -- answer) and the group serves its tables again. Journaled; a retry answers the same.
--- KEYS: 1 epoch, 2 journal, 3 seq, 4 restore steps, 5 restore tables, 6 the group's tables
+-- KEYS: 1 epoch, 2 journal, 3 seq, 4 restore steps, 5 restore tables, 6 the group's tables,
+--       7 restore queue
 -- ARGV: 1 link_group_id, 2 actor, 3 actor certificate
 -- Answers the journal seq of the 'restore_reconciled' entry.
 local link_group_id = ARGV[1]
@@ -32,12 +33,7 @@ if #uncollected > 0 then
     .. link_group_id .. ' --outbox FILE); a table whose outbox is lost is reconciled by hand '
     .. '(jackpotctl link-groups resume)')
 end
-local steps, open = redis.call('HGETALL', KEYS[4]), 0
-for i = 2, #steps, 2 do
-  if cjson.decode(steps[i]).status ~= 'applied' then
-    open = open + 1
-  end
-end
+local open = redis.call('ZCARD', KEYS[7])
 if open > 0 then
   refuse('PENDING', int(open) .. ' missing steps of link group ' .. link_group_id .. ' are not '
     .. 'applied yet (jackpotctl restore status --link-group ' .. link_group_id .. ')')
@@ -48,7 +44,7 @@ for item in string.gmatch(e[2] or '', '[^,]+') do
 end
 local seq = journal(KEYS[2], KEYS[3], 'restore_reconciled', '', 0, 0,
   {'link_group', link_group_id, 'previous_epoch', e[4], 'from_seq', e[5], 'accepted_to',
-   e[6], 'steps', int(#steps / 2), 'stopped_because', e[3] or '', 'by', ARGV[2],
+   e[6], 'steps', int(redis.call('HLEN', KEYS[4])), 'stopped_because', e[3] or '', 'by', ARGV[2],
    'by_cert', ARGV[3]})
 redis.call('HSET', KEYS[1], 'lineage', table.concat(lineage, ','), 'stopped', '',
   'reconciled_seq', seq, 'reconciled_by', ARGV[2])
