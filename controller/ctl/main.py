@@ -11,10 +11,11 @@
         --signing-key checkpoint.key
     jackpotctl restore --redis ... --from /var/lib/jackpot/export --link-group casino-floor \\
         --reason "Redis volume lost; restored from the 02:00 export" --outbox cs-1.outbox.jsonl
-    jackpotctl restore status --redis ... --link-group casino-floor
-    jackpotctl restore request --redis ... --link-group casino-floor   # one operator
-    jackpotctl restore approve --redis ... --link-group casino-floor   # another one
-    jackpotctl restore finish --redis ... --link-group casino-floor
+    jackpotctl restore collect --redis ... --link-group casino-floor --outbox cs-2.outbox.jsonl
+    jackpotctl --controller ... restore status --link-group casino-floor
+    jackpotctl --controller ... restore request --link-group casino-floor   # one operator
+    jackpotctl --controller ... restore approve --link-group casino-floor   # another one
+    jackpotctl --controller ... restore finish --link-group casino-floor
     jackpotctl --controller 127.0.0.1:50051 link-groups create casino-floor
     jackpotctl --controller ... meters create cs-main --link-group casino-floor \\
         --game caribbean-stud --reset 10000 --rate 15 --reserve-rate 5
@@ -233,7 +234,9 @@ def _parser() -> argparse.ArgumentParser:
     ):
         steps.add_parser(name, help=what)
     for name, sub in steps.choices.items():
-        _redis_arguments(sub)
+        # collect reads files here and writes Redis; the others go through the controller
+        # (--controller, with this user's certificate) unless --redis is given
+        _redis_arguments(sub, required=name == "collect")
         sub.add_argument("--link-group", required=True)
         sub.set_defaults(handler=_reconcile, restore_action=name)
 
@@ -576,8 +579,40 @@ def _person() -> str:
     return f"{getpass.getuser()}@{socket.gethostname()}"
 
 
+_RESTORE_RPCS = {
+    "status": "ListRestoreSteps",
+    "request": "RequestRestoreCorrections",
+    "approve": "ApproveRestoreCorrections",
+    "finish": "FinishRestore",
+}
+
+
+def _reconcile_remote(args: argparse.Namespace) -> int:
+    """``restore status|request|approve|finish`` through the controller: the caller is the
+    certificate's identity (two operators: two certificates)."""
+    method = _RESTORE_RPCS[args.restore_action]
+    reply = _call(args, method, pb.RestoreStepsRequest(link_group_id=args.link_group))
+    waiting = sum(1 for step in reply.steps if step.status != "applied")
+    lines = [
+        f"restore {args.restore_action}: link group {reply.link_group_id} restored from "
+        f"{reply.restored_from}, numbered on after #{reply.numbered_after}; {waiting} of "
+        f"{len(reply.steps)} steps to apply"
+        + (f"; serves again (#{reply.finished_seq})" if reply.finished_seq else "")
+    ]
+    lines += [
+        f"  table {table_id}: outbox NOT collected (jackpotctl restore collect)"
+        for table_id in reply.uncollected_tables
+    ]
+    lines += [f"  {step.description}" for step in reply.steps]
+    if reply.stopped:
+        lines.append(f"  stopped: {reply.stopped}")
+    return _show(args, reply, "\n".join(lines))
+
+
 def _reconcile(args: argparse.Namespace) -> int:
     group, action = args.link_group, args.restore_action
+    if action != "collect" and not args.redis:
+        return _reconcile_remote(args)
 
     async def run() -> int:
         store = _store(args)

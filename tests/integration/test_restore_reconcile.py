@@ -11,17 +11,20 @@ as the lost one.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 from redis.asyncio import Redis
 
 from controller import journal_export, reconcile
 from controller.audit import verify, verify_export
+from controller.ctl.main import main as jackpotctl
 from controller.journal_chain import ChainCheck, entry_hash
 from controller.server import ControllerServer
 from controller.store import keys
@@ -44,6 +47,7 @@ from tests.helpers import (
     TWO_PAIR,
     Channels,
     Floor,
+    expect_refusal,
     journal,
     table_client,
 )
@@ -101,6 +105,7 @@ async def test_a_restore_from_an_older_export_pays_nothing_twice_and_reuses_no_i
     redis_client: Redis,
     redis_url: str,
     tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     outbox = Outbox(tmp_path / "agent", "t1")
     client = table_client(controller.port, pki)
@@ -174,18 +179,41 @@ async def test_a_restore_from_an_older_export_pays_nothing_twice_and_reuses_no_i
     assert "5 of 5 steps to apply" in listed.stdout and hit.jackpot_id in listed.stdout
 
     # Two people: requested by one operator, approved by another.
-    with pytest.raises(FailedPrecondition, match="not requested yet"):
-        await reconcile.approve(controller.store, GROUP, actor=BOB)
+    channels = Channels(f"127.0.0.1:{controller.port}", pki)
+    bob = pb_grpc.AdminServiceStub(channels("operator", "bob"))
+    this_group = pb.RestoreStepsRequest(link_group_id=GROUP)
+    await expect_refusal(
+        bob.ApproveRestoreCorrections(this_group),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "not requested yet",
+    )
     requested = ctl(redis_url, "request")  # this OS user on this host
     assert requested.returncode == 0 and "5 steps requested" in requested.stdout
     assert ctl(redis_url, "request").returncode == 0  # a retry
     alone = ctl(redis_url, "approve")  # the same person cannot approve
     assert alone.returncode == 1 and "second, different operator" in alone.stderr
-    with pytest.raises(FailedPrecondition, match="are not applied yet"):
-        await reconcile.finish(controller.store, GROUP, actor=ALICE)
-    applied = await reconcile.approve(controller.store, GROUP, actor=BOB)
-    assert [step["status"] for step in applied] == ["applied"] * 5
-    await reconcile.finish(controller.store, GROUP, actor=BOB)
+    alice = pb_grpc.AdminServiceStub(channels("operator", "alice"))
+    await expect_refusal(
+        alice.FinishRestore(this_group), grpc.StatusCode.FAILED_PRECONDITION, "not applied yet"
+    )
+    auditor = pb_grpc.AdminServiceStub(channels("auditor", "lab"))
+    await expect_refusal(  # an auditor reads, never applies
+        auditor.ApproveRestoreCorrections(this_group),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "it is for: operator",
+    )
+    applied = await bob.ApproveRestoreCorrections(this_group)  # a second identity
+    assert [step.status for step in applied.steps] == ["applied"] * 5
+    assert {step.approved_by for step in applied.steps} == {"jackpot://operator/bob"}
+    finished = await alice.FinishRestore(this_group)
+    assert finished.finished_seq > restored_seq and finished.stopped == ""
+    await channels.close()
+    address = ["--controller", f"127.0.0.1:{controller.port}", *pki.client_args("auditor", "lab")]
+    assert (
+        await asyncio.to_thread(jackpotctl, [*address, "restore", "status", "--link-group", GROUP])
+        == 0
+    )
+    assert "0 of 5 steps to apply" in capsys.readouterr().out
 
     # The meter holds exactly what the table was last answered; round 2's jackpot is held
     # once, under the id the table was answered, with the amount it was answered.
