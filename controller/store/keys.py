@@ -6,7 +6,7 @@ Only four small, configuration-only records are global (they say which link grou
 or meter belongs to); they are written after the link group's own records and are never
 touched by a money transition.
 
-Identifiers are validated (``controller.domain.config.check_id``) before they reach here,
+Identifiers are validated (``controller.domain.bounds.check_id``) before they reach here,
 so they contain no braces, colons or spaces.
 """
 
