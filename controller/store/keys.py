@@ -122,6 +122,13 @@ class LinkGroupKeys:
         return self._key("adjustments")
 
     @property
+    def adjustment_requests(self) -> str:
+        """Hash: request id -> the id of the adjustment it made (a request is idempotent by
+        its id for ever). Not exported: a restore rebuilds it from the adjustments' records
+        (each carries its ``request_id``)."""
+        return self._key("adjustment-requests")
+
+    @property
     def pending_adjustments(self) -> str:
         """Set: ids of adjustments waiting for a second operator's decision."""
         return self._key("pending-adjustments")

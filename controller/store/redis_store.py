@@ -1004,6 +1004,7 @@ class RedisStore:
                 group.meters,
                 group.tables,
                 group.open_rounds,
+                group.adjustment_requests,
                 *(getattr(group, name) for name in (*SNAPSHOT_HASHES, *SNAPSHOT_SETS)),
                 *(group.meter(meter_id) for meter_id in snapshot["meters"]),
                 *(group.mystery(meter_id) for meter_id in snapshot["meters"]),
@@ -1676,6 +1677,15 @@ def _queue_group_records(pipe: Any, group: keys.LinkGroupKeys, snapshot: dict[st
     for name in SNAPSHOT_SETS:
         if snapshot.get(name):
             pipe.sadd(getattr(group, name), *snapshot[name])
+    # Each adjustment names its request id: the index of requests is rebuilt from them (a
+    # retry of a request made before the loss is still that adjustment).
+    requests = {
+        record.request_id: record.adjustment_id
+        for record in map(codec.adjustment, (snapshot.get("adjustments") or {}).values())
+        if record.request_id
+    }
+    if requests:
+        pipe.hset(group.adjustment_requests, mapping=requests)
 
 
 def _split_round(name: str) -> tuple[str, int]:
