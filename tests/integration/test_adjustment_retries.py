@@ -23,7 +23,9 @@ RESET_CENTS = 1_000_000
 BOB = ("operator", "bob")
 
 
-def _ask(amount: int = -2_500, request_id: str = "", reference: str = "incident 77") -> object:
+def _ask(
+    amount: int = -2_500, request_id: str = "", reference: str = "incident 77"
+) -> pb.RequestAdjustmentRequest:
     return pb.RequestAdjustmentRequest(
         meter_id="cs-main",
         amount_cents=amount,
