@@ -4,6 +4,7 @@ writes ``DIR/<link group>/``), never a path, a control character or a leading ``
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -13,11 +14,14 @@ import pytest
 from redis.asyncio import Redis
 
 from controller import journal_export, rules_file
+from controller.ctl.main import main as jackpotctl
 from controller.domain.bounds import check_id
+from controller.server import ControllerServer
+from controller.testing import TestPKI
 from jackpot.errors import InvalidConfiguration
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from tests.helpers import CARIBBEAN_RULES, Floor, progressive_table
+from tests.helpers import CARIBBEAN_RULES, OPERATOR, Floor, progressive_table, snapshot
 from tests.integration.test_bounds import refused_unchanged
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
@@ -86,3 +90,19 @@ def test_the_export_refuses_a_directory_outside_its_own(tmp_path: Path, name: st
     with pytest.raises(InvalidConfiguration, match="link group id"):
         journal_export.group_directory(tmp_path, name)
     assert journal_export.group_directory(tmp_path, "floor") == tmp_path / "floor"
+
+
+@pytest.mark.parametrize("name", [".", ".."])
+async def test_jackpotctl_refuses_an_unsafe_link_group_id(
+    controller: ControllerServer,
+    pki: TestPKI,
+    redis_client: Redis,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+) -> None:
+    operator = ["--controller", f"127.0.0.1:{controller.port}", *pki.client_args(*OPERATOR)]
+    before = await snapshot(redis_client)
+    status = await asyncio.to_thread(jackpotctl, [*operator, "link-groups", "create", name])
+    assert status == 1
+    assert f"link group id {name!r} must be 1-64 characters" in capsys.readouterr().err
+    assert await snapshot(redis_client) == before
