@@ -393,6 +393,10 @@ class RedisStore:
             raise _script_error(error) from None
         except _UNREACHABLE_ERRORS as error:
             raise self._unreachable(error) from error
+        except RuntimeError as error:  # uvloop: a transport closed under the call (a reset)
+            if not connection.closed_transport(error):
+                raise
+            raise self._unreachable(error) from error
         return reply
 
     async def _apply(
@@ -419,6 +423,10 @@ class RedisStore:
             # refreshes its map of slots (a failover); the call then fails inside redis-py.
             raise self._unreachable(error) from error
         except _UNREACHABLE_ERRORS as error:
+            raise self._unreachable(error) from error
+        except RuntimeError as error:  # uvloop: a transport closed under the call (a reset)
+            if not connection.closed_transport(error):
+                raise
             raise self._unreachable(error) from error
         except ResponseError as error:  # BUSY, LOADING, MISCONF, ...: as a script's would be
             raise _script_error(error) from None
