@@ -61,6 +61,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from controller import checkpoint_signature
+from controller.domain.bounds import check_id
 from controller.domain.records import Adjustment, Checkpoint, Irregularity, Jackpot
 from controller.journal_chain import GENESIS, ChainCheck
 from controller.store import codec
@@ -95,7 +96,10 @@ class Exported:
 
 
 def group_directory(directory: Path, link_group_id: str) -> Path:
-    """Where a link group's export lives."""
+    """Where a link group's export lives: ``directory/<link_group_id>``, refused
+    (:class:`InvalidConfiguration`) for a name that is not a link group id (``.``, ``..``, a
+    path), so no export or restore reads or writes outside ``directory``."""
+    check_id(link_group_id, "link group id")
     return directory / link_group_id
 
 

@@ -132,7 +132,9 @@ class Adjustment:
     """An audited correction of a meter: ``amount_cents`` (signed) added to ``meter_id`` when a
     second operator approves it. ``adjustment_id`` is ``<link group>:<seq>``, the journal entry
     of the request; ``decision_seq`` the entry of the decision (0: none yet). Identities are
-    certificate identities; times ms since the Unix epoch from Redis's clock."""
+    certificate identities; times ms since the Unix epoch from Redis's clock. ``request_id``
+    is the request's idempotency key for ever (the client's, or ``content:<digest>`` of the
+    requester and the content; empty in a record made before there were request ids)."""
 
     adjustment_id: str
     link_group_id: str
@@ -150,6 +152,7 @@ class Adjustment:
     decided_at_ms: int = 0
     decision_seq: int = 0
     note: str = ""
+    request_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -393,6 +393,10 @@ class RedisStore:
             raise _script_error(error) from None
         except _UNREACHABLE_ERRORS as error:
             raise self._unreachable(error) from error
+        except RuntimeError as error:  # uvloop: a transport closed under the call (a reset)
+            if not connection.closed_transport(error):
+                raise
+            raise self._unreachable(error) from error
         return reply
 
     async def _apply(
@@ -419,6 +423,10 @@ class RedisStore:
             # refreshes its map of slots (a failover); the call then fails inside redis-py.
             raise self._unreachable(error) from error
         except _UNREACHABLE_ERRORS as error:
+            raise self._unreachable(error) from error
+        except RuntimeError as error:  # uvloop: a transport closed under the call (a reset)
+            if not connection.closed_transport(error):
+                raise
             raise self._unreachable(error) from error
         except ResponseError as error:  # BUSY, LOADING, MISCONF, ...: as a script's would be
             raise _script_error(error) from None
@@ -1004,6 +1012,7 @@ class RedisStore:
                 group.meters,
                 group.tables,
                 group.open_rounds,
+                group.adjustment_requests,
                 *(getattr(group, name) for name in (*SNAPSHOT_HASHES, *SNAPSHOT_SETS)),
                 *(group.meter(meter_id) for meter_id in snapshot["meters"]),
                 *(group.mystery(meter_id) for meter_id in snapshot["meters"]),
@@ -1676,6 +1685,15 @@ def _queue_group_records(pipe: Any, group: keys.LinkGroupKeys, snapshot: dict[st
     for name in SNAPSHOT_SETS:
         if snapshot.get(name):
             pipe.sadd(getattr(group, name), *snapshot[name])
+    # Each adjustment names its request id: the index of requests is rebuilt from them (a
+    # retry of a request made before the loss is still that adjustment).
+    requests = {
+        record.request_id: record.adjustment_id
+        for record in map(codec.adjustment, (snapshot.get("adjustments") or {}).values())
+        if record.request_id
+    }
+    if requests:
+        pipe.hset(group.adjustment_requests, mapping=requests)
 
 
 def _split_round(name: str) -> tuple[str, int]:
