@@ -455,3 +455,38 @@ def load_public_key(path: Path) -> Ed25519PublicKey:
     if not isinstance(key, Ed25519PublicKey):
         raise InvalidConfiguration(f"{path} is not an Ed25519 public key")
     return key
+
+
+def journal_problems(
+    link_group_id: str, pending: Sequence[Handover], rotations: Sequence[tuple[int, str]]
+) -> list[str]:
+    """The checkpoint's handovers not yet trimmed (``pending``, :attr:`KeyVerdict.pending`)
+    against the ``checkpoint_key_rotated`` entries of the journal after the checkpoint
+    (``rotations``: sequence number and ``handover`` field, as walked): each must be the
+    other, so a handover removed from the checkpoint (to make a retired key current again)
+    or added to it without its journal entry is named."""
+    listed = {handover.seq: handover for handover in pending}
+    journaled: dict[int, Handover | None] = {}
+    for seq, text in rotations:
+        try:
+            journaled[seq] = Handover.from_data(json.loads(text))
+        except (ValueError, TypeError):
+            journaled[seq] = None
+    problems = []
+    for seq in sorted(set(listed) | set(journaled)):
+        where = f"{link_group_id}: journal entry #{seq}"
+        if seq not in journaled:
+            problems.append(
+                f"{where} is named by the checkpoint's key handover to key {listed[seq].to_key} "
+                "but the journal holds no key rotation there: the handover was forged"
+            )
+        elif seq not in listed:
+            found = journaled[seq]
+            to = f" to key {found.to_key}" if found else ""
+            problems.append(
+                f"{where} hands the checkpoint key over{to} but the checkpoint does not list "
+                "that handover: it was removed (a retired key made current again)"
+            )
+        elif journaled[seq] != listed[seq]:
+            problems.append(f"{where}'s key handover is not the one the checkpoint lists: altered")
+    return problems
