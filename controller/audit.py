@@ -15,7 +15,13 @@ up to that instant's sequence number.
 A trimmed journal (``jackpotctl journal trim``) starts after its signed checkpoint: the last
 trimmed entry's sequence number and hash, and what the trimmed entries summed to per meter.
 The chain and the sums then start from the checkpoint, whose signature is checked with the
-trimmer's public key (:mod:`controller.checkpoint_signature`).
+trimmer's public key (:mod:`controller.checkpoint_signature`), following the key handovers;
+a checkpoint at journal #0 holding sums, a hash or a signature is refused.
+
+A Redis without the installation record is never "OK", and heads kept from earlier
+(``--expect-head``, or the last export's with ``--expect-head-from``) must still be in
+Redis's journal unchanged, so a chain rewritten in Redis, or a link group the export names
+and Redis lost, fails (docs/journal.md § 3 and § 7).
 
 :func:`verify_export` checks an export directory (``jackpotctl journal export``) the same
 way, offline: the chain of ``journal.jsonl`` from its first entry (or the signed checkpoint

@@ -30,7 +30,13 @@ hash chain of the entries it deletes, computes the checkpoint they lead to (the 
 sequence number and hash, and what they moved per meter) and signs it
 (:mod:`controller.checkpoint_signature`); the trim script applies exactly that checkpoint,
 with its signature, in the same atomic step as the deletion (``trim_journal.lua``), so
-``audit verify`` still proves every meter and the chain from the checkpoint on.
+``audit verify`` still proves every meter and the chain from the checkpoint on. A key that
+is not the checkpoint's current one (a retired key) signs nothing.
+
+**Key rotation** (``jackpotctl journal rotate-key --signing-key OLD --new-signing-key NEW``,
+:func:`rotate_key`): the old key signs a handover to the new one, the new key signs the
+checkpoint anew, and one atomic step journals ``checkpoint_key_rotated`` and writes both
+(``rotate_checkpoint_key.lua``; docs/journal.md "Key handling").
 
 **Restore** (``jackpotctl restore --from DIR --link-group G --reason ...``) rebuilds a link
 group that Redis lost from its latest export, after checking the export against itself (the
