@@ -172,7 +172,7 @@ def _parser() -> argparse.ArgumentParser:
     audit_verify.set_defaults(handler=_audit_verify)
 
     journal = top.add_parser(
-        "journal", help="export the journal to files, trim what is exported"
+        "journal", help="export the journal to files, trim what is exported, rotate the key"
     ).add_subparsers(dest="action", required=True)
     export = journal.add_parser(
         "export",
