@@ -67,6 +67,9 @@ async def test_sums_on_a_checkpoint_at_journal_0_are_refused_by_audit_and_trim(
     with pytest.raises(FailedPrecondition, match=r"no trimmed position \(journal #0\)"):
         await journal_export.trim(played.store, GROUP, before_ms=NOW_MS, signing_key=KEY)
     assert "signature" not in await fields(redis_client)  # nothing was signed
+    await journal_export.export(played.store, tmp_path / "export", GROUP)
+    offline = verify_export(tmp_path / "export", KEY.public_key())
+    assert any("no trimmed position" in line for line in offline.differences)
     await played.check_state()  # the refresh loop logs the refused checkpoint and goes on
 
 
