@@ -381,3 +381,13 @@ async def test_a_rotation_before_any_trim_and_an_offline_audit(
         assert (await verify(played.store, key.public_key())).ok
         report = verify_export(export, key.public_key())
         assert report.ok, report.differences
+
+
+async def test_a_malformed_expected_head_is_a_usage_error(
+    played: ControllerServer, redis_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    audit = ["audit", "verify", "--redis", redis_url]
+    assert await ctl(*audit, "--expect-head", "12:not-a-hash") == 2
+    assert "--expect-head takes [GROUP:]SEQ:HASH" in capsys.readouterr().err
+    assert await ctl(*audit, "--expect-head", f"{GROUP}:1:{'0' * 64}") == 1
+    assert "differs from Redis's" in capsys.readouterr().out
