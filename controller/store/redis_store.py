@@ -973,7 +973,7 @@ class RedisStore:
         return int(
             await self._run(
                 self._scripts.trim_journal,
-                [group.journal, group.checkpoint],
+                [group.journal, group.checkpoint, group.epoch],
                 [
                     before_ms,
                     count,
@@ -983,6 +983,66 @@ class RedisStore:
                     json.dumps(sums),
                     new.signature,
                     new.signed_by,
+                    new.epoch,
+                    new.signed_exported_seq,
+                    new.key_handovers,
+                    new.signed_handovers,
+                    new.signed_as,
+                ],
+            )
+        )
+
+    async def epoch_ids(self, link_group_id: str) -> tuple[str, frozenset[str]]:
+        """The link group's epoch id ("" for none) and the ids of it and its lineage: the
+        epochs a checkpoint of this state may have been signed in."""
+        group = keys.LinkGroupKeys(link_group_id)
+        epoch_id, lineage = await self._read(self._client.hmget(group.epoch, "id", "lineage"))
+        if not epoch_id:
+            return "", frozenset()
+        epoch = Epoch.from_fields(str(epoch_id), str(lineage or ""), "")
+        return epoch.epoch_id, frozenset({epoch.epoch_id, *(a for a, _ in epoch.lineage)})
+
+    async def journal_seq(self, link_group_id: str) -> int:
+        """The link group's last journal sequence number (0: none)."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return int(await self._read(self._client.get(group.seq)) or 0)
+
+    async def rotate_checkpoint_key(
+        self,
+        link_group_id: str,
+        previous: Checkpoint,
+        new: Checkpoint,
+        *,
+        handover: str,
+        entry_seq: int,
+        from_key: str,
+        actor: str,
+    ) -> int:
+        """Apply a key handover (docs/journal.md "Key handling"): the journal entry
+        ``checkpoint_key_rotated`` #``entry_seq`` carrying ``handover`` (JSON, signed by the
+        old key ``from_key``) and the checkpoint ``new`` (its handovers, and at a trimmed
+        position its new key's signature), atomically, if the checkpoint is still
+        ``previous`` and the journal's next entry is #``entry_seq`` (else
+        :class:`FailedPrecondition`, nothing written); answer the entry's sequence number."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return int(
+            await self._run(
+                self._scripts.rotate_checkpoint_key,
+                [group.journal, group.seq, group.checkpoint, group.epoch],
+                [
+                    previous.seq,
+                    previous.key_handovers,
+                    new.epoch,
+                    entry_seq,
+                    new.key_handovers,
+                    handover,
+                    from_key,
+                    new.signed_by,
+                    actor,
+                    new.signature if new.seq else "",
+                    new.signed_exported_seq,
+                    new.signed_as,
+                    new.signed_handovers,
                 ],
             )
         )
