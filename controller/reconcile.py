@@ -47,6 +47,8 @@ MAX_TEXT = 256
 """The longest id or text of a step (meter, hand, line, award text, jackpot id, cards)."""
 MAX_ANSWER_BYTES = 64 * 1024
 """The longest answer a step keeps (a settlement of every seat is a few KB)."""
+MAX_WAGERS = 200
+"""The most wagers one lockout step holds (a table's seats times its wager kinds)."""
 PHASES = ("lockout", "settle", "void")
 """The answers that move money or a round's state, and so can be missing."""
 
@@ -202,6 +204,10 @@ def steps_after(outbox: OutboxAnswers, epoch: str, after_seq: int) -> list[dict[
         }
         if item["phase"] == "lockout":
             step["moves"] = _moves(answer.get("accepted"))
+            if len(answer.get("accepted") or []) > MAX_WAGERS:
+                raise OutboxError(
+                    f"{outbox.path}: {step['id']} holds more than {MAX_WAGERS} wagers"
+                )
             step["wagers"] = json.dumps(answer.get("accepted") or [], sort_keys=True)
             if answer.get("mystery_hits"):
                 step["note"] = (

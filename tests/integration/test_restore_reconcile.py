@@ -233,6 +233,11 @@ async def test_a_restore_from_an_older_export_pays_nothing_twice_and_reuses_no_i
     assert max(lost) < restored_seq
     restored = new[restored_seq]
     assert (restored["type"], restored["numbered_after"]) == ("restored", str(above))
+    handle = [e for e in new.values() if e["type"] == "wagers_accepted"]
+    assert [(e["round"], e["count:progressive"], e["corrects"][:1]) for e in handle] == [
+        ("3", "2", lost_epoch[:1]),
+        ("4", "2", lost_epoch[:1]),
+    ]  # the handle of the corrected lockouts, for the reports
     award = next(e for e in new.values() if e["type"] == "award")
     assert award["corrects"] == f"{lost_epoch}:{hit.journal_seq}"
     assert lost_ids >= set(held)  # the ids are the lost ones, never a new one for them

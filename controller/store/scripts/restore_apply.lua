@@ -128,6 +128,28 @@ local function with(fields)
   return fields
 end
 local retention = ARGV[6]
+if s.phase == 'lockout' then  -- the handle, as lockout.lua journals it (the reports read it)
+  local accepted = cjson.decode(s.wagers)
+  if #accepted > 0 then
+    local kinds, by_kind, total = {}, {}, 0
+    for _, a in ipairs(accepted) do
+      local k = by_kind[a.kind]
+      if not k then
+        k = {count = 0, cents = 0}
+        by_kind[a.kind] = k
+        kinds[#kinds + 1] = a.kind
+      end
+      k.count, k.cents = k.count + 1, k.cents + tonumber(a.amount_cents)
+      total = total + tonumber(a.amount_cents)
+    end
+    local fields = with({'wagers', int(#accepted), 'amount_cents', int(total)})
+    for _, kind in ipairs(kinds) do
+      fields[#fields + 1], fields[#fields + 2] = 'count:' .. kind, int(by_kind[kind].count)
+      fields[#fields + 1], fields[#fields + 2] = 'cents:' .. kind, int(by_kind[kind].cents)
+    end
+    journal(KEYS[2], KEYS[3], 'wagers_accepted', '', 0, 0, fields)
+  end
+end
 if s.phase == 'lockout' or s.phase == 'void' then
   local entry = s.phase == 'lockout' and 'contribution' or 'void'
   local sign = s.phase == 'lockout' and 1 or -1
