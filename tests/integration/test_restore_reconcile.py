@@ -445,6 +445,17 @@ def test_the_command_line_restores_with_the_outboxes(
     assert "numbered on after" in restored.stdout
     listed = ctl(redis_url, "status")
     assert "2 of 2 steps to apply" in listed.stdout, listed.stdout
+    command = [sys.executable, "-m", "controller.ctl.main", "restore", "collect"]
+    again = subprocess.run(
+        [*command, "--redis", redis_url, "--link-group", GROUP, "--outbox", str(outbox)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert again.returncode == 0, again.stderr
+    assert "0 missing steps kept, 0 already in the restored state, 2 collected before" in (
+        again.stdout
+    )
 
 
 @pytest.fixture
