@@ -1268,6 +1268,7 @@ class RedisStore:
                 group.jackpots,
                 group.pending,
                 group.restore_queue,
+                group.irregularities,
                 *(group.meter(meter_id) for meter_id in meter_ids),
             ],
             [

@@ -464,3 +464,51 @@ async def outbox_after_loss(
 ) -> tuple[Path, Path]:
     outbox, _, _ = await lose_after_export(controller, pki, redis_client, tmp_path)
     return tmp_path / "export", outbox.path
+
+
+async def test_a_held_round_settled_after_the_export_is_resolved_by_its_correction(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, redis_client: Redis, tmp_path: Path
+) -> None:
+    """Round 1 was held by a chip count that differed when exported; a supervisor confirmed
+    it and the table settled it before the loss. The correction settles it and records the
+    lost resolution, so the round is neither held nor open afterwards."""
+    outbox = Outbox(tmp_path / "agent", "t1")
+    client = table_client(controller.port, pki)
+    agent = TableAgent("t1", client, outbox)
+    agent.continue_after((await client.get_table("t1")).last_round_id)
+    await agent.lockout(agent.new_round(), WAGERS)
+    await agent.report_chip_count(1, 1)  # two wagers accepted, one chip counted: held
+    exported = await journal_export.export(controller.store, tmp_path / "export", GROUP)
+    channels = Channels(f"127.0.0.1:{controller.port}", pki)
+    await pb_grpc.AdminServiceStub(channels(*SUPERVISOR)).ResolveIrregularity(
+        pb.ResolveIrregularityRequest(
+            table_id="t1", round_id=1, decision=pb.IRREGULARITY_DECISION_CONFIRM, note="recount"
+        )
+    )
+    await channels.close()
+    await agent.settle(1, cards(PAIR, TWO_PAIR))
+    await client.close()
+    await redis_client.flushall()
+    await controller.check_state()
+    outboxes = reconcile.outboxes([outbox.path])
+    await journal_export.restore(
+        controller.store,
+        tmp_path / "export",
+        GROUP,
+        actor=ALICE,
+        reason="x",
+        seq_above=reconcile.seq_above(outboxes, exported.last_seq),
+    )
+    assert (await reconcile.collect(controller.store, GROUP, outboxes[0], actor=ALICE)).missing == 1
+    await reconcile.request(controller.store, GROUP, actor=ALICE)
+    await reconcile.approve(controller.store, GROUP, actor=BOB)
+    await reconcile.finish(controller.store, GROUP, actor=ALICE)
+    held = json.loads(
+        await redis_client.hget(keys.LinkGroupKeys(GROUP).irregularities, "t1:1:chip_count")
+    )
+    assert (held["status"], held["resolved_by"]) == ("confirmed", BOB)
+    group = keys.LinkGroupKeys(GROUP)
+    assert await redis_client.hget(group.round("t1", 1), "state") == "settled"
+    assert not await redis_client.smembers(group.open_rounds)
+    report = await verify(controller.store)
+    assert report.ok, report.differences

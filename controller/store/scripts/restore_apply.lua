@@ -13,9 +13,12 @@
 --   void:    each contribution taken back out ('void'), the round recorded voided.
 -- Every entry carries 'corrects' (the lost position, epoch:seq: the step's, an award's own
 -- entry) after a 'correction' entry naming who requested and who approved it.
+-- A settlement or void of a round the restored state holds for a supervisor (a chip count
+-- that differed) proves the lost resolution: the irregularity is journaled resolved by the
+-- correction ('irregularity_resolved', confirm or void, by the approver).
 -- KEYS: 1 epoch, 2 journal, 3 seq, 4 restore steps, 5 the step's round, 6 the table,
---       7 open rounds, 8 jackpots, 9 pending, 10 restore queue, 11.. the step's meters
---       (ARGV[5]'s order)
+--       7 open rounds, 8 jackpots, 9 pending, 10 restore queue, 11 irregularities,
+--       12.. the step's meters (ARGV[5]'s order)
 -- ARGV: 1 link_group_id, 2 step id, 3 approver, 4 approver certificate, 5 meter ids JSON,
 --       6 round retention seconds
 -- Answers the step's record (JSON).
@@ -50,7 +53,7 @@ if first[1] ~= step_id then
     .. 'before step ' .. step_id .. ' (#' .. int(s.seq) .. ') in the lost journal: apply it '
     .. 'first')
 end
-local meters = load_meters(KEYS, 11, cjson.decode(ARGV[5]))
+local meters = load_meters(KEYS, 12, cjson.decode(ARGV[5]))
 local function meter(id)
   local m = meters.by_id[id]
   if not m then
@@ -123,6 +126,26 @@ local seq = journal(KEYS[2], KEYS[3], 'correction', '', 0, 0,
   {'table', s.table_id, 'round', tostring(s.round_id), 'phase', s.phase, 'corrects', corrects,
    'requested_by', s.requested_by, 'by', approver, 'by_cert', ARGV[4]})
 local common = {'table', s.table_id, 'round', tostring(s.round_id), 'corrects', corrects}
+if round[1] == 'irregular' then
+  local held_id = s.table_id .. ':' .. tostring(s.round_id) .. ':chip_count'
+  local held_raw = redis.call('HGET', KEYS[11], held_id)
+  if held_raw then
+    local held = cjson.decode(held_raw)
+    if held.status == 'open' then
+      local decision = s.phase == 'settle' and 'confirm' or 'void'
+      local note = 'the table was answered its ' .. s.phase .. ' before the restore ('
+        .. corrects .. ')'
+      local resolved = journal(KEYS[2], KEYS[3], 'irregularity_resolved', '', 0, 0,
+        {'table', s.table_id, 'round', tostring(s.round_id), 'kind', 'chip_count', 'decision',
+         decision, 'supervisor', approver, 'supervisor_cert', ARGV[4], 'note', note,
+         'corrects', corrects})
+      held.status = s.phase == 'settle' and 'confirmed' or 'voided'
+      held.resolved_by, held.resolved_by_cert, held.note = approver, ARGV[4], note
+      held.resolved_at_ms, held.resolved_seq = int(clock_ms()), int(resolved)
+      redis.call('HSET', KEYS[11], held_id, cjson.encode(held))
+    end
+  end
+end
 local function with(fields)
   for _, v in ipairs(common) do fields[#fields + 1] = v end
   return fields
