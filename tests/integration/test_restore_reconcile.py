@@ -503,9 +503,9 @@ async def test_a_held_round_settled_after_the_export_is_resolved_by_its_correcti
     await reconcile.request(controller.store, GROUP, actor=ALICE)
     await reconcile.approve(controller.store, GROUP, actor=BOB)
     await reconcile.finish(controller.store, GROUP, actor=ALICE)
-    held = json.loads(
-        await redis_client.hget(keys.LinkGroupKeys(GROUP).irregularities, "t1:1:chip_count")
-    )
+    raw = await redis_client.hget(keys.LinkGroupKeys(GROUP).irregularities, "t1:1:chip_count")
+    assert raw is not None
+    held = json.loads(raw)
     assert (held["status"], held["resolved_by"]) == ("confirmed", BOB)
     group = keys.LinkGroupKeys(GROUP)
     assert await redis_client.hget(group.round("t1", 1), "state") == "settled"
