@@ -219,6 +219,12 @@ def steps_after(outbox: OutboxAnswers, epoch: str, after_seq: int) -> list[dict[
         else:
             step["awards"] = _awards(answer.get("results"), item.get("payload") or {})
         _check_bounds(outbox, step)
+        if steps and step["seq"] < steps[-1]["seq"]:
+            raise OutboxError(
+                f"{outbox.path}: {step['id']} was answered at #{step['seq']}, before "
+                f"{steps[-1]['id']} at #{steps[-1]['seq']} that the outbox holds first: "
+                "an outbox's answers only go forward"
+            )
         steps.append(step)
     return steps
 

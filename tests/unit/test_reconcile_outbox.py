@@ -74,3 +74,10 @@ def test_the_numbering_continues_above_every_outbox_with_the_margin(tmp_path: Pa
     assert reconcile.seq_above([read], 9) == 9  # nothing after the export: no jump
     assert reconcile.seq_above([read], 5) == 9 + reconcile.SEQ_MARGIN
     assert reconcile.seq_above([], 5) == 5
+
+
+def test_answers_that_go_backwards_are_refused(tmp_path: Path) -> None:
+    box = settled_outbox(tmp_path)
+    box.path.write_text(box.path.read_text().replace('"seq": 9', '"seq": 4'))
+    with pytest.raises(reconcile.OutboxError, match="only go forward"):
+        reconcile.steps_after(reconcile.read_outbox(box.path), "e0", 0)
