@@ -182,7 +182,7 @@ def _awards(results: Any, report: dict[str, Any]) -> list[dict[str, Any]]:
 def steps_after(outbox: OutboxAnswers, epoch: str, after_seq: int) -> list[dict[str, Any]]:
     """The outbox's answers of ``epoch`` after ``#after_seq`` as steps (money as decimal
     strings, the answer kept verbatim), in the order they were answered."""
-    steps = []
+    steps: list[dict[str, Any]] = []
     for item in outbox.answers:
         if item["epoch"] != epoch or int(item["seq"]) <= after_seq or item["phase"] not in PHASES:
             continue
