@@ -10,6 +10,7 @@
     jackpotctl journal trim --redis redis://127.0.0.1:6379/0 --retention-hours 168 \\
         --signing-key checkpoint.key
     jackpotctl restore --redis ... --from /var/lib/jackpot/export --link-group casino-floor \\
+        --checkpoint-key checkpoint.pub \\
         --reason "Redis volume lost; restored from the 02:00 export"
     jackpotctl --controller 127.0.0.1:50051 link-groups create casino-floor
     jackpotctl --controller ... meters create cs-main --link-group casino-floor \\
@@ -195,6 +196,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     restore.add_argument("--link-group", required=True)
     restore.add_argument("--reason", required=True, help="why, for the journal")
+    restore.add_argument(
+        "--checkpoint-key",
+        type=Path,
+        metavar="FILE",
+        help="the Ed25519 public key (PEM) of the trims' checkpoints; required: the export is "
+        "audited with it before anything is written",
+    )
     restore.set_defaults(handler=_restore)
 
     groups = top.add_parser("link-groups", help="link groups").add_subparsers(
@@ -480,11 +488,24 @@ def _journal_trim(args: argparse.Namespace) -> int:
 
 
 def _restore(args: argparse.Namespace) -> int:
+    if args.checkpoint_key is None:
+        raise InvalidConfiguration(
+            "restore needs --checkpoint-key FILE, the public key of the trims' checkpoints "
+            "(openssl pkey -in checkpoint.key -pubout): the export is audited with it before "
+            "anything is written"
+        )
+    key = checkpoint_signature.load_public_key(args.checkpoint_key)
+
     async def run() -> int:
         store = _store(args)
         try:
             seq = await journal_export.restore(
-                store, args.source, args.link_group, actor=_actor("restore"), reason=args.reason
+                store,
+                args.source,
+                args.link_group,
+                checkpoint_key=key,
+                actor=_actor("restore"),
+                reason=args.reason,
             )
         finally:
             await store.close()
