@@ -450,6 +450,10 @@ class _Replay:
             )
         if int(entry.get("meter_after_cents") or -1) != (before // MICROCENTS_PER_CENT) - amount:
             raise self.refuse(entry, "leaves the meter at another amount than it took")
+        if not 0 <= amount <= before // MICROCENTS_PER_CENT:
+            raise self.refuse(
+                entry, f"awards {amount} cents, more than the meter's {before} microcents"
+            )
         expected = self._held(entry, seq, following)
         expected.set(
             entry,
@@ -689,6 +693,9 @@ class _Replay:
         self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None
     ) -> None:
         meter_id = entry.get("meter", "")
+        seed = int(entry.get("reset_cents") or 0) * MICROCENTS_PER_CENT
+        if (int(entry.get("d_meter") or 0), int(entry.get("d_reserve") or 0)) != (seed, 0):
+            raise self.refuse(entry, f"seeds meter {meter_id} with another amount than its reset")
         expected = self.meters[meter_id] = _Expected("meter", meter_id, made_seq=seq)
         expected.set(
             entry,
@@ -703,6 +710,27 @@ class _Replay:
             must_hit_by_cents=entry.get("must_hit_by_cents") or "0",
             last_hit_seq="",
         )
+
+    def _contribution(
+        self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None
+    ) -> None:
+        """lockout.lua: a wager of ``amount_cents`` gives ``rate_ppm`` microcents a cent to
+        the meter and ``reserve_rate_ppm`` to the reserve, the part above the ceiling
+        (``overflow_microcents``) to the reserve instead."""
+        meter = self.meters.get(entry.get("meter", ""))
+        if meter is None:
+            return  # made before the export's journal starts: its rates are not known
+        amount = int(entry.get("amount_cents") or 0)
+        overflow = int(entry.get("overflow_microcents") or 0)
+        to_meter = amount * int(meter.value("rate_ppm") or 0) - overflow
+        to_reserve = amount * int(meter.value("reserve_rate_ppm") or 0) + overflow
+        moved = (int(entry.get("d_meter") or 0), int(entry.get("d_reserve") or 0))
+        if overflow < 0 or to_meter < 0 or moved != (to_meter, to_reserve):
+            raise self.refuse(
+                entry,
+                f"moves {moved} microcents (meter, reserve) for a wager of {amount} cents, "
+                f"where meter {meter.record_id}'s rates give {(to_meter, to_reserve)}",
+            )
 
     def _meter_updated(
         self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None
@@ -814,6 +842,7 @@ _HANDLERS: dict[str, _Handler] = {
     "adjustment_requested": _Replay._adjustment_requested,
     "adjustment_approved": _Replay._adjustment_decided,
     "adjustment_rejected": _Replay._adjustment_decided,
+    "contribution": _Replay._contribution,
     "meter_created": _Replay._meter_created,
     "meter_updated": _Replay._meter_updated,
     "mystery_draw": _Replay._mystery_draw,
@@ -824,8 +853,9 @@ _HANDLERS: dict[str, _Handler] = {
     "wagers_accepted": _Replay._round,
     "table_rebased": _Replay._round,
 }
-"""Per entry type, how it changes the records (:class:`_Replay`); other types (contribution,
-reset, void, maintenance, irregularities, ...) make none of the records rebuilt here."""
+"""Per entry type, how it changes the records or what it must move (:class:`_Replay`); other
+types (reset, void, transfers, maintenance, irregularities, ...) make none of the records
+rebuilt here (their money is in the sums the audit checks)."""
 
 
 def _decoded(what: str, raw: Any) -> dict[str, Any]:
