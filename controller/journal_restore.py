@@ -994,8 +994,29 @@ def _compare_meters(replay: _Replay, snapshot: Mapping[str, Any]) -> None:
             )
 
 
+def _check_table_definition(
+    replay: _Replay, table_id: str, config: str, meter_ids: set[str]
+) -> None:
+    """A live table's definition must be one a registration accepts (its game's rules and
+    paytables, :class:`TableConfig`), of this link group and feeding its meters only."""
+    where = f"{replay.where} table {table_id}:"
+    try:
+        table = codec.table_config(config)
+    except (ValueError, KeyError, TypeError, JackpotError) as error:
+        raise ExportError(f"{where} its definition is not one a table can have: {error}") from None
+    if table.table_id != table_id or table.link_group_id != replay.link_group_id:
+        raise ExportError(
+            f"{where} its definition is of table {table.table_id} of link group "
+            f"{table.link_group_id}"
+        )
+    others = sorted(set(table.meter_ids) - meter_ids)
+    if others:
+        raise ExportError(f"{where} it feeds meter {others[0]}, which is not of this link group")
+
+
 def _compare_tables(replay: _Replay, snapshot: Mapping[str, Any]) -> None:
     where = replay.where
+    meters: Mapping[str, Any] = snapshot.get("meters") or {}
     tables: Mapping[str, Mapping[str, Any]] = snapshot.get("tables") or {}
     for table_id, fields in sorted(tables.items()):
         expected = replay.tables.get(table_id)
@@ -1004,6 +1025,7 @@ def _compare_tables(replay: _Replay, snapshot: Mapping[str, Any]) -> None:
                 raise _made_before(replay, "table", table_id)
             raise ExportError(f"{where} table {table_id}: no journal entry registered it")
         expected.compare(where, {**fields, "rev": fields.get("rev") or "0"})
+        _check_table_definition(replay, table_id, str(fields.get("config")), set(meters))
         if int(fields.get("last_round") or 0) < replay.last_round[table_id]:
             raise ExportError(
                 f"{where} table {table_id}'s last round is {fields.get('last_round')}, but the "
