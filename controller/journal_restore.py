@@ -174,15 +174,16 @@ def read_export(directory: Path, link_group_id: str) -> Export:
             f"{journal_path} lacks journal entries the snapshot needs (#{start + 1}..#{end}; "
             f"missing e.g. {missing}) or holds some twice"
         )
-    _check_chain(link_group_id, snapshot, entries)
-    _check_sums(link_group_id, snapshot, entries)
-    _check_records(link_group_id, snapshot)
     chain_start = codec.checkpoint(start_fields if history_start else {})
     if history_start and chain_start.seq != history_start:
         raise ExportError(
             f"{journal_path} starts at #{history_start + 1} but {start_path} is the checkpoint "
             f"at #{chain_start.seq}"
         )
+    _check_history(link_group_id, snapshot, history, chain_start)
+    _check_chain(link_group_id, snapshot, entries)
+    _check_sums(link_group_id, snapshot, entries)
+    _check_records(link_group_id, snapshot)
     check_rebuilt(
         link_group_id,
         snapshot,
@@ -191,6 +192,45 @@ def read_export(directory: Path, link_group_id: str) -> Export:
         Counter(chain_start.value_microcents),
     )
     return Export(snapshot, entries, digest.hexdigest(), history, history_start, chain_start)
+
+
+def _check_history(
+    link_group_id: str,
+    snapshot: dict[str, Any],
+    history: list[dict[str, Any]],
+    chain_start: Checkpoint,
+) -> None:
+    """Every entry the records are rebuilt from must run on the hash chain from the chain
+    start (the journal's first entry, or ``chain_start.json``), and reach the snapshot's
+    checkpoint with its hash and its sums: the same bytes the offline audit checked (a file
+    changed between the audit and this read is refused here)."""
+    checkpoint = codec.checkpoint(snapshot.get("checkpoint") or {})
+    chain = ChainCheck(chain_start.seq, chain_start.hash if chain_start.seq else GENESIS)
+    value, reserve = Counter(chain_start.value_microcents), Counter(chain_start.reserve_microcents)
+    for entry in history:
+        if chain.last_seq == checkpoint.seq and checkpoint.seq > chain_start.seq:
+            break
+        fields = entry["fields"]
+        chain.add(str(entry["id"]), fields)
+        if fields.get("meter"):
+            value[fields["meter"]] += int(fields["d_meter"])
+            reserve[fields["meter"]] += int(fields["d_reserve"])
+    if not chain.ok:
+        raise ExportError(f"the export of {link_group_id} is altered: {chain.problems[0]}")
+    if checkpoint.seq > chain_start.seq and (
+        chain.last_hash != checkpoint.hash
+        or _nonzero(value) != _nonzero(checkpoint.value_microcents)
+        or _nonzero(reserve) != _nonzero(checkpoint.reserve_microcents)
+    ):
+        raise ExportError(
+            f"the export of {link_group_id} is altered: the checkpoint at journal "
+            f"#{checkpoint.seq} is not where its entries lead (hash or sums)"
+        )
+
+
+def _nonzero(sums: Mapping[str, int]) -> dict[str, int]:
+    """Sums per meter without the meters at zero (a checkpoint need not name them)."""
+    return {meter_id: amount for meter_id, amount in sums.items() if amount}
 
 
 def _check_chain(
