@@ -37,8 +37,8 @@ with its signature, in the same atomic step as the deletion (``trim_journal.lua`
 latest export, after the offline audit of the export with the checkpoint key, and after
 rebuilding every record it writes from the journal entries that made it (refusing any that
 differs, and any table or meter another link group owns): every record is written back as
-exported, and the restored journal continues the exported chain, and the ``restored`` entry chains to its last
-entry. It writes into a Redis without that link group only; the epoch
+exported, and the restored journal continues the exported chain, and the ``restored`` entry
+chains to its last entry. It writes into a Redis without that link group only; the epoch
 record comes last, in one atomic step with the ``restored`` entry and a new cycle of each
 must-hit-by meter (its secret is not exported: ``docs/mystery.md``, "Restore"), with a new
 epoch whose lineage holds the exported one up to the export's

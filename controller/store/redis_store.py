@@ -1041,8 +1041,16 @@ class RedisStore:
         would point that group's table or meter at the export's records."""
         link_group_id = snapshot["link_group_id"]
         for what, index, ids in (
-            ("table", keys.TABLE_INDEX, [*snapshot["tables"], *(snapshot.get("retired_tables") or {})]),
-            ("meter", keys.METER_INDEX, [*snapshot["meters"], *(snapshot.get("retired_meters") or {})]),
+            (
+                "table",
+                keys.TABLE_INDEX,
+                [*snapshot["tables"], *(snapshot.get("retired_tables") or {})],
+            ),
+            (
+                "meter",
+                keys.METER_INDEX,
+                [*snapshot["meters"], *(snapshot.get("retired_meters") or {})],
+            ),
         ):
             if not ids:
                 continue
