@@ -40,12 +40,16 @@ written until every check below passed; the first difference found is the refusa
      revision by the number of updates, its last round is at least every round the journal
      locked out or rebased it to; a retired table by ``table_retired``.
 
+   * a round exported open (it can still be settled) by its ``wagers_accepted`` entry: the
+     count and cents of its wagers, per kind; no ``award``, ``fixed_award``, ``void`` or
+     ``round_voided`` of it may follow (a settlement without any award writes no entry, so
+     that one is the tables' outboxes' to tell, docs/journal.md).
+
    A record no entry explains (a jackpot, adjustment, meter or table the journal never made),
    and an entry's record the snapshot lacks, are refused. Not rebuilt: a meter's statistics
    counters (``hits_total``, ``wagers_total``, ...), the group's event counters, times, a
    slip's cards and wager amount: none of them moves money or decides a payment (the
-   reports and the audit read the journal), and the open rounds' records, whose money the
-   sums already checked.
+   reports and the audit read the journal).
 4. **No other link group's table or meter is taken** (:meth:`RedisStore.restore_state`):
    a table or meter id of the export that the global table or meter index gives to another
    link group is refused before anything is written.
@@ -64,7 +68,8 @@ money: a paid or rejected jackpot, a decided adjustment, a retired meter or tabl
 stay taken); and a jackpot approved before it only when its ``jackpot_approved`` entry is in
 the export (the entry repeats its amount, meter, table, round and reviewer). Anything else
 that can still move money (a pending jackpot, an approved one whose approval was trimmed, a
-waiting adjustment, a live meter's or table's definition, i.e. its paytable) is refused: an
+waiting adjustment, a live meter's or table's definition, i.e. its paytable, an open round's
+wagers) is refused: an
 attacker who can write the export could otherwise invent it. Restore from the export
 directory that holds the journal from its first entry: exports append to one directory
 (``journal.jsonl`` is then the whole journal, trims never touch it), so that directory always
@@ -421,7 +426,10 @@ class _Replay:
     tables: dict[str, _Expected] = field(default_factory=dict)
     retired_tables: dict[str, _Expected] = field(default_factory=dict)
     last_round: Counter[str] = field(default_factory=Counter)
-    previous: dict[str, str] = field(default_factory=dict)
+    lockouts: dict[str, Mapping[str, str]] = field(default_factory=dict)
+    """Per round ``<table>:<round>``, its ``wagers_accepted`` entry."""
+    finished: dict[str, Mapping[str, str]] = field(default_factory=dict)
+    """Per round, the first entry of its settlement (an award) or its void."""
 
     def __post_init__(self) -> None:
         self.where = f"the export of {self.link_group_id} is not what its journal made:"
@@ -470,6 +478,8 @@ class _Replay:
         before = self.value[meter_id]
         if meter_id:
             self.value[meter_id] += int(entry.get("d_meter") or 0)
+        if kind in _FINISHING and entry.get("table"):
+            self.finished.setdefault(f"{entry.get('table')}:{entry.get('round')}", entry)
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, entry, seq, before, following)
@@ -869,7 +879,13 @@ class _Replay:
         table_id = entry.get("table", "")
         round_id = int(entry.get("last_round") or entry.get("round") or 0)
         self.last_round[table_id] = max(self.last_round[table_id], round_id)
+        if entry["type"] == "wagers_accepted":
+            self.lockouts[f"{table_id}:{round_id}"] = entry
 
+
+_FINISHING = frozenset({"award", "fixed_award", "void", "round_voided"})
+"""Entry types written only when a round is settled (an award) or voided: a round with one
+is not open any more."""
 
 _Handler = Callable[[_Replay, Mapping[str, str], int, int, Mapping[str, str] | None], None]
 _HANDLERS: dict[str, _Handler] = {
@@ -928,6 +944,7 @@ def check_rebuilt(
     _compare_adjustments(replay, snapshot)
     _compare_meters(replay, snapshot)
     _compare_tables(replay, snapshot)
+    _compare_open_rounds(replay, snapshot)
 
 
 def _made_before(replay: _Replay, kind: str, record_id: str) -> ExportError:
@@ -1090,6 +1107,57 @@ def _compare_tables(replay: _Replay, snapshot: Mapping[str, Any]) -> None:
             raise ExportError(
                 f"{where} journal entry #{expected.made_seq} retired table {table_id}, which "
                 "the snapshot lacks"
+            )
+
+
+def _compare_open_rounds(replay: _Replay, snapshot: Mapping[str, Any]) -> None:
+    """A round exported open (locked out, neither settled nor voided; it may still be
+    settled) must hold the wagers its ``wagers_accepted`` entry accepted, and no entry may
+    have settled (an award) or voided it: its wagers are what a settlement pays on."""
+    where = replay.where
+    rounds: Mapping[str, Mapping[str, Any]] = snapshot.get("rounds") or {}
+    for name, fields in sorted(rounds.items()):
+        if not fields:
+            continue
+        try:
+            wagers = codec.locked_wagers(f"round {name}", fields)
+        except (ValueError, KeyError, TypeError, JackpotError) as error:
+            raise ExportError(f"{where} round {name}'s wagers cannot be read: {error}") from None
+        done = replay.finished.get(name)
+        if done is not None:
+            raise ExportError(
+                f"{where} round {name} is exported open, but journal entry #{done['seq']} "
+                f"({done['type']}) settled or voided it"
+            )
+        if not wagers:
+            continue  # nothing accepted: nothing to pay on
+        entry = replay.lockouts.get(name)
+        if entry is None:
+            if replay.history_start:
+                raise _made_before(replay, "round", name)
+            raise ExportError(f"{where} round {name}: no journal entry accepted its wagers")
+        by_kind: Counter[str] = Counter()
+        cents: Counter[str] = Counter()
+        for wager in wagers:
+            by_kind[wager.kind] += 1
+            cents[wager.kind] += wager.amount_cents
+        said = (
+            int(entry.get("wagers") or 0),
+            int(entry.get("amount_cents") or 0),
+            {
+                kind: (int(entry.get(f"count:{kind}") or 0), int(entry.get(f"cents:{kind}") or 0))
+                for kind in by_kind
+            },
+        )
+        held = (
+            len(wagers),
+            sum(cents.values()),
+            {kind: (by_kind[kind], cents[kind]) for kind in by_kind},
+        )
+        if said != held:
+            raise ExportError(
+                f"{where} round {name} holds {held[0]} wagers of {held[1]} cents, but journal "
+                f"entry #{entry['seq']} (wagers_accepted) accepted {said[0]} of {said[1]}"
             )
 
 

@@ -438,3 +438,31 @@ async def test_an_adjustment_edited_or_invented_is_refused(
     }
     files.write()
     await _refused(controller, files, redis_client, f"adjustment {invented}: no journal entry")
+
+
+async def test_an_open_round_with_other_wagers_or_a_settled_round_reopened_is_refused(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, tmp_path: Path, redis_client: Redis
+) -> None:
+    """An open round's record is what its settlement pays on: its wagers must be the ones
+    accepted, and a round an award settled is not open."""
+    await _play_a_royal_flush(controller.port, pki, tmp_path / "agent")
+    client = table_client(controller.port, pki)
+    agent = TableAgent("t1", client, Outbox(tmp_path / "agent", "t1"))
+    agent.continue_after((await client.get_table("t1")).last_round_id)
+    open_round = agent.new_round()
+    await agent.lockout(open_round, [PlacedWager(1, WagerKind.PROGRESSIVE, 100)])
+    await client.close()
+    await journal_export.export(controller.store, tmp_path / "export", GROUP)
+    await _lose(redis_client, GROUP)
+    files = Files(tmp_path / "export")
+    name = f"t1:{open_round}"
+    good = dict(files.snapshot["rounds"][name])
+    wagers = json.loads(good["wagers"])
+    files.snapshot["rounds"][name] = good | {
+        "wagers": json.dumps([*wagers, wagers[0] | {"seat": 3}])
+    }
+    files.write()
+    await _refused(controller, files, redis_client, f"round {name} holds 2 wagers of 200 cents")
+    files.snapshot["rounds"] = {name: good, f"t1:{open_round - 1}": good}
+    files.write()
+    await _refused(controller, files, redis_client, f"round t1:{open_round - 1} is exported open")
