@@ -600,7 +600,15 @@ class _Replay:
             "hit_cents"
         ) != entry.get("amount_cents"):
             raise self.refuse(entry, f"awards {amount} cents but takes {entry.get('d_meter')}")
+        if not 0 < amount * MICROCENTS_PER_CENT <= before:
+            raise self.refuse(
+                entry, f"hits at {amount} cents, above the meter's {before} microcents"
+            )
         expected = self._held(entry, seq, following)
+        if following is not None and following.get("type") == "reset":
+            # lockout.lua: the slip's meter after is the meter after the hit and its reset
+            after = before - amount * MICROCENTS_PER_CENT + int(following.get("d_meter") or 0)
+            expected.set(following, meter_after_cents=after // MICROCENTS_PER_CENT)
         expected.set(
             entry,
             hand="",
