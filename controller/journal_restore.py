@@ -95,6 +95,10 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from controller import checkpoint_signature
+from controller.domain.config import TableConfig
+from controller.domain.games import get_game
+from controller.domain.offers import WagerDeclaration, wager_offer
+from controller.domain.paytables import AwardRule
 from controller.domain.records import Adjustment, Checkpoint, Irregularity, Jackpot
 from controller.journal_chain import GENESIS, ChainCheck
 from controller.journal_export import (
@@ -107,7 +111,8 @@ from controller.journal_export import (
 from controller.store import codec
 from controller.store.redis_store import RedisStore
 from jackpot.errors import InvalidConfiguration, JackpotError
-from jackpot.money import MICROCENTS_PER_CENT
+from jackpot.kinds import AwardKind
+from jackpot.money import FULL_PPM, MICROCENTS_PER_CENT
 
 MAX_SHOWN_DIFFERENCES = 5
 """How many of the offline audit's differences a refused restore prints."""
@@ -426,6 +431,10 @@ class _Replay:
     tables: dict[str, _Expected] = field(default_factory=dict)
     retired_tables: dict[str, _Expected] = field(default_factory=dict)
     last_round: Counter[str] = field(default_factory=Counter)
+    configs: dict[str, str] = field(default_factory=dict)
+    """Per table, its definition (JSON) as the entries so far left it."""
+    decoded: dict[str, TableConfig] = field(default_factory=dict)
+    max_wager: int = 0
     lockouts: dict[str, Mapping[str, str]] = field(default_factory=dict)
     """Per round ``<table>:<round>``, its ``wagers_accepted`` entry."""
     finished: dict[str, Mapping[str, str]] = field(default_factory=dict)
@@ -504,6 +513,16 @@ class _Replay:
             raise self.refuse(
                 entry, f"awards {amount} cents, more than the meter's {before} microcents"
             )
+        rule = self._paytable_rule(entry)
+        if rule is not None:
+            due = (before // MICROCENTS_PER_CENT) * rule.meter_ppm // FULL_PPM
+            percent = rule.kind is AwardKind.PERCENT_OF_METER
+            if not percent or amount != due:
+                gives = f"{due} cents" if percent else "no share of the meter"
+                raise self.refuse(
+                    entry,
+                    f"awards {amount} cents where the table's paytable ({rule.text}) gives {gives}",
+                )
         expected = self._held(entry, seq, following)
         expected.set(
             entry,
@@ -561,9 +580,45 @@ class _Replay:
             )
         return expected
 
+    def _paytable_rule(self, entry: Mapping[str, str]) -> AwardRule | None:
+        """The award the table's definition at that entry gives the entry's wager and line
+        (refused when it gives none, or prints it otherwise than the entry); None when the
+        table was registered before the export's journal starts, or for an envy bonus."""
+        config = self.configs.get(entry.get("table", ""))
+        if config is None or entry.get("envy_for_seat", "0") not in ("", "0"):
+            return None
+        table = self.decoded.get(config)
+        if table is None:
+            table = self.decoded[config] = codec.table_config(config)
+        offer = table.offer(entry.get("wager", ""))
+        rule = offer.paytable.award_for(entry.get("line", "")) if offer is not None else None
+        if offer is None or rule is None or rule.text != entry.get("award"):
+            raise self.refuse(
+                entry,
+                f"pays {entry.get('award')!r} for {entry.get('line')!r} on the "
+                f"{entry.get('wager')!r} wager, which table {table.table_id}'s paytable does not",
+            )
+        self.max_wager = offer.max_cents
+        named = rule.meter or (offer.meter_ids[0] if offer.meter_ids else "")
+        if rule.kind is AwardKind.PERCENT_OF_METER and entry.get("meter") != named:
+            raise self.refuse(entry, f"takes from meter {entry.get('meter')}, not {named}")
+        return rule
+
     def _fixed_award(
         self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None
     ) -> None:
+        rule = self._paytable_rule(entry)
+        amount = int(entry.get("amount_cents") or 0)
+        if rule is not None:
+            if rule.kind is AwardKind.PERCENT_OF_METER:
+                raise self.refuse(entry, "is a fixed award of a percentage-of-meter line")
+            most = rule.fixed_award_cents(self.max_wager)
+            if not 0 < amount <= most:
+                raise self.refuse(
+                    entry,
+                    f"awards {amount} cents where the table's paytable ({rule.text}) pays at "
+                    f"most {most} on its largest wager",
+                )
         jackpot_id = f"{self.link_group_id}:{seq}"
         expected = self.jackpots[jackpot_id] = _Expected("jackpot", jackpot_id, made_seq=seq)
         self.held_maybe.add(jackpot_id)
@@ -847,6 +902,7 @@ class _Replay:
         table_id = entry.get("table", "")
         expected = self.tables[table_id] = _Expected("table", table_id, made_seq=seq)
         expected.set(entry, config=entry.get("config"), rev="0")
+        self.configs[table_id] = entry.get("config", "")
 
     def _table_updated(
         self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None
@@ -857,6 +913,7 @@ class _Replay:
         if _text(entry.get("old_config")) != table.value("config"):
             raise self.refuse(entry, f"changes table {table.record_id} from another definition")
         table.set(entry, config=entry.get("config"), rev=int(table.value("rev")) + 1)
+        self.configs[table.record_id] = entry.get("config", "")
 
     def _table_retired(
         self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None
@@ -1077,6 +1134,25 @@ def _check_table_definition(
     others = sorted(set(table.meter_ids) - meter_ids)
     if others:
         raise ExportError(f"{where} it feeds meter {others[0]}, which is not of this link group")
+    for offer in table.wagers:
+        declared = WagerDeclaration(
+            offer.wager,
+            offer.paytable.name,
+            tuple((line, rule.text) for line, rule in offer.paytable.lines),
+            tuple((line, rule.text) for line, rule in offer.paytable.envy_lines),
+            offer.min_cents,
+            offer.max_cents,
+            offer.meter_ids,
+        )
+        try:  # as a registration reads it: a printed paytable is chosen, never rewritten
+            registered = wager_offer(get_game(table.game), declared, f"its {offer.wager} wager")
+        except JackpotError as error:
+            raise ExportError(f"{where} {error}") from None
+        if registered != offer:
+            raise ExportError(
+                f"{where} its {offer.wager} wager's paytable {offer.paytable.name} is not the "
+                "one a registration makes of it"
+            )
 
 
 def _compare_tables(replay: _Replay, snapshot: Mapping[str, Any]) -> None:
