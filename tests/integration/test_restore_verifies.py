@@ -466,3 +466,61 @@ async def test_an_open_round_with_other_wagers_or_a_settled_round_reopened_is_re
     files.snapshot["rounds"] = {name: good, f"t1:{open_round - 1}": good}
     files.write()
     await _refused(controller, files, redis_client, f"round t1:{open_round - 1} is exported open")
+
+
+async def test_a_paytable_rewritten_in_the_registration_too_is_refused(
+    controller: ControllerServer, exported: tuple[Files, str], redis_client: Redis
+) -> None:
+    """Two pair paid 100% of the meter: the table's definition and the journal entry that
+    registered it both rewritten, the hashes chained anew. The regulation prints paytable B,
+    and a registration never rewrites a printed paytable."""
+    files, _ = exported
+
+    def forged(raw: str) -> str:
+        config = json.loads(raw)
+        lines = config["wagers"][0]["paytable"]["lines"]
+        for line in lines:
+            if line[0] == "two_pair":
+                line[1] = "100% of meter"
+        return json.dumps(config, sort_keys=True, separators=(",", ":"))
+
+    registered = files.entry("table_registered")
+    registered["config"] = forged(registered["config"])
+    table = files.snapshot["tables"]["t1"]
+    table["config"] = forged(table["config"])
+    assert table["config"] == registered["config"]
+    files.write(rechain=True)
+    assert verify_export(files.directory, KEY.public_key(), GROUP).ok
+    await _refused(controller, files, redis_client, "lines cannot be changed")
+
+
+async def test_a_fixed_award_rewritten_to_two_hundred_fifty_thousand_dollars_is_refused(
+    controller: ControllerServer, exported: tuple[Files, str], redis_client: Redis
+) -> None:
+    """The flush's fixed award rewritten in the journal (hashes chained anew) and held as an
+    approved jackpot in the snapshot: paytable B pays a flush far less on a $1 wager."""
+    files, jackpot_id = exported
+    fixed = files.entry("fixed_award")
+    fixed["amount_cents"] = "25000000"
+    real = files.jackpot(jackpot_id)
+    files.set_jackpot(
+        real
+        | {
+            "jackpot_id": f"{GROUP}:{fixed['seq']}",
+            "journal_seq": fixed["seq"],
+            "meter_id": "",
+            "seat": int(fixed["seat"]),
+            "hand": fixed["hand"],
+            "line": fixed["line"],
+            "award_text": fixed["award"],
+            "amount_cents": "25000000",
+            "meter_before_cents": "0",
+            "meter_after_cents": "0",
+            "status": "approved",
+            "reset_topup_microcents": None,
+            "reset_from_reserve_microcents": None,
+        }
+    )
+    files.write(rechain=True)
+    assert verify_export(files.directory, KEY.public_key(), GROUP).ok
+    await _refused(controller, files, redis_client, "pays at most")
