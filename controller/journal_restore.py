@@ -27,8 +27,11 @@ written until every check below passed; the first difference found is the refusa
      ``jackpot_paid`` its payer (each repeating the jackpot's amount, table, round and meter,
      which must agree). The entries are checked against each other too: an award takes
      exactly its amount from the meter (``d_meter``), from the meter as the journal's sums
-     have it at that entry (``meter_before_cents``), and a jackpot is reviewed once, paid once
-     and only once approved.
+     have it at that entry (``meter_before_cents``), never more than it holds; the award is
+     the line the table's paytable (its definition as the entries left it) gives that wager
+     and hand: a percentage award exactly that share of the meter, a fixed award at most that
+     line on the wager's largest amount (an envy bonus is not checked against its line); a
+     jackpot is reviewed once, paid once and only once approved.
    * an adjustment (``<group>:<seq>``) is made by ``adjustment_requested`` #seq (meter,
      amount, reason, reference, requester) and decided by ``adjustment_approved`` /
      ``adjustment_rejected`` (status, decider, note, decision's seq).
@@ -38,7 +41,9 @@ written until every check below passed; the first difference found is the refusa
      count by the jackpots found pending; a retired meter by ``meter_retired``.
    * a table's definition (``config``) by ``table_registered`` and each ``table_updated``, its
      revision by the number of updates, its last round is at least every round the journal
-     locked out or rebased it to; a retired table by ``table_retired``.
+     locked out or rebased it to; a live table's definition must be one a registration makes
+     (its game's printed paytables chosen by name, never rewritten: ``wager_offer``), of this
+     link group, feeding its meters; a retired table by ``table_retired``.
 
    * a round exported open (it can still be settled) by its ``wagers_accepted`` entry: the
      count and cents of its wagers, per kind; no ``award``, ``fixed_award``, ``void`` or
