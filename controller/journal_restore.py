@@ -195,17 +195,23 @@ def read_export(directory: Path, link_group_id: str) -> Export:
             f"{journal_path} starts at #{history_start + 1} but {start_path} is the checkpoint "
             f"at #{chain_start.seq}"
         )
-    _check_history(link_group_id, snapshot, history, chain_start)
-    _check_chain(link_group_id, snapshot, entries)
-    _check_sums(link_group_id, snapshot, entries)
-    _check_records(link_group_id, snapshot)
-    check_rebuilt(
-        link_group_id,
-        snapshot,
-        history,
-        history_start,
-        Counter(chain_start.value_microcents),
-    )
+    try:
+        _check_history(link_group_id, snapshot, history, chain_start)
+        _check_chain(link_group_id, snapshot, entries)
+        _check_sums(link_group_id, snapshot, entries)
+        _check_records(link_group_id, snapshot)
+        check_rebuilt(
+            link_group_id,
+            snapshot,
+            history,
+            history_start,
+            Counter(chain_start.value_microcents),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        # a field missing or not the number it must be: not what the scripts write
+        raise ExportError(
+            f"the export of {link_group_id} holds a record or entry that cannot be read: {error!r}"
+        ) from None
     return Export(snapshot, entries, digest.hexdigest(), history, history_start, chain_start)
 
 
@@ -1275,7 +1281,12 @@ async def restore(
     # Local import: the audit reads exports with this module's neighbour, journal_export.
     from controller.audit import verify_export
 
-    report = verify_export(directory, checkpoint_key, link_group_id)
+    try:
+        report = verify_export(directory, checkpoint_key, link_group_id)
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise ExportError(
+            f"will not restore {link_group_id}: the offline audit cannot read its export: {error!r}"
+        ) from None
     if not report.ok:
         shown = "; ".join(report.differences[:MAX_SHOWN_DIFFERENCES])
         more = len(report.differences) - MAX_SHOWN_DIFFERENCES

@@ -524,3 +524,12 @@ async def test_a_fixed_award_rewritten_to_two_hundred_fifty_thousand_dollars_is_
     files.write(rechain=True)
     assert verify_export(files.directory, KEY.public_key(), GROUP).ok
     await _refused(controller, files, redis_client, "pays at most")
+
+
+async def test_an_unreadable_field_is_a_refusal_not_a_crash(
+    controller: ControllerServer, exported: tuple[Files, str], redis_client: Redis
+) -> None:
+    files, _ = exported
+    files.entry("contribution")["amount_cents"] = "one dollar"
+    files.write(rechain=True)
+    await _refused(controller, files, redis_client, "cannot be read")
