@@ -436,6 +436,9 @@ class _Replay:
     held_maybe: set[str] = field(default_factory=set)
     """Jackpots a ``fixed_award`` may have made (a fixed award is held only above the
     table's validation threshold)."""
+    not_held: set[str] = field(default_factory=set)
+    """Jackpot ids of fixed awards at or below their table's validation threshold: paid at
+    the table, never held (a jackpot record of one would be paid a second time)."""
     adjustments: dict[str, _Expected] = field(default_factory=dict)
     meters: dict[str, _Expected] = field(default_factory=dict)
     retired_meters: dict[str, _Expected] = field(default_factory=dict)
@@ -591,16 +594,24 @@ class _Replay:
             )
         return expected
 
-    def _paytable_rule(self, entry: Mapping[str, str]) -> AwardRule | None:
-        """The award the table's definition at that entry gives the entry's wager and line
-        (refused when it gives none, or prints it otherwise than the entry); None when the
-        table was registered before the export's journal starts, or for an envy bonus."""
+    def _table_at(self, entry: Mapping[str, str]) -> TableConfig | None:
+        """The entry's table's definition as the entries so far left it (None: registered
+        before the export's journal starts)."""
         config = self.configs.get(entry.get("table", ""))
-        if config is None or entry.get("envy_for_seat", "0") not in ("", "0"):
+        if config is None:
             return None
         table = self.decoded.get(config)
         if table is None:
             table = self.decoded[config] = codec.table_config(config)
+        return table
+
+    def _paytable_rule(self, entry: Mapping[str, str]) -> AwardRule | None:
+        """The award the table's definition at that entry gives the entry's wager and line
+        (refused when it gives none, or prints it otherwise than the entry); None when the
+        table was registered before the export's journal starts, or for an envy bonus."""
+        table = self._table_at(entry)
+        if table is None or entry.get("envy_for_seat", "0") not in ("", "0"):
+            return None
         offer = table.offer(entry.get("wager", ""))
         rule = offer.paytable.award_for(entry.get("line", "")) if offer is not None else None
         if offer is None or rule is None or rule.text != entry.get("award"):
@@ -632,7 +643,12 @@ class _Replay:
                 )
         jackpot_id = f"{self.link_group_id}:{seq}"
         expected = self.jackpots[jackpot_id] = _Expected("jackpot", jackpot_id, made_seq=seq)
-        self.held_maybe.add(jackpot_id)
+        table = self._table_at(entry)
+        if table is None:
+            self.held_maybe.add(jackpot_id)  # its validation threshold is not known
+        elif table.validation_threshold_cents is None or amount <= table.validation_threshold_cents:
+            # settlement.py: paid at the table, never held: a jackpot of it would be paid twice
+            self.not_held.add(jackpot_id)
         expected.set(
             entry,
             jackpot_id=jackpot_id,
@@ -1041,6 +1057,11 @@ def _compare_jackpots(replay: _Replay, snapshot: Mapping[str, Any]) -> None:
         seq = _seq_of(jackpot_id, replay.link_group_id)
         if _text(record.get("jackpot_id")) != jackpot_id:
             raise ExportError(f"{where} jackpot {jackpot_id} holds the record of another")
+        if jackpot_id in replay.not_held:
+            raise ExportError(
+                f"{where} jackpot {jackpot_id}: journal entry #{seq} (fixed_award) is at or "
+                "below its table's validation threshold: paid at the table, never held"
+            )
         if expected is None:
             if seq and seq <= replay.history_start and record.get("status") in FINAL_JACKPOT:
                 continue  # trimmed, and nothing acts on it any more
@@ -1053,7 +1074,7 @@ def _compare_jackpots(replay: _Replay, snapshot: Mapping[str, Any]) -> None:
             raise _made_before(replay, "jackpot", jackpot_id)
         expected.compare(where, record)
     for jackpot_id, expected in sorted(replay.jackpots.items()):
-        if jackpot_id not in jackpots and jackpot_id not in replay.held_maybe:
+        if jackpot_id not in jackpots and jackpot_id not in replay.held_maybe | replay.not_held:
             seq = expected.made_seq or next(iter(expected.fields.values()))[1]
             raise ExportError(
                 f"{where} journal entry #{seq} made jackpot {jackpot_id}, which the snapshot lacks"

@@ -27,12 +27,20 @@ from jackpot.cards import parse_cards
 from jackpot.errors import AlreadyExists, InvalidConfiguration
 from jackpot.kinds import WagerKind
 from jackpot.money import MICROCENTS_PER_CENT
+from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.outbox import Outbox
 from table_agent.reports import SettleReport
 from table_agent.table import TableAgent
 from table_agent.wagers import PlacedWager
-from tests.helpers import FLUSH_CLUBS, HIGH_CARD, ROYAL_SPADES, Floor, table_client
+from tests.helpers import (
+    FLUSH_CLUBS,
+    HIGH_CARD,
+    ROYAL_SPADES,
+    Floor,
+    progressive_table,
+    table_client,
+)
 
 GROUP, OTHER = "floor", "annex"
 METER = "cs-main"
@@ -247,7 +255,7 @@ async def test_an_invented_approved_jackpot_is_refused(
         await _refused(
             controller, files, redis_client, f"jackpot {invented_id}: no journal entry made it"
         )
-    # Dressed as the flush's fixed award (an entry that did make an award, not held).
+    # Dressed as the flush's fixed award (an entry that made an award, paid at the table).
     fixed = files.entry("fixed_award")
     files.snapshot["jackpots"] = {jackpot_id: json.dumps(real)}
     files.set_jackpot(
@@ -268,7 +276,7 @@ async def test_an_invented_approved_jackpot_is_refused(
         | {"reset_topup_microcents": None, "reset_from_reserve_microcents": None}
     )
     files.write()
-    await _refused(controller, files, redis_client, "its amount_cents is '25000000'")
+    await _refused(controller, files, redis_client, "paid at the table, never held")
 
 
 async def test_a_meter_raised_by_twenty_thousand_dollars_is_refused(
@@ -533,3 +541,49 @@ async def test_an_unreadable_field_is_a_refusal_not_a_crash(
     files.entry("contribution")["amount_cents"] = "one dollar"
     files.write(rechain=True)
     await _refused(controller, files, redis_client, "cannot be read")
+
+
+async def test_held_fixed_awards_restore_and_one_left_out_is_refused(
+    controller: ControllerServer,
+    floor: Floor,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    pki: TestPKI,
+    tmp_path: Path,
+    redis_client: Redis,
+) -> None:
+    """A table whose every fixed award waits for validation (threshold $0): the flush's
+    jackpot is restored; an export without it is refused (the award entry made it)."""
+    table = progressive_table("t2", GROUP, METER)
+    table.validation_threshold_cents = 0
+    await admin.RegisterTable(pb.RegisterTableRequest(table=table))
+    client = table_client(controller.port, pki, "t2")
+    agent = TableAgent("t2", client, Outbox(tmp_path / "agent", "t2"))
+    agent.continue_after((await client.get_table("t2")).last_round_id)
+    round_id = agent.new_round()
+    await agent.lockout(round_id, [PlacedWager(1, WagerKind.PROGRESSIVE, 100)])
+    settled = await agent.settle(
+        round_id,
+        SettleReport({1: parse_cards(FLUSH_CLUBS.split())}, dealer=parse_cards(HIGH_CARD.split())),
+    )
+    await client.close()
+    jackpot_id = str(settled.awards[0].jackpot_id)
+    assert jackpot_id
+    await journal_export.export(controller.store, tmp_path / "export", GROUP)
+    await _lose(redis_client, GROUP)
+    files = Files(tmp_path / "export")
+    good = json.dumps(files.snapshot)
+    del files.snapshot["jackpots"][jackpot_id]
+    files.snapshot["pending"] = []
+    files.write()
+    await _refused(controller, files, redis_client, f"made jackpot {jackpot_id}, which the")
+    files.snapshot = json.loads(good)
+    files.write()
+    await journal_export.restore(
+        controller.store,
+        files.directory,
+        GROUP,
+        checkpoint_key=KEY.public_key(),
+        actor="operator",
+        reason="volume lost",
+    )
+    assert (await controller.store.get_jackpot(jackpot_id)).status == "pending"
