@@ -21,9 +21,11 @@ written until every check below passed; the first difference found is the refusa
 
    * a jackpot (``<group>:<seq>``) is made by entry ``seq``: an ``award`` (a percentage of
      the meter; the ``reset`` right after it gives its reset top-up), a ``fixed_award`` held
-     for validation, or a ``mystery_hit`` (its ``reset`` likewise): its meter, table, round,
-     seat, hand, wager, line, award, amount and the meter before and after it; then
-     ``jackpot_approved`` / ``jackpot_rejected`` give its status, reviewer and note and
+     for validation (one at or below its table's validation threshold was paid at the
+     table: a jackpot of it is refused), or a ``mystery_hit`` (its ``reset`` likewise): its
+     meter, table, round, seat, hand, wager, line, award, amount and the meter before and
+     after it; then ``jackpot_approved`` / ``jackpot_rejected`` give its status, reviewer and
+     note and
      ``jackpot_paid`` its payer (each repeating the jackpot's amount, table, round and meter,
      which must agree). The entries are checked against each other too: an award takes
      exactly its amount from the meter (``d_meter``), from the meter as the journal's sums
