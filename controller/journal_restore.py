@@ -25,9 +25,8 @@ written until every check below passed; the first difference found is the refusa
      table: a jackpot of it is refused), or a ``mystery_hit`` (its ``reset`` likewise): its
      meter, table, round, seat, hand, wager, line, award, amount and the meter before and
      after it; then ``jackpot_approved`` / ``jackpot_rejected`` give its status, reviewer and
-     note and
-     ``jackpot_paid`` its payer (each repeating the jackpot's amount, table, round and meter,
-     which must agree). The entries are checked against each other too: an award takes
+     note and ``jackpot_paid`` its payer (each repeating the jackpot's amount, table, round
+     and meter, which must agree). The entries are checked against each other too: an award takes
      exactly its amount from the meter (``d_meter``), from the meter as the journal's sums
      have it at that entry (``meter_before_cents``), never more than it holds; the award is
      the line the table's paytable (its definition as the entries left it) gives that wager
