@@ -51,11 +51,15 @@ written until every check below passed; the first difference found is the refusa
      ``round_voided`` of it may follow (a settlement without any award writes no entry, so
      that one is the tables' outboxes' to tell, docs/journal.md).
 
+   * the group's maintenance by its last ``maintenance_entered`` / ``maintenance_left``.
+
    A record no entry explains (a jackpot, adjustment, meter or table the journal never made),
    and an entry's record the snapshot lacks, are refused. Not rebuilt: a meter's statistics
    counters (``hits_total``, ``wagers_total``, ...), the group's event counters, times, a
    slip's cards and wager amount: none of them moves money or decides a payment (the
-   reports and the audit read the journal).
+   reports and the audit read the journal); the description, the irregularities (checked
+   against the held rounds, item 2) and the epoch record (its lineage is the epoch step's,
+   :meth:`RedisStore.restore_epoch`).
 4. **No other link group's table or meter is taken** (:meth:`RedisStore.restore_state`):
    a table or meter id of the export that the global table or meter index gives to another
    link group is refused before anything is written.
@@ -450,6 +454,8 @@ class _Replay:
     """Per table, its definition (JSON) as the entries so far left it."""
     decoded: dict[str, TableConfig] = field(default_factory=dict)
     max_wager: int = 0
+    maintenance: _Expected | None = None
+    """The group's maintenance as its last ``maintenance_entered``/``_left`` left it."""
     lockouts: dict[str, Mapping[str, str]] = field(default_factory=dict)
     """Per round ``<table>:<round>``, its ``wagers_accepted`` entry."""
     finished: dict[str, Mapping[str, str]] = field(default_factory=dict)
@@ -966,6 +972,28 @@ class _Replay:
             config="",
         )
 
+    def _maintenance(
+        self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None
+    ) -> None:
+        expected = _Expected("maintenance of", self.link_group_id, made_seq=seq)
+        if entry["type"] == "maintenance_entered":
+            expected.set(
+                entry,
+                state="maintenance",
+                entered_by=entry.get("by"),
+                entered_reason=entry.get("reason"),
+                entered_seq=seq,
+                left_seq="0",
+            )
+        else:
+            if self.maintenance is not None:
+                expected.fields = dict(self.maintenance.fields)
+            expected.set(
+                entry, state="play", left_by=entry.get("by"), left_reason=entry.get("reason")
+            )
+            expected.set(entry, left_seq=seq)
+        self.maintenance = expected
+
     def _round(
         self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None
     ) -> None:
@@ -999,6 +1027,8 @@ _HANDLERS: dict[str, _Handler] = {
     "table_registered": _Replay._table_registered,
     "table_updated": _Replay._table_updated,
     "table_retired": _Replay._table_retired,
+    "maintenance_entered": _Replay._maintenance,
+    "maintenance_left": _Replay._maintenance,
     "wagers_accepted": _Replay._round,
     "table_rebased": _Replay._round,
 }
@@ -1038,6 +1068,11 @@ def check_rebuilt(
     _compare_meters(replay, snapshot)
     _compare_tables(replay, snapshot)
     _compare_open_rounds(replay, snapshot)
+    maintenance: Mapping[str, Any] = snapshot.get("maintenance") or {}
+    if replay.maintenance is not None:
+        replay.maintenance.compare(replay.where, maintenance)
+    elif not replay.history_start and maintenance.get("state", "play") != "play":
+        raise ExportError(f"{replay.where} its maintenance: no journal entry entered it")
 
 
 def _made_before(replay: _Replay, kind: str, record_id: str) -> ExportError:

@@ -587,3 +587,16 @@ async def test_held_fixed_awards_restore_and_one_left_out_is_refused(
         reason="volume lost",
     )
     assert (await controller.store.get_jackpot(jackpot_id)).status == "pending"
+
+
+async def test_a_maintenance_edited_is_refused(
+    controller: ControllerServer, floor: Floor, tmp_path: Path, redis_client: Redis
+) -> None:
+    store = controller.store
+    await store.controls.enter_maintenance(GROUP, actor="ann", actor_cert="a", reason="swap")
+    await journal_export.export(store, tmp_path / "export", GROUP)
+    await _lose(redis_client, GROUP)
+    files = Files(tmp_path / "export")
+    files.snapshot["maintenance"]["state"] = "play"
+    files.write()
+    await _refused(controller, files, redis_client, "maintenance of floor: its state is 'play'")
