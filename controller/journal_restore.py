@@ -423,6 +423,12 @@ class _Expected:
                 )
 
 
+def _made_id(link_group_id: str, seq: int) -> str:
+    """The id of the jackpot or adjustment journal entry ``seq`` made, as the scripts name it
+    (``settle.lua``, ``lockout.lua``, ``request_adjustment.lua``): ``<group>:<seq>``."""
+    return f"{link_group_id}:{seq}"
+
+
 def _seq_of(record_id: str, link_group_id: str) -> int:
     """The journal seq an id ``<group>:<seq>`` names (0: not such an id)."""
     group, _, seq = record_id.rpartition(":")
@@ -557,7 +563,7 @@ class _Replay:
         self, entry: Mapping[str, str], seq: int, following: Mapping[str, str] | None
     ) -> _Expected:
         """A jackpot made by a hit on a meter (an award or a mystery hit) and its reset."""
-        jackpot_id = f"{self.link_group_id}:{seq}"
+        jackpot_id = _made_id(self.link_group_id, seq)
         expected = self.jackpots[jackpot_id] = _Expected("jackpot", jackpot_id, made_seq=seq)
         after = entry.get("meter_after_cents")
         topup, from_reserve = "0", "0"
@@ -648,7 +654,7 @@ class _Replay:
                     f"awards {amount} cents where the table's paytable ({rule.text}) pays at "
                     f"most {most} on its largest wager",
                 )
-        jackpot_id = f"{self.link_group_id}:{seq}"
+        jackpot_id = _made_id(self.link_group_id, seq)
         expected = self.jackpots[jackpot_id] = _Expected("jackpot", jackpot_id, made_seq=seq)
         table = self._table_at(entry)
         if table is None:
@@ -771,7 +777,7 @@ class _Replay:
     def _adjustment_requested(
         self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None
     ) -> None:
-        adjustment_id = f"{self.link_group_id}:{seq}"
+        adjustment_id = _made_id(self.link_group_id, seq)
         expected = _Expected("adjustment", adjustment_id, made_seq=seq)
         self.adjustments[adjustment_id] = expected
         expected.set(
