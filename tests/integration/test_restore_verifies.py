@@ -600,3 +600,39 @@ async def test_a_maintenance_edited_is_refused(
     files.snapshot["maintenance"]["state"] = "play"
     files.write()
     await _refused(controller, files, redis_client, "maintenance of floor: its state is 'play'")
+
+
+async def test_a_rejected_royal_flush_restores_and_its_refund_edited_is_refused(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, tmp_path: Path, redis_client: Redis
+) -> None:
+    """A rejection gives the award back to the meter less its reset's top-up
+    (review_jackpot.lua): the honest export restores; a rejection entry that gives back
+    more (the meter raised to match, the hashes chained anew) is refused."""
+    store = controller.store
+    jackpot_id = await _play_a_royal_flush(controller.port, pki, tmp_path / "agent")
+    await store.review_jackpot(
+        jackpot_id, approve=False, reviewer="jackpot://supervisor/ann", reviewer_cert="a", note="no"
+    )
+    await journal_export.export(store, tmp_path / "export", GROUP)
+    await _lose(redis_client, GROUP)
+    files = Files(tmp_path / "export")
+    good = (json.dumps(files.snapshot), [json.dumps(e) for e in files.entries])
+    rejected = files.entry("jackpot_rejected")
+    rejected["d_meter"] = str(int(rejected["d_meter"]) + 2_000_000 * MICROCENTS_PER_CENT)
+    files.add_to_meter(2_000_000 * MICROCENTS_PER_CENT)
+    files.write(rechain=True)
+    assert verify_export(files.directory, KEY.public_key(), GROUP).ok
+    await _refused(controller, files, redis_client, "not what it should")
+    files.snapshot, files.entries = json.loads(good[0]), [json.loads(e) for e in good[1]]
+    files.write()
+    await journal_export.restore(
+        store,
+        files.directory,
+        GROUP,
+        checkpoint_key=KEY.public_key(),
+        actor="operator",
+        reason="volume lost",
+    )
+    assert (await store.get_jackpot(jackpot_id)).status == "rejected"
+    report = await verify(store, KEY.public_key())
+    assert report.ok, report.differences
