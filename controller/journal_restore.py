@@ -105,6 +105,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from controller import checkpoint_signature
+from controller.audit import verify_export
 from controller.domain.config import TableConfig
 from controller.domain.games import get_game
 from controller.domain.offers import WagerDeclaration, wager_offer
@@ -1341,9 +1342,6 @@ async def restore(
             "a restore needs the checkpoint public key (--checkpoint-key FILE) to check the "
             "export's signed checkpoint"
         )
-    # Local import: the audit reads exports with this module's neighbour, journal_export.
-    from controller.audit import verify_export
-
     try:
         report = verify_export(directory, checkpoint_key, link_group_id)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
