@@ -79,11 +79,11 @@ stay taken); and a jackpot approved before it only when its ``jackpot_approved``
 the export (the entry repeats its amount, meter, table, round and reviewer). Anything else
 that can still move money (a pending jackpot, an approved one whose approval was trimmed, a
 waiting adjustment, a live meter's or table's definition, i.e. its paytable, an open round's
-wagers) is refused: an
-attacker who can write the export could otherwise invent it. Restore from the export
-directory that holds the journal from its first entry: exports append to one directory
-(``journal.jsonl`` is then the whole journal, trims never touch it), so that directory always
-can.
+wagers) is refused: an attacker who can write the export could otherwise invent it. In
+practice a trimmed export alone never restores a group whose meters and tables predate the
+trim. Restore from the export directory that holds the journal from its first entry:
+exports append to one directory (``journal.jsonl`` is then the whole journal, trims never
+touch it), so that directory always can.
 
 What stays the attacker's: someone who can rewrite the export *and* its journal after the
 last signed checkpoint, consistently (new entries, renumbered, rechained, the sums and the
