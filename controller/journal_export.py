@@ -30,7 +30,13 @@ hash chain of the entries it deletes, computes the checkpoint they lead to (the 
 sequence number and hash, and what they moved per meter) and signs it
 (:mod:`controller.checkpoint_signature`); the trim script applies exactly that checkpoint,
 with its signature, in the same atomic step as the deletion (``trim_journal.lua``), so
-``audit verify`` still proves every meter and the chain from the checkpoint on.
+``audit verify`` still proves every meter and the chain from the checkpoint on. A key that
+is not the checkpoint's current one (a retired key) signs nothing.
+
+**Key rotation** (``jackpotctl journal rotate-key --signing-key OLD --new-signing-key NEW``,
+:func:`rotate_key`): the old key signs a handover to the new one, the new key signs the
+checkpoint anew, and one atomic step journals ``checkpoint_key_rotated`` and writes both
+(``rotate_checkpoint_key.lua``; docs/journal.md "Key handling").
 
 **Restore** (``jackpotctl restore --from DIR --link-group G --checkpoint-key FILE --reason
 ...``; :mod:`controller.journal_restore`) rebuilds a link group that Redis lost from its
@@ -60,10 +66,11 @@ from typing import TYPE_CHECKING, Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from controller import checkpoint_signature
+from controller.domain.bounds import check_id
 from controller.domain.records import Checkpoint
 from controller.journal_chain import GENESIS, ChainCheck
 from controller.store.redis_store import RedisStore
-from jackpot.errors import FailedPrecondition, JackpotError
+from jackpot.errors import FailedPrecondition, InvalidConfiguration, JackpotError
 
 if TYPE_CHECKING:
     from controller import journal_restore
@@ -96,7 +103,10 @@ class Exported:
 
 
 def group_directory(directory: Path, link_group_id: str) -> Path:
-    """Where a link group's export lives."""
+    """Where a link group's export lives: ``directory/<link_group_id>``, refused
+    (:class:`InvalidConfiguration`) for a name that is not a link group id (``.``, ``..``, a
+    path), so no export or restore reads or writes outside ``directory``."""
+    check_id(link_group_id, "link group id")
     return directory / link_group_id
 
 
@@ -233,9 +243,8 @@ async def trim_step(
     """
     public_key = signing_key.public_key()
     checkpoint = await store.checkpoint(link_group_id)
-    problem = checkpoint_signature.problem(public_key, link_group_id, checkpoint)
-    if problem:
-        raise FailedPrecondition(f"will not trim: {problem}")
+    epoch_id, epochs = await store.epoch_ids(link_group_id)
+    _check_signer(public_key, link_group_id, checkpoint, epochs, "trim")
     head = []
     async for entry in store.journal(link_group_id, batch=batch + 1):
         head.append(entry)
@@ -244,9 +253,10 @@ async def trim_step(
     chain = ChainCheck(checkpoint.seq, checkpoint.hash if checkpoint.seq else GENESIS)
     value = Counter(checkpoint.value_microcents)
     reserve = Counter(checkpoint.reserve_microcents)
+    exported = checkpoint.exported_seq
     count = 0
     for entry in head[:-1]:  # never the last entry read: it may be the chain's head
-        if entry.seq > checkpoint.exported_seq or _time_ms(entry.entry_id) >= before_ms:
+        if entry.seq > exported or _time_ms(entry.entry_id) >= before_ms:
             break
         chain.add(entry.entry_id, entry.fields)
         if not chain.ok:
@@ -260,16 +270,108 @@ async def trim_step(
         count += 1
     if not count:
         return 0
-    new = Checkpoint(
+    new = replace(
+        checkpoint,
         seq=chain.last_seq,
         value_microcents=dict(value),
         reserve_microcents=dict(reserve),
         hash=chain.last_hash,
         signed_by=checkpoint_signature.key_id(public_key),
+        signed_as=checkpoint_signature.DOMAIN,
+        epoch=epoch_id,
+        signed_exported_seq=exported,
+        signed_handovers=len(checkpoint_signature.handovers(checkpoint)),
     )
     signature = checkpoint_signature.sign(signing_key, link_group_id, new)
     return await store.trim_journal(
         link_group_id, before_ms, checkpoint.seq, count, replace(new, signature=signature)
+    )
+
+
+def _check_signer(
+    public_key: Ed25519PublicKey,
+    link_group_id: str,
+    checkpoint: Checkpoint,
+    epochs: frozenset[str],
+    what: str,
+) -> None:
+    """Refuse (:class:`FailedPrecondition`) to sign on from a checkpoint this key cannot
+    check, or as a key that is not the link group's current one (a retired key signs
+    nothing new)."""
+    verdict = checkpoint_signature.check(public_key, link_group_id, checkpoint, epochs=epochs)
+    if verdict.problems:
+        raise FailedPrecondition(f"will not {what}: {verdict.problems[0]}")
+    mine = checkpoint_signature.key_id(public_key)
+    if verdict.current and verdict.current != mine:
+        handed = [h for h in checkpoint_signature.handovers(checkpoint) if h.from_key == mine]
+        why = (
+            f"key {mine} is retired: it handed the checkpoint over to key {handed[-1].to_key} "
+            f"at journal #{handed[-1].seq}; a retired key signs nothing"
+            if handed
+            else f"key {mine} is not the checkpoint's current key {verdict.current}"
+        )
+        raise FailedPrecondition(f"will not {what}: {link_group_id}: {why}")
+
+
+async def rotate_key(
+    store: RedisStore,
+    link_group_id: str,
+    *,
+    signing_key: Ed25519PrivateKey,
+    new_signing_key: Ed25519PrivateKey,
+    actor: str,
+) -> int:
+    """Hand the link group's checkpoint key over from ``signing_key`` (the current key) to
+    ``new_signing_key``: the old key signs the :class:`~controller.checkpoint_signature.
+    Handover`, the new key signs the checkpoint anew over the handover list, and one atomic
+    step journals ``checkpoint_key_rotated`` and writes both (``rotate_checkpoint_key.lua``).
+    Answer the entry's sequence number. Refused (:class:`FailedPrecondition`) when the old
+    key is not the current one or cannot check the checkpoint, and
+    (:class:`InvalidConfiguration`) when both keys are the same."""
+    old, new_key = signing_key.public_key(), new_signing_key.public_key()
+    old_id, new_id = checkpoint_signature.key_id(old), checkpoint_signature.key_id(new_key)
+    if old_id == new_id:
+        raise InvalidConfiguration(f"the new key is the old key ({old_id})")
+    checkpoint = await store.checkpoint(link_group_id)
+    epoch_id, epochs = await store.epoch_ids(link_group_id)
+    if not epoch_id:
+        raise FailedPrecondition(f"link group {link_group_id} has no epoch record: not served")
+    _check_signer(old, link_group_id, checkpoint, epochs, "hand the key over")
+    entry_seq = await store.journal_seq(link_group_id) + 1
+    handover = checkpoint_signature.Handover(
+        link_group=link_group_id,
+        epoch=epoch_id,
+        seq=entry_seq,
+        checkpoint_seq=checkpoint.seq,
+        from_key=old_id,
+        from_public_key=checkpoint_signature.raw_public_key(old).hex(),
+        to_key=new_id,
+        to_public_key=checkpoint_signature.raw_public_key(new_key).hex(),
+    )
+    handover = replace(handover, signature=signing_key.sign(handover.message()).hex())
+    chain = [*checkpoint_signature.handovers(checkpoint), handover]
+    new = replace(
+        checkpoint,
+        key_handovers=checkpoint_signature.handovers_text(chain),
+        epoch=epoch_id,
+        signed_by=new_id,
+    )
+    if checkpoint.seq:
+        new = replace(
+            new,
+            signed_as=checkpoint_signature.DOMAIN,
+            signed_exported_seq=checkpoint.signed_exported_seq or checkpoint.exported_seq,
+            signed_handovers=len(chain),
+        )
+        new = replace(new, signature=checkpoint_signature.sign(new_signing_key, link_group_id, new))
+    return await store.rotate_checkpoint_key(
+        link_group_id,
+        checkpoint,
+        new,
+        handover=json.dumps(handover.to_data(), sort_keys=True, separators=(",", ":")),
+        entry_seq=entry_seq,
+        from_key=old_id,
+        actor=actor,
     )
 
 

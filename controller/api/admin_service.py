@@ -392,6 +392,7 @@ class AdminService(pb_grpc.AdminServiceServicer):
             )
         why = convert.reason(request.reason)
         reference = convert.reason(request.reference, "reference")
+        request_id = check_id(request.request_id, "request_id") if request.request_id else ""
         self._guard.refuse_group((await self._store.get_meter(meter_id)).link_group_id)
         operator = caller()
         record = await self._store.controls.request_adjustment(
@@ -401,6 +402,7 @@ class AdminService(pb_grpc.AdminServiceServicer):
             reference=reference,
             actor=operator.uri,
             actor_cert=operator.fingerprint,
+            request_id=request_id,
         )
         log.warning(
             "adjustment %s of meter %s by %s requested by %s (%s): %s",

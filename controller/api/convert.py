@@ -14,6 +14,7 @@ from typing import Any
 
 from controller.domain import bounds
 from controller.domain.bounds import (
+    ID_PATTERN,
     check_count,
     check_each_text,
     check_id,
@@ -207,7 +208,7 @@ def meter_update(request: pb.UpdateMeterRequest, old: MeterState) -> MeterConfig
     )
 
 
-_ADJUSTMENT_ID = re.compile(r"[A-Za-z0-9._-]{1,64}:[0-9]{1,19}")
+_ADJUSTMENT_ID = re.compile(ID_PATTERN + r":[0-9]{1,19}")
 
 
 def adjustment_id(value: str) -> str:

@@ -65,6 +65,12 @@ def add_commands(groups: Subparsers, meters: Subparsers, tables: Subparsers) -> 
     adjust.add_argument("--amount", required=True, metavar="[-]DOLLARS", help="added to the meter")
     adjust.add_argument("--reason", required=True)
     adjust.add_argument("--reference", required=True, help="the incident or ticket it corrects")
+    adjust.add_argument(
+        "--request-id",
+        default="",
+        help="the request's idempotency key (default: derived from you and the request, so "
+        "the same request again is the same adjustment, whatever became of it)",
+    )
     adjust.set_defaults(handler=_adjust)
     for name, approve in (("approve-adjustment", True), ("reject-adjustment", False)):
         review = meters.add_parser(
@@ -182,12 +188,21 @@ def _adjust(args: argparse.Namespace) -> int:
         amount_cents=signed_dollars_cents(args.amount),
         reason=args.reason,
         reference=args.reference,
+        request_id=args.request_id,
     )
     adjustment = call(args, "RequestAdjustment", request)
-    text = (
-        f"{_adjustment_line(adjustment)}\nnothing moves until another operator approves it: "
-        f"jackpotctl meters approve-adjustment {adjustment.adjustment_id}"
-    )
+    if adjustment.status != "requested":
+        # The same request was made before and decided: the answer is that adjustment.
+        text = (
+            f"{_adjustment_line(adjustment)}\nthis request was made before (request id "
+            f"{adjustment.request_id}) and is {adjustment.status}; a new adjustment needs its "
+            "own --request-id"
+        )
+    else:
+        text = (
+            f"{_adjustment_line(adjustment)}\nnothing moves until another operator approves "
+            f"it: jackpotctl meters approve-adjustment {adjustment.adjustment_id}"
+        )
     return show(args, adjustment, text)
 
 

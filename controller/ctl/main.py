@@ -9,6 +9,9 @@
     jackpotctl journal export --redis redis://127.0.0.1:6379/0 --dir /var/lib/jackpot/export
     jackpotctl journal trim --redis redis://127.0.0.1:6379/0 --retention-hours 168 \\
         --signing-key checkpoint.key
+    jackpotctl journal rotate-key --redis ... --signing-key old.key --new-signing-key new.key
+    jackpotctl audit verify --redis ... --checkpoint-key new.pub \\
+        --expect-head-from /var/lib/jackpot/export
     jackpotctl restore --redis ... --from /var/lib/jackpot/export --link-group casino-floor \\
         --checkpoint-key checkpoint.pub \\
         --reason "Redis volume lost; restored from the 02:00 export"
@@ -48,7 +51,7 @@ from pathlib import Path
 import grpc
 
 from controller import certs, checkpoint_signature, journal_export, settings
-from controller.audit import AuditReport, verify, verify_export
+from controller.audit import AuditReport, export_heads, verify, verify_export
 from controller.ctl import controls, irregularities, jackpots, odds, reports
 from controller.ctl.hands import classify_stream
 from controller.ctl.remote import call as _call
@@ -147,13 +150,30 @@ def _parser() -> argparse.ArgumentParser:
     audit_verify.add_argument(
         "--checkpoint-key",
         type=Path,
+        action="append",
         metavar="FILE",
-        help="the public key (PEM) that signs trim checkpoints; needed once a journal is trimmed",
+        help="a public key (PEM) you trust to sign trim checkpoints (repeat for several); "
+        "needed once a journal is trimmed; key handovers are followed from it",
+    )
+    audit_verify.add_argument(
+        "--expect-head",
+        action="append",
+        default=[],
+        metavar="[GROUP:]SEQ:HASH",
+        help="a journal head kept from earlier (an audit's or an export's): Redis must still "
+        "hold that entry with that hash (GROUP may be left out when Redis has one link group)",
+    )
+    audit_verify.add_argument(
+        "--expect-head-from",
+        type=Path,
+        metavar="DIR",
+        help="the last export (jackpotctl journal export --dir DIR): every link group in it "
+        "must be in Redis, of the same installation, holding its last exported entry unchanged",
     )
     audit_verify.set_defaults(handler=_audit_verify)
 
     journal = top.add_parser(
-        "journal", help="export the journal to files, trim what is exported"
+        "journal", help="export the journal to files, trim what is exported, rotate the key"
     ).add_subparsers(dest="action", required=True)
     export = journal.add_parser(
         "export",
@@ -184,6 +204,28 @@ def _parser() -> argparse.ArgumentParser:
     )
     trim.add_argument("--link-group", default="", help="only this link group (default all)")
     trim.set_defaults(handler=_journal_trim)
+    rotate = journal.add_parser(
+        "rotate-key",
+        help="hand the checkpoint signing key over to a new key (the old key signs the "
+        "handover, the new key re-signs the checkpoint; journaled)",
+    )
+    _redis_arguments(rotate)
+    rotate.add_argument(
+        "--signing-key",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the current Ed25519 private key (PEM); it signs nothing after this",
+    )
+    rotate.add_argument(
+        "--new-signing-key",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the new Ed25519 private key (PEM), which signs every checkpoint from now on",
+    )
+    rotate.add_argument("--link-group", default="", help="only this link group (default all)")
+    rotate.set_defaults(handler=_journal_rotate_key)
 
     restore = top.add_parser(
         "restore",
@@ -487,6 +529,58 @@ def _journal_trim(args: argparse.Namespace) -> int:
     return asyncio.run(run())
 
 
+def _journal_rotate_key(args: argparse.Namespace) -> int:
+    old = checkpoint_signature.load_signing_key(args.signing_key)
+    new = checkpoint_signature.load_signing_key(args.new_signing_key)
+    new_id = checkpoint_signature.key_id(new.public_key())
+
+    async def run() -> int:
+        store = _store(args)
+        try:
+            for group in await _groups(store, args.link_group):
+                seq = await journal_export.rotate_key(
+                    store,
+                    group,
+                    signing_key=old,
+                    new_signing_key=new,
+                    actor=_actor("journal rotate-key"),
+                )
+                print(
+                    f"journal: {group}: checkpoint key handed over to {new_id} (journal #{seq}); "
+                    "trim with the new key from now on, audit with its public key"
+                )
+        finally:
+            await store.close()
+        return 0
+
+    return asyncio.run(run())
+
+
+def _expected_heads(values: Sequence[str]) -> dict[str, tuple[int, str]]:
+    """``--expect-head`` values by link group ("" for one given without its group)."""
+    heads: dict[str, tuple[int, str]] = {}
+    for value in values:
+        group, seq, hash_ = ("", *value.split(":"))[-3:]
+        if not seq.isdigit() or len(hash_) != 64 or value.count(":") > 2:
+            raise ValueError(f"--expect-head takes [GROUP:]SEQ:HASH (64 hex digits), not {value!r}")
+        if group in heads:
+            raise ValueError(f"--expect-head names link group {group or '(one)'} twice")
+        heads[group] = (int(seq), hash_.lower())
+    return heads
+
+
+def _audit_expectations(args: argparse.Namespace) -> tuple[dict[str, tuple[int, str]], str]:
+    """The heads Redis must hold (``--expect-head``, then the last export's) and the
+    installation id it must be (the export's, "" for any)."""
+    heads = _expected_heads(args.expect_head)
+    if args.expect_head_from is None:
+        return heads, ""
+    exported = export_heads(args.expect_head_from)
+    for group, head in exported.heads.items():
+        heads.setdefault(group, head)
+    return heads, exported.installation_id
+
+
 def _restore(args: argparse.Namespace) -> int:
     if args.checkpoint_key is None:
         raise InvalidConfiguration(
@@ -527,16 +621,22 @@ def _audit_verify(args: argparse.Namespace) -> int:
         )
     if args.link_group and args.file is None:
         raise ValueError("--link-group is for --file (the audit of Redis checks every group)")
-    key = (
-        checkpoint_signature.load_public_key(args.checkpoint_key)
-        if args.checkpoint_key is not None
-        else None
-    )
+    key = [checkpoint_signature.load_public_key(path) for path in args.checkpoint_key or ()]
+    if args.file is not None and (args.expect_head or args.expect_head_from):
+        raise ValueError("--expect-head and --expect-head-from are for an audit of Redis")
+    heads, installation_id = _audit_expectations(args)
 
     async def run() -> AuditReport:
         store = _store(args)
         try:
-            return await verify(store, key)
+            if "" in heads:  # a head given without its link group: Redis's one group
+                groups = await store.link_group_ids()
+                if len(groups) != 1:
+                    raise ValueError(
+                        f"Redis has {len(groups)} link groups: give --expect-head GROUP:SEQ:HASH"
+                    )
+                heads[groups[0]] = heads.pop("")
+            return await verify(store, key, expect_heads=heads, installation_id=installation_id)
         finally:
             await store.close()
 
@@ -544,6 +644,11 @@ def _audit_verify(args: argparse.Namespace) -> int:
         report = verify_export(args.file, key, args.link_group)
     else:
         report = asyncio.run(run())
+    return _print_report(report)
+
+
+def _print_report(report: AuditReport) -> int:
+    """Print what the audit found; the exit status (1: a difference)."""
     for difference in report.differences:
         print(f"audit: DIFFERENCE {difference}")
     if report.ok:

@@ -12,6 +12,16 @@ start, no ``--to`` is now), so they reconcile to the journal to the cent. ``--ta
 the entries that name that table. ``--format table`` prints dollars; ``csv`` and ``json``
 print the integers the journal holds (cents, and microcents where a column says so) and
 frequencies as exact fractions ("1/649740").
+
+A window that starts before the first entry Redis still holds of a link group's trimmed
+journal (``jackpotctl journal trim``) is refused, naming where Redis's journal starts: the
+report would miss the trimmed entries. ``--file DIR`` reads the journal from an export
+directory instead (``jackpotctl journal export --dir DIR``; ``DIR/<link group>/journal.jsonl``,
+its tables and meters from ``snapshot.json``), which holds the whole journal up to the export;
+the same refusal applies to a window before an export's first entry (an export begun after a
+trim). No Redis is opened then.
+
+    jackpotctl report hits --file /var/lib/jackpot/export --from 2025-03-01 --to 2025-03-01
 """
 
 from __future__ import annotations
@@ -19,17 +29,26 @@ from __future__ import annotations
 import argparse
 import asyncio
 import csv
+import functools
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict
 from fractions import Fraction
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
+from controller import journal_export
 from controller.ctl.jackpots import format_time, parse_when
 from controller.domain import reports
+from controller.domain.config import TableConfig
+from controller.domain.records import JournalEntry, MeterState
+from controller.store import codec
 from controller.store.redis_store import RedisStore
+from jackpot.errors import InvalidArgument, NotFound
 from jackpot.money import MICROCENTS_PER_CENT, format_cents
+
+T = TypeVar("T")
 
 KINDS = ("meters", "hits", "handle", "changes")
 FORMATS = ("table", "csv", "json")
@@ -42,27 +61,43 @@ Row = dict[str, Any]
 
 def add_commands(
     top: argparse._SubParsersAction,  # type: ignore[type-arg]
-    redis_arguments: Callable[[argparse.ArgumentParser], None],
+    redis_arguments: Callable[..., None],
     store: Callable[[argparse.Namespace], RedisStore],
 ) -> None:
     """Add ``report meters|hits|handle|changes`` to ``jackpotctl``; ``redis_arguments`` adds
-    ``--redis`` and its friends, ``store`` opens the store they name."""
+    ``--redis`` and its friends (``required=False``: ``--file`` instead), ``store`` opens the
+    store they name."""
     report = top.add_parser("report", help="regulator reports from the journal")
     report.add_argument("kind", choices=KINDS)
-    redis_arguments(report)
+    redis_arguments(report, required=False)
     report.add_argument("--from", dest="since", metavar="WHEN", help="from (a date or time)")
     report.add_argument("--to", dest="until", metavar="WHEN", help="before (a date: its end)")
     report.add_argument("--link-group", default="", help="one link group (default: all)")
     report.add_argument("--table", default="", metavar="TABLE_ID", help="one table's entries")
     report.add_argument("--format", choices=FORMATS, default="table")
+    report.add_argument(
+        "--file",
+        type=Path,
+        metavar="DIR",
+        help="read an export directory (jackpotctl journal export --dir DIR) instead of Redis: "
+        "it holds what a trim took out of Redis",
+    )
     report.set_defaults(handler=lambda args: _report(args, store))
 
 
 def _report(
     args: argparse.Namespace, open_store: Callable[[argparse.Namespace], RedisStore]
 ) -> int:
+    if (args.redis is None) == (args.file is None):
+        raise InvalidArgument(
+            "a report reads Redis (--redis URL or --redis-cluster NODES) or an export (--file DIR)"
+        )
     from_ms = parse_when(args.since) if args.since else 0
     to_ms = parse_when(args.until, end_of_day=True) if args.until else 0
+    if to_ms and to_ms <= from_ms:
+        raise InvalidArgument(
+            f"the window from {args.since} to {args.until} is empty; --to must be after --from"
+        )
 
     async def run() -> list[Row]:
         store = open_store(args)
@@ -74,29 +109,160 @@ def _report(
                 groups = await store.every_link_group_id()  # on every shard of a cluster
             rows: list[Row] = []
             for group in sorted(groups):
+                if await store.checkpoint_seq(group):  # trimmed: does Redis cover the window?
+                    first = await anext(aiter(store.journal(group, batch=1)), None)
+                    reports.check_covered(
+                        group, from_ms, first, source="Redis", remedy=_FROM_THE_EXPORT
+                    )
                 window = await store.journal_window(group, from_ms, to_ms, MAX_WINDOW_ENTRIES)
-                entries = reports.for_table(window, args.table)
-                rows += [
-                    {"link_group_id": group, **row}
-                    for row in await _rows(args.kind, store, group, entries)
-                ]
+                rows += await _group_rows(
+                    args,
+                    group,
+                    window,
+                    functools.partial(store.list_tables, group),
+                    functools.partial(store.list_meters, group),
+                )
             return rows
         finally:
             await store.close()
 
-    rows = asyncio.run(run())
+    rows = asyncio.run(_file_rows(args, from_ms, to_ms) if args.file else run())
     if args.kind == "hits":
         rows = sorted(rows, key=lambda r: -int(r["at_ms"]))[: reports.LAST_HITS]
     print_rows(args.kind, rows, args.format)
     return 0
 
 
-async def _rows(kind: str, store: RedisStore, group: str, entries: list[Any]) -> list[Row]:
+_FROM_THE_EXPORT = (
+    "report from the export with --file DIR (jackpotctl journal export --dir DIR wrote it), "
+    "or start the window (--from) after that entry"
+)
+
+
+async def _group_rows(
+    args: argparse.Namespace,
+    group: str,
+    window: list[JournalEntry],
+    tables: Callable[[], Awaitable[list[TableConfig]]],
+    meters: Callable[[], Awaitable[list[MeterState]]],
+) -> list[Row]:
+    """One link group's rows of the report, from the entries of its window (``tables`` and
+    ``meters`` read the group's definitions, when the report needs them)."""
+    entries = reports.for_table(window, args.table)
+    return [
+        {"link_group_id": group, **row} for row in await _rows(args.kind, entries, tables, meters)
+    ]
+
+
+async def _file_rows(args: argparse.Namespace, from_ms: int, to_ms: int) -> list[Row]:
+    """The report from the export directory ``args.file``: every link group exported there
+    (or ``--link-group``), its journal file's entries in the window."""
+    directory: Path = args.file
+    if args.link_group:
+        groups = [args.link_group]
+    else:
+        groups = sorted(
+            path.name
+            for path in directory.glob(f"*/{journal_export.JOURNAL_FILE}")
+            for path in [path.parent]
+        )
+        if not groups:
+            raise NotFound(
+                f"{directory} holds no export (no <link group>/{journal_export.JOURNAL_FILE})"
+            )
+    rows: list[Row] = []
+    for group in groups:
+        target = journal_export.group_directory(directory, group)
+        snapshot = _read_json(target / journal_export.SNAPSHOT_FILE, group)
+        entries = _exported_entries(target / journal_export.JOURNAL_FILE, group)
+        reports.check_covered(
+            group,
+            from_ms,
+            entries[0] if entries else None,
+            source=f"the export in {directory}",
+            remedy="report from an export begun before the trim, or start the window (--from) "
+            "after that entry",
+        )
+        window = [
+            entry
+            for entry in entries
+            if from_ms <= reports.entry_ms(entry) and (not to_ms or reports.entry_ms(entry) < to_ms)
+        ]
+        if len(window) > MAX_WINDOW_ENTRIES:
+            raise InvalidArgument(
+                f"the journal of link group {group} holds more than {MAX_WINDOW_ENTRIES} "
+                "entries in that window; ask for a shorter one"
+            )
+        if entries and (not to_ms or to_ms > reports.entry_ms(entries[-1])):
+            print(
+                f"jackpotctl: the export of {group} holds its journal up to entry "
+                f"#{entries[-1].seq}; later entries are in Redis only",
+                file=sys.stderr,
+            )
+        tables = [codec.table_config(t["config"]) for _, t in sorted(snapshot["tables"].items())]
+        meters = [codec.meter_state(m) for _, m in sorted(snapshot["meters"].items())]
+        rows += await _group_rows(
+            args, group, window, functools.partial(_now, tables), functools.partial(_now, meters)
+        )
+    return rows
+
+
+async def _now(value: T) -> T:
+    return value
+
+
+def _read_json(path: Path, group: str) -> dict[str, Any]:
+    try:
+        data: dict[str, Any] = json.loads(path.read_bytes())
+    except OSError as error:
+        raise NotFound(f"cannot read the export of link group {group}: {error}") from None
+    except json.JSONDecodeError as error:
+        raise InvalidArgument(f"{path} is not valid JSON: {error}") from None
+    return data
+
+
+def _exported_entries(path: Path, group: str) -> list[JournalEntry]:
+    """The journal entries of an export's journal file, oldest first."""
+    entries: list[JournalEntry] = []
+    try:
+        with path.open("rb") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.endswith(b"\n"):
+                    break  # a torn last line (an export cut short): not an entry
+                try:
+                    data = json.loads(line)
+                    fields = {str(k): str(v) for k, v in data["fields"].items()}
+                    entries.append(
+                        JournalEntry(
+                            entry_id=str(data["id"]),
+                            seq=int(fields["seq"]),
+                            type=fields["type"],
+                            meter_id=fields.get("meter", ""),
+                            delta_meter_microcents=int(fields["d_meter"]),
+                            delta_reserve_microcents=int(fields["d_reserve"]),
+                            fields=fields,
+                        )
+                    )
+                except (ValueError, KeyError, TypeError, AttributeError) as error:
+                    raise InvalidArgument(
+                        f"{path}, line {number}: not a journal entry ({error!r})"
+                    ) from None
+    except OSError as error:
+        raise NotFound(f"cannot read the export of link group {group}: {error}") from None
+    return entries
+
+
+async def _rows(
+    kind: str,
+    entries: list[Any],
+    tables_: Callable[[], Awaitable[list[TableConfig]]],
+    meters_: Callable[[], Awaitable[list[MeterState]]],
+) -> list[Row]:
     if kind == "hits":
         return [asdict(hit) for hit in reports.hit_report(entries)]
     if kind == "changes":
         return [asdict(change) for change in reports.change_report(entries)]
-    tables = await store.list_tables(group)
+    tables = await tables_()
     if kind == "handle":
         handle = reports.handle_report(entries, tables)
         rows = [handle_row(line) for line in handle.lines]
@@ -105,7 +271,7 @@ async def _rows(kind: str, store: RedisStore, group: str, entries: list[Any]) ->
             for table, round_id in handle.earlier_voids
         ]
         return rows
-    meters = await store.list_meters(group)
+    meters = await meters_()
     return [meter_row(line) for line in reports.meter_report(entries, meters, tables)]
 
 

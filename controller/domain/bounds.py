@@ -18,7 +18,8 @@ from collections.abc import Sequence, Sized
 from jackpot.errors import InvalidArgument, InvalidConfiguration
 
 ID_MAX_CHARS = 64
-"""Table, meter and link group ids: 1-64 of ``[A-Za-z0-9._-]`` (also Redis key parts)."""
+"""Table, meter and link group ids: 1-64 of ``[A-Za-z0-9._-]``, the first a letter or a
+digit (:func:`check_id`; also Redis key parts, metric labels and export directory names)."""
 REASON_MAX_CHARS = 200
 """A void's reason, a rest-of-round irregularity, a rebase's reason."""
 DESCRIPTION_MAX_CHARS = 200
@@ -52,8 +53,12 @@ MAX_WATCH_INTERVAL_MS = 60_000
 EXCERPT_CHARS = 32
 """How much of a refused input a message quotes."""
 
-_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
-_JACKPOT_ID = re.compile(r"[A-Za-z0-9._-]{1,64}:[0-9]{1,19}")
+ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
+"""The one syntax of a table, meter or link group id (:func:`check_id`): no path separator,
+no control character, no dots-only name (``.``, ``..``) nor a hidden one (``.x``), no leading
+``-`` (a command-line option), no brace or colon (a Redis key's hash tag and separator)."""
+_ID = re.compile(ID_PATTERN)
+_JACKPOT_ID = re.compile(ID_PATTERN + r":[0-9]{1,19}")
 
 
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
@@ -103,11 +108,17 @@ def check_each_text(items: Sequence[str], field: str, max_chars: int) -> None:
 
 
 def check_id(value: str, what: str) -> str:
-    """``value`` if it is an identifier: 1-64 of ``[A-Za-z0-9._-]``, the whole string (no
-    trailing newline); else :class:`InvalidConfiguration` naming ``what`` it is."""
+    """``value`` if it is an identifier (:data:`ID_PATTERN`): 1-64 of ``[A-Za-z0-9._-]``, the
+    first a letter or a digit, the whole string (no trailing newline); else
+    :class:`InvalidConfiguration` naming ``what`` it is.
+
+    Every path that creates a link group, meter or table (``AdminService``, the rules
+    submission, ``jackpotctl``, which calls ``AdminService``) checks its ids here, through the
+    configuration records' constructors (:mod:`controller.domain.config`)."""
     if not _ID.fullmatch(value):
         raise InvalidConfiguration(
-            f"{what} {excerpt(value)} must be 1-64 characters of letters, digits, '.', '_' or '-'"
+            f"{what} {excerpt(value)} must be 1-64 characters of letters, digits, '.', '_' or "
+            "'-', starting with a letter or a digit"
         )
     return value
 

@@ -132,7 +132,9 @@ class Adjustment:
     """An audited correction of a meter: ``amount_cents`` (signed) added to ``meter_id`` when a
     second operator approves it. ``adjustment_id`` is ``<link group>:<seq>``, the journal entry
     of the request; ``decision_seq`` the entry of the decision (0: none yet). Identities are
-    certificate identities; times ms since the Unix epoch from Redis's clock."""
+    certificate identities; times ms since the Unix epoch from Redis's clock. ``request_id``
+    is the request's idempotency key for ever (the client's, or ``content:<digest>`` of the
+    requester and the content; empty in a record made before there were request ids)."""
 
     adjustment_id: str
     link_group_id: str
@@ -150,6 +152,7 @@ class Adjustment:
     decided_at_ms: int = 0
     decision_seq: int = 0
     note: str = ""
+    request_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +210,19 @@ class Checkpoint:
     hash: str = ""
     signature: str = ""
     signed_by: str = ""
+    signed_as: str = ""
+    """The signed message's domain (``controller.checkpoint_signature``): "" for a checkpoint
+    signed before the field existed (``jackpot-checkpoint-v1``)."""
+    epoch: str = ""
+    """The id of the link group's epoch the trim ran in (signed, v2)."""
+    signed_exported_seq: int = 0
+    """How far the journal was exported when the trim signed (signed, v2; >= ``seq``, and
+    ``exported_seq`` never goes below it)."""
+    key_handovers: str = ""
+    """The signing key's handovers (JSON list, ``controller.checkpoint_signature.Handover``),
+    oldest first; "" for none."""
+    signed_handovers: int = 0
+    """How many of ``key_handovers`` the signature covers (signed, v2)."""
 
 
 @dataclass(frozen=True, slots=True)

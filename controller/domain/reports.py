@@ -28,11 +28,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from fractions import Fraction
 
 from controller.domain.config import TableConfig
 from controller.domain.odds import paytable_odds
 from controller.domain.records import JournalEntry, MeterState
+from jackpot.errors import FailedPrecondition
 from jackpot.kinds import AwardKind
 
 LAST_HITS = 25
@@ -466,3 +468,33 @@ def for_table(entries: Iterable[JournalEntry], table_id: str) -> list[JournalEnt
     if not table_id:
         return list(entries)
     return [e for e in entries if e.fields.get("table") == table_id]
+
+
+# ----------------------------------------------------------------------------- coverage
+
+
+def check_covered(
+    link_group_id: str, from_ms: int, first: JournalEntry | None, *, source: str, remedy: str
+) -> None:
+    """Refuse (:class:`FailedPrecondition`) a window that starts before what ``source``
+    holds of the link group's journal: ``first`` is the first entry it holds, and the
+    entries before it (``first.seq`` above 1) were trimmed from it or never written to it. A
+    report over such a window would silently miss them (a trimmed day's hits read as "no
+    hits"). ``from_ms`` 0 is the journal's start; a window starting at or before the first
+    held entry's millisecond may hold trimmed entries of that same millisecond. ``remedy``
+    says where the rest is."""
+    if first is None or first.seq <= 1 or from_ms > entry_ms(first):
+        return
+    start = f"at {_utc(from_ms)}" if from_ms else "at the journal's start"
+    raise FailedPrecondition(
+        f"link group {link_group_id}: {source} holds its journal from entry #{first.seq} "
+        f"(written {_utc(entry_ms(first))}) on; entries #1 to #{first.seq - 1} are not in it "
+        f"(trimmed), and this window starts {start}, before that: a report would miss them; "
+        f"{remedy}"
+    )
+
+
+def _utc(ms: int) -> str:
+    """Milliseconds since the Unix epoch as ``2025-03-01 18:30:05.123 UTC``."""
+    seconds, millis = divmod(ms, 1000)
+    return f"{datetime.fromtimestamp(seconds, UTC):%Y-%m-%d %H:%M:%S}.{millis:03d} UTC"

@@ -32,7 +32,7 @@ from controller.domain.records import (
 )
 from controller.domain.rounds import Wager
 from jackpot.data import items, record_from_data
-from jackpot.errors import StoreUnavailable
+from jackpot.errors import FailedPrecondition, StoreUnavailable
 from jackpot.results import (
     AcceptedWager,
     ChipCountResult,
@@ -249,21 +249,84 @@ def link_group_snapshot(raw: str | bytes) -> LinkGroupSnapshot:
     )
 
 
+CHECKPOINT_FIELDS = frozenset(
+    {
+        "seq",
+        "hash",
+        "signature",
+        "signed_by",
+        "signed_as",
+        "epoch",
+        "signed_exported_seq",
+        "key_handovers",
+        "signed_handovers",
+        "exported_seq",
+        "exported_at_ms",
+    }
+)
+"""The fields of a checkpoint hash besides the sums ``value:<meter>``/``reserve:<meter>``."""
+CHECKPOINT_UNSIGNED = frozenset({"exported_seq", "exported_at_ms", "key_handovers"})
+"""What a checkpoint at journal #0 (nothing trimmed) may hold: the export marker and key
+handovers (each signed by its old key); sums, a hash or a signature need a trimmed position."""
+
+
+def _count(name: str, value: Any) -> int:
+    text = str(value)
+    if not text.isdigit():
+        raise FailedPrecondition(f"the checkpoint's {name} is {text[:40]!r}, not a count")
+    return int(text)
+
+
+def _microcents(name: str, value: Any) -> int:
+    text = str(value)
+    if not text.removeprefix("-").isdigit():
+        raise FailedPrecondition(f"the checkpoint's {name} is {text[:40]!r}, not microcents")
+    return int(text)
+
+
 def checkpoint(fields: Mapping[str, str]) -> Checkpoint:
-    """Decode a checkpoint hash (``cjson`` encodes an empty one as ``[]``: no fields)."""
+    """Decode a checkpoint hash (``cjson`` encodes an empty one as ``[]``: no fields).
+
+    Refused (:class:`FailedPrecondition`, naming what is wrong) when it holds a field no
+    checkpoint has, a count or amount that is not a decimal integer, anything but the export
+    marker and key handovers at journal #0 (``seq`` absent or 0: nothing trimmed, so no sums,
+    hash or signature can be explained by the chain), or, above #0, no hash, signature or
+    signer. The signature itself is checked by :mod:`controller.checkpoint_signature`."""
     fields = fields if isinstance(fields, Mapping) else {}
     sums: dict[str, dict[str, int]] = {"value": {}, "reserve": {}}
     for name, value in fields.items():
         kind, _, meter_id = name.partition(":")
         if meter_id and kind in sums:
-            sums[kind][meter_id] = int(value)
+            sums[kind][meter_id] = _microcents(name, value)
+        elif name not in CHECKPOINT_FIELDS:
+            raise FailedPrecondition(f"the checkpoint holds a field no checkpoint has: {name!r}")
+    seq = _count("seq", fields.get("seq", 0))
+    if not seq:
+        stray = sorted(name for name in fields if name not in CHECKPOINT_UNSIGNED and name != "seq")
+        if stray:
+            raise FailedPrecondition(
+                f"the checkpoint holds {', '.join(stray)[:200]} but no trimmed position "
+                "(journal #0): only a signed trim writes those; it was forged"
+            )
+    else:
+        missing = [name for name in ("hash", "signature", "signed_by") if not fields.get(name)]
+        if missing:
+            raise FailedPrecondition(
+                f"the checkpoint at journal #{seq} has no {', '.join(missing)}: a trim writes "
+                "them with its signature; it was altered"
+            )
     return Checkpoint(
-        seq=int(fields.get("seq", 0)),
+        seq=seq,
         value_microcents=sums["value"],
         reserve_microcents=sums["reserve"],
-        exported_seq=int(fields.get("exported_seq", 0)),
-        exported_at_ms=int(fields.get("exported_at_ms", 0)),
+        exported_seq=_count("exported_seq", fields.get("exported_seq", 0)),
+        exported_at_ms=_count("exported_at_ms", fields.get("exported_at_ms", 0)),
         hash=str(fields.get("hash", "")),
         signature=str(fields.get("signature", "")),
         signed_by=str(fields.get("signed_by", "")),
+        signed_as=str(fields.get("signed_as", "")),
+        epoch=str(fields.get("epoch", "")),
+        signed_exported_seq=_count("signed_exported_seq", fields.get("signed_exported_seq", 0)),
+        key_handovers=str(fields.get("key_handovers", "")),
+        signed_handovers=_count("signed_handovers", fields.get("signed_handovers", 0)),
     )

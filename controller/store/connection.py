@@ -234,7 +234,48 @@ class Sentinels(Sentinel):
         )
 
 
-class PrimaryConnection(SentinelManagedConnection):
+class _LostOnClosedTransport:
+    """A connection whose write or read on a transport closed under it (a reset) fails as a
+    lost connection (:class:`redis.exceptions.ConnectionError`: unavailable, the table
+    retries), under any event loop. uvloop raises :class:`RuntimeError` there ("unable to
+    perform operation on <TCPTransport closed=True ...>; the handler is closed"), which
+    redis-py passes on as it is; asyncio's loop drops the write and the read fails as a lost
+    connection. Any other RuntimeError is raised as it is."""
+
+    async def send_packed_command(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            await super().send_packed_command(*args, **kwargs)  # type: ignore[misc]
+        except RuntimeError as error:
+            raise await self._lost(error) from error
+
+    async def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().read_response(*args, **kwargs)  # type: ignore[misc]
+        except RuntimeError as error:
+            raise await self._lost(error) from error
+
+    async def _lost(self, error: RuntimeError) -> Exception:
+        if not closed_transport(error):
+            return error
+        await self.disconnect(nowait=True)  # type: ignore[attr-defined]
+        return RedisConnectionError(f"Error on the socket to Redis: closed ({error})")
+
+
+def closed_transport(error: BaseException) -> bool:
+    """Whether ``error`` is uvloop's refusal to use a closed transport (a connection reset
+    or closed under a call)."""
+    return isinstance(error, RuntimeError) and "handler is closed" in str(error)
+
+
+def lost_on_closed_transport(connection_class: type[AbstractConnection]) -> type[Any]:
+    """``connection_class`` whose calls fail as a lost connection on a closed transport
+    (:class:`_LostOnClosedTransport`)."""
+    if issubclass(connection_class, _LostOnClosedTransport):
+        return connection_class
+    return type(connection_class.__name__, (_LostOnClosedTransport, connection_class), {})
+
+
+class PrimaryConnection(_LostOnClosedTransport, SentinelManagedConnection):
     """A connection to the primary the Sentinels name. Besides READONLY (redis-py's own
     rule), a refused WAIT or WAITAOF ("cannot be used with replica instances": a replay
     writes nothing, so only the wait after it finds out) shows that the server has become a
@@ -321,6 +362,7 @@ def connect(
             timeout=pool_timeout_s,
             **({"password": password} if password else {}),
         )
+        pool.connection_class = lost_on_closed_transport(pool.connection_class)
         return Redis.from_pool(pool)
     parsed = parse_sentinel_url(url)
     sentinel_options: dict[str, Any] = {

@@ -9,6 +9,7 @@ Amounts are cents, meter money microcents.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import TYPE_CHECKING
 
@@ -156,11 +157,18 @@ class Controls:
         reference: str,
         actor: str,
         actor_cert: str,
+        request_id: str = "",
     ) -> Adjustment:
         """Request that ``amount_cents`` (signed) be added to the meter: nothing moves until
-        another operator approves it."""
+        another operator approves it. Idempotent by ``request_id`` for ever (requested,
+        approved or rejected): the same id with the same request answers the original
+        adjustment, with another request :class:`IdempotencyConflict`. Without one, the id is
+        derived from the requester and the content (:func:`adjustment_request_id`)."""
         link_group_id = await self._store._meter_link_group(meter_id)
         group = keys.LinkGroupKeys(link_group_id)
+        request_id = request_id or adjustment_request_id(
+            meter_id, amount_cents, reason=reason, reference=reference, actor=actor
+        )
         raw = await self._store._run(
             self._store._scripts.request_adjustment,
             [
@@ -169,8 +177,18 @@ class Controls:
                 group.pending_adjustments,
                 group.journal,
                 group.seq,
+                group.adjustment_requests,
             ],
-            [meter_id, link_group_id, amount_cents, reason, reference, actor, actor_cert],
+            [
+                meter_id,
+                link_group_id,
+                amount_cents,
+                reason,
+                reference,
+                actor,
+                actor_cert,
+                request_id,
+            ],
         )
         return codec.adjustment(raw)
 
@@ -286,3 +304,12 @@ class Controls:
         )
         self._store.forget_table(table.table_id)
         return int(seq)
+
+
+def adjustment_request_id(
+    meter_id: str, amount_cents: int, *, reason: str, reference: str, actor: str
+) -> str:
+    """The request id of an adjustment request that names none: ``content:<digest>`` of the
+    requester and the request (a client's id cannot hold a ``:``, so the two never meet)."""
+    content = json.dumps([meter_id, amount_cents, reason, reference, actor])
+    return "content:" + hashlib.sha256(content.encode()).hexdigest()[:32]

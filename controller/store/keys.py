@@ -6,7 +6,7 @@ Only four small, configuration-only records are global (they say which link grou
 or meter belongs to); they are written after the link group's own records and are never
 touched by a money transition.
 
-Identifiers are validated (``controller.domain.config.check_id``) before they reach here,
+Identifiers are validated (``controller.domain.bounds.check_id``) before they reach here,
 so they contain no braces, colons or spaces.
 """
 
@@ -120,6 +120,13 @@ class LinkGroupKeys:
     def adjustments(self) -> str:
         """Hash: adjustment id (``<link group>:<seq of its request>``) -> its record (JSON)."""
         return self._key("adjustments")
+
+    @property
+    def adjustment_requests(self) -> str:
+        """Hash: request id -> the id of the adjustment it made (a request is idempotent by
+        its id for ever). Not exported: a restore rebuilds it from the adjustments' records
+        (each carries its ``request_id``)."""
+        return self._key("adjustment-requests")
 
     @property
     def pending_adjustments(self) -> str:

@@ -393,6 +393,10 @@ class RedisStore:
             raise _script_error(error) from None
         except _UNREACHABLE_ERRORS as error:
             raise self._unreachable(error) from error
+        except RuntimeError as error:  # uvloop: a transport closed under the call (a reset)
+            if not connection.closed_transport(error):
+                raise
+            raise self._unreachable(error) from error
         return reply
 
     async def _apply(
@@ -419,6 +423,10 @@ class RedisStore:
             # refreshes its map of slots (a failover); the call then fails inside redis-py.
             raise self._unreachable(error) from error
         except _UNREACHABLE_ERRORS as error:
+            raise self._unreachable(error) from error
+        except RuntimeError as error:  # uvloop: a transport closed under the call (a reset)
+            if not connection.closed_transport(error):
+                raise
             raise self._unreachable(error) from error
         except ResponseError as error:  # BUSY, LOADING, MISCONF, ...: as a script's would be
             raise _script_error(error) from None
@@ -965,7 +973,7 @@ class RedisStore:
         return int(
             await self._run(
                 self._scripts.trim_journal,
-                [group.journal, group.checkpoint],
+                [group.journal, group.checkpoint, group.epoch],
                 [
                     before_ms,
                     count,
@@ -975,6 +983,66 @@ class RedisStore:
                     json.dumps(sums),
                     new.signature,
                     new.signed_by,
+                    new.epoch,
+                    new.signed_exported_seq,
+                    new.key_handovers,
+                    new.signed_handovers,
+                    new.signed_as,
+                ],
+            )
+        )
+
+    async def epoch_ids(self, link_group_id: str) -> tuple[str, frozenset[str]]:
+        """The link group's epoch id ("" for none) and the ids of it and its lineage: the
+        epochs a checkpoint of this state may have been signed in."""
+        group = keys.LinkGroupKeys(link_group_id)
+        epoch_id, lineage = await self._read(self._client.hmget(group.epoch, "id", "lineage"))
+        if not epoch_id:
+            return "", frozenset()
+        epoch = Epoch.from_fields(str(epoch_id), str(lineage or ""), "")
+        return epoch.epoch_id, frozenset({epoch.epoch_id, *(a for a, _ in epoch.lineage)})
+
+    async def journal_seq(self, link_group_id: str) -> int:
+        """The link group's last journal sequence number (0: none)."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return int(await self._read(self._client.get(group.seq)) or 0)
+
+    async def rotate_checkpoint_key(
+        self,
+        link_group_id: str,
+        previous: Checkpoint,
+        new: Checkpoint,
+        *,
+        handover: str,
+        entry_seq: int,
+        from_key: str,
+        actor: str,
+    ) -> int:
+        """Apply a key handover (docs/journal.md "Key handling"): the journal entry
+        ``checkpoint_key_rotated`` #``entry_seq`` carrying ``handover`` (JSON, signed by the
+        old key ``from_key``) and the checkpoint ``new`` (its handovers, and at a trimmed
+        position its new key's signature), atomically, if the checkpoint is still
+        ``previous`` and the journal's next entry is #``entry_seq`` (else
+        :class:`FailedPrecondition`, nothing written); answer the entry's sequence number."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return int(
+            await self._run(
+                self._scripts.rotate_checkpoint_key,
+                [group.journal, group.seq, group.checkpoint, group.epoch],
+                [
+                    previous.seq,
+                    previous.key_handovers,
+                    new.epoch,
+                    entry_seq,
+                    new.key_handovers,
+                    handover,
+                    from_key,
+                    new.signed_by,
+                    actor,
+                    new.signature if new.seq else "",
+                    new.signed_exported_seq,
+                    new.signed_as,
+                    new.signed_handovers,
                 ],
             )
         )
@@ -1007,6 +1075,7 @@ class RedisStore:
                 group.meters,
                 group.tables,
                 group.open_rounds,
+                group.adjustment_requests,
                 *(getattr(group, name) for name in (*SNAPSHOT_HASHES, *SNAPSHOT_SETS)),
                 *(group.meter(meter_id) for meter_id in snapshot["meters"]),
                 *(group.mystery(meter_id) for meter_id in snapshot["meters"]),
@@ -1707,6 +1776,15 @@ def _queue_group_records(pipe: Any, group: keys.LinkGroupKeys, snapshot: dict[st
     for name in SNAPSHOT_SETS:
         if snapshot.get(name):
             pipe.sadd(getattr(group, name), *snapshot[name])
+    # Each adjustment names its request id: the index of requests is rebuilt from them (a
+    # retry of a request made before the loss is still that adjustment).
+    requests = {
+        record.request_id: record.adjustment_id
+        for record in map(codec.adjustment, (snapshot.get("adjustments") or {}).values())
+        if record.request_id
+    }
+    if requests:
+        pipe.hset(group.adjustment_requests, mapping=requests)
 
 
 def _split_round(name: str) -> tuple[str, int]:

@@ -16,8 +16,10 @@ or one that health checks, takes redis-py's own path.
 Every call ends with its connection in step: a call that did not end with a whole reply (an
 error on the wire, a timeout, a cancellation) closes its connection and gives it back to the
 pool, so no late reply is ever read as another call's; a kept connection the server closed
-meanwhile is given back and another taken. The client's retry policy is none: a call is never
-retried here (a step is idempotent; the table agent retries).
+meanwhile (a FIN, a reset, a transport closing) is given back and another taken, and a write
+on a transport closed under the call (uvloop raises :class:`RuntimeError` there, asyncio's
+loop drops the write) is a lost connection, as any socket error is. The client's retry
+policy is none: a call is never retried here (a step is idempotent; the table agent retries).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from controller.store.connection import closed_transport
 
 MAX_KEEP = 16
 """Connections kept between calls at most: about the calls in flight at once on a busy
@@ -82,10 +86,9 @@ class ScriptCalls:
         pool = self._client.connection_pool
         while self._kept:
             connection = self._kept.pop()
-            reader = connection._reader
-            if reader is not None and not reader.at_eof():
+            if _open(connection):
                 return connection
-            await connection.disconnect()  # closed by the server meanwhile
+            await connection.disconnect()  # closed or reset meanwhile
             await pool.release(connection)
         return await pool.get_connection()  # type: ignore[no-untyped-call]
 
@@ -138,6 +141,10 @@ async def _call(connection: Any, *command: Any) -> Any:
         raise RedisTimeoutError("Timeout reading from Redis (a script call)") from None
     except OSError as error:
         raise RedisConnectionError(f"Error on the socket to Redis: {error}") from error
+    except RuntimeError as error:
+        if not closed_transport(error) and not writer.transport.is_closing():
+            raise
+        raise RedisConnectionError(f"Error on the socket to Redis: closed ({error})") from error
     if isinstance(reply, (ResponseError, RedisConnectionError)):
         raise reply
     return reply
@@ -184,3 +191,20 @@ async def _send(connection: Any, *command: Any) -> None:
         raise RedisTimeoutError("Timeout writing to socket") from None
     except OSError as error:
         raise RedisConnectionError(f"Error while writing to socket: {error}") from error
+    except RuntimeError as error:
+        if not closed_transport(error) and not writer.transport.is_closing():
+            raise
+        raise RedisConnectionError(f"Error on the socket to Redis: closed ({error})") from error
+
+
+def _open(connection: Any) -> bool:
+    """Whether a kept connection can carry a call: neither end of file (a FIN) nor an error
+    (a reset: the stream holds the error, not an end of file) nor a transport closing."""
+    reader, writer = connection._reader, connection._writer
+    return (
+        reader is not None
+        and writer is not None
+        and not reader.at_eof()
+        and reader.exception() is None
+        and not writer.transport.is_closing()
+    )

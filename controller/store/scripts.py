@@ -34,6 +34,7 @@ SCRIPT_NAMES = (
     "export_snapshot",
     "mark_exported",
     "trim_journal",
+    "rotate_checkpoint_key",
     "restore_epoch",
     "read_position",
     "report_chip_count",
@@ -94,6 +95,7 @@ class Scripts:
     export_snapshot: AsyncScript
     mark_exported: AsyncScript
     trim_journal: AsyncScript
+    rotate_checkpoint_key: AsyncScript
     restore_epoch: AsyncScript
     read_position: AsyncScript
     report_chip_count: AsyncScript

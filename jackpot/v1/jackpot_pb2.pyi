@@ -1196,6 +1196,7 @@ class Adjustment(_message.Message):
     DECISION_SEQ_FIELD_NUMBER: _builtins.int
     DECIDED_AT_MS_FIELD_NUMBER: _builtins.int
     NOTE_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     adjustment_id: _builtins.str
     """"<link group id>:<journal sequence of the request>" """
     link_group_id: _builtins.str
@@ -1213,6 +1214,8 @@ class Adjustment(_message.Message):
     decision_seq: _builtins.int
     decided_at_ms: _builtins.int
     note: _builtins.str
+    request_id: _builtins.str
+    """the request's idempotency key (empty: derived from its content)"""
     def __init__(
         self,
         *,
@@ -1230,10 +1233,11 @@ class Adjustment(_message.Message):
         decision_seq: _builtins.int = ...,
         decided_at_ms: _builtins.int = ...,
         note: _builtins.str = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["adjustment_id", b"adjustment_id", "amount_cents", b"amount_cents", "decided_at_ms", b"decided_at_ms", "decided_by", b"decided_by", "decision_seq", b"decision_seq", "link_group_id", b"link_group_id", "meter_id", b"meter_id", "note", b"note", "reason", b"reason", "reference", b"reference", "request_seq", b"request_seq", "requested_at_ms", b"requested_at_ms", "requested_by", b"requested_by", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["adjustment_id", b"adjustment_id", "amount_cents", b"amount_cents", "decided_at_ms", b"decided_at_ms", "decided_by", b"decided_by", "decision_seq", b"decision_seq", "link_group_id", b"link_group_id", "meter_id", b"meter_id", "note", b"note", "reason", b"reason", "reference", b"reference", "request_id", b"request_id", "request_seq", b"request_seq", "requested_at_ms", b"requested_at_ms", "requested_by", b"requested_by", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1247,6 +1251,7 @@ class RequestAdjustmentRequest(_message.Message):
     AMOUNT_CENTS_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     REFERENCE_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     meter_id: _builtins.str
     amount_cents: _builtins.int
     """signed, not 0"""
@@ -1254,6 +1259,12 @@ class RequestAdjustmentRequest(_message.Message):
     """required"""
     reference: _builtins.str
     """required: the incident or ticket it corrects"""
+    request_id: _builtins.str
+    """The idempotency key, for ever: the same request id again (any time, the adjustment
+    requested, approved or rejected) returns the original adjustment; with other content (or
+    by another operator) it is refused. Empty: the key is the requester and the content, so
+    a retry of the same request is still one adjustment. 1-64 of [A-Za-z0-9._-].
+    """
     def __init__(
         self,
         *,
@@ -1261,10 +1272,11 @@ class RequestAdjustmentRequest(_message.Message):
         amount_cents: _builtins.int = ...,
         reason: _builtins.str = ...,
         reference: _builtins.str = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "meter_id", b"meter_id", "reason", b"reason", "reference", b"reference"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "meter_id", b"meter_id", "reason", b"reason", "reference", b"reference", "request_id", b"request_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

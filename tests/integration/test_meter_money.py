@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import uuid
 from typing import Any
 
 from hypothesis import HealthCheck, settings
@@ -283,7 +284,13 @@ class MeterMoney(RuleBasedStateMachine):
         before = self._before()
         fits = meter_money.adjust(meter_money.MeterBook(**vars(self.book)), amount)
         request = self.store.controls.request_adjustment(
-            self.meter, amount, reason="r", reference="ref", actor="op-a", actor_cert=""
+            self.meter,
+            amount,
+            reason="r",
+            reference="ref",
+            actor="op-a",
+            actor_cert="",
+            request_id=uuid.uuid4().hex,  # each a new request (the same one is one adjustment)
         )
         if not fits:
             try:
