@@ -59,6 +59,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -396,7 +397,7 @@ async def restore(
     directory: Path,
     link_group_id: str,
     *,
-    checkpoint_key: Ed25519PublicKey,
+    checkpoint_key: Ed25519PublicKey | Sequence[Ed25519PublicKey],
     actor: str,
     reason: str,
 ) -> int:

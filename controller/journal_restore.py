@@ -121,6 +121,7 @@ from controller.journal_export import (
 )
 from controller.store import codec
 from controller.store.redis_store import RedisStore
+from jackpot.epochs import Epoch
 from jackpot.errors import InvalidConfiguration, JackpotError
 from jackpot.kinds import AwardKind
 from jackpot.money import FULL_PPM, MICROCENTS_PER_CENT
@@ -140,6 +141,7 @@ class Export:
     ``history``, every entry the file holds up to the snapshot's sequence number (what the
     records are rebuilt from), starting after ``history_start`` (0, or the chain start's
     seq), and ``chain_start``, the checkpoint it chains to (``chain_start.json``, or none);
+    ``checkpoint``, the snapshot's;
     ``sha256`` of the export's files (snapshot, journal, chain start if any)."""
 
     snapshot: dict[str, Any]
@@ -148,6 +150,7 @@ class Export:
     history: list[dict[str, Any]] = field(default_factory=list)
     history_start: int = 0
     chain_start: Checkpoint = field(default_factory=Checkpoint)
+    checkpoint: Checkpoint = field(default_factory=Checkpoint)
 
 
 def read_export(directory: Path, link_group_id: str) -> Export:
@@ -195,13 +198,40 @@ def read_export(directory: Path, link_group_id: str) -> Export:
             f"{journal_path} lacks journal entries the snapshot needs (#{start + 1}..#{end}; "
             f"missing e.g. {missing}) or holds some twice"
         )
-    chain_start = codec.checkpoint(start_fields if history_start else {})
-    if history_start and chain_start.seq != history_start:
-        raise ExportError(
-            f"{journal_path} starts at #{history_start + 1} but {start_path} is the checkpoint "
-            f"at #{chain_start.seq}"
-        )
+    chain_start, checkpoint_record = _check_all(
+        link_group_id, snapshot, history, entries, history_start, start_fields
+    )
+    return Export(
+        snapshot,
+        entries,
+        digest.hexdigest(),
+        history,
+        history_start,
+        chain_start,
+        checkpoint_record,
+    )
+
+
+def _check_all(
+    link_group_id: str,
+    snapshot: dict[str, Any],
+    history: list[dict[str, Any]],
+    entries: list[dict[str, Any]],
+    history_start: int,
+    start_fields: Any,
+) -> tuple[Checkpoint, Checkpoint]:
+    """:func:`read_export`'s checks of a whole export (chain, sums, records, rebuilt
+    records); answer the chain start's and the snapshot's checkpoints. Anything unreadable
+    is an :class:`ExportError`."""
     try:
+        chain_start = codec.checkpoint(start_fields if history_start else {})
+        checkpoint_record = codec.checkpoint(snapshot.get("checkpoint") or {})
+        if history_start and chain_start.seq != history_start:
+            raise ExportError(
+                f"the export of {link_group_id}: {JOURNAL_FILE} starts at "
+                f"#{history_start + 1} but {CHAIN_START_FILE} is the checkpoint at "
+                f"#{chain_start.seq}"
+            )
         _check_history(link_group_id, snapshot, history, chain_start)
         _check_chain(link_group_id, snapshot, entries)
         _check_sums(link_group_id, snapshot, entries)
@@ -213,12 +243,16 @@ def read_export(directory: Path, link_group_id: str) -> Export:
             history_start,
             Counter(chain_start.value_microcents),
         )
+    except ExportError:
+        raise
+    except JackpotError as error:  # e.g. a checkpoint the codec refuses (data at seq 0)
+        raise ExportError(f"the export of {link_group_id} is refused: {error}") from None
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         # a field missing or not the number it must be: not what the scripts write
         raise ExportError(
             f"the export of {link_group_id} holds a record or entry that cannot be read: {error!r}"
         ) from None
-    return Export(snapshot, entries, digest.hexdigest(), history, history_start, chain_start)
+    return chain_start, checkpoint_record
 
 
 def _check_history(
@@ -792,6 +826,7 @@ class _Replay:
             requested_by=entry.get("by"),
             requested_by_cert=entry.get("by_cert"),
             request_seq=seq,
+            request_id=entry.get("request_id"),
             status="requested",
             decided_by="",
             decision_seq="0",
@@ -1328,22 +1363,24 @@ async def restore(
     directory: Path,
     link_group_id: str,
     *,
-    checkpoint_key: Ed25519PublicKey,
+    checkpoint_key: Ed25519PublicKey | Sequence[Ed25519PublicKey],
     actor: str,
     reason: str,
 ) -> int:
     """Restore a lost link group from its export after checking it (see the module); answer
-    the journal sequence number of the ``restored`` entry. ``checkpoint_key`` is the public
-    key of the trims' checkpoints (required: a restore never trusts an unsigned start)."""
+    the journal sequence number of the ``restored`` entry. ``checkpoint_key``: the public
+    key (or keys) of the trims' checkpoints the operator trusts, key handovers followed from
+    it (required: a restore never trusts an unsigned start)."""
     if not reason.strip():
         raise InvalidConfiguration("a restore needs a reason (--reason), for the journal")
-    if not isinstance(checkpoint_key, Ed25519PublicKey):
+    keys = [checkpoint_key] if isinstance(checkpoint_key, Ed25519PublicKey) else checkpoint_key
+    if not keys or not all(isinstance(key, Ed25519PublicKey) for key in keys):
         raise InvalidConfiguration(
             "a restore needs the checkpoint public key (--checkpoint-key FILE) to check the "
             "export's signed checkpoint"
         )
     try:
-        report = verify_export(directory, checkpoint_key, link_group_id)
+        report = verify_export(directory, list(keys), link_group_id)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ExportError(
             f"will not restore {link_group_id}: the offline audit cannot read its export: {error!r}"
@@ -1358,16 +1395,22 @@ async def restore(
         )
     exported = read_export(directory, link_group_id)
     target = group_directory(directory, link_group_id)
-    for checkpoint in (
-        codec.checkpoint(exported.snapshot.get("checkpoint") or {}),
-        exported.chain_start,
-    ):
-        problem = checkpoint_signature.problem(checkpoint_key, link_group_id, checkpoint)
+    epochs = _epochs(exported.snapshot)
+    for checkpoint in (exported.checkpoint, exported.chain_start):
+        problem = checkpoint_signature.problem(list(keys), link_group_id, checkpoint, epochs=epochs)
         if problem:
             raise ExportError(f"will not restore {link_group_id}: {problem}")
     await store.restore_state(exported.snapshot, exported.entries)
-    source = (
-        f"{target} sha256:{exported.sha256} "
-        f"checkpoint-key:{checkpoint_signature.key_id(checkpoint_key)}"
-    )
+    trusted = ",".join(sorted(checkpoint_signature.key_id(key) for key in keys))
+    source = f"{target} sha256:{exported.sha256} checkpoint-key:{trusted}"
     return await store.restore_epoch(exported.snapshot, actor=actor, reason=reason, source=source)
+
+
+def _epochs(snapshot: Mapping[str, Any]) -> frozenset[str] | None:
+    """The epoch ids the export's checkpoints may be signed in: its epoch record's and its
+    lineage's (None: no epoch record, not checked), as the offline audit reads them."""
+    record = snapshot.get("epoch") or {}
+    if not isinstance(record, Mapping) or not record.get("id"):
+        return None
+    epoch = Epoch.from_fields(str(record["id"]), str(record.get("lineage") or ""), "")
+    return frozenset({epoch.epoch_id, *(ancestor for ancestor, _ in epoch.lineage)})

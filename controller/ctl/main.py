@@ -241,9 +241,11 @@ def _parser() -> argparse.ArgumentParser:
     restore.add_argument(
         "--checkpoint-key",
         type=Path,
+        action="append",
         metavar="FILE",
-        help="the Ed25519 public key (PEM) of the trims' checkpoints; required: the export is "
-        "audited with it before anything is written",
+        help="a public key (PEM) you trust to sign trim checkpoints (repeat for several; key "
+        "handovers are followed from it); required: the export is audited with it before "
+        "anything is written",
     )
     restore.set_defaults(handler=_restore)
 
@@ -582,13 +584,13 @@ def _audit_expectations(args: argparse.Namespace) -> tuple[dict[str, tuple[int, 
 
 
 def _restore(args: argparse.Namespace) -> int:
-    if args.checkpoint_key is None:
+    if not args.checkpoint_key:
         raise InvalidConfiguration(
             "restore needs --checkpoint-key FILE, the public key of the trims' checkpoints "
             "(openssl pkey -in checkpoint.key -pubout): the export is audited with it before "
             "anything is written"
         )
-    key = checkpoint_signature.load_public_key(args.checkpoint_key)
+    key = [checkpoint_signature.load_public_key(path) for path in args.checkpoint_key]
 
     async def run() -> int:
         store = _store(args)
