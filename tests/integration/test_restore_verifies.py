@@ -636,3 +636,36 @@ async def test_a_rejected_royal_flush_restores_and_its_refund_edited_is_refused(
     assert (await store.get_jackpot(jackpot_id)).status == "rejected"
     report = await verify(store, KEY.public_key())
     assert report.ok, report.differences
+
+
+async def test_a_restore_follows_a_key_handover_and_refuses_data_at_seq_0(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, tmp_path: Path, redis_client: Redis
+) -> None:
+    """Trimmed with KEY, handed over to a new key that trims again: the restore given only
+    KEY follows the handover. A checkpoint at seq 0 that carries a sum is refused."""
+    store = controller.store
+    new_key = Ed25519PrivateKey.generate()
+    export = tmp_path / "export"
+    await _play_a_royal_flush(controller.port, pki, tmp_path / "agent")
+    await journal_export.export(store, export, GROUP)
+    await journal_export.trim(store, GROUP, before_ms=NOW_MS, signing_key=KEY)
+    await journal_export.rotate_key(
+        store, GROUP, signing_key=KEY, new_signing_key=new_key, actor="operator"
+    )
+    await journal_export.export(store, export, GROUP)
+    await journal_export.trim(store, GROUP, before_ms=NOW_MS, signing_key=new_key)
+    await journal_export.export(store, export, GROUP)
+    await _lose(redis_client, GROUP)
+    files = Files(export)
+    good = json.dumps(files.snapshot)
+    files.snapshot["checkpoint"] = {"seq": "0", f"value:{METER}": "5000000000"}
+    files.add_to_meter(5_000_000_000)
+    files.write()
+    await _refused(controller, files, redis_client, "checkpoint")
+    files.snapshot = json.loads(good)
+    files.write()
+    await journal_export.restore(
+        store, export, GROUP, checkpoint_key=KEY.public_key(), actor="operator", reason="lost"
+    )
+    report = await verify(store, KEY.public_key())
+    assert report.ok, report.differences
