@@ -400,11 +400,18 @@ async def restore(
     checkpoint_key: Ed25519PublicKey | Sequence[Ed25519PublicKey],
     actor: str,
     reason: str,
+    expect_head: tuple[int, str] | None = None,
 ) -> int:
     """:func:`controller.journal_restore.restore`: restore a lost link group from its export,
     after checking it; answer the journal seq of the ``restored`` entry."""
     from controller import journal_restore
 
     return await journal_restore.restore(
-        store, directory, link_group_id, checkpoint_key=checkpoint_key, actor=actor, reason=reason
+        store,
+        directory,
+        link_group_id,
+        checkpoint_key=checkpoint_key,
+        actor=actor,
+        reason=reason,
+        expect_head=expect_head,
     )

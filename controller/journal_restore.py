@@ -1366,11 +1366,14 @@ async def restore(
     checkpoint_key: Ed25519PublicKey | Sequence[Ed25519PublicKey],
     actor: str,
     reason: str,
+    expect_head: tuple[int, str] | None = None,
 ) -> int:
     """Restore a lost link group from its export after checking it (see the module); answer
     the journal sequence number of the ``restored`` entry. ``checkpoint_key``: the public
     key (or keys) of the trims' checkpoints the operator trusts, key handovers followed from
-    it (required: a restore never trusts an unsigned start)."""
+    it (required: a restore never trusts an unsigned start). ``expect_head``: a journal head
+    (sequence number, hash) kept from earlier (a printed ``audit verify``, another copy of
+    an export): the export's entry at that number must carry that hash."""
     if not reason.strip():
         raise InvalidConfiguration("a restore needs a reason (--reason), for the journal")
     keys = [checkpoint_key] if isinstance(checkpoint_key, Ed25519PublicKey) else checkpoint_key
@@ -1394,6 +1397,10 @@ async def restore(
             + (f" (and {more} more: jackpotctl audit verify --file)" if more > 0 else "")
         )
     exported = read_export(directory, link_group_id)
+    if expect_head is not None:
+        problem = head_problem(exported, expect_head)
+        if problem:
+            raise ExportError(f"will not restore {link_group_id}: {problem}")
     target = group_directory(directory, link_group_id)
     epochs = _epochs(exported.snapshot)
     for checkpoint in (exported.checkpoint, exported.chain_start):
@@ -1404,6 +1411,33 @@ async def restore(
     trusted = ",".join(sorted(checkpoint_signature.key_id(key) for key in keys))
     source = f"{target} sha256:{exported.sha256} checkpoint-key:{trusted}"
     return await store.restore_epoch(exported.snapshot, actor=actor, reason=reason, source=source)
+
+
+def head_problem(exported: Export, expected: tuple[int, str]) -> str | None:
+    """Why the export does not hold the head ``expected`` (sequence number, hash) kept from
+    earlier, or None when it does: its entry at that number (or its chain start) carries
+    that hash. Only a consistent rewrite of the export after the last signed checkpoint
+    passes every other check; a head kept elsewhere tells it."""
+    seq, hash_ = expected
+    end = int(exported.snapshot["seq"])
+    where = f"the expected head journal #{seq} (sha256 {hash_[:16]}...)"
+    if seq > end:
+        return (
+            f"{where} is after the export's last entry #{end}: the export is older than that "
+            "head (restore a later export, or give a head it holds)"
+        )
+    if seq == exported.history_start and seq:
+        found = exported.chain_start.hash
+    elif seq > exported.history_start:
+        found = str(exported.history[seq - exported.history_start - 1]["fields"].get("hash"))
+    else:
+        return f"{where} is before the export's journal starts (#{exported.history_start + 1})"
+    if found != hash_.lower():
+        return (
+            f"{where} differs from the export's (sha256 {found[:16]}...): its journal was "
+            "rewritten from there on, or is of other state"
+        )
+    return None
 
 
 def _epochs(snapshot: Mapping[str, Any]) -> frozenset[str] | None:

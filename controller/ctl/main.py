@@ -247,6 +247,12 @@ def _parser() -> argparse.ArgumentParser:
         "handovers are followed from it); required: the export is audited with it before "
         "anything is written",
     )
+    restore.add_argument(
+        "--expect-head",
+        metavar="[GROUP:]SEQ:HASH",
+        help="a journal head kept from earlier (a printed audit verify, another copy of the "
+        "export): the export's entry #SEQ must carry HASH",
+    )
     restore.set_defaults(handler=_restore)
 
     groups = top.add_parser("link-groups", help="link groups").add_subparsers(
@@ -591,6 +597,11 @@ def _restore(args: argparse.Namespace) -> int:
             "anything is written"
         )
     key = [checkpoint_signature.load_public_key(path) for path in args.checkpoint_key]
+    head = None
+    if args.expect_head:
+        ((group, head),) = _expected_heads([args.expect_head]).items()
+        if group not in ("", args.link_group):
+            raise ValueError(f"--expect-head names link group {group}, not {args.link_group}")
 
     async def run() -> int:
         store = _store(args)
@@ -602,6 +613,7 @@ def _restore(args: argparse.Namespace) -> int:
                 checkpoint_key=key,
                 actor=_actor("restore"),
                 reason=args.reason,
+                expect_head=head,
             )
         finally:
             await store.close()

@@ -285,6 +285,13 @@ def test_the_commands_export_trim_and_refuse_clearly(redis_url: str, tmp_path: P
     )
     assert missing.returncode == 1 and "will not restore ghost" in missing.stderr
     assert "cannot read" in missing.stderr
+    head = subprocess.run(
+        [*restore, "--checkpoint-key", str(public), "--expect-head", "7:abc"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert head.returncode == 2 and "--expect-head takes [GROUP:]SEQ:HASH" in head.stderr
 
 
 async def test_an_export_never_appends_another_history(

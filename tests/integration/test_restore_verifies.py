@@ -669,3 +669,46 @@ async def test_a_restore_follows_a_key_handover_and_refuses_data_at_seq_0(
     )
     report = await verify(store, KEY.public_key())
     assert report.ok, report.differences
+
+
+async def test_a_head_kept_from_earlier_catches_a_consistent_rewrite(
+    controller: ControllerServer, floor: Floor, tmp_path: Path, redis_client: Redis
+) -> None:
+    """A rewrite every other check accepts (an adjustment's reason, in the journal and the
+    snapshot alike, the hashes chained anew) is caught only by a head kept elsewhere."""
+    store = controller.store
+    waiting = await store.controls.request_adjustment(
+        METER, 1_000, reason="short seed", reference="r1", actor="ann", actor_cert="a"
+    )
+    await journal_export.export(store, tmp_path / "export", GROUP)
+    await _lose(redis_client, GROUP)
+    files = Files(tmp_path / "export")
+    head = (int(files.entries[-1]["seq"]), str(files.entries[-1]["fields"]["hash"]))
+    files.entry("adjustment_requested")["reason"] = "mallory's reason"
+    record = json.loads(files.snapshot["adjustments"][waiting.adjustment_id])
+    files.snapshot["adjustments"][waiting.adjustment_id] = json.dumps(
+        record | {"reason": "mallory's reason"}
+    )
+    files.write(rechain=True)
+    journal_export.read_export(files.directory, GROUP)  # every other check passes
+    with pytest.raises(journal_export.ExportError, match="differs from the export's"):
+        await journal_export.restore(
+            store,
+            files.directory,
+            GROUP,
+            checkpoint_key=KEY.public_key(),
+            actor="operator",
+            reason="volume lost",
+            expect_head=head,
+        )
+    assert await _group_keys(redis_client, GROUP) == []
+    with pytest.raises(journal_export.ExportError, match="after the export's last entry"):
+        await journal_export.restore(
+            store,
+            files.directory,
+            GROUP,
+            checkpoint_key=KEY.public_key(),
+            actor="operator",
+            reason="volume lost",
+            expect_head=(head[0] + 1, head[1]),
+        )
