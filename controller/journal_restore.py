@@ -89,7 +89,8 @@ What stays the attacker's: someone who can rewrite the export *and* its journal 
 last signed checkpoint, consistently (new entries, renumbered, rechained, the sums and the
 snapshot matching), writes a history that every check here accepts: the chain is not keyed.
 The signed checkpoint (the key is required) anchors it up to the checkpoint; after it, only a
-copy of a later head hash kept elsewhere (an earlier export, a printed audit) tells.
+copy of a later head hash kept elsewhere (an earlier export, a printed audit) tells: given as
+``--expect-head`` (:func:`head_problem`), the export must hold it.
 """
 
 from __future__ import annotations
