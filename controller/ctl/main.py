@@ -13,6 +13,7 @@
     jackpotctl audit verify --redis ... --checkpoint-key new.pub \\
         --expect-head-from /var/lib/jackpot/export
     jackpotctl restore --redis ... --from /var/lib/jackpot/export --link-group casino-floor \\
+        --checkpoint-key checkpoint.pub \\
         --reason "Redis volume lost; restored from the 02:00 export"
     jackpotctl --controller 127.0.0.1:50051 link-groups create casino-floor
     jackpotctl --controller ... meters create cs-main --link-group casino-floor \\
@@ -237,6 +238,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     restore.add_argument("--link-group", required=True)
     restore.add_argument("--reason", required=True, help="why, for the journal")
+    restore.add_argument(
+        "--checkpoint-key",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="a public key (PEM) you trust to sign trim checkpoints (repeat for several; key "
+        "handovers are followed from it); required: the export is audited with it before "
+        "anything is written",
+    )
+    restore.add_argument(
+        "--expect-head",
+        metavar="[GROUP:]SEQ:HASH",
+        help="a journal head kept from earlier (a printed audit verify, another copy of the "
+        "export): the export's entry #SEQ must carry HASH",
+    )
     restore.set_defaults(handler=_restore)
 
     groups = top.add_parser("link-groups", help="link groups").add_subparsers(
@@ -574,11 +590,30 @@ def _audit_expectations(args: argparse.Namespace) -> tuple[dict[str, tuple[int, 
 
 
 def _restore(args: argparse.Namespace) -> int:
+    if not args.checkpoint_key:
+        raise InvalidConfiguration(
+            "restore needs --checkpoint-key FILE, the public key of the trims' checkpoints "
+            "(openssl pkey -in checkpoint.key -pubout): the export is audited with it before "
+            "anything is written"
+        )
+    key = [checkpoint_signature.load_public_key(path) for path in args.checkpoint_key]
+    head = None
+    if args.expect_head:
+        ((group, head),) = _expected_heads([args.expect_head]).items()
+        if group not in ("", args.link_group):
+            raise ValueError(f"--expect-head names link group {group}, not {args.link_group}")
+
     async def run() -> int:
         store = _store(args)
         try:
             seq = await journal_export.restore(
-                store, args.source, args.link_group, actor=_actor("restore"), reason=args.reason
+                store,
+                args.source,
+                args.link_group,
+                checkpoint_key=key,
+                actor=_actor("restore"),
+                reason=args.reason,
+                expect_head=head,
             )
         finally:
             await store.close()
