@@ -13,6 +13,7 @@
     jackpotctl audit verify --redis ... --checkpoint-key new.pub \\
         --expect-head-from /var/lib/jackpot/export
     jackpotctl restore --redis ... --from /var/lib/jackpot/export --link-group casino-floor \\
+        --checkpoint-key checkpoint.pub \\
         --reason "Redis volume lost; restored from the 02:00 export" --outbox cs-1.outbox.jsonl
     jackpotctl restore collect --redis ... --link-group casino-floor --outbox cs-2.outbox.jsonl
     jackpotctl --controller ... restore status --link-group casino-floor
@@ -46,6 +47,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import json
 import socket
 import sys
 import time
@@ -257,6 +259,21 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SEQ",
         help="the highest journal sequence number the lost state may have issued, when a "
         "record shows more than the outboxes",
+    )
+    restore.add_argument(
+        "--checkpoint-key",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="a public key (PEM) you trust to sign trim checkpoints (repeat for several; key "
+        "handovers are followed from it); required: the export is audited with it before "
+        "anything is written",
+    )
+    restore.add_argument(
+        "--expect-head",
+        metavar="[GROUP:]SEQ:HASH",
+        help="a journal head kept from earlier (a printed audit verify, another copy of the "
+        "export): the export's entry #SEQ must carry HASH",
     )
     restore.set_defaults(handler=_restore)
     steps = restore.add_subparsers(
@@ -630,20 +647,35 @@ def _restore(args: argparse.Namespace) -> int:
     if missing:
         raise ValueError(f"jackpotctl restore needs {', '.join(missing)}")
     outboxes = reconcile.outboxes(args.outboxes)
+    if not args.checkpoint_key:
+        raise InvalidConfiguration(
+            "restore needs --checkpoint-key FILE, the public key of the trims' checkpoints "
+            "(openssl pkey -in checkpoint.key -pubout): the export is audited with it before "
+            "anything is written"
+        )
+    key = [checkpoint_signature.load_public_key(path) for path in args.checkpoint_key]
+    head = None
+    if args.expect_head:
+        ((group, head),) = _expected_heads([args.expect_head]).items()
+        if group not in ("", args.link_group):
+            raise ValueError(f"--expect-head names link group {group}, not {args.link_group}")
 
     async def run() -> int:
         store = _store(args)
         try:
-            exported = journal_export.read_export(args.source, args.link_group)
-            above = max(
-                args.seq_above, reconcile.seq_above(outboxes, int(exported.snapshot["seq"]))
+            snapshot = journal_export.group_directory(args.source, args.link_group)
+            exported_seq = (  # the restore itself reports an unreadable export
+                _exported_seq(snapshot / journal_export.SNAPSHOT_FILE) if outboxes else 0
             )
+            above = max(args.seq_above, reconcile.seq_above(outboxes, exported_seq))
             seq = await journal_export.restore(
                 store,
                 args.source,
                 args.link_group,
+                checkpoint_key=key,
                 actor=_actor("restore"),
                 reason=args.reason,
+                expect_head=head,
                 seq_above=above,
             )
             for outbox in outboxes:
@@ -657,7 +689,7 @@ def _restore(args: argparse.Namespace) -> int:
             + (
                 f", numbered on after #{above}; its tables are reconciled with jackpotctl "
                 f"restore status|request|approve|finish --link-group {args.link_group}"
-                if seq > int(exported.snapshot["seq"]) + 1
+                if seq > exported_seq + 1
                 else "; tables acknowledged after the export will stop it: restore again "
                 "with --outbox for every table"
             )
@@ -665,6 +697,15 @@ def _restore(args: argparse.Namespace) -> int:
         return 0
 
     return asyncio.run(run())
+
+
+def _exported_seq(path: Path) -> int:
+    """The journal position an export's snapshot holds; 0 when it cannot be read (the
+    restore then says what is wrong with the export, before it writes anything)."""
+    try:
+        return int(json.loads(path.read_text(encoding="utf-8"))["seq"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
 
 
 def _person() -> str:

@@ -1054,7 +1054,9 @@ class RedisStore:
         into a Redis that lost it - every key but the epoch record, which
         :meth:`restore_epoch` writes last (until then tables are refused: no epoch), and
         the must-hit-by meters' secrets, which it draws anew. An export written before a
-        kind of state existed restores it empty."""
+        kind of state existed restores it empty. The caller checked the export
+        (:mod:`controller.journal_restore`); this refuses, before writing anything, a group
+        that has an epoch here and an export naming another link group's table or meter."""
         link_group_id = snapshot["link_group_id"]
         group = keys.LinkGroupKeys(link_group_id)
         retired_tables: dict[str, Any] = snapshot.get("retired_tables") or {}
@@ -1063,6 +1065,7 @@ class RedisStore:
                 f"link group {link_group_id} has state in this Redis; restore only into a Redis "
                 "that lost it"
             )
+        await self._refuse_others_ids(snapshot)
         async with self._client.pipeline(transaction=True) as pipe:
             # Without an epoch record the group is not served: what is there is a restore
             # that was interrupted (the epoch record is written last), replaced whole.
@@ -1100,6 +1103,34 @@ class RedisStore:
                     pipe.xadd(group.journal, entry["fields"], id=entry["id"])
                 await self._read(pipe.execute())
         await self._read(self._client.set(group.seq, int(snapshot["seq"])))
+
+    async def _refuse_others_ids(self, snapshot: dict[str, Any]) -> None:
+        """Refuse (:class:`AlreadyExists`, nothing written) an export naming a table or meter
+        (live or retired) that the global index gives to another link group: its restore
+        would point that group's table or meter at the export's records."""
+        link_group_id = snapshot["link_group_id"]
+        for what, index, ids in (
+            (
+                "table",
+                keys.TABLE_INDEX,
+                [*snapshot["tables"], *(snapshot.get("retired_tables") or {})],
+            ),
+            (
+                "meter",
+                keys.METER_INDEX,
+                [*snapshot["meters"], *(snapshot.get("retired_meters") or {})],
+            ),
+        ):
+            if not ids:
+                continue
+            owners = await self._read(self._client.hmget(index, ids))
+            for item_id, owner in zip(ids, owners, strict=True):
+                if owner is not None and owner != link_group_id:
+                    raise AlreadyExists(
+                        f"the export of link group {link_group_id} names {what} {item_id}, "
+                        f"which belongs to link group {owner}: a restore never takes a {what} "
+                        "of another link group (nothing was written)"
+                    )
 
     async def restore_epoch(
         self,

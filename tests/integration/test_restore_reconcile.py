@@ -20,6 +20,7 @@ from typing import Any
 
 import grpc
 import pytest
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
@@ -54,6 +55,7 @@ from tests.helpers import (
 )
 
 GROUP = "floor"
+KEY = Ed25519PrivateKey.generate()  # the trims' checkpoint key a restore is given
 ALICE = "jackpot://operator/alice"
 BOB = "jackpot://operator/bob"
 WAGERS = [PlacedWager(1, WagerKind.PROGRESSIVE, 100), PlacedWager(2, WagerKind.PROGRESSIVE, 100)]
@@ -142,7 +144,13 @@ async def test_a_restore_from_an_older_export_pays_nothing_twice_and_reuses_no_i
     above = reconcile.seq_above(outboxes, exported_seq)
     assert above == last_answered + reconcile.SEQ_MARGIN
     restored_seq = await journal_export.restore(
-        controller.store, tmp_path / "export", GROUP, actor=ALICE, reason="lost", seq_above=above
+        controller.store,
+        tmp_path / "export",
+        GROUP,
+        actor=ALICE,
+        reason="lost",
+        seq_above=above,
+        checkpoint_key=KEY.public_key(),
     )
     assert restored_seq == above + 1
     await controller.check_state()
@@ -277,6 +285,21 @@ async def test_a_restore_from_an_older_export_pays_nothing_twice_and_reuses_no_i
     assert trimmed > 0 and (await controller.store.checkpoint(GROUP)).seq > restored_seq
     trimmed_report = await verify(controller.store, key.public_key())
     assert trimmed_report.ok, trimmed_report.differences
+    # Lost again: that export, with the jump and the corrections, restores (each corrected
+    # jackpot rebuilt from the entry that made it again).
+    await redis_client.flushall()
+    await controller.check_state()
+    await journal_export.restore(
+        controller.store,
+        tmp_path / "after",
+        GROUP,
+        checkpoint_key=KEY.public_key(),
+        actor=ALICE,
+        reason="lost again",
+    )
+    assert set(await jackpots(redis_client)) == set(held)
+    second = await verify(controller.store)
+    assert second.ok, second.differences
 
 
 async def test_a_collected_answer_above_the_restores_numbering_is_refused(
@@ -295,7 +318,12 @@ async def test_a_collected_answer_above_the_restores_numbering_is_refused(
     await redis_client.flushall()
     await controller.check_state()
     await journal_export.restore(
-        controller.store, tmp_path / "export", GROUP, actor=ALICE, reason="x"
+        controller.store,
+        tmp_path / "export",
+        GROUP,
+        actor=ALICE,
+        reason="x",
+        checkpoint_key=KEY.public_key(),
     )
     with pytest.raises(InvalidArgument, match="where this restore numbered on from"):
         await reconcile.collect(
@@ -363,7 +391,13 @@ async def test_an_outbox_cannot_bring_an_id_the_restored_journal_may_issue(
     outbox, exported_seq, hit = await lose_after_export(controller, pki, redis_client, tmp_path)
     above = reconcile.seq_above(reconcile.outboxes([outbox.path]), exported_seq)
     await journal_export.restore(
-        controller.store, tmp_path / "export", GROUP, actor=ALICE, reason="x", seq_above=above
+        controller.store,
+        tmp_path / "export",
+        GROUP,
+        actor=ALICE,
+        reason="x",
+        seq_above=above,
+        checkpoint_key=KEY.public_key(),
     )
     text = outbox.path.read_text()
     forged = f"{GROUP}:{above + 5}"  # an id the restored journal will issue
@@ -393,6 +427,7 @@ async def test_corrections_apply_in_the_lost_journals_order_only(
         controller.store,
         tmp_path / "export",
         GROUP,
+        checkpoint_key=KEY.public_key(),
         actor=ALICE,
         reason="x",
         seq_above=reconcile.seq_above(outboxes, exported_seq),
@@ -419,6 +454,12 @@ def test_the_command_line_restores_with_the_outboxes(
     redis_url: str, tmp_path: Path, outbox_after_loss: tuple[Path, Path]
 ) -> None:
     export, outbox = outbox_after_loss
+    public = tmp_path / "checkpoint.pub"
+    public.write_bytes(
+        KEY.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
     restored = subprocess.run(
         [
             sys.executable,
@@ -435,6 +476,8 @@ def test_the_command_line_restores_with_the_outboxes(
             "volume lost",
             "--outbox",
             str(outbox),
+            "--checkpoint-key",
+            str(public),
         ],
         capture_output=True,
         text=True,
@@ -495,6 +538,7 @@ async def test_a_held_round_settled_after_the_export_is_resolved_by_its_correcti
         controller.store,
         tmp_path / "export",
         GROUP,
+        checkpoint_key=KEY.public_key(),
         actor=ALICE,
         reason="x",
         seq_above=reconcile.seq_above(outboxes, exported.last_seq),

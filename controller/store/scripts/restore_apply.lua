@@ -104,7 +104,9 @@ else
       if a.award_kind == 'percent_of_meter' then
         local m = meter(a.meter_id)
         local amount = tonumber(a.amount_cents)
+        a.before = math.floor(m.value / MICRO)  -- the meter as it stands here, as settle.lua
         m.value = m.value - amount * MICRO
+        a.after = math.floor(m.value / MICRO)
         if m.value < 0 then
           refuse('ADJUSTMENT', 'the award of ' .. dollars(amount) .. ' to seat ' .. a.seat
             .. ' of ' .. where .. ' would take meter ' .. m.id .. ' below zero: a step it '
@@ -116,6 +118,7 @@ else
           a.topup, a.from_reserve = topup, from_reserve
           m.reserve, m.value = m.reserve - from_reserve, m.value + topup
         end
+        a.after_reset = math.floor(m.value / MICRO)  -- the slip's meter after (settle.lua)
       end
     end
   end
@@ -205,11 +208,19 @@ else
       s.epoch .. ':' .. a.journal_seq, 'seat', a.seat, 'wager', a.kind, 'on_dealer',
       tostring(a.on_dealer_hand), 'hand', a.hand, 'line', a.line, 'award', a.award_text,
       'amount_cents', a.amount_cents}
+    if a.pending_validation then  -- the id it makes again (journal_restore.py reads it)
+      fields[#fields + 1], fields[#fields + 2] = 'jackpot', a.jackpot_id
+    end
     local award_seq
     if a.award_kind == 'percent_of_meter' then
       local m = meters.by_id[a.meter_id]
-      fields[#fields + 1], fields[#fields + 2] = 'meter_before_cents', a.meter_before_cents
-      fields[#fields + 1], fields[#fields + 2] = 'meter_after_cents', a.meter_after_cents
+      -- the meter around the award as it moves here (as settle.lua journals it), and as the
+      -- table was answered
+      fields[#fields + 1], fields[#fields + 2] = 'meter_before_cents', int(a.before)
+      fields[#fields + 1], fields[#fields + 2] = 'meter_after_cents', int(a.after)
+      fields[#fields + 1], fields[#fields + 2] = 'answered_meter_before_cents',
+        a.meter_before_cents
+      fields[#fields + 1], fields[#fields + 2] = 'answered_meter_after_cents', a.meter_after_cents
       award_seq = journal(KEYS[2], KEYS[3], 'award', m.id, -tonumber(a.amount_cents) * MICRO, 0,
         fields)
       if a.topup then
@@ -231,9 +242,14 @@ else
         hand = a.hand, wager = a.kind, wager_cents = a.wager_cents or '0',
         on_dealer_hand = a.on_dealer_hand, envy_for_seat = tonumber(a.envy_for_seat), cards = a.cards or '', line = a.line,
         award_kind = a.award_kind, award_text = a.award_text, amount_cents = a.amount_cents,
-        meter_before_cents = a.meter_before_cents, meter_after_cents = a.meter_after_cents,
+        meter_before_cents = a.before and int(a.before) or '0',
+        meter_after_cents = a.before and int(a.after_reset) or '0',
+        reset_topup_microcents = a.before and int(a.topup or 0) or '',
+        reset_from_reserve_microcents = a.before and int(a.from_reserve or 0) or '',
         status = 'pending', journal_seq = award_seq, hit_at_ms = int(clock_ms()),
-        corrects = corrects, answered_journal_seq = a.journal_seq}))
+        corrects = s.epoch .. ':' .. a.journal_seq,
+        answered_meter_before_cents = a.meter_before_cents,
+        answered_meter_after_cents = a.meter_after_cents}))
       redis.call('SADD', KEYS[9], a.jackpot_id)
     end
   end
