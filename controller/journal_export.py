@@ -69,7 +69,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from controller import checkpoint_signature
 from controller.domain.bounds import check_id
 from controller.domain.records import Checkpoint
-from controller.journal_chain import GENESIS, ChainCheck
+from controller.journal_chain import GENESIS, ChainCheck, numbered_after
 from controller.store.redis_store import RedisStore
 from jackpot.errors import FailedPrecondition, InvalidConfiguration, JackpotError
 
@@ -163,7 +163,7 @@ async def export(store: RedisStore, directory: Path, link_group_id: str) -> Expo
             continue
         if entry.seq > last_seq:
             break
-        if entry.seq != expected + 1:
+        if entry.seq != numbered_after(entry.fields, expected) + 1:
             raise ExportError(
                 f"the journal of {link_group_id} continues at #{entry.seq} where #{expected + 1} "
                 f"was due after {journal_path}'s #{expected}: entries were trimmed before this "
@@ -401,6 +401,7 @@ async def restore(
     actor: str,
     reason: str,
     expect_head: tuple[int, str] | None = None,
+    seq_above: int = 0,
 ) -> int:
     """:func:`controller.journal_restore.restore`: restore a lost link group from its export,
     after checking it; answer the journal seq of the ``restored`` entry."""
@@ -414,4 +415,5 @@ async def restore(
         actor=actor,
         reason=reason,
         expect_head=expect_head,
+        seq_above=seq_above,
     )

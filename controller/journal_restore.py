@@ -112,7 +112,7 @@ from controller.domain.games import get_game
 from controller.domain.offers import WagerDeclaration, wager_offer
 from controller.domain.paytables import AwardRule
 from controller.domain.records import Adjustment, Checkpoint, Irregularity, Jackpot
-from controller.journal_chain import GENESIS, ChainCheck
+from controller.journal_chain import GENESIS, ChainCheck, numbered_after
 from controller.journal_export import (
     CHAIN_START_FILE,
     JOURNAL_FILE,
@@ -154,6 +154,19 @@ class Export:
     checkpoint: Checkpoint = field(default_factory=Checkpoint)
 
 
+def _numbered_in_order(history: list[dict[str, Any]], after: int, end: int) -> bool:
+    """Whether ``history`` runs #``after``+1 .. #``end`` with no gap but a ``restored``
+    entry's recorded jump (docs/journal.md, "Numbering across a restore")."""
+    last = after
+    for line in history:
+        raw = line.get("fields")
+        fields: dict[str, str] = raw if isinstance(raw, dict) else {}
+        if int(line["seq"]) != numbered_after(fields, last) + 1:
+            return False
+        last = int(line["seq"])
+    return last == end
+
+
 def read_export(directory: Path, link_group_id: str) -> Export:
     """Read and check an export (see the module, checks 2 and 3); :class:`ExportError` says
     what is wrong. The checkpoint's signature is :func:`restore`'s (it needs the key)."""
@@ -191,8 +204,8 @@ def read_export(directory: Path, link_group_id: str) -> Export:
             f"{journal_path} starts at #{history_start + 1}, after the snapshot's checkpoint "
             f"#{start}: the entries between are not in this export"
         )
-    expected = list(range(history_start + 1, end + 1))
-    if [int(line["seq"]) for line in history] != expected:
+    if not _numbered_in_order(history, history_start, end):  # a restore's jump accepted
+        expected = list(range(history_start + 1, end + 1))
         have = [int(line["seq"]) for line in history]
         missing = sorted(set(expected) - set(have))[:5]
         raise ExportError(
@@ -595,11 +608,22 @@ class _Replay:
         )
         self.meters_hit(entry, seq)
 
+    def _made_jackpot_id(self, entry: Mapping[str, str], seq: int) -> str:
+        """The id of the jackpot an award entry makes: ``<group>:<its seq>``, or, for an award
+        a restore's correction made again (restore_apply.lua: ``corrects``), the id the table
+        was answered (``jackpot``), never one already made."""
+        named = entry.get("jackpot", "")
+        if not (entry.get("corrects") and named):
+            return _made_id(self.link_group_id, seq)
+        if named in self.jackpots:
+            raise self.refuse(entry, f"makes jackpot {named} again")
+        return named
+
     def _held(
         self, entry: Mapping[str, str], seq: int, following: Mapping[str, str] | None
     ) -> _Expected:
         """A jackpot made by a hit on a meter (an award or a mystery hit) and its reset."""
-        jackpot_id = _made_id(self.link_group_id, seq)
+        jackpot_id = self._made_jackpot_id(entry, seq)
         expected = self.jackpots[jackpot_id] = _Expected("jackpot", jackpot_id, made_seq=seq)
         after = entry.get("meter_after_cents")
         topup, from_reserve = "0", "0"
@@ -690,7 +714,7 @@ class _Replay:
                     f"awards {amount} cents where the table's paytable ({rule.text}) pays at "
                     f"most {most} on its largest wager",
                 )
-        jackpot_id = _made_id(self.link_group_id, seq)
+        jackpot_id = self._made_jackpot_id(entry, seq)
         expected = self.jackpots[jackpot_id] = _Expected("jackpot", jackpot_id, made_seq=seq)
         table = self._table_at(entry)
         if table is None:
@@ -1368,9 +1392,12 @@ async def restore(
     actor: str,
     reason: str,
     expect_head: tuple[int, str] | None = None,
+    seq_above: int = 0,
 ) -> int:
     """Restore a lost link group from its export after checking it (see the module); answer
-    the journal sequence number of the ``restored`` entry. ``checkpoint_key``: the public
+    the journal sequence number of the ``restored`` entry. ``seq_above``: the highest
+    sequence number the lost state may have issued (:func:`controller.reconcile.seq_above`;
+    :meth:`RedisStore.restore_epoch` numbers on after it). ``checkpoint_key``: the public
     key (or keys) of the trims' checkpoints the operator trusts, key handovers followed from
     it (required: a restore never trusts an unsigned start). ``expect_head``: a journal head
     (sequence number, hash) kept from earlier (a printed ``audit verify``, another copy of
@@ -1411,7 +1438,9 @@ async def restore(
     await store.restore_state(exported.snapshot, exported.entries)
     trusted = ",".join(sorted(checkpoint_signature.key_id(key) for key in keys))
     source = f"{target} sha256:{exported.sha256} checkpoint-key:{trusted}"
-    return await store.restore_epoch(exported.snapshot, actor=actor, reason=reason, source=source)
+    return await store.restore_epoch(
+        exported.snapshot, actor=actor, reason=reason, source=source, seq_above=seq_above
+    )
 
 
 def head_problem(exported: Export, expected: tuple[int, str]) -> str | None:

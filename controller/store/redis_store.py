@@ -1133,12 +1133,24 @@ class RedisStore:
                     )
 
     async def restore_epoch(
-        self, snapshot: dict[str, Any], *, actor: str, reason: str, source: str
+        self,
+        snapshot: dict[str, Any],
+        *,
+        actor: str,
+        reason: str,
+        source: str,
+        seq_above: int = 0,
     ) -> int:
         """Make the restored link group a state again (a new epoch, journaled; each
         must-hit-by meter starts a new cycle, ``restore_epoch.lua``), then put it back in
         the global indexes (its retired meters and tables too: their ids stay taken) and the
-        installation record; answer the journal seq of the ``restored`` entry."""
+        installation record; answer the journal seq of the ``restored`` entry.
+
+        ``seq_above``: the highest journal sequence number the lost state may have issued
+        (the tables' outboxes, :func:`controller.reconcile.seq_above`). Above the export's,
+        the journal continues after it (the ``restored`` entry records the jump) and the
+        group starts stopped until its tables are reconciled (docs/journal.md, "Reconciling
+        tables after a restore")."""
         link_group_id = snapshot["link_group_id"]
         group = keys.LinkGroupKeys(link_group_id)
         epoch = snapshot["epoch"]
@@ -1171,6 +1183,7 @@ class RedisStore:
                     source,
                     json.dumps(mystery_ids),
                     mystery_seed(),
+                    max(int(snapshot["seq"]), seq_above),
                 ],
             )
         )
@@ -1188,6 +1201,137 @@ class RedisStore:
         for table_id in (*snapshot["tables"], *(snapshot.get("retired_tables") or {})):
             await self._read(self._client.hset(keys.TABLE_INDEX, table_id, link_group_id))
         return seq
+
+    # ---------------------------------------------------------------- reconciling a restore
+
+    async def restore_collect(
+        self,
+        link_group_id: str,
+        table_id: str,
+        steps: Sequence[dict[str, Any]],
+        *,
+        actor: str,
+        source: str,
+        last: JournalPosition,
+        max_steps: int,
+    ) -> tuple[int, int, int]:
+        """Keep the ``steps`` (controller/reconcile.py) of ``table_id``'s outbox that the
+        restored state lacks (``restore_collect.lua``); answer (missing, present, collected
+        before)."""
+        group = keys.LinkGroupKeys(link_group_id)
+        missing, present, known = await self._run(
+            self._scripts.restore_collect,
+            [
+                group.epoch,
+                group.journal,
+                group.seq,
+                group.restore_steps,
+                group.restore_tables,
+                group.table(table_id),
+                group.tables,
+                group.restore_queue,
+                *(group.round(table_id, int(step["round_id"])) for step in steps),
+            ],
+            [
+                link_group_id,
+                table_id,
+                json.dumps(list(steps)),
+                actor,
+                source,
+                last.epoch,
+                last.seq,
+                max_steps,
+            ],
+        )
+        return int(missing), int(present), int(known)
+
+    async def restore_records(
+        self, link_group_id: str
+    ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], list[str], dict[str, str]]:
+        """What the reconciliation of a restored link group stands at: its steps by id, the
+        collected tables, the group's table ids and its epoch record's fields."""
+        group = keys.LinkGroupKeys(link_group_id)
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.hgetall(group.restore_steps)
+            pipe.hgetall(group.restore_tables)
+            pipe.smembers(group.tables)
+            pipe.hgetall(group.epoch)
+            steps, tables, table_ids, epoch = await self._read(pipe.execute())
+        return (
+            {key: json.loads(raw) for key, raw in steps.items()},
+            {key: json.loads(raw) for key, raw in tables.items()},
+            sorted(table_ids),
+            dict(epoch),
+        )
+
+    async def restore_request(self, link_group_id: str, *, actor: str, actor_cert: str) -> int:
+        """Request every missing step as a correction (``restore_request.lua``); answer how
+        many this operator has requested."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return int(
+            await self._run(
+                self._scripts.restore_request,
+                [group.epoch, group.journal, group.seq, group.restore_steps],
+                [link_group_id, actor, actor_cert],
+            )
+        )
+
+    async def restore_apply(
+        self, link_group_id: str, step: dict[str, Any], *, actor: str, actor_cert: str
+    ) -> dict[str, Any]:
+        """Approve and apply one requested step (``restore_apply.lua``); answer its record."""
+        group = keys.LinkGroupKeys(link_group_id)
+        meter_ids = sorted(
+            {str(move["meter_id"]) for move in step.get("moves") or []}
+            | {str(a["meter_id"]) for a in step.get("awards") or [] if a.get("meter_id")}
+        )
+        table_id, round_id = str(step["table_id"]), int(step["round_id"])
+        raw = await self._run(
+            self._scripts.restore_apply,
+            [
+                group.epoch,
+                group.journal,
+                group.seq,
+                group.restore_steps,
+                group.round(table_id, round_id),
+                group.table(table_id),
+                group.open_rounds,
+                group.jackpots,
+                group.pending,
+                group.restore_queue,
+                group.irregularities,
+                *(group.meter(meter_id) for meter_id in meter_ids),
+            ],
+            [
+                link_group_id,
+                step["id"],
+                actor,
+                actor_cert,
+                json.dumps(meter_ids),
+                self._round_retention_seconds,
+            ],
+        )
+        record: dict[str, Any] = json.loads(raw)
+        return record
+
+    async def restore_finish(self, link_group_id: str, *, actor: str, actor_cert: str) -> int:
+        """End the reconciliation (``restore_finish.lua``); answer its journal seq."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return int(
+            await self._run(
+                self._scripts.restore_finish,
+                [
+                    group.epoch,
+                    group.journal,
+                    group.seq,
+                    group.restore_steps,
+                    group.restore_tables,
+                    group.tables,
+                    group.restore_queue,
+                ],
+                [link_group_id, actor, actor_cert],
+            )
+        )
 
     # ---------------------------------------------------------------- rounds
 

@@ -281,7 +281,8 @@ local function epoch_verdict(e, seq, who, known_epoch, known_seq)
       end
       return who .. ' was acknowledged journal #' .. int(known_seq) .. ' of epoch '
         .. known_epoch .. ', but Redis\'s state holds that epoch only up to #' .. cutoff
-        .. ' (restored from there)'
+        .. ' (restored from there): reconcile its answers after that (jackpotctl restore '
+        .. 'collect --outbox FILE, then jackpotctl restore status)'
     end
   end
   return who .. ' knows epoch ' .. known_epoch .. ' but Redis holds epoch ' .. e.id
@@ -302,7 +303,9 @@ local function check_epoch(epoch_key, journal_key, seq_key, who, known_epoch, kn
       .. 'is missing' .. STOP_ADVICE)
   end
   if f[3] and f[3] ~= '' then
-    refuse('STOPPED', f[3] .. STOP_ADVICE)
+    -- a restore awaiting reconciliation names its own commands (restore_epoch.lua)
+    refuse('STOPPED', string.find(f[3], 'jackpotctl restore', 1, true) and f[3]
+      or f[3] .. STOP_ADVICE)
   end
   local seq = num(redis.call('GET', seq_key))
   local why = epoch_verdict({id = f[1], lineage = f[2] or ''}, seq, who, known_epoch,
