@@ -28,6 +28,7 @@ from controller.api.table_service import TableService
 from controller.domain.submission import RulesSubmission
 from controller.http import HttpEndpoint
 from controller.metrics import Metrics
+from controller.position_key import read_position_key
 from controller.rules_file import apply as apply_rules
 from controller.state_guard import StateGuard
 from controller.store.connection import follow_primary
@@ -81,6 +82,7 @@ class ServerConfig:
     redis_url: str = "redis://127.0.0.1:6379/0"
     tls: TLSFiles | None = None
     deny_list: Path | None = None
+    position_key: Path | None = None  # the macs over tables' positions (controller.position_key)
     redis_password: str | None = field(default=None, repr=False)
     sentinel_password: str | None = field(default=None, repr=False)
     metrics_port: int | None = 9102
@@ -134,6 +136,7 @@ class ControllerServer:
             wait_timeout_ms=config.wait_timeout_ms,
         )
         self.deny_list = DenyList(config.deny_list) if config.deny_list else None
+        self.position_key = read_position_key(config.position_key) if config.position_key else None
         self.certificates = ServerCertificates(config.tls) if config.tls else None
         self.watcher = MeterWatcher(self.store.meter_values)
         self.guard = StateGuard(
@@ -177,7 +180,8 @@ class ControllerServer:
             maximum_concurrent_rpcs=MAX_CONCURRENT_RPCS,
         )
         jackpot_pb2_grpc.add_TableServiceServicer_to_server(
-            TableService(self.store, self.metrics, self.watcher, self.guard), self.server
+            TableService(self.store, self.metrics, self.watcher, self.guard, self.position_key),
+            self.server,
         )
         jackpot_pb2_grpc.add_AdminServiceServicer_to_server(
             AdminService(self.store, self.metrics, self.guard, self.check_state), self.server
