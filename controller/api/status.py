@@ -15,6 +15,7 @@ STATUS_BY_ERROR: tuple[tuple[type[errors.JackpotError], grpc.StatusCode], ...] =
     (errors.ResourceExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (errors.Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
     (errors.PermissionDenied, grpc.StatusCode.PERMISSION_DENIED),
+    (errors.PositionUnverified, grpc.StatusCode.UNAVAILABLE),  # the table keeps its reports
     (errors.StoreUnavailable, grpc.StatusCode.UNAVAILABLE),
 )
 

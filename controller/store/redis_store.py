@@ -59,7 +59,7 @@ from controller.store.durability import ReplicaWait
 from controller.store.locked_rounds import LockedRound, LockedRounds
 from controller.store.script_calls import ScriptCalls
 from controller.store.scripts import Scripts
-from jackpot.epochs import NO_POSITION, Epoch, JournalPosition
+from jackpot.epochs import NO_POSITION, Epoch, JournalPosition, claimed_seq
 from jackpot.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -68,6 +68,7 @@ from jackpot.errors import (
     InvalidConfiguration,
     JackpotError,
     LinkGroupStopped,
+    PositionUnverified,
     NotConfirmed,
     NotFound,
     RoundStateError,
@@ -156,6 +157,7 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "BOUND": InvalidArgument,
     "LOST": LinkGroupStopped,
     "STOPPED": LinkGroupStopped,
+    "UNVERIFIED": PositionUnverified,  # a table's unverifiable claim: that table only
     "NOT_STOPPED": FailedPrecondition,
     "CHECKPOINT": FailedPrecondition,  # a trim raced with another: read and sign again
     "MAINTENANCE": FailedPrecondition,
@@ -824,7 +826,7 @@ class RedisStore:
         epoch_id, seq = await self._run(
             self._scripts.check_position,
             [group.epoch, group.journal, group.seq],
-            [who, known.epoch, known.seq],
+            [who, known.epoch, claimed_seq(known)],
         )
         return JournalPosition(epoch_id, int(seq))
 
@@ -1408,7 +1410,7 @@ class RedisStore:
                 self._round_retention_seconds,
                 self.max_round_step,
                 known.epoch,
-                known.seq,
+                claimed_seq(known),
                 mystery_seed(),
                 table.link_group_id,
                 self._table_revs.get(table.table_id, 0),
@@ -1476,7 +1478,7 @@ class RedisStore:
                 table.link_group_id,
                 lockout_fingerprint,
                 known.epoch,
-                known.seq,
+                claimed_seq(known),
             ],
             codec.settle_result,
         )
@@ -1532,7 +1534,7 @@ class RedisStore:
                 json.dumps(table.meter_ids),
                 self._round_retention_seconds,
                 known.epoch,
-                known.seq,
+                claimed_seq(known),
                 json.dumps(why) if why else "",
             ],
             codec.void_result,
@@ -1569,7 +1571,7 @@ class RedisStore:
                 table.link_group_id,
                 CHIP_COUNT_SECTION,
                 known.epoch,
-                known.seq,
+                claimed_seq(known),
             ],
             codec.chip_count_result,
         )
@@ -1621,7 +1623,7 @@ class RedisStore:
                 reason,
                 table.link_group_id,
                 known.epoch,
-                known.seq,
+                claimed_seq(known),
             ],
             codec.irregularity_result,
         )
