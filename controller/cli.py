@@ -247,6 +247,16 @@ def _tls(args: argparse.Namespace) -> TLSFiles | None:
     return TLSFiles(args.tls_cert, args.tls_key, args.client_ca)
 
 
+def _position_key(path: Path | None) -> Path | None:
+    """``--position-key``, refused at start unless it is a readable key."""
+    if path is not None:
+        try:
+            read_position_key(path)
+        except OSError as error:
+            raise UsageError(f"--position-key {path}: {error}") from None
+    return path
+
+
 def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfig:
     if args.wait_replicas < 0 or args.round_retention_hours < 1:
         raise UsageError("--wait-replicas must be >= 0 and --round-retention-hours >= 1")
@@ -285,11 +295,6 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
         )
     if args.deny_list is not None:
         read_deny_list(args.deny_list)  # refuse to start on an unreadable list
-    if args.position_key is not None:
-        try:
-            read_position_key(args.position_key)  # refuse to start on an unreadable key
-        except OSError as error:
-            raise UsageError(f"--position-key {args.position_key}: {error}") from None
     return ServerConfig(
         rules=tuple(load_submission(path) for path in args.rules),
         first_install=args.first_install,
@@ -301,7 +306,7 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
         ),
         tls=_tls(args),
         deny_list=args.deny_list,
-        position_key=args.position_key,
+        position_key=_position_key(args.position_key),
         metrics_port=None if args.metrics_port < 0 else args.metrics_port,
         web_port=None if args.web_port < 0 else args.web_port,
         round_retention_seconds=int(args.round_retention_hours * 3600),

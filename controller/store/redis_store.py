@@ -68,9 +68,9 @@ from jackpot.errors import (
     InvalidConfiguration,
     JackpotError,
     LinkGroupStopped,
-    PositionUnverified,
     NotConfirmed,
     NotFound,
+    PositionUnverified,
     RoundStateError,
     StoreUnavailable,
 )
