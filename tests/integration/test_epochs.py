@@ -106,8 +106,15 @@ async def test_the_lua_judges_every_position_as_the_reference_does(redis_client:
         )
         first = rng.choice(["", f"{current} table t", f"{current} table u", "e9 table u"])
         epoch_key, journal_key, seq_key = (f"case:{case}:{name}" for name in "ejs")
-        record = {"id": current, "lineage": lineage_text(ancestors), "stopped": ""}
-        await redis_client.hset(epoch_key, mapping=record | {"unverified_claim": first})
+        await redis_client.hset(
+            epoch_key,
+            mapping={
+                "id": current,
+                "lineage": lineage_text(ancestors),
+                "stopped": "",
+                "unverified_claim": first,
+            },
+        )
         await redis_client.set(seq_key, seq)
         action, expected = judge(known, Epoch(current, ancestors), seq, "table t", first)
         outcomes.add(action)
