@@ -294,8 +294,8 @@ local STOP_ADVICE = '; the link group is stopped until an operator restores its 
   .. 'resumes it (RUNBOOK: "Redis lost its data")'
 local UNVERIFIED_ADVICE = '; the controller cannot verify that it answered this position (no '
   .. 'valid mac), so only this table is refused and the link group serves on (alert '
-  .. 'JackpotTablePositionAhead; RUNBOOK: "A table claims a position ahead of Redis"); a '
-  .. 'second table claiming so stops the link group'
+  .. 'JackpotTablePositionAhead, see the RUNBOOK); a second table claiming so stops the '
+  .. 'link group'
 
 -- Check the link group's epoch before a table's step; return {epoch id, seq}. A missing
 -- record or a stopped group is refused. known_seq is the seq's digits, followed by '!' when
