@@ -16,6 +16,12 @@ operator accepted everything a table may hold of it (``jackpotctl link-groups re
 A table that knows an ancestor is then judged against that cutoff, and adopts the new epoch
 from the next answer.
 
+A position stops the link group only when the controller can verify it answered it: every
+answer carries a mac over (table, epoch, seq) under the controller's position key, held
+outside Redis (:func:`position_mac`; ``controller/position_key.py``). An unverifiable position
+ahead of Redis refuses only the table that sent it, until a second table identity claims so
+too (:func:`judge`; docs/journal.md, "Verified positions").
+
 The same judgement runs in the Lua scripts (``_lib.lua``, ``epoch_verdict``), atomically with
 each step; this module is the reference the controller uses outside the scripts (at start,
 in its refresh loop, for ``GetTable``) and the tests check the Lua against.
