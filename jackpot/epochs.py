@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from dataclasses import dataclass, field
 
 from jackpot.errors import InvalidArgument
 
 MAC_LENGTH = 64
-HEX = frozenset("0123456789abcdef")
+_MAC = re.compile(f"[0-9a-f]{{{MAC_LENGTH}}}")
 MAC_DOMAIN = b"jackpot position v1\0"
 ACCEPT_ALL = "*"
 """A lineage cutoff meaning: any position of that epoch is accepted."""
@@ -57,7 +58,7 @@ class JournalPosition:
     """Controller side only: the mac is this controller's for the calling table."""
 
     def __post_init__(self) -> None:
-        if len(self.mac) not in (0, MAC_LENGTH) or not all(c in HEX for c in self.mac):
+        if self.mac and not _MAC.fullmatch(self.mac):
             raise InvalidArgument(f"a position's mac is {MAC_LENGTH} hex digits or empty")
         if self.seq < 0:
             raise InvalidArgument(f"a journal sequence number is >= 0, not {self.seq}")
