@@ -109,6 +109,7 @@ CORRUPT_KINDS: tuple[str, ...] = (
     "jackpot",
     "irregularity",
     "adjustment",
+    "journal entry",
     "record",
 )
 """Every kind of record a :class:`CorruptRecord` names (the ``kind`` label of
@@ -179,11 +180,11 @@ _JACKPOT_INTEGERS = (
 )
 
 
-def locked_wagers(where: str, fields: Mapping[str, str]) -> tuple[Wager, ...]:
+def locked_wagers(where: str, fields: Mapping[str, str], key: str = "") -> tuple[Wager, ...]:
     """The wagers stored by a lockout in the record of round ``where`` (its ``v`` and
-    ``wagers`` fields), as the settlement plans them."""
+    ``wagers`` fields, at Redis key ``key``), as the settlement plans them."""
     record = upgraded("round", where, fields)
-    with reading("round", where):
+    with reading("round", where, key):
         return tuple(
             Wager(a.seat, a.kind, a.amount_cents, a.on_dealer_hand, a.envy)
             for a in (
@@ -345,19 +346,43 @@ def table_config(raw: str | bytes, *, key: str = "", name: str = "") -> TableCon
             return TableConfig.from_data({k: v for k, v in record.items() if k != "v"})
 
 
-def link_group_snapshot(raw: str | bytes) -> LinkGroupSnapshot:
-    """Decode the audit snapshot script's reply."""
+def link_group_snapshot(
+    raw: str | bytes, meter_keys: Mapping[str, str] | None = None, jackpots_key: str = ""
+) -> LinkGroupSnapshot:
+    """Decode the audit snapshot script's reply. A meter whose value, reserve or pending
+    count is not an integer is left out of its meters and named in ``corrupt`` (with its key
+    from ``meter_keys``), as is a pending jackpot whose record does not read (in
+    ``jackpots_key``): the audit reports them and goes on."""
     reply = json.loads(raw)
+    meters: list[MeterBalance] = []
+    corrupt: list[str] = []
+    corrupt_meters: list[str] = []
+    for m in items(reply.get("meters")):
+        meter_id = str(m["meter_id"])
+        try:
+            with reading("meter", meter_id, (meter_keys or {}).get(meter_id, "")):
+                meters.append(
+                    MeterBalance(
+                        meter_id,
+                        integer("value_microcents", m["value"]),
+                        integer("reserve_microcents", m["reserve"]),
+                        integer("pending_jackpots", m["pending"]),
+                    )
+                )
+        except CorruptRecord as error:
+            corrupt.append(str(error))
+            corrupt_meters.append(meter_id)
+    for bad in items(reply.get("corrupt_jackpots")):
+        corrupt.append(str(CorruptRecord("jackpot", str(bad["id"]), jackpots_key, bad["why"])))
     return LinkGroupSnapshot(
         seq=int(reply["seq"]),
         meter_count=int(reply["meter_count"]),
-        meters=tuple(
-            MeterBalance(m["meter_id"], int(m["value"]), int(m["reserve"]), int(m["pending"]))
-            for m in items(reply.get("meters"))
-        ),
+        meters=tuple(meters),
         pending_jackpot_meters=tuple(str(m) for m in items(reply.get("pending_meters"))),
         checkpoint=checkpoint(reply.get("checkpoint") or {}),
         last_entry_id=str(reply.get("last_entry_id", "")),
+        corrupt=tuple(corrupt),
+        corrupt_meters=tuple(corrupt_meters),
     )
 
 

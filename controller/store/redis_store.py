@@ -95,6 +95,7 @@ log = logging.getLogger("controller.store")
 
 Result = TypeVar("Result")
 Item = TypeVar("Item")
+Refusal = TypeVar("Refusal", bound=JackpotError)
 
 DEFAULT_ROUND_RETENTION_SECONDS = 7 * 24 * 3600
 DEFAULT_MAX_ROUND_STEP = 1000
@@ -436,7 +437,7 @@ class RedisStore:
         except ResponseError as error:  # BUSY, LOADING, MISCONF, ...: as a script's would be
             raise _script_error(error) from None
 
-    def _reported(self, error: JackpotError) -> JackpotError:
+    def _reported(self, error: Refusal) -> Refusal:
         """``error``; a :class:`CorruptRecord` is logged (once a minute per record) and
         counted (:attr:`on_corrupt`) first."""
         if isinstance(error, CorruptRecord):
@@ -1548,7 +1549,9 @@ class RedisStore:
         await self._check_table_rev(table, round_id)
         where = f"{round_id} of table {table.table_id}"
         return LockedRound(
-            self._decoded(lambda: codec.locked_wagers(where, {"v": version, "wagers": wagers})),
+            self._decoded(
+                lambda: codec.locked_wagers(where, {"v": version, "wagers": wagers}, round_key)
+            ),
             fingerprint,
         )
 
@@ -1921,32 +1924,108 @@ class RedisStore:
                 ids,
                 confirm=False,  # read-only: nothing to wait for
             )
-            snapshot = codec.link_group_snapshot(raw)
+            snapshot = codec.link_group_snapshot(
+                raw, {meter_id: group.meter(meter_id) for meter_id in ids}, group.jackpots
+            )
             if snapshot.meter_count == len(ids):
                 return snapshot
         raise StoreUnavailable(f"link group {link_group_id} kept changing; audit it again")
 
     async def journal(
-        self, link_group_id: str, batch: int = 1000, *, start: str = "-", end: str = "+"
+        self,
+        link_group_id: str,
+        batch: int = 1000,
+        *,
+        start: str = "-",
+        end: str = "+",
+        unreadable: bool = False,
     ) -> AsyncIterator[JournalEntry]:
         """Every journal entry of a link group, oldest first (or those with stream ids from
-        ``start`` to ``end``, both inclusive)."""
+        ``start`` to ``end``, both inclusive). An entry whose sequence number or deltas do
+        not read raises :class:`CorruptRecord`; with ``unreadable`` (the audit) it is yielded
+        with zero deltas and its ``problem``, and the walk goes on."""
         stream = keys.LinkGroupKeys(link_group_id).journal
         while True:
             rows = await self._read(self._client.xrange(stream, start, end, count=batch))
             for entry_id, fields in rows:
-                yield JournalEntry(
-                    entry_id=entry_id,
-                    seq=int(fields["seq"]),
-                    type=fields["type"],
-                    meter_id=fields.get("meter", ""),
-                    delta_meter_microcents=int(fields["d_meter"]),
-                    delta_reserve_microcents=int(fields["d_reserve"]),
-                    fields=dict(fields),
-                )
+                try:
+                    entry = JournalEntry(
+                        entry_id=entry_id,
+                        seq=codec.integer("seq", fields.get("seq")),
+                        type=fields.get("type", ""),
+                        meter_id=fields.get("meter", ""),
+                        delta_meter_microcents=codec.integer("d_meter", fields.get("d_meter")),
+                        delta_reserve_microcents=codec.integer(
+                            "d_reserve", fields.get("d_reserve")
+                        ),
+                        fields=dict(fields),
+                    )
+                except ValueError as error:
+                    corrupt = CorruptRecord("journal entry", entry_id, stream, str(error))
+                    if not unreadable:
+                        raise self._reported(corrupt) from None
+                    self._reported(corrupt)
+                    entry = JournalEntry(
+                        entry_id,
+                        0,
+                        fields.get("type", ""),
+                        fields.get("meter", ""),
+                        0,
+                        0,
+                        dict(fields),
+                        problem=str(corrupt),
+                    )
+                yield entry
             if len(rows) < batch:
                 return
             start = "(" + rows[-1][0]
+
+    async def corrupt_records(self, link_group_id: str) -> list[CorruptRecord]:
+        """Every record of a link group that does not read, each reported (the audit names
+        them all): its meters, tables (read from Redis, not the cache), jackpots,
+        irregularities, adjustments and the records of its open rounds."""
+        group = keys.LinkGroupKeys(link_group_id)
+        found: list[CorruptRecord] = []
+        await self.list_meters(link_group_id, skipped=found)
+        await self.list_jackpots(link_group_id, skipped=found)
+        await self.list_irregularities(link_group_id, skipped=found)
+        table_ids = sorted(await self._read(self._client.smembers(group.tables)))
+        async with self._client.pipeline(transaction=False) as pipe:
+            for table_id in table_ids:
+                pipe.hmget(group.table(table_id), "config", "rev", "last_round", "last_round_ms")
+            rows = await self._read(pipe.execute())
+        for table_id, row in zip(table_ids, rows, strict=True):
+            key = group.table(table_id)
+            try:
+                if row[0] is not None:
+                    self._stored_table(table_id, key, row[0])
+                for field, value in zip(
+                    ("rev", "last_round", "last_round_ms"), row[1:], strict=True
+                ):
+                    self._table_int(table_id, key, field, value)
+            except CorruptRecord as error:
+                found.append(error)
+        adjustments = await self._read(self._client.hgetall(group.adjustments))
+        self._each(
+            lambda item: codec.adjustment(item[2], key=item[1], name=item[0]),
+            ((name, group.adjustments, raw) for name, raw in sorted(adjustments.items())),
+            found,
+        )
+        open_rounds = sorted(await self._read(self._client.smembers(group.open_rounds)))
+        for name in open_rounds:
+            if not name.rpartition(":")[2].isdigit():
+                continue  # not a round's name: the export and the audit's chain say more
+            table_id, round_id = _split_round(name)
+            key = group.round(table_id, round_id)
+            version, wagers = await self._read(self._client.hmget(key, "v", "wagers"))
+            if wagers is None:
+                continue
+            where = f"{round_id} of table {table_id}"
+            try:
+                codec.locked_wagers(where, {"v": version, "wagers": wagers}, key)
+            except CorruptRecord as error:
+                found.append(self._reported(error))
+        return found
 
     async def journal_window(
         self, link_group_id: str, from_ms: int, to_ms: int, limit: int, batch: int = 1000
