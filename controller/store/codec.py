@@ -308,11 +308,11 @@ def maintenance(fields: Mapping[str, str]) -> Maintenance:
         active=fields.get("state") == "maintenance",
         by=fields.get("entered_by", ""),
         reason=fields.get("entered_reason", ""),
-        since_seq=int(fields.get("entered_seq") or 0),
-        since_ms=int(fields.get("entered_at_ms") or 0),
+        since_seq=integer("entered_seq", fields.get("entered_seq") or 0),
+        since_ms=integer("entered_at_ms", fields.get("entered_at_ms") or 0),
         left_by=fields.get("left_by", ""),
         left_reason=fields.get("left_reason", ""),
-        left_seq=int(fields.get("left_seq") or 0),
+        left_seq=integer("left_seq", fields.get("left_seq") or 0),
     )
 
 

@@ -50,6 +50,7 @@ from controller.domain.records import (
     JournalEntry,
     LinkGroupSnapshot,
     LinkGroupState,
+    Maintenance,
     MeterState,
 )
 from controller.domain.rounds import Payout, Wager
@@ -527,6 +528,11 @@ class RedisStore:
         (version, description), meters, tables, epoch, seq, maintenance = replies
         if description is None:
             raise NotFound(f"link group {link_group_id} does not exist")
+
+        def decode_maintenance() -> Maintenance:
+            with codec.reading("link group", link_group_id, group.maintenance):
+                return codec.maintenance(maintenance)
+
         return LinkGroupState(
             link_group_id,
             codec.link_group_description(link_group_id, {"v": version, "description": description}),
@@ -534,7 +540,7 @@ class RedisStore:
             tuple(sorted(tables)),
             JournalPosition(epoch[0] or "", int(seq or 0)),
             epoch[1] or "",
-            codec.maintenance(maintenance),
+            self._decoded(decode_maintenance),
         )
 
     async def _group_ids(self, link_group_id: str = "") -> list[str]:
@@ -543,9 +549,19 @@ class RedisStore:
             return [link_group_id]
         return sorted(await self._read(self._client.smembers(keys.LINK_GROUPS)))
 
-    async def list_link_groups(self) -> list[LinkGroupState]:
-        """Every link group, by id."""
-        return [await self.get_link_group(group_id) for group_id in await self._group_ids()]
+    async def list_link_groups(
+        self, *, skipped: list[CorruptRecord] | None = None
+    ) -> list[LinkGroupState]:
+        """Every link group, by id; one whose records do not read is left out, reported and
+        added to ``skipped``."""
+        found: list[LinkGroupState] = []
+        for group_id in await self._group_ids():
+            try:
+                found.append(await self.get_link_group(group_id))
+            except CorruptRecord as error:  # reported by get_link_group
+                if skipped is not None:
+                    skipped.append(error)
+        return found
 
     async def create_meter(self, config: MeterConfig, *, actor: str) -> MeterState:
         """Create a meter at its reset amount (journaled as operator seed); idempotent."""

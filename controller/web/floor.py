@@ -82,7 +82,7 @@ class FloorView:
         store = self._store
         now_ms = time.time_ns() // 1_000_000
         corrupt: list[CorruptRecord] = []
-        groups = await store.list_link_groups()
+        groups = await store.list_link_groups(skipped=corrupt)
         held = {i.table_id for i in await store.list_irregularities(status="open", skipped=corrupt)}
         tables: list[dict[str, Any]] = []
         hits: list[Jackpot] = []
