@@ -2067,12 +2067,17 @@ class RedisStore:
         return entries
 
     async def last_rounds(
-        self, link_group_id: str, table_ids: Sequence[str]
+        self,
+        link_group_id: str,
+        table_ids: Sequence[str],
+        *,
+        skipped: list[CorruptRecord] | None = None,
     ) -> dict[str, tuple[int, int]]:
         """Each of ``table_ids``' latest round locked out: ``{table_id: (round_id,
         locked_out_at_ms)}`` (Redis's clock, written by the lockout script beside the round
-        id); a table that has locked out no round since it was registered is absent. One
-        pipelined read of the tables' own records (one slot: the link group's)."""
+        id); a table that has locked out no round since it was registered is absent, and so
+        is one whose fields do not read (reported, added to ``skipped``). One pipelined read
+        of the tables' own records (one slot: the link group's)."""
         group = keys.LinkGroupKeys(link_group_id)
         async with self._client.pipeline(transaction=False) as pipe:
             for table_id in table_ids:
@@ -2080,15 +2085,18 @@ class RedisStore:
             rows = await self._read(pipe.execute())
         last: dict[str, tuple[int, int]] = {}
         for table_id, (round_id, at_ms) in zip(table_ids, rows, strict=True):
-            if round_id and at_ms:
+            if round_id or at_ms:
                 try:
                     key = group.table(table_id)
-                    last[table_id] = (
+                    read = (
                         self._table_int(table_id, key, "last_round", round_id),
                         self._table_int(table_id, key, "last_round_ms", at_ms),
                     )
-                except CorruptRecord:  # reported; the table shows no round
-                    pass
+                    if all(read):
+                        last[table_id] = read
+                except CorruptRecord as error:  # reported
+                    if skipped is not None:
+                        skipped.append(error)
         return last
 
 

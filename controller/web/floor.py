@@ -88,6 +88,7 @@ class FloorView:
         hits: list[Jackpot] = []
         for group in groups:
             rounds: dict[str, tuple[int, int]] = {}
+            unreadable: set[str] = set()
             bad_tables: list[CorruptRecord] = []
             group_tables = await store.list_tables(group.link_group_id, skipped=bad_tables)
             corrupt += bad_tables
@@ -104,12 +105,17 @@ class FloorView:
             ]
             if not group.stopped:
                 ids = [table.table_id for table in group_tables]
-                rounds = await store.last_rounds(group.link_group_id, ids)
+                bad_rounds: list[CorruptRecord] = []
+                rounds = await store.last_rounds(group.link_group_id, ids, skipped=bad_rounds)
+                corrupt += bad_rounds
+                unreadable = {error.name for error in bad_rounds}
                 hits += await store.list_jackpots(group.link_group_id, skipped=corrupt)
             for table in group_tables:
                 round_id, at_ms = rounds.get(table.table_id, (0, 0))
                 if group.stopped:
                     state = "stopped"
+                elif table.table_id in unreadable:
+                    state = "corrupt"
                 elif group.maintenance.active:
                     state = "maintenance"
                 elif table.table_id in held:

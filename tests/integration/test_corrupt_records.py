@@ -226,8 +226,9 @@ async def test_a_corrupt_table_refuses_that_table_only(
 
     status, state = await _floor_state(RedisStore(redis_client))
     assert status == 200
-    assert {t["table_id"]: t["state"] for t in state["tables"]}["t1"] == "corrupt"
-    assert {t["table_id"] for t in state["tables"]} == {"t1", "t2", "t3"}
+    states = {t["table_id"]: t["state"] for t in state["tables"]}
+    assert states == {"t1": "corrupt", "t2": "playing", "t3": "corrupt"}
+    assert [(c["kind"], c["name"]) for c in state["corrupt"]] == [("table", "t1"), ("table", "t3")]
 
     report = await audit.verify(RedisStore(redis_client))
     corrupt = [d for d in report.differences if "is corrupt" in d]
