@@ -110,8 +110,9 @@ class CorruptRecord(JackpotError):
 
     def __init__(self, kind: str, name: str, key: str, detail: str) -> None:
         where = f" (Redis key {key})" if key else ""
+        subject = f"the stored record of {kind} {name}" if name else "a stored record"
         super().__init__(
-            f"the stored record of {kind} {name}{where} is corrupt: {detail}; it is not "
+            f"{subject}{where} is corrupt: {detail}; it is not "
             "used until an engineer restores it from the last export (jackpotctl restore) - "
             "call the engineer on duty"
         )

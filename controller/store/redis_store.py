@@ -2223,7 +2223,7 @@ def _script_error(error: ResponseError) -> JackpotError:
         parts = message.split("\t", 3)
         if len(parts) == 4:
             return CorruptRecord(*parts)
-        return CorruptRecord("record", "?", "", message)
+        return CorruptRecord("record", "", "", message)
     error_class = _SCRIPT_ERRORS.get(code)
     if error_class is None:  # a fault to look into: the detail is logged, not sent
         log.error("Redis refused a call: %s", text)

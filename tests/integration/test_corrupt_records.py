@@ -391,3 +391,24 @@ async def test_a_corrupt_link_group_or_irregularity_leaves_the_floor_up(
         ("irregularity", "t1:1:chip_count"),
         ("link group", "east"),
     ]
+
+
+async def test_a_script_never_reads_a_corrupt_number_as_0(
+    controller: ControllerServer,
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    redis_client: Redis,
+) -> None:
+    await floor.create()
+    await tables.Lockout(lockout("t1", 1, [1]))
+    await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES}))
+    pending = await admin.ListPendingJackpots(pb.ListPendingJackpotsRequest())
+    (jackpot_id,) = [j.jackpot_id for j in pending.jackpots]
+    # Rejecting a hit returns it to its meter: a meter whose last hit does not read is refused.
+    await redis_client.hset(GROUP.meter("cs-main"), "last_hit_seq", "3x")
+    before = await snapshot(redis_client)
+    reject = pb.ReviewJackpotRequest(jackpot_id=jackpot_id, note="misread")
+    await expect_refusal(admin.RejectJackpot(reject), DATA_LOSS, "a stored number is '3x'")
+    assert await snapshot(redis_client) == before
+    assert _counted(controller, "record") >= 1

@@ -55,7 +55,7 @@ local function num(value)
   if type(value) == 'number' and value == math.floor(value) then
     return value
   end
-  return stored_int('record', '?', '?', 'a stored number', value)
+  return stored_int('record', '', '', 'a stored number', value)
 end
 
 -- Every stored record carries the schema version it was written in (its field 'v');
