@@ -412,3 +412,39 @@ async def test_a_script_never_reads_a_corrupt_number_as_0(
     await expect_refusal(admin.RejectJackpot(reject), DATA_LOSS, "a stored number is '3x'")
     assert await snapshot(redis_client) == before
     assert _counted(controller, "record") >= 1
+
+
+async def test_a_corrupt_adjustment_is_refused_alone(
+    controller: ControllerServer,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    redis_client: Redis,
+) -> None:
+    await _two_meters(admin, floor)
+    ids = []
+    for meter_id in ("cs-main", "cs-other"):
+        requested = await admin.RequestAdjustment(
+            pb.RequestAdjustmentRequest(
+                meter_id=meter_id, amount_cents=500, reason="short seed", reference="T-1"
+            )
+        )
+        ids.append(requested.adjustment_id)
+    await redis_client.hset(GROUP.adjustments, ids[0], '{"v": 1, "amount_cents": "5x"')
+    before = await snapshot(redis_client)
+
+    listed = await admin.ListAdjustments(pb.ListAdjustmentsRequest())
+    assert [a.adjustment_id for a in listed.adjustments] == [ids[1]]
+    await expect_refusal(
+        admin.ApproveAdjustment(pb.ReviewAdjustmentRequest(adjustment_id=ids[0])),
+        DATA_LOSS,
+        f"adjustment {ids[0]} (Redis key {GROUP.adjustments}) is corrupt",
+    )
+    assert await snapshot(redis_client) == before
+    assert _counted(controller, "adjustment") >= 2
+    report = await audit.verify(RedisStore(redis_client))
+    assert [d for d in report.differences if "is corrupt" in d] == [
+        f"floor: the stored record of adjustment {ids[0]} (Redis key {GROUP.adjustments}) is "
+        "corrupt: its JSON does not parse (Expecting ',' delimiter: line 1 column 30 (char 29)); "
+        "it is not used until an engineer restores it from the last export (jackpotctl "
+        "restore) - call the engineer on duty"
+    ]
