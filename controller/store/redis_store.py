@@ -533,12 +533,16 @@ class RedisStore:
             with codec.reading("link group", link_group_id, group.maintenance):
                 return codec.maintenance(maintenance)
 
+        def decode_seq() -> int:
+            with codec.reading("link group", link_group_id, group.seq):
+                return codec.integer("the journal's sequence number", seq or 0)
+
         return LinkGroupState(
             link_group_id,
             codec.link_group_description(link_group_id, {"v": version, "description": description}),
             tuple(sorted(meters)),
             tuple(sorted(tables)),
-            JournalPosition(epoch[0] or "", int(seq or 0)),
+            JournalPosition(epoch[0] or "", self._decoded(decode_seq)),
             epoch[1] or "",
             self._decoded(decode_maintenance),
         )

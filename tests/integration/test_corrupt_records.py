@@ -368,9 +368,11 @@ async def test_a_corrupt_link_group_or_irregularity_leaves_the_floor_up(
 ) -> None:
     await floor.create()
     await admin.CreateLinkGroup(pb.CreateLinkGroupRequest(link_group_id="east", description="e"))
+    await admin.CreateLinkGroup(pb.CreateLinkGroupRequest(link_group_id="west", description="w"))
     await tables.Lockout(lockout("t1", 1, [1]))
     east = keys.LinkGroupKeys("east")
     await redis_client.hset(east.maintenance, mapping={"state": "play", "left_seq": "7x"})
+    await redis_client.set(keys.LinkGroupKeys("west").seq, "2.5")
     await redis_client.hset(GROUP.irregularities, "t1:1:chip_count", "{bad")
 
     await expect_refusal(
@@ -390,6 +392,7 @@ async def test_a_corrupt_link_group_or_irregularity_leaves_the_floor_up(
     assert [(c["kind"], c["name"]) for c in state["corrupt"]] == [
         ("irregularity", "t1:1:chip_count"),
         ("link group", "east"),
+        ("link group", "west"),
     ]
 
 
