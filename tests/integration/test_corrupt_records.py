@@ -15,15 +15,17 @@ from typing import Any
 import grpc
 import pytest
 from redis.asyncio import Redis
+from redis.exceptions import ResponseError
 
 from controller import audit
+from controller.api import status
 from controller.api.meter_watch import MeterWatcher
 from controller.api.peers import Authenticator
 from controller.domain.config import TableConfig
 from controller.domain.rounds import Wager
 from controller.metrics import Metrics
 from controller.server import ControllerServer
-from controller.store import codec, keys
+from controller.store import codec, keys, redis_store
 from controller.store.redis_store import RedisStore
 from controller.web.app import WebApp
 from jackpot.errors import CorruptRecord
@@ -451,3 +453,15 @@ async def test_a_corrupt_adjustment_is_refused_alone(
         "it is not used until an engineer restores it from the last export (jackpotctl "
         "restore) - call the engineer on duty"
     ]
+
+
+def test_a_corrupt_record_is_data_loss_and_a_script_names_it() -> None:
+    error = CorruptRecord("meter", "m", "jp:{lg:g}:meter:m", "value_microcents is 'x'")
+    assert status.status_for(error) is DATA_LOSS
+    named = redis_store._script_error(
+        ResponseError("CORRUPT meter\tm\tjp:{lg:g}:meter:m\tvalue_microcents is 'x'")
+    )
+    assert isinstance(named, CorruptRecord) and str(named) == str(error)
+    unnamed = redis_store._script_error(ResponseError("CORRUPT something odd"))
+    assert isinstance(unnamed, CorruptRecord)
+    assert str(unnamed).startswith("a stored record is corrupt: something odd;")
