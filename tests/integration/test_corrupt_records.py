@@ -9,6 +9,7 @@ it; the audit names every bad record and goes on; and nothing is rewritten.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -27,11 +28,15 @@ from controller.metrics import Metrics
 from controller.server import ControllerServer
 from controller.store import codec, keys, redis_store
 from controller.store.redis_store import RedisStore
+from controller.testing import TestPKI
 from controller.web.app import WebApp
 from jackpot.errors import CorruptRecord
+from jackpot.kinds import WagerKind
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from jackpot.web.server import Request, Response
+from table_agent.table import TableAgent
+from table_agent.wagers import PlacedWager
 from tests.helpers import (
     RATE_PERCENT,
     RESET_CENTS,
@@ -42,6 +47,7 @@ from tests.helpers import (
     progressive_table,
     settle,
     snapshot,
+    table_client,
 )
 from tests.integration.test_mystery import _mystery_floor
 
@@ -465,3 +471,27 @@ def test_a_corrupt_record_is_data_loss_and_a_script_names_it() -> None:
     unnamed = redis_store._script_error(ResponseError("CORRUPT something odd"))
     assert isinstance(unnamed, CorruptRecord)
     assert str(unnamed).startswith("a stored record is corrupt: something odd;")
+
+
+async def test_a_table_keeps_its_report_while_the_record_is_corrupt_and_delivers_it_mended(
+    controller: ControllerServer, floor: Floor, pki: TestPKI, redis_client: Redis
+) -> None:
+    """DATA_LOSS is no refusal of the report: the agent retries it (the same idempotency key)
+    until an engineer mends the record, and the lockout then goes through once."""
+    await floor.create()
+    client = table_client(controller.port, pki, retry_for_s=30)
+    agent = TableAgent("t1", client)
+    meter_key = GROUP.meter("cs-main")
+    good = await redis_client.hget(meter_key, "value_microcents")
+    await redis_client.hset(meter_key, "value_microcents", "10000oops")
+    try:
+        locking = asyncio.create_task(
+            agent._lockout(agent.new_round(), [PlacedWager(1, WagerKind.PROGRESSIVE, 100)])
+        )
+        await asyncio.sleep(1.0)
+        assert not locking.done()  # still retrying, not refused
+        await redis_client.hset(meter_key, "value_microcents", good)
+        result = await asyncio.wait_for(locking, timeout=20)
+    finally:
+        await client.close()
+    assert [wager.seat for wager in result.accepted] == [1]
