@@ -141,9 +141,15 @@ async def _audit_once(
     rotations: list[tuple[int, str]] = []
     expected_hash = checkpoint.hash if expected and expected[0] == checkpoint.seq else None
     last_id = _stream_id(snapshot.last_entry_id)
-    async for entry in store.journal(link_group_id):
+    # Every record that does not read is named, and the audit goes on with the rest.
+    corrupt = list(snapshot.corrupt)
+    corrupt += [str(error) for error in await store.corrupt_records(link_group_id)]
+    report.differences += [f"{link_group_id}: {text}" for text in dict.fromkeys(corrupt)]
+    async for entry in store.journal(link_group_id, unreadable=True):
         if _stream_id(entry.entry_id) > last_id:
             break  # written after the snapshot: the next audit sees it
+        if entry.problem:
+            report.differences.append(f"{link_group_id}: {entry.problem}")
         report.entries += 1
         chain.add(entry.entry_id, entry.fields)
         commitments.add(entry.fields)
@@ -228,6 +234,8 @@ def _compare_meters(
                 f"{pending_by_meter[meter.meter_id]} are pending"
             )
     for meter_id in sorted(set(value) - {meter.meter_id for meter in snapshot.meters}):
+        if meter_id in snapshot.corrupt_meters:
+            continue  # named as corrupt: its values are not known
         if meter_id in retired:
             if value[meter_id] or reserve[meter_id]:
                 report.differences.append(

@@ -135,6 +135,7 @@ class ControllerServer:
             wait_replicas=config.wait_replicas,
             wait_timeout_ms=config.wait_timeout_ms,
         )
+        self.store.on_corrupt = self.metrics.record_corrupt
         self.deny_list = DenyList(config.deny_list) if config.deny_list else None
         self.position_key = read_position_key(config.position_key) if config.position_key else None
         self.certificates = ServerCertificates(config.tls) if config.tls else None

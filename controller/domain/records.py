@@ -182,6 +182,8 @@ class JournalEntry:
     delta_meter_microcents: int
     delta_reserve_microcents: int
     fields: dict[str, str] = field(default_factory=dict)
+    problem: str = ""
+    """Why a number of the entry does not read (its deltas are then 0; the audit names it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +239,11 @@ class LinkGroupSnapshot:
     checkpoint: Checkpoint = field(default_factory=Checkpoint)
     last_entry_id: str = ""
     """The stream id of the journal's last entry ("" for none)."""
+    corrupt: tuple[str, ...] = ()
+    """What does not read: a message naming each corrupt meter (left out of ``meters``) and
+    pending jackpot (its meter unknown)."""
+    corrupt_meters: tuple[str, ...] = ()
+    """The ids of the meters left out of ``meters`` because their values do not read."""
 
 
 IRREGULARITY_STATUSES = ("open", "confirmed", "voided", "applied")
