@@ -34,6 +34,9 @@ from threading import Lock
 from typing import TypeAlias
 
 import grpc
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes
+from cryptography.x509.oid import NameOID
 from prometheus_client import (
     GC_COLLECTOR,
     CollectorRegistry,
@@ -51,6 +54,7 @@ from prometheus_client.registry import Collector
 
 from controller.api.status import code_label
 from controller.domain.config import MUST_HIT_BY, TableConfig, WagerOffer
+from controller.domain.identity import Identity
 from controller.domain.odds import paytable_odds
 from controller.domain.records import Jackpot, MeterState
 from controller.store.redis_store import Persistence
@@ -68,6 +72,18 @@ from jackpot.results import (
 
 # No *_created series: they double the series count and no dashboard here reads them.
 disable_created_metrics()  # type: ignore[no-untyped-call]
+
+MAX_CLIENT_EXPIRY_SERIES = 2000
+"""Client identities whose certificate expiry is exported (tables, signs and people: a
+casino has hundreds); later ones are not, so that no series count grows without bound."""
+
+
+def _cert_name(certificate: x509.Certificate) -> str:
+    """A CA's or the controller's certificate as a label: common name and fingerprint."""
+    names = certificate.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    common = str(names[0].value)[:64] if names else "?"
+    return f"{common} {certificate.fingerprint(hashes.SHA256()).hex()[:16]}"
+
 
 # Seconds; around the latency objective of a settlement (tens of milliseconds).
 LATENCY_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
@@ -381,6 +397,25 @@ class Metrics:
             ["grpc_method", "role", "reason"],
             registry=r,
         )
+        self.revoked_certificates = Gauge(
+            "jackpot_revoked_certificates",
+            "Certificates on the deny list in force (--deny-list).",
+            multiprocess_mode="mostrecent",
+            registry=r,
+        )
+        self.certificate_expiry = Gauge(
+            "jackpot_certificate_expiry_timestamp_seconds",
+            "When a certificate expires (unix seconds): the controller's own "
+            '(certificate="server"), each CA its clients chain to (certificate="ca", name: the '
+            "CA's common name and fingerprint) and each client certificate seen "
+            '(certificate="client", by role and name; at most '
+            f"{MAX_CLIENT_EXPIRY_SERIES} identities, the last certificate seen of each).",
+            ["certificate", "role", "name"],
+            multiprocess_mode="mostrecent",
+            registry=r,
+        )
+        self._expiry_series: set[tuple[str, str, str]] = set()
+        self._expiry_lock = Lock()
         self.meter_streams = Gauge(
             "jackpot_meter_streams",
             "WatchMeters streams open now.",
@@ -417,6 +452,35 @@ class Metrics:
                 self.exposed.register(collector)
         self._meter_series: dict[str, Gauge] = {}
         self._wagers_of_meter: dict[str, set[str]] = {}
+
+    # ------------------------------------------------------------ certificates
+
+    def set_server_certificates(
+        self, certificate: x509.Certificate, authorities: Iterable[x509.Certificate]
+    ) -> None:
+        """The expiry of the controller's certificate and of each client CA (the series of a
+        CA no longer trusted are removed)."""
+        with self._expiry_lock:
+            for labels in [k for k in self._expiry_series if k[0] in ("server", "ca")]:
+                self._expiry_series.discard(labels)
+                self.certificate_expiry.remove(*labels)
+            series = [(("server", "controller", _cert_name(certificate)), certificate)]
+            series += [(("ca", "ca", _cert_name(ca)), ca) for ca in authorities]
+            for labels, cert in series:
+                self._expiry_series.add(labels)
+                self.certificate_expiry.labels(*labels).set(cert.not_valid_after_utc.timestamp())
+
+    def set_client_certificate(self, identity: Identity, not_after: float) -> None:
+        """The expiry of a client certificate seen (the last one of each identity, at most
+        :data:`MAX_CLIENT_EXPIRY_SERIES` identities)."""
+        labels = ("client", identity.role.value, identity.name)
+        with self._expiry_lock:
+            if labels not in self._expiry_series:
+                clients = sum(1 for k in self._expiry_series if k[0] == "client")
+                if clients >= MAX_CLIENT_EXPIRY_SERIES:
+                    return
+                self._expiry_series.add(labels)
+        self.certificate_expiry.labels(*labels).set(not_after)
 
     # ------------------------------------------------------------ series known in advance
 
