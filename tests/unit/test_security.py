@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding
+from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from controller import certs, logs, settings
 from controller.api.access import ACCESS, check_role, check_table
-from controller.api.limits import RateLimiter, StreamSlots
+from controller.api.limits import LogSampler, RateLimiter, StreamSlots
 from controller.api.peers import Authenticator, DenyList, DenyListError, read_deny_list
 from controller.cli import _parser
 from controller.domain import bounds
@@ -147,6 +149,79 @@ def test_an_unreadable_deny_list_keeps_the_revocations_it_had(
     deny.reload()
     assert "ab" * 32 in deny  # never un-revoked by a broken file
     assert "keeping the 1 revocations read before" in caplog.text
+
+
+def test_an_emptied_deny_list_keeps_every_revocation(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "deny"
+    path.write_text("ab" * 32 + "\n" + "cd" * 32 + "\n")
+    deny = DenyList(path)
+    for blank in ("", "\n\n  \n"):  # truncated, or caught half-written
+        path.write_text(blank)
+        deny.reload()
+        assert "ab" * 32 in deny and "cd" * 32 in deny
+    assert "is empty (truncated or being written?); keeping the 2 revocations" in caplog.text
+    assert not [r for r in caplog.records if r.levelno < logging.WARNING]
+
+
+def test_a_deny_list_that_shrinks_says_what_it_un_revokes(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "deny"
+    path.write_text("ab" * 32 + "\n" + "cd" * 32 + "\n")
+    counted: list[int] = []
+    deny = DenyList(path, counted.append)
+    path.write_text("cd" * 32 + "  # still lost\n")
+    with caplog.at_level(logging.INFO, "controller.peers"):
+        deny.reload()
+    assert "ab" * 32 not in deny and "cd" * 32 in deny
+    (line,) = [r for r in caplog.records if "UN-REVOKED" in r.getMessage()]
+    assert line.levelno == logging.WARNING and "abababababababab..." in line.getMessage()
+    path.write_text("# nothing revoked: a list emptied on purpose says so\n")
+    deny.reload()
+    assert "cd" * 32 not in deny and len(deny) == 0
+    assert counted == [2, 1, 0]  # jackpot_revoked_certificates
+
+
+def test_refusal_log_lines_are_sampled() -> None:
+    now = [0.0]
+    sampler = LogSampler(interval_s=10, limit=2, clock=lambda: now[0])
+    assert sampler.sample("a") == 0
+    assert [sampler.sample("a") for _ in range(5)] == [None] * 5
+    assert sampler.sample("b") == 0  # another key is logged at once
+    now[0] = 10.0
+    assert sampler.sample("a") == 5  # one line, saying how many were not logged
+    assert sampler.sample("c") == 0  # a third key: the oldest one ("a") is forgotten
+    assert sampler.sample("a") == 0
+
+
+def test_the_authenticator_reads_the_identity_from_the_certificate_itself(
+    tmp_path: Path,
+) -> None:
+    certs.init_authority(tmp_path)
+    authority = certs._load_authority(tmp_path)
+    names = [x509.UniformResourceIdentifier("jackpot://supervisor/eve\0table")]
+    cert, key = certs._leaf(authority, "eve", names, ExtendedKeyUsageOID.CLIENT_AUTH, 30)
+    issued = certs._save(tmp_path, "eve", cert, key, force=False)
+    # What gRPC reports: the URI cut at its NUL.
+    context = {
+        "x509_pem_cert": [issued.cert.read_bytes()],
+        "peer_uri": [b"jackpot://supervisor/eve"],
+    }
+    with pytest.raises(Unauthenticated, match="holds a control character"):
+        Authenticator().identify(context)
+    der = x509.load_pem_x509_certificate(issued.cert.read_bytes()).public_bytes(Encoding.DER)
+    with pytest.raises(Unauthenticated, match="holds a control character"):
+        Authenticator().identify_der(der)
+    seen: list[tuple[Identity, float]] = []
+    ann = certs.issue(tmp_path, "supervisor", "ann")
+    ann_der = x509.load_pem_x509_certificate(ann.cert.read_bytes()).public_bytes(Encoding.DER)
+    authenticator = Authenticator(observe=lambda who, at: seen.append((who, at)))
+    for _ in range(3):
+        assert authenticator.identify_der(ann_der).uri == "jackpot://supervisor/ann"
+    assert len(seen) == 1 and seen[0][0].name == "ann"  # once per certificate
+    assert seen[0][1] == x509.load_der_x509_certificate(ann_der).not_valid_after_utc.timestamp()
 
 
 def test_the_authenticator_needs_one_identity_and_no_revocation(tmp_path: Path) -> None:
