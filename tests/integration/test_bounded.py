@@ -67,10 +67,19 @@ def deny_list(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def client_ca(tmp_path: Path, pki: TestPKI) -> Path:
+def other_ca(tmp_path: Path) -> TestPKI:
+    """A second CA, trusted from the start by the controller of a test that asks for it."""
+    return TestPKI(tmp_path / "other-ca")
+
+
+@pytest.fixture
+def client_ca(tmp_path: Path, pki: TestPKI, request: pytest.FixtureRequest) -> Path:
     """A copy of the CA bundle the controller trusts, for a test to rotate."""
     path = tmp_path / "client-ca.crt"
     path.write_bytes(pki.ca.read_bytes())
+    if "other_ca" in request.fixturenames:
+        other: TestPKI = request.getfixturevalue("other_ca")
+        path.write_bytes(pki.ca.read_bytes() + other.ca.read_bytes())
     return path
 
 
@@ -417,15 +426,12 @@ async def test_a_revoked_certificate_is_refused_at_its_handshake_and_holds_nothi
 
 
 async def test_a_ca_removed_from_the_client_ca_is_refused_by_the_web_port_too(
-    client_ca: Path, controller: ControllerServer, floor: Floor, pki: TestPKI, tmp_path: Path
+    other_ca: TestPKI, client_ca: Path, controller: ControllerServer, floor: Floor, pki: TestPKI
 ) -> None:
-    other = TestPKI(tmp_path / "other-ca")
-    client_ca.write_bytes(pki.ca.read_bytes() + other.ca.read_bytes())
-    os.utime(client_ca, ns=(1, 1))  # a stamp of its own, whatever the clock's resolution
-    visitor = dataclasses.replace(other.client("supervisor", "visitor"), ca=pki.ca)
+    visitor = dataclasses.replace(other_ca.client("supervisor", "visitor"), ca=pki.ca)
     assert (await web_get(controller, visitor, "/floor/state"))[0] == 200
     client_ca.write_bytes(pki.ca.read_bytes())  # the other CA is removed
-    os.utime(client_ca, ns=(2, 2))
+    os.utime(client_ca, ns=(2, 2))  # a stamp of its own, whatever the clock's resolution
     async with tls.aio_channel(f"127.0.0.1:{controller.port}", visitor) as channel:
         with pytest.raises(aio.AioRpcError):
             await pb_grpc.AdminServiceStub(channel).ListPendingJackpots(
