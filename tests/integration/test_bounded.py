@@ -459,6 +459,10 @@ async def test_certificate_expiry_is_exported_for_the_series_the_alerts_read(
     channels: Channels, floor: Floor, controller: ControllerServer, pki: TestPKI
 ) -> None:
     await table_answers(channels)
+    sign = pb_grpc.TableServiceStub(channels("display", "lobby"))
+    meters = sign.WatchMeters(pb.WatchMetersRequest(table_id="t1", min_interval_ms=50))
+    await meters.read()
+    meters.cancel()
     expiry = _expiry(controller)
     server = x509.load_pem_x509_certificate(pki.server().cert.read_bytes())
     ca = x509.load_pem_x509_certificate(pki.ca.read_bytes())
@@ -467,6 +471,7 @@ async def test_certificate_expiry_is_exported_for_the_series_the_alerts_read(
     assert by_kind[("server", "controller")] == server.not_valid_after_utc.timestamp()
     assert by_kind[("ca", "ca")] == ca.not_valid_after_utc.timestamp()
     assert expiry[("client", "table", "t1")] == table.not_valid_after_utc.timestamp()
+    assert ("client", "display", "lobby") in expiry
     # The alerts' unit tests feed this very series, with these labels.
     tests = yaml.safe_load((RULE_TESTS / "jackpot.rules.test.yml").read_text(encoding="utf-8"))
     fed = [
