@@ -23,6 +23,10 @@ of microcents and only converted at exposition, because the text format has no i
 * gRPC server metrics with the go-grpc-prometheus names and code names (``grpc_code="OK"``,
   ``"Unavailable"``), every served method and code created at zero, so stock dashboards and
   the rules in deploy/ work.
+* Certificates: when each expires (``jackpot_certificate_expiry_timestamp_seconds``: the
+  controller's, its client CAs', and the last one each identity presented, bounded to
+  :data:`MAX_CLIENT_EXPIRY_SERIES` identities) and how many are revoked
+  (``jackpot_revoked_certificates``).
 * The process and Python collectors (``process_*``, ``python_*``).
 """
 

@@ -203,7 +203,8 @@ class Authenticator:
     """Turns a call's TLS auth context into the caller's :class:`Identity`.
 
     ``insecure``: no TLS at all; every caller is the development identity. ``observe`` is
-    told each identity's certificate expiry the first time the certificate is seen.
+    told a certificate's identity and expiry the first time it is admitted (a revoked or
+    unusable certificate is not reported).
     """
 
     def __init__(
@@ -217,6 +218,7 @@ class Authenticator:
         self.deny_list = deny_list
         self._observe = observe
         self._certificates: dict[bytes, _Certificate] = {}
+        self._observed: set[str] = set()  # fingerprints whose expiry was reported
 
     def _certificate(self, key: bytes, der: Callable[[], bytes]) -> _Certificate:
         cached = self._certificates.get(key)
@@ -224,12 +226,8 @@ class Authenticator:
             cached = _read_certificate(der())
             if len(self._certificates) >= _CACHE_LIMIT:
                 self._certificates.clear()
+                self._observed.clear()
             self._certificates[key] = cached
-            if self._observe is not None and not cached.problem and len(cached.uris) == 1:
-                try:
-                    self._observe(Identity.parse(cached.uris[0]), cached.not_after)
-                except IdentityError:
-                    pass
         return cached
 
     def peer_key(self, auth_context: Mapping[str, Iterable[bytes]]) -> str:
@@ -293,9 +291,13 @@ class Authenticator:
                 "URI SAN jackpot://<role>/<name> is required",
             )
         try:
-            return Identity.parse(names[0], fingerprint)
+            identity = Identity.parse(names[0], fingerprint)
         except IdentityError as error:
             raise Unauthenticated("no_identity", f"the client certificate: {error}") from None
+        if self._observe is not None and fingerprint not in self._observed:
+            self._observed.add(fingerprint)  # once per certificate admitted
+            self._observe(identity, certificate.not_after)
+        return identity
 
     def check_not_revoked(self, caller: Identity) -> None:
         """Refuse a caller whose certificate was revoked since its call began (a stream)."""
