@@ -262,7 +262,13 @@ class WebServer:
         :class:`Refused` otherwise (before any of its request is read)."""
         if self.admit is None:
             return None
-        peer = self.admit(_peer(writer)[0])
+        try:
+            peer = self.admit(_peer(writer)[0])
+        except Refused:
+            raise
+        except Exception:
+            log.exception("judging a client certificate failed")
+            raise Refused(500, "internal error (logged)") from None
         held = self._counts.peer_connections.get(peer, 0)
         if held >= self.max_connections_per_peer:
             raise Refused(

@@ -167,6 +167,8 @@ async def test_a_revoked_certificate_cannot_hold_the_call_slots(
     deny_list: Path, channels: Channels, floor: Floor, controller: ControllerServer, pki: TestPKI
 ) -> None:
     revoke(deny_list, controller, pki, "table", "stolen")
+    revoked = controller.metrics.registry.get_sample_value("jackpot_revoked_certificates")
+    assert revoked == 1
     hostile = silent_calls(channels("table", "stolen"), GET_TABLE, CONCURRENT_RPCS)
     await asyncio.sleep(0.5)  # every call has reached the controller
     assert await table_answers(channels) is grpc.StatusCode.OK
