@@ -138,22 +138,30 @@ class ServerInterceptor(_Interceptor):
             access = check_role(method, caller)
         except AccessDenied as denied:
             key = caller.uri if caller else self._authenticator.peer_key(auth_context)
-            self._refuse(method, caller, denied, key)
+            self._refuse(method, caller, denied, key, charge=True)
         rates = self._table_rates if caller.role is Role.TABLE else self._client_rates
         rates.acquire(caller.uri, caller.uri)
         set_caller(caller)
         return caller, access.for_own_table
 
     def _refuse(
-        self, method: str, caller: Identity | None, denied: AccessDenied, key: str
+        self,
+        method: str,
+        caller: Identity | None,
+        denied: AccessDenied,
+        key: str,
+        *,
+        charge: bool = False,
     ) -> NoReturn:
-        """Count a refusal, take it from the caller's call rate (RESOURCE_EXHAUSTED, not
-        logged, once that is spent) and log it, sampled; raise it."""
+        """Count a refusal, log it (sampled) and raise it. ``charge``: a call refused before
+        it took from its caller's call rate takes from it now (RESOURCE_EXHAUSTED, not
+        logged, once that is spent)."""
         self._metrics.access_denied.labels(
             method.rsplit("/", 1)[-1], caller.role.value if caller else "none", denied.reason
         ).inc()
-        is_table = caller is not None and caller.role is Role.TABLE
-        (self._table_rates if is_table else self._client_rates).acquire(key, key)
+        if charge:
+            is_table = caller is not None and caller.role is Role.TABLE
+            (self._table_rates if is_table else self._client_rates).acquire(key, key)
         unlogged = self._log_sampler.sample(f"{key} {denied.reason}")
         if unlogged is not None:
             since = f" ({unlogged} more refused since the last line)" if unlogged else ""
