@@ -17,7 +17,7 @@ from controller import certs, logs, settings
 from controller.api.access import ACCESS, check_role, check_table
 from controller.api.limits import LogSampler, RateLimiter, StreamSlots
 from controller.api.peers import Authenticator, DenyList, DenyListError, read_deny_list
-from controller.cli import _parser
+from controller.cli import UsageError, _config, _parser
 from controller.domain import bounds
 from controller.domain.identity import INSECURE_CALLER, Identity, IdentityError, Role
 from controller.server import ServerConfig
@@ -324,6 +324,14 @@ def test_options_come_from_the_command_line_then_the_environment_then_the_file(
         _serve([], config, {})
     with pytest.raises(settings.SettingsError, match="is not true or false"):
         _serve([], None, {"JACKPOT_INSECURE": "maybe"})
+
+
+def test_the_calls_of_one_identity_are_bounded_from_the_command_line() -> None:
+    argv = ["--insecure", "--max-calls-per-caller", "5"]
+    assert _config(_serve(argv, None, {}), {}).max_calls_per_caller == 5
+    assert _config(_serve(["--insecure"], None, {}), {}).max_calls_per_caller == 64
+    with pytest.raises(UsageError, match="--max-calls-per-caller"):
+        _config(_serve([*argv[:2], "0"], None, {}), {})
 
 
 def test_the_redis_password_never_shows_in_the_configuration() -> None:
