@@ -15,7 +15,13 @@ up to that instant's sequence number.
 A trimmed journal (``jackpotctl journal trim``) starts after its signed checkpoint: the last
 trimmed entry's sequence number and hash, and what the trimmed entries summed to per meter.
 The chain and the sums then start from the checkpoint, whose signature is checked with the
-trimmer's public key (:mod:`controller.checkpoint_signature`).
+trimmer's public key (:mod:`controller.checkpoint_signature`), following the key handovers;
+a checkpoint at journal #0 holding sums, a hash or a signature is refused.
+
+A Redis without the installation record is never "OK", and heads kept from earlier
+(``--expect-head``, or the last export's with ``--expect-head-from``) must still be in
+Redis's journal unchanged, so a chain rewritten in Redis, or a link group the export names
+and Redis lost, fails (docs/journal.md § 3 and § 7).
 
 :func:`verify_export` checks an export directory (``jackpotctl journal export``) the same
 way, offline: the chain of ``journal.jsonl`` from its first entry (or the signed checkpoint
@@ -27,18 +33,20 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
 from controller import checkpoint_signature, journal_export
+from controller.checkpoint_signature import PublicKeys
 from controller.domain.mystery import CommitmentCheck
 from controller.domain.records import Checkpoint, LinkGroupSnapshot
 from controller.journal_chain import GENESIS, ChainCheck
 from controller.store import codec
 from controller.store.redis_store import RedisStore
+from jackpot.epochs import Epoch
+from jackpot.errors import FailedPrecondition
 from jackpot.money import MICROCENTS_PER_CENT, format_cents
 
 
@@ -80,11 +88,12 @@ async def _audit_group(
     store: RedisStore,
     link_group_id: str,
     report: AuditReport,
-    checkpoint_key: Ed25519PublicKey | None,
+    checkpoint_key: PublicKeys,
+    expected: tuple[int, str] | None = None,
 ) -> None:
     for _ in range(TRIM_RACES):
         group_report = AuditReport()
-        if await _audit_once(store, link_group_id, group_report, checkpoint_key):
+        if await _audit_once(store, link_group_id, group_report, checkpoint_key, expected):
             report.meters += group_report.meters
             report.entries += group_report.entries
             report.differences += group_report.differences
@@ -108,36 +117,91 @@ async def _audit_once(
     store: RedisStore,
     link_group_id: str,
     report: AuditReport,
-    checkpoint_key: Ed25519PublicKey | None,
+    checkpoint_key: PublicKeys,
+    expected: tuple[int, str] | None = None,
 ) -> bool:
-    """Audit one link group; False when a trim raced with it (audit it again)."""
-    snapshot = await store.audit_snapshot(link_group_id)
+    """Audit one link group; False when a trim raced with it (audit it again). ``expected``:
+    a head (sequence number, hash) kept from earlier (an export): Redis's journal must hold
+    that entry with that hash, or its checkpoint be exactly there."""
+    try:
+        snapshot = await store.audit_snapshot(link_group_id)
+    except FailedPrecondition as error:  # the codec refuses a checkpoint nothing explains
+        report.differences.append(f"{link_group_id}: {error}")
+        return True
     checkpoint = snapshot.checkpoint
-    problem = checkpoint_signature.problem(checkpoint_key, link_group_id, checkpoint)
-    if problem:
-        report.differences.append(problem)
+    _, epochs = await store.epoch_ids(link_group_id)
+    verdict = checkpoint_signature.check(
+        checkpoint_key, link_group_id, checkpoint, epochs=epochs or None
+    )
+    report.differences += verdict.problems
     value: Counter[str] = Counter(checkpoint.value_microcents)
     reserve: Counter[str] = Counter(checkpoint.reserve_microcents)
     chain = _start(checkpoint)
     commitments = CommitmentCheck(link_group_id)
+    rotations: list[tuple[int, str]] = []
+    expected_hash = checkpoint.hash if expected and expected[0] == checkpoint.seq else None
     last_id = _stream_id(snapshot.last_entry_id)
-    async for entry in store.journal(link_group_id):
+    # Every record that does not read is named, and the audit goes on with the rest.
+    corrupt = list(snapshot.corrupt)
+    corrupt += [str(error) for error in await store.corrupt_records(link_group_id)]
+    report.differences += [f"{link_group_id}: {text}" for text in dict.fromkeys(corrupt)]
+    async for entry in store.journal(link_group_id, unreadable=True):
         if _stream_id(entry.entry_id) > last_id:
             break  # written after the snapshot: the next audit sees it
+        if entry.problem:
+            report.differences.append(f"{link_group_id}: {entry.problem}")
         report.entries += 1
         chain.add(entry.entry_id, entry.fields)
         commitments.add(entry.fields)
+        if entry.fields.get("type") == checkpoint_signature.ROTATION_ENTRY:
+            rotations.append((entry.seq, entry.fields.get("handover", "")))
+        if expected and entry.seq == expected[0]:
+            expected_hash = entry.fields.get("hash", "")
         if entry.meter_id:
             value[entry.meter_id] += entry.delta_meter_microcents
             reserve[entry.meter_id] += entry.delta_reserve_microcents
     chain.finish(snapshot.seq)
     report.differences += [f"{link_group_id}: {problem}" for problem in chain.problems]
     report.differences += commitments.problems
+    report.differences += checkpoint_signature.journal_problems(
+        link_group_id, verdict.pending, rotations
+    )
+    if expected:
+        report.differences += _head_problems(link_group_id, expected, expected_hash, checkpoint)
     report.heads[link_group_id] = (chain.last_seq, chain.last_hash)
     retired = await store.controls.retired_meter_ids(link_group_id)
     _compare_meters(link_group_id, snapshot, value, reserve, retired, report)
     # Entries trimmed after the snapshot was read look missing: audit the group again.
-    return not report.differences or await store.checkpoint_seq(link_group_id) == checkpoint.seq
+    return not report.differences or await _trim_moved(store, link_group_id, checkpoint)
+
+
+async def _trim_moved(store: RedisStore, link_group_id: str, checkpoint: Checkpoint) -> bool:
+    """False when a trim moved the checkpoint since it was read (audit again)."""
+    try:
+        return await store.checkpoint_seq(link_group_id) == checkpoint.seq
+    except FailedPrecondition:
+        return True
+
+
+def _head_problems(
+    link_group_id: str, expected: tuple[int, str], found: str | None, checkpoint: Checkpoint
+) -> list[str]:
+    """Redis's journal against a head kept from earlier (``--expect-head``)."""
+    seq, hash_ = expected
+    where = f"{link_group_id}: the expected head journal #{seq} (sha256 {hash_[:16]}...)"
+    if found is None:
+        if seq < checkpoint.seq:
+            return [
+                f"{where} is before Redis's checkpoint at #{checkpoint.seq}: it cannot be "
+                "compared (give a later head, e.g. the last export's)"
+            ]
+        return [f"{where} is not in Redis's journal: Redis lost entries it had, or was rolled back"]
+    if found != hash_:
+        return [
+            f"{where} differs from Redis's (sha256 {found[:16]}...): the journal was rewritten "
+            "from there on, or belongs to other state"
+        ]
+    return []
 
 
 def _compare_meters(
@@ -170,6 +234,8 @@ def _compare_meters(
                 f"{pending_by_meter[meter.meter_id]} are pending"
             )
     for meter_id in sorted(set(value) - {meter.meter_id for meter in snapshot.meters}):
+        if meter_id in snapshot.corrupt_meters:
+            continue  # named as corrupt: its values are not known
         if meter_id in retired:
             if value[meter_id] or reserve[meter_id]:
                 report.differences.append(
@@ -182,17 +248,47 @@ def _compare_meters(
         )
 
 
-async def verify(store: RedisStore, checkpoint_key: Ed25519PublicKey | None = None) -> AuditReport:
-    """Audit every link group of the store; ``checkpoint_key`` checks the signatures of
-    trimmed journals' checkpoints (a signed checkpoint without it is a difference).
+async def verify(
+    store: RedisStore,
+    checkpoint_key: PublicKeys = None,
+    *,
+    expect_heads: Mapping[str, tuple[int, str]] | None = None,
+    installation_id: str = "",
+) -> AuditReport:
+    """Audit every link group of the store; ``checkpoint_key`` (one key or several) checks
+    the signatures of trimmed journals' checkpoints (a signed checkpoint without it is a
+    difference), following the key handovers from a given key.
 
     The link groups are those the index names and those each shard holds (on a Redis
     Cluster every primary is asked; a shard can lose its data alone): a group the index
     names that no shard holds, or one a shard holds that the index does not name (being
-    created, or the index's shard lost it), is a difference."""
+    created, or the index's shard lost it), is a difference. A Redis without the
+    installation record (:data:`controller.store.keys.INSTALLATION`) is a difference (its
+    data was lost: never "OK"), and so is one whose record is not ``installation_id`` (when
+    given, e.g. the export's). ``expect_heads``: per link group, a head (sequence number,
+    hash) kept from earlier (``--expect-head``, or the last export's): the group must be in
+    Redis and its journal hold that entry unchanged."""
     report = AuditReport(shards=await store.link_groups_by_shard())
+    expect_heads = expect_heads or {}
+    record = await store.installation()
+    if record is None:
+        report.differences.append(
+            "Redis holds no installation record: it lost its data (or was never installed); "
+            'restore it (jackpotctl restore; RUNBOOK: "Redis lost its data")'
+        )
+    elif installation_id and record.get("id") != installation_id:
+        report.differences.append(
+            f"Redis is installation {record.get('id')}, not {installation_id} (the export's): "
+            "its state was created anew or belongs to another installation"
+        )
     indexed = set(await store.link_group_ids())
     held = {group: shard for shard, groups in report.shards.items() for group in groups}
+    for group in sorted(set(expect_heads) - indexed - set(held)):
+        seq, _ = expect_heads[group]
+        report.differences.append(
+            f"{group}: the expected heads name it (journal #{seq}) but Redis holds no state of it "
+            "and its index does not name it: lost"
+        )
     for group in sorted(indexed | set(held)):
         if group not in held:
             report.differences.append(
@@ -206,12 +302,55 @@ async def verify(store: RedisStore, checkpoint_key: Ed25519PublicKey | None = No
                 "name it (being created, or the index lost it)"
             )
         report.link_groups += 1
-        await _audit_group(store, group, report, checkpoint_key)
+        await _audit_group(store, group, report, checkpoint_key, expect_heads.get(group))
     return report
 
 
+@dataclass(frozen=True, slots=True)
+class ExportHeads:
+    """What an export directory says Redis must still hold: per link group the last
+    exported entry (sequence number, hash), and the installation id of the snapshots."""
+
+    heads: dict[str, tuple[int, str]]
+    installation_id: str
+
+
+def export_heads(directory: Path) -> ExportHeads:
+    """The heads of the export in ``directory`` (``audit verify --expect-head-from DIR``);
+    :class:`FailedPrecondition` when it holds no export or an unreadable one."""
+    heads: dict[str, tuple[int, str]] = {}
+    installations: set[str] = set()
+    groups = sorted(path for path in directory.iterdir()) if directory.is_dir() else []
+    for path in groups:
+        journal_path = path / journal_export.JOURNAL_FILE
+        if not journal_path.is_file():
+            continue
+        last = ""
+        try:
+            with journal_path.open("rb") as handle:
+                for line in handle:
+                    if line.endswith(b"\n") and line.strip():
+                        last = line.decode()
+            entry = json.loads(last) if last else None
+            if entry is not None:
+                heads[path.name] = (int(entry["seq"]), str(entry["fields"]["hash"]))
+            snapshot = json.loads((path / journal_export.SNAPSHOT_FILE).read_bytes())
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise FailedPrecondition(f"cannot read the export's head in {path}: {error}") from None
+        installation = (snapshot.get("installation") or {}).get("id") or ""
+        if installation:
+            installations.add(str(installation))
+    if not heads:
+        raise FailedPrecondition(f"{directory} holds no export (no <link group>/journal.jsonl)")
+    if len(installations) > 1:
+        raise FailedPrecondition(
+            f"{directory} holds exports of several installations: {sorted(installations)}"
+        )
+    return ExportHeads(heads, next(iter(installations), ""))
+
+
 def verify_export(
-    directory: Path, checkpoint_key: Ed25519PublicKey | None = None, link_group_id: str = ""
+    directory: Path, checkpoint_key: PublicKeys = None, link_group_id: str = ""
 ) -> AuditReport:
     """Audit an export directory offline (no Redis): every link group in it, or only
     ``link_group_id``."""
@@ -246,22 +385,49 @@ def _read_json(path: Path, report: AuditReport) -> Any:
         return None
 
 
+def _export_checkpoints(
+    target: Path,
+    snapshot: dict[str, Any],
+    link_group_id: str,
+    report: AuditReport,
+    checkpoint_key: PublicKeys,
+) -> tuple[Checkpoint, Checkpoint, checkpoint_signature.KeyVerdict] | None:
+    """An export's checkpoints, each judged: the one its journal file starts after
+    (``chain_start.json``, or none) and the snapshot's, with the snapshot's verdict; None
+    when one cannot be decoded (a difference)."""
+    start_path = target / journal_export.CHAIN_START_FILE
+    epochs = _export_epochs(snapshot)
+    try:
+        start = (
+            codec.checkpoint(_read_json(start_path, report) or {})
+            if start_path.exists()
+            else Checkpoint()
+        )
+        latest = codec.checkpoint(snapshot.get("checkpoint") or {})
+    except FailedPrecondition as error:  # a checkpoint nothing explains
+        report.differences.append(f"{target}: {link_group_id}: {error}")
+        return None
+    problems = checkpoint_signature.check(
+        checkpoint_key, link_group_id, start, epochs=epochs
+    ).problems
+    report.differences += [f"{start_path}: {problem}" for problem in problems]
+    verdict = checkpoint_signature.check(checkpoint_key, link_group_id, latest, epochs=epochs)
+    if latest != start:
+        report.differences += verdict.problems
+    return start, latest, verdict
+
+
 def _verify_export_group(
-    target: Path, link_group_id: str, report: AuditReport, checkpoint_key: Ed25519PublicKey | None
+    target: Path, link_group_id: str, report: AuditReport, checkpoint_key: PublicKeys
 ) -> None:
     snapshot = _read_json(target / journal_export.SNAPSHOT_FILE, report)
     if not isinstance(snapshot, dict):
         return
-    start_path = target / journal_export.CHAIN_START_FILE
-    start = (
-        codec.checkpoint(_read_json(start_path, report) or {})
-        if start_path.exists()
-        else Checkpoint()
-    )
-    problem = checkpoint_signature.problem(checkpoint_key, link_group_id, start)
-    if problem:
-        report.differences.append(f"{start_path}: {problem}")
-    latest = codec.checkpoint(snapshot.get("checkpoint") or {})
+    checkpoints = _export_checkpoints(target, snapshot, link_group_id, report, checkpoint_key)
+    if checkpoints is None:
+        return
+    start, latest, verdict = checkpoints
+    rotations: list[tuple[int, str]] = []
     end = int(snapshot["seq"])
     value: Counter[str] = Counter(start.value_microcents)
     reserve: Counter[str] = Counter(start.reserve_microcents)
@@ -283,14 +449,22 @@ def _verify_export_group(
         report.entries += 1
         chain.add(entry_id, fields)
         commitments.add(fields)
+        if (
+            fields.get("type") == checkpoint_signature.ROTATION_ENTRY
+            and latest.seq < chain.last_seq <= end
+        ):
+            rotations.append((chain.last_seq, str(fields.get("handover", ""))))
         if chain.last_seq <= end and fields.get("meter"):
             value[fields["meter"]] += int(fields["d_meter"])
             reserve[fields["meter"]] += int(fields["d_reserve"])
         if latest.seq > start.seq and chain.last_seq == latest.seq:
-            _check_checkpoint(link_group_id, latest, chain, value, reserve, report, checkpoint_key)
+            _check_checkpoint(link_group_id, latest, chain, value, reserve, report)
     chain.finish(end)
     report.differences += [f"{link_group_id}: {problem}" for problem in chain.problems]
     report.differences += commitments.problems
+    report.differences += checkpoint_signature.journal_problems(
+        link_group_id, verdict.pending, rotations
+    )
     report.heads[link_group_id] = (chain.last_seq, chain.last_hash)
     for meter_id, meter in (snapshot.get("meters") or {}).items():
         report.meters += 1
@@ -303,6 +477,16 @@ def _verify_export_group(
                 )
 
 
+def _export_epochs(snapshot: dict[str, Any]) -> Collection[str] | None:
+    """The epoch ids an exported link group's checkpoint may be signed in (its epoch record
+    and lineage), or None when the snapshot has no epoch record (not checked)."""
+    record = snapshot.get("epoch") or {}
+    if not isinstance(record, dict) or not record.get("id"):
+        return None
+    epoch = Epoch.from_fields(str(record["id"]), str(record.get("lineage") or ""), "")
+    return frozenset({epoch.epoch_id, *(ancestor for ancestor, _ in epoch.lineage)})
+
+
 def _check_checkpoint(
     link_group_id: str,
     checkpoint: Checkpoint,
@@ -310,13 +494,10 @@ def _check_checkpoint(
     value: Counter[str],
     reserve: Counter[str],
     report: AuditReport,
-    checkpoint_key: Ed25519PublicKey | None,
 ) -> None:
-    """The snapshot's checkpoint against the exported journal at its sequence number."""
+    """The snapshot's checkpoint (its signature checked already) against the exported
+    journal at its sequence number."""
     where = f"{link_group_id}: the checkpoint at journal #{checkpoint.seq}"
-    problem = checkpoint_signature.problem(checkpoint_key, link_group_id, checkpoint)
-    if problem:
-        report.differences.append(problem)
     if checkpoint.hash != chain.last_hash:
         report.differences.append(f"{where} holds another hash than the exported entry")
     for held, summed in (

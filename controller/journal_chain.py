@@ -133,6 +133,18 @@ def entry_hash(previous: str, fields: Mapping[str, str]) -> str:
     return hashlib.sha256(canonical(previous, fields)).hexdigest()
 
 
+def numbered_after(fields: Mapping[str, str], last_seq: int) -> int:
+    """The sequence number the entry ``fields`` following #``last_seq`` is due after: a
+    ``restored`` entry whose ``from_seq`` is ``last_seq`` numbers on after its
+    ``numbered_after`` (the highest sequence number the lost state may have issued,
+    docs/journal.md "Numbering across a restore"): that one recorded gap is accepted, no
+    other. Any other entry: ``last_seq``."""
+    if fields.get("type") != "restored" or fields.get("from_seq") != str(last_seq):
+        return last_seq
+    raw = fields.get("numbered_after", "")
+    return int(raw) if raw.isdigit() and int(raw) > last_seq else last_seq
+
+
 @dataclass
 class ChainCheck:
     """Walk a journal's entries in order from ``start_seq`` (the checkpoint's sequence number,
@@ -162,6 +174,7 @@ class ChainCheck:
             self.problems.append(f"{where} has no valid sequence number: inserted or altered")
             return
         seq, due = int(raw_seq), self.last_seq + 1
+        due = numbered_after(fields, self.last_seq) + 1  # a restore's recorded jump, or none
         recorded = fields.get(HASH_FIELD, "")
         if seq != due:
             self.problems.append(self._out_of_sequence(where, seq, due))

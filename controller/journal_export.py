@@ -30,15 +30,21 @@ hash chain of the entries it deletes, computes the checkpoint they lead to (the 
 sequence number and hash, and what they moved per meter) and signs it
 (:mod:`controller.checkpoint_signature`); the trim script applies exactly that checkpoint,
 with its signature, in the same atomic step as the deletion (``trim_journal.lua``), so
-``audit verify`` still proves every meter and the chain from the checkpoint on.
+``audit verify`` still proves every meter and the chain from the checkpoint on. A key that
+is not the checkpoint's current one (a retired key) signs nothing.
 
-**Restore** (``jackpotctl restore --from DIR --link-group G --reason ...``) rebuilds a link
-group that Redis lost from its latest export, after checking the export against itself (the
-journal file is whole from the snapshot's checkpoint to its sequence number, its hash chain
-runs on from the checkpoint's hash, it sums to the snapshot's meters exactly, and its
-records agree with each other): every record is written back as exported, and the
-restored journal continues the exported chain, and the ``restored`` entry chains to its last
-entry. It writes into a Redis without that link group only; the epoch
+**Key rotation** (``jackpotctl journal rotate-key --signing-key OLD --new-signing-key NEW``,
+:func:`rotate_key`): the old key signs a handover to the new one, the new key signs the
+checkpoint anew, and one atomic step journals ``checkpoint_key_rotated`` and writes both
+(``rotate_checkpoint_key.lua``; docs/journal.md "Key handling").
+
+**Restore** (``jackpotctl restore --from DIR --link-group G --checkpoint-key FILE --reason
+...``; :mod:`controller.journal_restore`) rebuilds a link group that Redis lost from its
+latest export, after the offline audit of the export with the checkpoint key, and after
+rebuilding every record it writes from the journal entries that made it (refusing any that
+differs, and any table or meter another link group owns): every record is written back as
+exported, and the restored journal continues the exported chain, and the ``restored`` entry
+chains to its last entry. It writes into a Redis without that link group only; the epoch
 record comes last, in one atomic step with the ``restored`` entry and a new cycle of each
 must-hit-by meter (its secret is not exported: ``docs/mystery.md``, "Restore"), with a new
 epoch whose lineage holds the exported one up to the export's
@@ -50,23 +56,25 @@ loss is refused as stale.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from controller import checkpoint_signature
 from controller.domain.bounds import check_id
-from controller.domain.records import Adjustment, Checkpoint, Irregularity, Jackpot
-from controller.journal_chain import GENESIS, ChainCheck
-from controller.store import codec
+from controller.domain.records import Checkpoint
+from controller.journal_chain import GENESIS, ChainCheck, numbered_after
 from controller.store.redis_store import RedisStore
 from jackpot.errors import FailedPrecondition, InvalidConfiguration, JackpotError
+
+if TYPE_CHECKING:
+    from controller import journal_restore
 
 JOURNAL_FILE = "journal.jsonl"
 SNAPSHOT_FILE = "snapshot.json"
@@ -155,7 +163,7 @@ async def export(store: RedisStore, directory: Path, link_group_id: str) -> Expo
             continue
         if entry.seq > last_seq:
             break
-        if entry.seq != expected + 1:
+        if entry.seq != numbered_after(entry.fields, expected) + 1:
             raise ExportError(
                 f"the journal of {link_group_id} continues at #{entry.seq} where #{expected + 1} "
                 f"was due after {journal_path}'s #{expected}: entries were trimmed before this "
@@ -236,9 +244,8 @@ async def trim_step(
     """
     public_key = signing_key.public_key()
     checkpoint = await store.checkpoint(link_group_id)
-    problem = checkpoint_signature.problem(public_key, link_group_id, checkpoint)
-    if problem:
-        raise FailedPrecondition(f"will not trim: {problem}")
+    epoch_id, epochs = await store.epoch_ids(link_group_id)
+    _check_signer(public_key, link_group_id, checkpoint, epochs, "trim")
     head = []
     async for entry in store.journal(link_group_id, batch=batch + 1):
         head.append(entry)
@@ -247,9 +254,10 @@ async def trim_step(
     chain = ChainCheck(checkpoint.seq, checkpoint.hash if checkpoint.seq else GENESIS)
     value = Counter(checkpoint.value_microcents)
     reserve = Counter(checkpoint.reserve_microcents)
+    exported = checkpoint.exported_seq
     count = 0
     for entry in head[:-1]:  # never the last entry read: it may be the chain's head
-        if entry.seq > checkpoint.exported_seq or _time_ms(entry.entry_id) >= before_ms:
+        if entry.seq > exported or _time_ms(entry.entry_id) >= before_ms:
             break
         chain.add(entry.entry_id, entry.fields)
         if not chain.ok:
@@ -263,16 +271,108 @@ async def trim_step(
         count += 1
     if not count:
         return 0
-    new = Checkpoint(
+    new = replace(
+        checkpoint,
         seq=chain.last_seq,
         value_microcents=dict(value),
         reserve_microcents=dict(reserve),
         hash=chain.last_hash,
         signed_by=checkpoint_signature.key_id(public_key),
+        signed_as=checkpoint_signature.DOMAIN,
+        epoch=epoch_id,
+        signed_exported_seq=exported,
+        signed_handovers=len(checkpoint_signature.handovers(checkpoint)),
     )
     signature = checkpoint_signature.sign(signing_key, link_group_id, new)
     return await store.trim_journal(
         link_group_id, before_ms, checkpoint.seq, count, replace(new, signature=signature)
+    )
+
+
+def _check_signer(
+    public_key: Ed25519PublicKey,
+    link_group_id: str,
+    checkpoint: Checkpoint,
+    epochs: frozenset[str],
+    what: str,
+) -> None:
+    """Refuse (:class:`FailedPrecondition`) to sign on from a checkpoint this key cannot
+    check, or as a key that is not the link group's current one (a retired key signs
+    nothing new)."""
+    verdict = checkpoint_signature.check(public_key, link_group_id, checkpoint, epochs=epochs)
+    if verdict.problems:
+        raise FailedPrecondition(f"will not {what}: {verdict.problems[0]}")
+    mine = checkpoint_signature.key_id(public_key)
+    if verdict.current and verdict.current != mine:
+        handed = [h for h in checkpoint_signature.handovers(checkpoint) if h.from_key == mine]
+        why = (
+            f"key {mine} is retired: it handed the checkpoint over to key {handed[-1].to_key} "
+            f"at journal #{handed[-1].seq}; a retired key signs nothing"
+            if handed
+            else f"key {mine} is not the checkpoint's current key {verdict.current}"
+        )
+        raise FailedPrecondition(f"will not {what}: {link_group_id}: {why}")
+
+
+async def rotate_key(
+    store: RedisStore,
+    link_group_id: str,
+    *,
+    signing_key: Ed25519PrivateKey,
+    new_signing_key: Ed25519PrivateKey,
+    actor: str,
+) -> int:
+    """Hand the link group's checkpoint key over from ``signing_key`` (the current key) to
+    ``new_signing_key``: the old key signs the :class:`~controller.checkpoint_signature.
+    Handover`, the new key signs the checkpoint anew over the handover list, and one atomic
+    step journals ``checkpoint_key_rotated`` and writes both (``rotate_checkpoint_key.lua``).
+    Answer the entry's sequence number. Refused (:class:`FailedPrecondition`) when the old
+    key is not the current one or cannot check the checkpoint, and
+    (:class:`InvalidConfiguration`) when both keys are the same."""
+    old, new_key = signing_key.public_key(), new_signing_key.public_key()
+    old_id, new_id = checkpoint_signature.key_id(old), checkpoint_signature.key_id(new_key)
+    if old_id == new_id:
+        raise InvalidConfiguration(f"the new key is the old key ({old_id})")
+    checkpoint = await store.checkpoint(link_group_id)
+    epoch_id, epochs = await store.epoch_ids(link_group_id)
+    if not epoch_id:
+        raise FailedPrecondition(f"link group {link_group_id} has no epoch record: not served")
+    _check_signer(old, link_group_id, checkpoint, epochs, "hand the key over")
+    entry_seq = await store.journal_seq(link_group_id) + 1
+    handover = checkpoint_signature.Handover(
+        link_group=link_group_id,
+        epoch=epoch_id,
+        seq=entry_seq,
+        checkpoint_seq=checkpoint.seq,
+        from_key=old_id,
+        from_public_key=checkpoint_signature.raw_public_key(old).hex(),
+        to_key=new_id,
+        to_public_key=checkpoint_signature.raw_public_key(new_key).hex(),
+    )
+    handover = replace(handover, signature=signing_key.sign(handover.message()).hex())
+    chain = [*checkpoint_signature.handovers(checkpoint), handover]
+    new = replace(
+        checkpoint,
+        key_handovers=checkpoint_signature.handovers_text(chain),
+        epoch=epoch_id,
+        signed_by=new_id,
+    )
+    if checkpoint.seq:
+        new = replace(
+            new,
+            signed_as=checkpoint_signature.DOMAIN,
+            signed_exported_seq=checkpoint.signed_exported_seq or checkpoint.exported_seq,
+            signed_handovers=len(chain),
+        )
+        new = replace(new, signature=checkpoint_signature.sign(new_signing_key, link_group_id, new))
+    return await store.rotate_checkpoint_key(
+        link_group_id,
+        checkpoint,
+        new,
+        handover=json.dumps(handover.to_data(), sort_keys=True, separators=(",", ":")),
+        entry_seq=entry_seq,
+        from_key=old_id,
+        actor=actor,
     )
 
 
@@ -281,180 +381,39 @@ def _time_ms(entry_id: str) -> int:
     return int(entry_id.partition("-")[0])
 
 
-@dataclass(frozen=True, slots=True)
-class Export:
-    """A link group's export as read back: the snapshot and the journal entries after the
-    snapshot's checkpoint, checked whole and consistent; ``sha256`` of both files."""
-
-    snapshot: dict[str, Any]
-    entries: list[dict[str, Any]]
-    sha256: str
+# The restore side lives in controller.journal_restore (which imports this module's names);
+# read_export and restore stay callable from here.
 
 
-def read_export(directory: Path, link_group_id: str) -> Export:
-    """Read and check an export (see the module); :class:`ExportError` says what is wrong."""
-    target = group_directory(directory, link_group_id)
-    snapshot_path, journal_path = target / SNAPSHOT_FILE, target / JOURNAL_FILE
-    digest = hashlib.sha256()
-    try:
-        snapshot_bytes = snapshot_path.read_bytes()
-        journal_bytes = journal_path.read_bytes()
-    except OSError as error:
-        raise ExportError(f"cannot read the export of {link_group_id}: {error}") from None
-    digest.update(snapshot_bytes)
-    digest.update(journal_bytes)
-    try:
-        snapshot = json.loads(snapshot_bytes)
-        lines = [json.loads(line) for line in journal_bytes.splitlines() if line.strip()]
-    except json.JSONDecodeError as error:
-        raise ExportError(f"the export of {link_group_id} is not valid JSON: {error}") from None
-    if snapshot.get("link_group_id") != link_group_id:
-        raise ExportError(f"{snapshot_path} is not an export of link group {link_group_id}")
-    checkpoint = snapshot.get("checkpoint") or {}
-    start, end = int(checkpoint.get("seq", 0)), int(snapshot["seq"])
-    entries = [line for line in lines if start < int(line["seq"]) <= end]
-    expected = list(range(start + 1, end + 1))
-    if [int(line["seq"]) for line in entries] != expected:
-        have = [int(line["seq"]) for line in entries]
-        missing = sorted(set(expected) - set(have))[:5]
-        raise ExportError(
-            f"{journal_path} lacks journal entries the snapshot needs (#{start + 1}..#{end}; "
-            f"missing e.g. {missing}) or holds some twice"
-        )
-    _check_chain(link_group_id, snapshot, entries)
-    _check_sums(link_group_id, snapshot, entries)
-    _check_records(link_group_id, snapshot)
-    return Export(snapshot, entries, digest.hexdigest())
+def read_export(directory: Path, link_group_id: str) -> journal_restore.Export:
+    """:func:`controller.journal_restore.read_export`."""
+    from controller import journal_restore
 
-
-def _check_chain(
-    link_group_id: str, snapshot: dict[str, Any], entries: list[dict[str, Any]]
-) -> None:
-    """The entries must run on the hash chain from the snapshot's checkpoint."""
-    checkpoint = codec.checkpoint(snapshot.get("checkpoint") or {})
-    chain = ChainCheck(checkpoint.seq, checkpoint.hash if checkpoint.seq else GENESIS)
-    for entry in entries:
-        chain.add(str(entry["id"]), entry["fields"])
-    if not chain.ok:
-        raise ExportError(f"the export of {link_group_id} is altered: {chain.problems[0]}")
-
-
-def _check_sums(
-    link_group_id: str, snapshot: dict[str, Any], entries: list[dict[str, Any]]
-) -> None:
-    """The checkpoint plus the entries must give every meter's value and reserve exactly."""
-    value: Counter[str] = Counter()
-    reserve: Counter[str] = Counter()
-    for name, amount in (snapshot.get("checkpoint") or {}).items():
-        kind, _, meter_id = name.partition(":")
-        if kind == "value" and meter_id:
-            value[meter_id] += int(amount)
-        elif kind == "reserve" and meter_id:
-            reserve[meter_id] += int(amount)
-    for entry in entries:
-        fields = entry["fields"]
-        if fields.get("meter"):
-            value[fields["meter"]] += int(fields["d_meter"])
-            reserve[fields["meter"]] += int(fields["d_reserve"])
-    for meter_id, meter in snapshot["meters"].items():
-        if (int(meter["value_microcents"]), int(meter["reserve_microcents"])) != (
-            value[meter_id],
-            reserve[meter_id],
-        ):
-            raise ExportError(
-                f"the export of {link_group_id} is inconsistent: meter {meter_id} is "
-                f"{meter['value_microcents']} (reserve {meter['reserve_microcents']}) "
-                f"microcents but its journal sums to {value[meter_id]} ({reserve[meter_id]})"
-            )
-
-
-def _check_records(link_group_id: str, snapshot: dict[str, Any]) -> None:
-    """The snapshot's records must agree with each other, as the scripts keep them: each
-    pending set is exactly its hash's waiting records, a retired meter or table is no longer
-    in the group, an open irregularity's round is exported still held, every must-hit-by
-    meter carries its cycle's commitment and no secret; older exports lack the newer records
-    (empty)."""
-    where = f"the export of {link_group_id} is inconsistent:"
-    meters, tables = snapshot["meters"], snapshot.get("tables") or {}
-    retired_meters = snapshot.get("retired_meters") or {}
-    retired_tables = snapshot.get("retired_tables") or {}
-    try:
-        jackpots = {key: codec.jackpot(raw) for key, raw in snapshot["jackpots"].items()}
-        adjustments = {
-            key: codec.adjustment(raw) for key, raw in (snapshot.get("adjustments") or {}).items()
-        }
-        irregularities = [
-            codec.irregularity(raw) for raw in (snapshot.get("irregularities") or {}).values()
-        ]
-    except (ValueError, KeyError, TypeError, JackpotError) as error:
-        raise ExportError(f"{where} a record cannot be read: {error}") from None
-    waiting: list[tuple[str, list[str], dict[str, Jackpot | Adjustment], str]] = [
-        ("pending jackpots", snapshot["pending"], dict(jackpots), "pending"),
-        (
-            "pending adjustments",
-            snapshot.get("pending_adjustments") or [],
-            dict(adjustments),
-            "requested",
-        ),
-    ]
-    for name, listed, records, status in waiting:
-        due = {key for key, record in records.items() if record.status == status}
-        if set(listed) != due:
-            raise ExportError(
-                f"{where} its {name} {sorted(listed)} are not the ones with status {status!r} "
-                f"{sorted(due)}"
-            )
-    for what, live, retired in (
-        ("meter", meters, retired_meters),
-        ("table", tables, retired_tables),
-    ):
-        both = sorted(set(live) & set(retired))
-        if both:
-            raise ExportError(f"{where} {what} {both[0]} is both in the group and retired")
-    for table_id, fields in retired_tables.items():
-        if not fields.get("retired_seq"):
-            raise ExportError(f"{where} retired table {table_id} has no retirement")
-    for adjustment in adjustments.values():
-        if adjustment.meter_id not in meters and adjustment.meter_id not in retired_meters:
-            raise ExportError(
-                f"{where} adjustment {adjustment.adjustment_id} is of meter "
-                f"{adjustment.meter_id}, which the export does not hold"
-            )
-    _check_held_and_mystery(where, snapshot, irregularities)
-
-
-def _check_held_and_mystery(
-    where: str, snapshot: dict[str, Any], irregularities: list[Irregularity]
-) -> None:
-    """The maintenance state, held rounds and must-hit-by meters (:func:`_check_records`)."""
-    state = (snapshot.get("maintenance") or {}).get("state", "play")
-    if state not in ("maintenance", "play"):
-        raise ExportError(f"{where} its maintenance state is {state!r}")
-    rounds = snapshot.get("rounds") or {}
-    for irregularity in irregularities:
-        name = f"{irregularity.table_id}:{irregularity.round_id}"
-        if irregularity.status == "open" and (rounds.get(name) or {}).get("state") != "irregular":
-            raise ExportError(
-                f"{where} round {irregularity.round_id} of table {irregularity.table_id} "
-                f"waits for a supervisor ({irregularity.kind}) but is not exported as held"
-            )
-    for meter_id, fields in snapshot["meters"].items():
-        if fields.get("kind") != "must_hit_by":
-            continue
-        if not fields.get("mystery_cycle") or not fields.get("mystery_commitment"):
-            raise ExportError(f"{where} must-hit-by meter {meter_id} has no cycle commitment")
-        if "hit_cents" in fields or "salt" in fields:
-            raise ExportError(f"{where} must-hit-by meter {meter_id} carries its secret")
+    return journal_restore.read_export(directory, link_group_id)
 
 
 async def restore(
-    store: RedisStore, directory: Path, link_group_id: str, *, actor: str, reason: str
+    store: RedisStore,
+    directory: Path,
+    link_group_id: str,
+    *,
+    checkpoint_key: Ed25519PublicKey | Sequence[Ed25519PublicKey],
+    actor: str,
+    reason: str,
+    expect_head: tuple[int, str] | None = None,
+    seq_above: int = 0,
 ) -> int:
-    """Restore a lost link group from its export (see the module); answer the journal
-    sequence number of the ``restored`` entry."""
-    if not reason.strip():
-        raise InvalidConfiguration("a restore needs a reason (--reason), for the journal")
-    exported = read_export(directory, link_group_id)
-    await store.restore_state(exported.snapshot, exported.entries)
-    source = f"{group_directory(directory, link_group_id)} sha256:{exported.sha256}"
-    return await store.restore_epoch(exported.snapshot, actor=actor, reason=reason, source=source)
+    """:func:`controller.journal_restore.restore`: restore a lost link group from its export,
+    after checking it; answer the journal seq of the ``restored`` entry."""
+    from controller import journal_restore
+
+    return await journal_restore.restore(
+        store,
+        directory,
+        link_group_id,
+        checkpoint_key=checkpoint_key,
+        actor=actor,
+        reason=reason,
+        expect_head=expect_head,
+        seq_above=seq_above,
+    )

@@ -61,7 +61,9 @@ from controller.domain.config import MUST_HIT_BY, TableConfig, WagerOffer
 from controller.domain.identity import Identity
 from controller.domain.odds import paytable_odds
 from controller.domain.records import Jackpot, MeterState
+from controller.store.codec import CORRUPT_KINDS
 from controller.store.redis_store import Persistence
+from jackpot.errors import CorruptRecord
 from jackpot.kinds import AwardKind, IrregularityKind
 from jackpot.money import MICROCENTS_PER_CENT, floor_cents
 from jackpot.results import (
@@ -420,6 +422,17 @@ class Metrics:
         )
         self._expiry_series: set[tuple[str, str, str]] = set()
         self._expiry_lock = Lock()
+        self.corrupt_records = Counter(
+            "jackpot_corrupt_records",
+            "Reads of a stored record that is corrupt (JSON that does not parse, an amount that "
+            "is not an integer, an unusable must-hit-by draw), by kind of record: each time a "
+            "listing left one out or a request that needed one was refused with DATA_LOSS. "
+            "The controller's log names the record and its Redis key.",
+            ["kind"],
+            registry=r,
+        )
+        for kind in CORRUPT_KINDS:
+            self.corrupt_records.labels(kind)
         self.meter_streams = Gauge(
             "jackpot_meter_streams",
             "WatchMeters streams open now.",
@@ -556,6 +569,11 @@ class Metrics:
         not_served = set(problems)
         for group in known:
             self.link_group_serving.labels(group).set(0 if group in not_served else 1)
+
+    def record_corrupt(self, error: CorruptRecord) -> None:
+        """Count one read of a corrupt stored record (``RedisStore.on_corrupt``)."""
+        kind = error.kind if error.kind in CORRUPT_KINDS else "record"
+        self.corrupt_records.labels(kind).inc()
 
     def set_journal(self, link_group_id: str, entries: int, exported_at_ms: int) -> None:
         """The journal's length in Redis and when it was last exported (ms since the epoch)."""

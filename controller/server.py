@@ -40,7 +40,7 @@ from controller.store.redis_store import (
 )
 from controller.tls import ServerCertificates, TLSFiles, is_loopback
 from controller.web.app import WebApp
-from jackpot.errors import StoreUnavailable
+from jackpot.errors import FailedPrecondition, StoreUnavailable
 from jackpot.v1 import jackpot_pb2, jackpot_pb2_grpc
 
 log = logging.getLogger("controller.server")
@@ -141,6 +141,7 @@ class ControllerServer:
             wait_replicas=config.wait_replicas,
             wait_timeout_ms=config.wait_timeout_ms,
         )
+        self.store.on_corrupt = self.metrics.record_corrupt
         self.deny_list = (
             DenyList(config.deny_list, self.metrics.revoked_certificates.set)
             if config.deny_list
@@ -339,9 +340,13 @@ class ControllerServer:
         self.metrics.set_link_groups(self.guard.known(), self.guard.problems)
         for group in self.guard.seen:
             if group not in self.guard.problems:
-                checkpoint = await self.store.checkpoint(group)
+                try:
+                    exported_at_ms = (await self.store.checkpoint(group)).exported_at_ms
+                except FailedPrecondition as error:  # a checkpoint the codec refuses
+                    log.error("link group %s: %s", group, error)
+                    exported_at_ms = 0  # shown as never exported: the export alert fires
                 entries = await self.store.journal_length(group)
-                self.metrics.set_journal(group, entries, checkpoint.exported_at_ms)
+                self.metrics.set_journal(group, entries, exported_at_ms)
                 self.metrics.set_counters(group, await self.store.counters(group))
                 pending = await self.store.list_pending_jackpots(group)
                 self.metrics.set_pending_jackpots(group, pending)

@@ -29,9 +29,11 @@ A link group that is not served answers every table call UNAVAILABLE with the re
 health service (``jackpot.v1.LinkGroup/<id>``) is NOT_SERVING and
 ``jackpot_link_group_serving{link_group}`` is 0 (the critical alert
 ``JackpotLinkGroupNotServing``). The controller's overall health is NOT_SERVING when no
-known link group can be served (every one is lost or stopped), so that a controller over an
-emptied Redis takes itself out of service; with some link groups sound it keeps serving
-them.
+link group can be served: Redis holds no installation record (an emptied Redis, even for a
+controller started without ``--rules``, which knows no link group), or every known link group
+is lost or stopped; so a controller over an emptied Redis takes itself out of service. With
+some link groups sound it keeps serving them; an installed Redis that has no link group yet
+(a new installation) is served, so that its first one can be created.
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ class StateGuard:
     problems: dict[str, str] = field(default_factory=dict)
     tables: dict[str, str] = field(default_factory=dict)  # table id -> link group id
     installation_id: str = ""
+    redis_installed: bool = False
+    """Whether Redis held the installation record at the last :meth:`check`."""
 
     @property
     def installed(self) -> bool:
@@ -74,7 +78,13 @@ class StateGuard:
         return sorted(set(self.seen) | set(self.problems) | self.expected)
 
     def nothing_to_serve(self) -> bool:
-        """True when link groups are known and every one of them is lost or stopped."""
+        """True when no link group can be served: Redis holds no installation record (an
+        emptied Redis, or one never installed: with or without ``--rules``, nothing of it is
+        served), or link groups are known and every one of them is lost or stopped. An
+        installed Redis without link groups yet (a new installation) is served: its first
+        link group is created through the AdminService."""
+        if not self.redis_installed:
+            return True
         known = self.known()
         return bool(known) and all(group in self.problems for group in known)
 
@@ -106,6 +116,7 @@ class StateGuard:
         if record is None and self.first_install:  # a new installation the operator declared
             record = await self.store.ensure_installation(FIRST_INSTALL_ACTOR)
         self.first_install = False  # declared for the Redis found at start, not a later one
+        self.redis_installed = record is not None
         if record is None:
             if self.installation_id:
                 why = (

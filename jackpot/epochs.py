@@ -107,7 +107,9 @@ def verdict(known: JournalPosition, epoch: Epoch, seq: int, who: str) -> str | N
                 return None
             return (
                 f"{who} was acknowledged journal #{known.seq} of epoch {known.epoch}, but "
-                f"Redis's state holds that epoch only up to #{cutoff} (restored from there)"
+                f"Redis's state holds that epoch only up to #{cutoff} (restored from there): "
+                "reconcile its answers after that (jackpotctl restore collect --outbox FILE, "
+                "then jackpotctl restore status)"
             )
     return (
         f"{who} knows epoch {known.epoch} but Redis holds epoch {epoch.epoch_id}: Redis's "

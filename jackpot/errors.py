@@ -14,6 +14,7 @@
     │   ├── RoundStateError        lockout twice, settle before lockout, void after settle
     │   └── IdempotencyConflict    the same (table, round, phase) key with other content
     ├── ResourceExhausted          a caller's rate or stream bound     -> RESOURCE_EXHAUSTED
+    ├── CorruptRecord              a stored record that cannot be read -> DATA_LOSS
     └── StoreUnavailable           Redis is unreachable or not durable -> UNAVAILABLE
         ├── NotConfirmed           applied, but too few replicas confirmed it in time
         └── LinkGroupStopped       Redis lacks state it had (jackpot.epochs)
@@ -97,6 +98,28 @@ class Unauthenticated(AccessDenied):
 
 class PermissionDenied(AccessDenied):
     """An authenticated caller acting beyond its role or its table."""
+
+
+class CorruptRecord(JackpotError):
+    """A record stored in Redis that this controller cannot read (a field that is not what
+    was written: JSON that does not parse, an amount that is not an integer, a must-hit-by
+    hit point outside its range). Only requests that need that record are refused, and each
+    names it - ``kind`` (a meter, a table, a jackpot, ...), ``name`` (its id) and ``key``
+    (its Redis key); the record is never guessed at nor rewritten. DATA_LOSS: no retry
+    helps until an engineer restores it from the last export."""
+
+    def __init__(self, kind: str, name: str, key: str, detail: str) -> None:
+        where = f" (Redis key {key})" if key else ""
+        subject = f"the stored record of {kind} {name}" if name else "a stored record"
+        super().__init__(
+            f"{subject}{where} is corrupt: {detail}; it is not "
+            "used until an engineer restores it from the last export (jackpotctl restore) - "
+            "call the engineer on duty"
+        )
+        self.kind = kind
+        self.name = name
+        self.key = key
+        self.detail = detail
 
 
 class StoreUnavailable(JackpotError):

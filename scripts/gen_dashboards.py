@@ -427,6 +427,21 @@ def operations() -> Any:
         ),
         12,
     )
+    layout.add(
+        timeseries(
+            "Reads of corrupt records /s",
+            "Records in Redis that do not decode, by kind: what needs one is refused with "
+            "DATA_LOSS, the rest goes on; the log names each (RUNBOOK: JackpotCorruptRecord).",
+            [
+                (
+                    "sum by (kind) (rate(jackpot_corrupt_records_total[$__rate_interval]))",
+                    "{{kind}}",
+                )
+            ],
+            "reqps",
+        ),
+        12,
+    )
     table_variable = variable(
         "table", "Table", "jackpot_table_info", "table", 'link_group=~"$link_group"'
     )

@@ -54,10 +54,13 @@ from table_agent.wagers import PlacedWager, TableLayout, WagerOffer
 log = logging.getLogger("table_agent.client")
 
 # Every report is idempotent, so anything that is not a refusal of its content is retried:
-# transient states, and errors the controller did not expect (INTERNAL, UNKNOWN).
+# transient states, errors the controller did not expect (INTERNAL, UNKNOWN), and a record
+# of the controller's that is corrupt (DATA_LOSS): the report stays in the outbox, the table
+# is PROGRESSIVE OFFLINE, and the report goes through once an engineer mends the record.
 RETRYABLE = frozenset(
     {
         grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.DATA_LOSS,
         grpc.StatusCode.DEADLINE_EXCEEDED,
         grpc.StatusCode.RESOURCE_EXHAUSTED,
         grpc.StatusCode.ABORTED,

@@ -16,6 +16,14 @@ A report's payload is the full content of the call, so that a re-send is identic
 a settlement :meth:`SettleReport.to_data` (hands, folded, dealer, community cards,
 rest_of_round_void, base-game wins), a void ``{"reason": ...}``.
 
+An acknowledgement also keeps the answer itself (``"answer"``: the result record of
+:mod:`jackpot.results` as plain data - a lockout's accepted wagers and contributions, a
+settlement's results with their amounts, meters and jackpot ids, a void's reversal), so that
+after a restore of the controller's Redis from an older export the table can show exactly
+what it was answered and the state lacks (:meth:`Outbox.answered`; ``jackpotctl restore
+collect``, docs/journal.md "Reconciling tables after a restore"). Compaction keeps the last
+:data:`KEEP_ANSWERS` of them, as ``{"answered": {...}}`` lines.
+
 Every line carries the version it was written in (``"v"``, :data:`OUTBOX_VERSION`) and is read
 through :func:`upgraded`, the one place where a line of an older version would be migrated; a
 line without a version, or of a version this agent does not know, is refused with its line
@@ -37,6 +45,10 @@ SUMS = ("contributed_microcents", "paid_cents", "reversed_microcents")
 
 OUTBOX_VERSION = 1
 """The version of the lines this agent writes (the field ``v`` of each)."""
+
+KEEP_ANSWERS = 10_000
+"""How many acknowledged answers a compaction keeps (the newest): weeks of a busy table's
+rounds, far more than lie between two exports of the controller's journal."""
 
 _NOT_FINISHING = frozenset({"chip_count", "irregularity"})
 """Reports that leave a round to be settled or voided (an irregularity's void is told by its
@@ -96,16 +108,47 @@ class Outbox:
         *,
         position: JournalPosition | None = None,
         sums: dict[str, int] | None = None,
+        answer: dict[str, Any] | None = None,
     ) -> None:
         """Mark a report answered: acknowledged at journal ``position`` having moved ``sums``
-        (see :data:`SUMS`), or ``refused`` with the controller's reason."""
+        (see :data:`SUMS`) with ``answer`` (the result as plain data), or ``refused`` with
+        the controller's reason."""
         if refused:
             self._append({"ack": report_id, "refused": refused})
             return
         record: dict[str, Any] = {"ack": report_id, "sums": sums or {}}
         if position is not None:
             record |= {"epoch": position.epoch, "seq": position.seq}
+        if answer is not None:
+            record["answer"] = answer
         self._append(record)
+
+    def answered(self) -> list[dict[str, Any]]:
+        """Every acknowledged answer this outbox keeps, oldest first: ``{"id", "phase",
+        "round_id", "epoch", "seq", "answer", "payload"}`` (the report's payload beside
+        it; an acknowledgement written before answers were kept has none, left out)."""
+        reports: dict[str, dict[str, Any]] = {}
+        answers: list[dict[str, Any]] = []
+        for record in self._records():
+            if "report" in record:
+                reports[record["report"]["id"]] = record["report"]
+            elif "answered" in record:
+                answers.append(record["answered"])
+            elif "answer" in record and not record.get("refused"):
+                report = reports.get(record["ack"])
+                if report is not None and "epoch" in record:
+                    answers.append(
+                        {
+                            "id": record["ack"],
+                            "phase": report["phase"],
+                            "round_id": report["round_id"],
+                            "epoch": record["epoch"],
+                            "seq": record["seq"],
+                            "answer": record["answer"],
+                            "payload": report["payload"],
+                        }
+                    )
+        return answers
 
     def last_position(self) -> JournalPosition:
         """The last journal position the controller acknowledged (none for a new outbox)."""
@@ -174,8 +217,8 @@ class Outbox:
         return max(ids, default=0)
 
     def compact(self) -> None:
-        """Rewrite the file as the last round id, the last journal position and the tally;
-        only call with nothing pending."""
+        """Rewrite the file as the last round id, the last journal position, the tally and
+        the newest :data:`KEEP_ANSWERS` answers; only call with nothing pending."""
         if self.pending() or self.unfinished_rounds():
             raise RuntimeError("the outbox still holds reports to deliver")
         position = self.last_position()
@@ -184,8 +227,9 @@ class Outbox:
             "totals": self.tally(),
             **({"epoch": position.epoch, "seq": position.seq} if position.epoch else {}),
         }
+        kept = [_line({"answered": answer}) for answer in self.answered()[-KEEP_ANSWERS:]]
         temporary = self.path.with_suffix(".tmp")
-        temporary.write_text(_line(record), encoding="utf-8")
+        temporary.write_text(_line(record) + "".join(kept), encoding="utf-8")
         with temporary.open("rb") as handle:
             os.fsync(handle.fileno())
         temporary.replace(self.path)

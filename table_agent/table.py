@@ -16,6 +16,8 @@ the time of the last acknowledgement, for its metrics (:mod:`table_agent.metrics
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -151,7 +153,12 @@ class TableAgent:
             self.reports[(phase, "unreachable")] += 1
             raise
         if self.outbox:
-            self.outbox.ack(report_id, position=self.client.known, sums=sums(answer))
+            self.outbox.ack(
+                report_id,
+                position=self.client.known,
+                sums=sums(answer),
+                answer=answer_data(answer),
+            )
         self._unanswered.discard(report_id)
         self.reports[(phase, "acknowledged")] += 1
         self._last_ack = time.monotonic()
@@ -306,6 +313,15 @@ class TableAgent:
         else:
             self.states[round_id] = RoundState.LOCKED
             await self.void(round_id, payload["reason"])
+
+
+def answer_data(answer: object) -> dict[str, Any] | None:
+    """An answer as the outbox keeps it: the result record's fields as plain data (enums as
+    their values); None for anything that is not a result record."""
+    if not dataclasses.is_dataclass(answer) or isinstance(answer, type):
+        return None
+    data: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(answer)))
+    return data
 
 
 def _irregularity_sums(result: IrregularityResult) -> dict[str, int]:

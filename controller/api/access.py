@@ -44,6 +44,12 @@ ACCESS: Mapping[str, Access] = {
     _TABLES + "WatchMeters": Access(frozenset({Role.TABLE, Role.DISPLAY}), for_own_table=True),
     _ADMIN + "CreateLinkGroup": Access(OPERATOR),
     _ADMIN + "ResumeLinkGroup": Access(OPERATOR),
+    # Reconciling a restore: a correction's approver must be another operator than its
+    # requester (the store refuses that).
+    _ADMIN + "ListRestoreSteps": Access(READERS),
+    _ADMIN + "RequestRestoreCorrections": Access(OPERATOR),
+    _ADMIN + "ApproveRestoreCorrections": Access(OPERATOR),
+    _ADMIN + "FinishRestore": Access(OPERATOR),
     _ADMIN + "CreateMeter": Access(OPERATOR),
     _ADMIN + "RegisterTable": Access(OPERATOR),
     _ADMIN + "RebaseTableRounds": Access(OPERATOR),

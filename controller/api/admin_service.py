@@ -16,6 +16,7 @@ from typing import TypeAlias
 
 from grpc import aio
 
+from controller import reconcile
 from controller.api import convert
 from controller.api.access import caller
 from controller.domain import bounds
@@ -179,6 +180,86 @@ class AdminService(pb_grpc.AdminServiceServicer):
         )
         await self._check_state()  # served again by this replica now, by the others within 2 s
         return convert.link_group(await self._store.get_link_group(link_group_id))
+
+    async def _restore_steps(self, link_group_id: str, finished_seq: int = 0) -> pb.RestoreSteps:
+        status = await reconcile.status(self._store, link_group_id)
+        return pb.RestoreSteps(
+            link_group_id=link_group_id,
+            restored_from=status.restored_from,
+            numbered_after=status.numbered_after,
+            stopped=status.stopped,
+            steps=[
+                pb.RestoreStep(
+                    step_id=step["id"],
+                    table_id=step["table_id"],
+                    round_id=int(step["round_id"]),
+                    phase=step["phase"],
+                    seq=int(step["seq"]),
+                    status=step["status"],
+                    requested_by=step.get("requested_by", ""),
+                    approved_by=step.get("approved_by", ""),
+                    applied_seq=int(step.get("applied_seq") or 0),
+                    description=reconcile.describe(step),
+                )
+                for step in status.steps
+            ],
+            uncollected_tables=status.uncollected,
+            finished_seq=finished_seq,
+        )
+
+    async def _restored_group(self, request: pb.RestoreStepsRequest) -> str:
+        link_group_id = check_id(request.link_group_id, "link group id")
+        await self._store.get_link_group(link_group_id)  # NotFound names it
+        return link_group_id
+
+    async def ListRestoreSteps(
+        self, request: pb.RestoreStepsRequest, context: Context
+    ) -> pb.RestoreSteps:
+        return await self._restore_steps(await self._restored_group(request))
+
+    async def RequestRestoreCorrections(
+        self, request: pb.RestoreStepsRequest, context: Context
+    ) -> pb.RestoreSteps:
+        link_group_id = await self._restored_group(request)
+        operator = caller()
+        count = await reconcile.request(
+            self._store, link_group_id, actor=operator.uri, actor_cert=operator.fingerprint
+        )
+        log.warning(
+            "restore of link group %s: %d corrections requested by %s",
+            link_group_id,
+            count,
+            operator,
+        )
+        return await self._restore_steps(link_group_id)
+
+    async def ApproveRestoreCorrections(
+        self, request: pb.RestoreStepsRequest, context: Context
+    ) -> pb.RestoreSteps:
+        link_group_id = await self._restored_group(request)
+        operator = caller()
+        applied = await reconcile.approve(
+            self._store, link_group_id, actor=operator.uri, actor_cert=operator.fingerprint
+        )
+        log.warning(
+            "restore of link group %s: %d corrections approved and applied by %s",
+            link_group_id,
+            len(applied),
+            operator,
+        )
+        return await self._restore_steps(link_group_id)
+
+    async def FinishRestore(
+        self, request: pb.RestoreStepsRequest, context: Context
+    ) -> pb.RestoreSteps:
+        link_group_id = await self._restored_group(request)
+        operator = caller()
+        seq = await reconcile.finish(
+            self._store, link_group_id, actor=operator.uri, actor_cert=operator.fingerprint
+        )
+        log.warning("restore of link group %s finished at #%d by %s", link_group_id, seq, operator)
+        await self._check_state()  # served again by this replica now, by the others within 2 s
+        return await self._restore_steps(link_group_id, seq)
 
     async def ListPendingJackpots(
         self, request: pb.ListPendingJackpotsRequest, context: Context

@@ -13,6 +13,7 @@ STATUS_BY_ERROR: tuple[tuple[type[errors.JackpotError], grpc.StatusCode], ...] =
     (errors.AlreadyExists, grpc.StatusCode.ALREADY_EXISTS),
     (errors.FailedPrecondition, grpc.StatusCode.FAILED_PRECONDITION),
     (errors.ResourceExhausted, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (errors.CorruptRecord, grpc.StatusCode.DATA_LOSS),
     (errors.Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
     (errors.PermissionDenied, grpc.StatusCode.PERMISSION_DENIED),
     (errors.StoreUnavailable, grpc.StatusCode.UNAVAILABLE),

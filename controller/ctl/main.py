@@ -9,8 +9,17 @@
     jackpotctl journal export --redis redis://127.0.0.1:6379/0 --dir /var/lib/jackpot/export
     jackpotctl journal trim --redis redis://127.0.0.1:6379/0 --retention-hours 168 \\
         --signing-key checkpoint.key
+    jackpotctl journal rotate-key --redis ... --signing-key old.key --new-signing-key new.key
+    jackpotctl audit verify --redis ... --checkpoint-key new.pub \\
+        --expect-head-from /var/lib/jackpot/export
     jackpotctl restore --redis ... --from /var/lib/jackpot/export --link-group casino-floor \\
-        --reason "Redis volume lost; restored from the 02:00 export"
+        --checkpoint-key checkpoint.pub \\
+        --reason "Redis volume lost; restored from the 02:00 export" --outbox cs-1.outbox.jsonl
+    jackpotctl restore collect --redis ... --link-group casino-floor --outbox cs-2.outbox.jsonl
+    jackpotctl --controller ... restore status --link-group casino-floor
+    jackpotctl --controller ... restore request --link-group casino-floor   # one operator
+    jackpotctl --controller ... restore approve --link-group casino-floor   # another one
+    jackpotctl --controller ... restore finish --link-group casino-floor
     jackpotctl --controller 127.0.0.1:50051 link-groups create casino-floor
     jackpotctl --controller ... meters create cs-main --link-group casino-floor \\
         --game caribbean-stud --reset 10000 --rate 15 --reserve-rate 5
@@ -38,6 +47,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import json
 import socket
 import sys
 import time
@@ -46,8 +56,8 @@ from pathlib import Path
 
 import grpc
 
-from controller import certs, checkpoint_signature, journal_export, settings
-from controller.audit import AuditReport, verify, verify_export
+from controller import certs, checkpoint_signature, journal_export, reconcile, settings
+from controller.audit import AuditReport, export_heads, verify, verify_export
 from controller.ctl import controls, irregularities, jackpots, odds, reports
 from controller.ctl.hands import classify_stream
 from controller.ctl.remote import call as _call
@@ -146,13 +156,30 @@ def _parser() -> argparse.ArgumentParser:
     audit_verify.add_argument(
         "--checkpoint-key",
         type=Path,
+        action="append",
         metavar="FILE",
-        help="the public key (PEM) that signs trim checkpoints; needed once a journal is trimmed",
+        help="a public key (PEM) you trust to sign trim checkpoints (repeat for several); "
+        "needed once a journal is trimmed; key handovers are followed from it",
+    )
+    audit_verify.add_argument(
+        "--expect-head",
+        action="append",
+        default=[],
+        metavar="[GROUP:]SEQ:HASH",
+        help="a journal head kept from earlier (an audit's or an export's): Redis must still "
+        "hold that entry with that hash (GROUP may be left out when Redis has one link group)",
+    )
+    audit_verify.add_argument(
+        "--expect-head-from",
+        type=Path,
+        metavar="DIR",
+        help="the last export (jackpotctl journal export --dir DIR): every link group in it "
+        "must be in Redis, of the same installation, holding its last exported entry unchanged",
     )
     audit_verify.set_defaults(handler=_audit_verify)
 
     journal = top.add_parser(
-        "journal", help="export the journal to files, trim what is exported"
+        "journal", help="export the journal to files, trim what is exported, rotate the key"
     ).add_subparsers(dest="action", required=True)
     export = journal.add_parser(
         "export",
@@ -183,19 +210,94 @@ def _parser() -> argparse.ArgumentParser:
     )
     trim.add_argument("--link-group", default="", help="only this link group (default all)")
     trim.set_defaults(handler=_journal_trim)
+    rotate = journal.add_parser(
+        "rotate-key",
+        help="hand the checkpoint signing key over to a new key (the old key signs the "
+        "handover, the new key re-signs the checkpoint; journaled)",
+    )
+    _redis_arguments(rotate)
+    rotate.add_argument(
+        "--signing-key",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the current Ed25519 private key (PEM); it signs nothing after this",
+    )
+    rotate.add_argument(
+        "--new-signing-key",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the new Ed25519 private key (PEM), which signs every checkpoint from now on",
+    )
+    rotate.add_argument("--link-group", default="", help="only this link group (default all)")
+    rotate.set_defaults(handler=_journal_rotate_key)
 
     restore = top.add_parser(
         "restore",
         help="rebuild a link group Redis lost from its export (journaled; RUNBOOK: Redis lost "
         "its data)",
     )
-    _redis_arguments(restore)
+    _redis_arguments(restore, required=False)
+    restore.add_argument("--from", dest="source", type=Path, metavar="DIR", help="the export")
+    restore.add_argument("--link-group", default="")
+    restore.add_argument("--reason", default="", help="why, for the journal")
     restore.add_argument(
-        "--from", dest="source", type=Path, required=True, metavar="DIR", help="the export"
+        "--outbox",
+        dest="outboxes",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a table's outbox (<table>.outbox.jsonl; repeat for every table): the journal "
+        "numbers on above what it was answered, and its later answers are collected",
     )
-    restore.add_argument("--link-group", required=True)
-    restore.add_argument("--reason", required=True, help="why, for the journal")
+    restore.add_argument(
+        "--seq-above",
+        type=int,
+        default=0,
+        metavar="SEQ",
+        help="the highest journal sequence number the lost state may have issued, when a "
+        "record shows more than the outboxes",
+    )
+    restore.add_argument(
+        "--checkpoint-key",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="a public key (PEM) you trust to sign trim checkpoints (repeat for several; key "
+        "handovers are followed from it); required: the export is audited with it before "
+        "anything is written",
+    )
+    restore.add_argument(
+        "--expect-head",
+        metavar="[GROUP:]SEQ:HASH",
+        help="a journal head kept from earlier (a printed audit verify, another copy of the "
+        "export): the export's entry #SEQ must carry HASH",
+    )
     restore.set_defaults(handler=_restore)
+    steps = restore.add_subparsers(
+        dest="restore_action",
+        title="reconciling the tables after a restore (docs/journal.md)",
+        required=False,
+    )
+    collect = steps.add_parser("collect", help="keep what a table's outbox holds after the export")
+    collect.add_argument(
+        "--outbox", dest="outboxes", type=Path, action="append", required=True, metavar="FILE"
+    )
+    for name, what in (
+        ("status", "list the missing steps and the tables not collected"),
+        ("request", "request every missing step as a correction (a first operator)"),
+        ("approve", "approve and apply every requested step (a second, different operator)"),
+        ("finish", "serve the tables again once every step is applied"),
+    ):
+        steps.add_parser(name, help=what)
+    for name, sub in steps.choices.items():
+        # collect reads files here and writes Redis; the others go through the controller
+        # (--controller, with this user's certificate) unless --redis is given
+        _redis_arguments(sub, required=name == "collect")
+        sub.add_argument("--link-group", required=True)
+        sub.set_defaults(handler=_reconcile, restore_action=name)
 
     groups = top.add_parser("link-groups", help="link groups").add_subparsers(
         dest="action", required=True
@@ -479,20 +581,211 @@ def _journal_trim(args: argparse.Namespace) -> int:
     return asyncio.run(run())
 
 
-def _restore(args: argparse.Namespace) -> int:
+def _journal_rotate_key(args: argparse.Namespace) -> int:
+    old = checkpoint_signature.load_signing_key(args.signing_key)
+    new = checkpoint_signature.load_signing_key(args.new_signing_key)
+    new_id = checkpoint_signature.key_id(new.public_key())
+
     async def run() -> int:
         store = _store(args)
         try:
-            seq = await journal_export.restore(
-                store, args.source, args.link_group, actor=_actor("restore"), reason=args.reason
+            for group in await _groups(store, args.link_group):
+                seq = await journal_export.rotate_key(
+                    store,
+                    group,
+                    signing_key=old,
+                    new_signing_key=new,
+                    actor=_actor("journal rotate-key"),
+                )
+                print(
+                    f"journal: {group}: checkpoint key handed over to {new_id} (journal #{seq}); "
+                    "trim with the new key from now on, audit with its public key"
+                )
+        finally:
+            await store.close()
+        return 0
+
+    return asyncio.run(run())
+
+
+def _expected_heads(values: Sequence[str]) -> dict[str, tuple[int, str]]:
+    """``--expect-head`` values by link group ("" for one given without its group)."""
+    heads: dict[str, tuple[int, str]] = {}
+    for value in values:
+        group, seq, hash_ = ("", *value.split(":"))[-3:]
+        if not seq.isdigit() or len(hash_) != 64 or value.count(":") > 2:
+            raise ValueError(f"--expect-head takes [GROUP:]SEQ:HASH (64 hex digits), not {value!r}")
+        if group in heads:
+            raise ValueError(f"--expect-head names link group {group or '(one)'} twice")
+        heads[group] = (int(seq), hash_.lower())
+    return heads
+
+
+def _audit_expectations(args: argparse.Namespace) -> tuple[dict[str, tuple[int, str]], str]:
+    """The heads Redis must hold (``--expect-head``, then the last export's) and the
+    installation id it must be (the export's, "" for any)."""
+    heads = _expected_heads(args.expect_head)
+    if args.expect_head_from is None:
+        return heads, ""
+    exported = export_heads(args.expect_head_from)
+    for group, head in exported.heads.items():
+        heads.setdefault(group, head)
+    return heads, exported.installation_id
+
+
+def _restore(args: argparse.Namespace) -> int:
+    missing = [
+        name
+        for name, value in (
+            ("--redis", args.redis),
+            ("--from", args.source),
+            ("--link-group", args.link_group),
+            ("--reason", args.reason),
+        )
+        if not value
+    ]
+    if missing:
+        raise ValueError(f"jackpotctl restore needs {', '.join(missing)}")
+    outboxes = reconcile.outboxes(args.outboxes)
+    if not args.checkpoint_key:
+        raise InvalidConfiguration(
+            "restore needs --checkpoint-key FILE, the public key of the trims' checkpoints "
+            "(openssl pkey -in checkpoint.key -pubout): the export is audited with it before "
+            "anything is written"
+        )
+    key = [checkpoint_signature.load_public_key(path) for path in args.checkpoint_key]
+    head = None
+    if args.expect_head:
+        ((group, head),) = _expected_heads([args.expect_head]).items()
+        if group not in ("", args.link_group):
+            raise ValueError(f"--expect-head names link group {group}, not {args.link_group}")
+
+    async def run() -> int:
+        store = _store(args)
+        try:
+            snapshot = journal_export.group_directory(args.source, args.link_group)
+            exported_seq = (  # the restore itself reports an unreadable export
+                _exported_seq(snapshot / journal_export.SNAPSHOT_FILE) if outboxes else 0
             )
+            above = max(args.seq_above, reconcile.seq_above(outboxes, exported_seq))
+            seq = await journal_export.restore(
+                store,
+                args.source,
+                args.link_group,
+                checkpoint_key=key,
+                actor=_actor("restore"),
+                reason=args.reason,
+                expect_head=head,
+                seq_above=above,
+            )
+            for outbox in outboxes:
+                done = await reconcile.collect(store, args.link_group, outbox, actor=_person())
+                print(f"restore: table {done.table_id}: {done.missing} missing steps collected")
         finally:
             await store.close()
         print(
             f"restore: link group {args.link_group} restored from {args.source} (journal "
-            f"#{seq}); tables acknowledged after the export will stop it until it is "
-            "reconciled and resumed (jackpotctl link-groups resume)"
+            f"#{seq})"
+            + (
+                f", numbered on after #{above}; its tables are reconciled with jackpotctl "
+                f"restore status|request|approve|finish --link-group {args.link_group}"
+                if seq > exported_seq + 1
+                else "; tables acknowledged after the export will stop it: restore again "
+                "with --outbox for every table"
+            )
         )
+        return 0
+
+    return asyncio.run(run())
+
+
+def _exported_seq(path: Path) -> int:
+    """The journal position an export's snapshot holds; 0 when it cannot be read (the
+    restore then says what is wrong with the export, before it writes anything)."""
+    try:
+        return int(json.loads(path.read_text(encoding="utf-8"))["seq"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+
+
+def _person() -> str:
+    """Who runs a reconciliation command on Redis directly: the OS user on this host (the
+    same person whatever the command, so one person cannot both request and approve)."""
+    return f"{getpass.getuser()}@{socket.gethostname()}"
+
+
+_RESTORE_RPCS = {
+    "status": "ListRestoreSteps",
+    "request": "RequestRestoreCorrections",
+    "approve": "ApproveRestoreCorrections",
+    "finish": "FinishRestore",
+}
+
+
+def _reconcile_remote(args: argparse.Namespace) -> int:
+    """``restore status|request|approve|finish`` through the controller: the caller is the
+    certificate's identity (two operators: two certificates)."""
+    method = _RESTORE_RPCS[args.restore_action]
+    reply = _call(args, method, pb.RestoreStepsRequest(link_group_id=args.link_group))
+    waiting = sum(1 for step in reply.steps if step.status != "applied")
+    lines = [
+        f"restore {args.restore_action}: link group {reply.link_group_id} restored from "
+        f"{reply.restored_from}, numbered on after #{reply.numbered_after}; {waiting} of "
+        f"{len(reply.steps)} steps to apply"
+        + (f"; serves again (#{reply.finished_seq})" if reply.finished_seq else "")
+    ]
+    lines += [
+        f"  table {table_id}: outbox NOT collected (jackpotctl restore collect)"
+        for table_id in reply.uncollected_tables
+    ]
+    lines += [f"  {step.description}" for step in reply.steps]
+    if reply.stopped:
+        lines.append(f"  stopped: {reply.stopped}")
+    return _show(args, reply, "\n".join(lines))
+
+
+def _reconcile(args: argparse.Namespace) -> int:
+    group, action = args.link_group, args.restore_action
+    if action != "collect" and not args.redis:
+        return _reconcile_remote(args)
+
+    async def run() -> int:
+        store = _store(args)
+        try:
+            if action == "collect":
+                for outbox in reconcile.outboxes(args.outboxes):
+                    done = await reconcile.collect(store, group, outbox, actor=_person())
+                    print(
+                        f"restore collect: table {done.table_id}: {done.missing} missing steps "
+                        f"kept, {done.present} already in the restored state, "
+                        f"{done.collected_before} collected before"
+                    )
+            elif action == "status":
+                status = await reconcile.status(store, group)
+                print(
+                    f"restore status: link group {group} restored from {status.restored_from}, "
+                    f"numbered on after #{status.numbered_after}; "
+                    f"{len(status.waiting)} of {len(status.steps)} steps to apply"
+                )
+                for table_id in status.uncollected:
+                    print(f"  table {table_id}: outbox NOT collected (jackpotctl restore collect)")
+                for step in status.steps:
+                    print(f"  {reconcile.describe(step)}")
+                if status.stopped:
+                    print(f"  stopped: {status.stopped}")
+            elif action == "request":
+                count = await reconcile.request(store, group, actor=_person())
+                print(f"restore request: {count} steps requested; a second operator approves")
+            elif action == "approve":
+                applied = await reconcile.approve(store, group, actor=_person())
+                for step in applied:
+                    print(f"  {reconcile.describe(step)}")
+                print(f"restore approve: {len(applied)} steps applied")
+            else:
+                seq = await reconcile.finish(store, group, actor=_person())
+                print(f"restore finish: link group {group} serves its tables again (#{seq})")
+        finally:
+            await store.close()
         return 0
 
     return asyncio.run(run())
@@ -506,16 +799,22 @@ def _audit_verify(args: argparse.Namespace) -> int:
         )
     if args.link_group and args.file is None:
         raise ValueError("--link-group is for --file (the audit of Redis checks every group)")
-    key = (
-        checkpoint_signature.load_public_key(args.checkpoint_key)
-        if args.checkpoint_key is not None
-        else None
-    )
+    key = [checkpoint_signature.load_public_key(path) for path in args.checkpoint_key or ()]
+    if args.file is not None and (args.expect_head or args.expect_head_from):
+        raise ValueError("--expect-head and --expect-head-from are for an audit of Redis")
+    heads, installation_id = _audit_expectations(args)
 
     async def run() -> AuditReport:
         store = _store(args)
         try:
-            return await verify(store, key)
+            if "" in heads:  # a head given without its link group: Redis's one group
+                groups = await store.link_group_ids()
+                if len(groups) != 1:
+                    raise ValueError(
+                        f"Redis has {len(groups)} link groups: give --expect-head GROUP:SEQ:HASH"
+                    )
+                heads[groups[0]] = heads.pop("")
+            return await verify(store, key, expect_heads=heads, installation_id=installation_id)
         finally:
             await store.close()
 
@@ -523,6 +822,11 @@ def _audit_verify(args: argparse.Namespace) -> int:
         report = verify_export(args.file, key, args.link_group)
     else:
         report = asyncio.run(run())
+    return _print_report(report)
+
+
+def _print_report(report: AuditReport) -> int:
+    """Print what the audit found; the exit status (1: a difference)."""
     for difference in report.differences:
         print(f"audit: DIFFERENCE {difference}")
     if report.ok:

@@ -182,6 +182,8 @@ class JournalEntry:
     delta_meter_microcents: int
     delta_reserve_microcents: int
     fields: dict[str, str] = field(default_factory=dict)
+    problem: str = ""
+    """Why a number of the entry does not read (its deltas are then 0; the audit names it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +212,19 @@ class Checkpoint:
     hash: str = ""
     signature: str = ""
     signed_by: str = ""
+    signed_as: str = ""
+    """The signed message's domain (``controller.checkpoint_signature``): "" for a checkpoint
+    signed before the field existed (``jackpot-checkpoint-v1``)."""
+    epoch: str = ""
+    """The id of the link group's epoch the trim ran in (signed, v2)."""
+    signed_exported_seq: int = 0
+    """How far the journal was exported when the trim signed (signed, v2; >= ``seq``, and
+    ``exported_seq`` never goes below it)."""
+    key_handovers: str = ""
+    """The signing key's handovers (JSON list, ``controller.checkpoint_signature.Handover``),
+    oldest first; "" for none."""
+    signed_handovers: int = 0
+    """How many of ``key_handovers`` the signature covers (signed, v2)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +239,11 @@ class LinkGroupSnapshot:
     checkpoint: Checkpoint = field(default_factory=Checkpoint)
     last_entry_id: str = ""
     """The stream id of the journal's last entry ("" for none)."""
+    corrupt: tuple[str, ...] = ()
+    """What does not read: a message naming each corrupt meter (left out of ``meters``) and
+    pending jackpot (its meter unknown)."""
+    corrupt_meters: tuple[str, ...] = ()
+    """The ids of the meters left out of ``meters`` because their values do not read."""
 
 
 IRREGULARITY_STATUSES = ("open", "confirmed", "voided", "applied")

@@ -10,12 +10,20 @@ a jackpot - carries the schema version it was written in, the field ``v``
 them). Each is read here through :func:`upgraded`, the one boundary where a record of an
 older version would be migrated to the current one, and where a record without a version, or
 of a version this release does not know, is refused with its name.
+
+A record that does not decode - JSON that does not parse, an amount that is not an integer
+written as the scripts write it (``-?[0-9]+``), a field missing or of the wrong type - raises
+:class:`CorruptRecord` naming its kind, its id and its Redis key (the caller passes the key),
+never a guess (no amount is read as 0) and never anything that would stop the caller's other
+records: the store skips and reports it in a listing, and refuses it alone where it is needed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 from controller.domain.config import TableConfig
@@ -32,7 +40,7 @@ from controller.domain.records import (
 )
 from controller.domain.rounds import Wager
 from jackpot.data import items, record_from_data
-from jackpot.errors import StoreUnavailable
+from jackpot.errors import CorruptRecord, FailedPrecondition, JackpotError, StoreUnavailable
 from jackpot.results import (
     AcceptedWager,
     ChipCountResult,
@@ -93,17 +101,97 @@ def upgraded(kind: RecordKind, where: str, record: Mapping[str, Any]) -> Mapping
 
 R = TypeVar("R")
 
+CORRUPT_KINDS: tuple[str, ...] = (
+    "link group",
+    "meter",
+    "table",
+    "round",
+    "jackpot",
+    "irregularity",
+    "adjustment",
+    "journal entry",
+    "record",
+)
+"""Every kind of record a :class:`CorruptRecord` names (the ``kind`` label of
+``jackpot_corrupt_records_total``); ``record``: a stored number a script met that is not an
+integer, in a record it does not name."""
 
-def locked_wagers(where: str, fields: Mapping[str, str]) -> tuple[Wager, ...]:
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
+def integer(name: str, value: Any) -> int:
+    """A stored integer as the scripts write it (``'%d'``: an optional minus and ASCII
+    digits) or as JSON carries it; anything else - ``'abc'``, ``''``, ``'1e3'``, ``' 5'``,
+    ``1.5``, ``true`` - raises :class:`ValueError` naming the field ``name``."""
+    if type(value) is int:
+        return value
+    if type(value) is str and _INTEGER.fullmatch(value):
+        return int(value)
+    raise ValueError(f"{name} is {_shown(value)}, not an integer")
+
+
+def _shown(value: Any) -> str:
+    """A stored value for a message: at most 40 characters of it."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+@contextlib.contextmanager
+def reading(kind: RecordKind, name: str, key: str = "") -> Iterator[None]:
+    """Decode one stored record (``kind`` ``name`` at Redis key ``key``): any failure to read
+    it becomes a :class:`CorruptRecord` naming it. A refusal by version (
+    :class:`StoreUnavailable`) and a :class:`CorruptRecord` pass unchanged."""
+    try:
+        yield
+    except (CorruptRecord, StoreUnavailable):
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError, JackpotError) as error:
+        detail = str(error) if not isinstance(error, KeyError) else f"{error} is missing"
+        raise CorruptRecord(kind, name, key, detail) from None
+
+
+def _json(raw: str | bytes) -> dict[str, Any]:
+    """A stored JSON record: an object, or :class:`ValueError`."""
+    try:
+        stored = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"its JSON does not parse ({error})") from None
+    if not isinstance(stored, dict):
+        raise ValueError(f"its JSON is a {type(stored).__name__}, not an object")
+    return stored
+
+
+def _integers(stored: Mapping[str, Any], names: Sequence[str]) -> None:
+    """Each of ``names`` that ``stored`` holds is an integer (:func:`integer`)."""
+    for name in names:
+        if name in stored:
+            integer(name, stored[name])
+
+
+_JACKPOT_INTEGERS = (
+    "round_id",
+    "seat",
+    "amount_cents",
+    "meter_before_cents",
+    "meter_after_cents",
+    "journal_seq",
+    "wager_cents",
+    "hit_at_ms",
+)
+
+
+def locked_wagers(where: str, fields: Mapping[str, str], key: str = "") -> tuple[Wager, ...]:
     """The wagers stored by a lockout in the record of round ``where`` (its ``v`` and
-    ``wagers`` fields), as the settlement plans them."""
+    ``wagers`` fields, at Redis key ``key``), as the settlement plans them."""
     record = upgraded("round", where, fields)
-    return tuple(
-        Wager(a.seat, a.kind, a.amount_cents, a.on_dealer_hand, a.envy)
-        for a in (
-            record_from_data(AcceptedWager, item) for item in items(json.loads(record["wagers"]))
+    with reading("round", where, key):
+        return tuple(
+            Wager(a.seat, a.kind, a.amount_cents, a.on_dealer_hand, a.envy)
+            for a in (
+                record_from_data(AcceptedWager, item)
+                for item in items(json.loads(record["wagers"]))
+            )
         )
-    )
 
 
 def _result(record_type: type[R], raw: Sequence[str]) -> R:
@@ -141,57 +229,77 @@ def irregularity_result(raw: Sequence[str]) -> IrregularityResult:
     return _result(IrregularityResult, raw)
 
 
-def irregularity(raw: str | bytes) -> Irregularity:
-    """Decode a stored irregularity record."""
-    stored = json.loads(raw)
-    where = f"{stored.get('table_id', '?')}:{stored.get('round_id', '?')}:{stored.get('kind')}"
-    return record_from_data(Irregularity, upgraded("irregularity", where, stored))
+def irregularity(raw: str | bytes, *, name: str = "", key: str = "") -> Irregularity:
+    """Decode a stored irregularity record (``name``, its field ``<table>:<round>:<kind>``,
+    and ``key`` name it if it is corrupt)."""
+    with reading("irregularity", name or "?", key):
+        stored = _json(raw)
+        where = name or (
+            f"{stored.get('table_id', '?')}:{stored.get('round_id', '?')}:{stored.get('kind')}"
+        )
+        with reading("irregularity", where, key):
+            return record_from_data(Irregularity, upgraded("irregularity", where, stored))
 
 
-def jackpot(raw: str | bytes) -> Jackpot:
-    """Decode a stored jackpot record."""
-    stored = json.loads(raw)
-    return record_from_data(
-        Jackpot, upgraded("jackpot", str(stored.get("jackpot_id", "?")), stored)
-    )
+def jackpot(raw: str | bytes, *, key: str = "", name: str = "") -> Jackpot:
+    """Decode a stored jackpot record (``name``, its id, and ``key`` name it if it is
+    corrupt; its amounts must be integers)."""
+    with reading("jackpot", name or "?", key):
+        stored = _json(raw)
+        where = name or str(stored.get("jackpot_id", "?"))
+        with reading("jackpot", where, key):
+            record = upgraded("jackpot", where, stored)
+            _integers(record, _JACKPOT_INTEGERS)
+            return record_from_data(Jackpot, record)
 
 
-def meter_state(fields: Mapping[str, str]) -> MeterState:
-    """Decode a meter hash."""
-    fields = upgraded("meter", fields.get("meter_id", "?"), fields)
-    return MeterState(
-        meter_id=fields["meter_id"],
-        link_group_id=fields["link_group_id"],
-        game=fields["game"],
-        reset_cents=int(fields["reset_cents"]),
-        rate_ppm=int(fields["rate_ppm"]),
-        reserve_rate_ppm=int(fields["reserve_rate_ppm"]),
-        ceiling_cents=int(fields["ceiling_cents"]),
-        amount_microcents=int(fields["value_microcents"]),
-        reserve_microcents=int(fields["reserve_microcents"]),
-        pending_jackpots=int(fields["pending_jackpots"]),
-        wagers_total=int(fields["wagers_total"]),
-        hits_total=int(fields["hits_total"]),
-        awards_cents_total=int(fields["awards_cents_total"]),
-        operator_seed_microcents_total=int(fields["operator_seed_microcents_total"]),
-        kind=fields.get("kind", "progressive"),
-        must_hit_by_cents=int(fields.get("must_hit_by_cents", 0)),
-        mystery_cycle=int(fields.get("mystery_cycle", 0)),
-        mystery_commitment=fields.get("mystery_commitment", ""),
-    )
+def meter_state(fields: Mapping[str, str], *, key: str = "", name: str = "") -> MeterState:
+    """Decode a meter hash (``name``, its id, and ``key`` name it if it is corrupt: a
+    missing field, or an amount or count that is not an integer)."""
+    where = name or fields.get("meter_id", "?")
+    fields = upgraded("meter", where, fields)
+    with reading("meter", where, key):
+        return MeterState(
+            meter_id=fields["meter_id"],
+            link_group_id=fields["link_group_id"],
+            game=fields["game"],
+            reset_cents=integer("reset_cents", fields["reset_cents"]),
+            rate_ppm=integer("rate_ppm", fields["rate_ppm"]),
+            reserve_rate_ppm=integer("reserve_rate_ppm", fields["reserve_rate_ppm"]),
+            ceiling_cents=integer("ceiling_cents", fields["ceiling_cents"]),
+            amount_microcents=integer("value_microcents", fields["value_microcents"]),
+            reserve_microcents=integer("reserve_microcents", fields["reserve_microcents"]),
+            pending_jackpots=integer("pending_jackpots", fields["pending_jackpots"]),
+            wagers_total=integer("wagers_total", fields["wagers_total"]),
+            hits_total=integer("hits_total", fields["hits_total"]),
+            awards_cents_total=integer("awards_cents_total", fields["awards_cents_total"]),
+            operator_seed_microcents_total=integer(
+                "operator_seed_microcents_total", fields["operator_seed_microcents_total"]
+            ),
+            kind=fields.get("kind", "progressive"),
+            must_hit_by_cents=integer("must_hit_by_cents", fields.get("must_hit_by_cents", 0)),
+            mystery_cycle=integer("mystery_cycle", fields.get("mystery_cycle", 0)),
+            mystery_commitment=fields.get("mystery_commitment", ""),
+        )
 
 
-def adjustment(raw: str | bytes) -> Adjustment:
-    """Decode a stored adjustment record."""
-    stored = json.loads(raw)
-    where = str(stored.get("adjustment_id", "?"))
-    return record_from_data(Adjustment, upgraded("adjustment", where, stored))
+def adjustment(raw: str | bytes, *, key: str = "", name: str = "") -> Adjustment:
+    """Decode a stored adjustment record (``name``, its id, and ``key`` name it if it is
+    corrupt)."""
+    with reading("adjustment", name or "?", key):
+        stored = _json(raw)
+        where = name or str(stored.get("adjustment_id", "?"))
+        with reading("adjustment", where, key):
+            return record_from_data(Adjustment, upgraded("adjustment", where, stored))
 
 
 def retired_meter(raw: str | bytes) -> RetiredMeter:
     """Decode a retired meter's record (its last meter fields and its retirement)."""
-    stored = json.loads(raw)
-    return record_from_data(RetiredMeter, upgraded("meter", str(stored.get("meter_id")), stored))
+    with reading("meter", "?"):
+        stored = _json(raw)
+        where = str(stored.get("meter_id"))
+        with reading("meter", where):
+            return record_from_data(RetiredMeter, upgraded("meter", where, stored))
 
 
 def maintenance(fields: Mapping[str, str]) -> Maintenance:
@@ -200,18 +308,19 @@ def maintenance(fields: Mapping[str, str]) -> Maintenance:
         active=fields.get("state") == "maintenance",
         by=fields.get("entered_by", ""),
         reason=fields.get("entered_reason", ""),
-        since_seq=int(fields.get("entered_seq") or 0),
-        since_ms=int(fields.get("entered_at_ms") or 0),
+        since_seq=integer("entered_seq", fields.get("entered_seq") or 0),
+        since_ms=integer("entered_at_ms", fields.get("entered_at_ms") or 0),
         left_by=fields.get("left_by", ""),
         left_reason=fields.get("left_reason", ""),
-        left_seq=int(fields.get("left_seq") or 0),
+        left_seq=integer("left_seq", fields.get("left_seq") or 0),
     )
 
 
-def meter_value(meter_id: str, fields: Mapping[str, str]) -> MeterValue:
+def meter_value(meter_id: str, fields: Mapping[str, str], *, key: str = "") -> MeterValue:
     """A meter's value from its hash's ``v`` and ``value_microcents`` fields."""
     fields = upgraded("meter", meter_id, fields)
-    return MeterValue(meter_id, int(fields["value_microcents"]))
+    with reading("meter", meter_id, key):
+        return MeterValue(meter_id, integer("value_microcents", fields["value_microcents"]))
 
 
 def link_group_description(link_group_id: str, fields: Mapping[str, str]) -> str:
@@ -226,44 +335,135 @@ def table_json(table: TableConfig) -> str:
     return json.dumps(record, sort_keys=True, separators=(",", ":"))
 
 
-def table_config(raw: str | bytes) -> TableConfig:
-    """Decode a stored table configuration."""
-    stored = json.loads(raw)
-    record = upgraded("table", str(stored.get("table_id", "?")), stored)
-    return TableConfig.from_data({k: v for k, v in record.items() if k != "v"})
+def table_config(raw: str | bytes, *, key: str = "", name: str = "") -> TableConfig:
+    """Decode a stored table configuration (``name``, its id, and ``key`` name it if it is
+    corrupt: JSON that does not parse, or a definition that is not a table's)."""
+    with reading("table", name or "?", key):
+        stored = _json(raw)
+        where = name or str(stored.get("table_id", "?"))
+        with reading("table", where, key):
+            record = upgraded("table", where, stored)
+            return TableConfig.from_data({k: v for k, v in record.items() if k != "v"})
 
 
-def link_group_snapshot(raw: str | bytes) -> LinkGroupSnapshot:
-    """Decode the audit snapshot script's reply."""
+def link_group_snapshot(
+    raw: str | bytes, meter_keys: Mapping[str, str] | None = None, jackpots_key: str = ""
+) -> LinkGroupSnapshot:
+    """Decode the audit snapshot script's reply. A meter whose value, reserve or pending
+    count is not an integer is left out of its meters and named in ``corrupt`` (with its key
+    from ``meter_keys``), as is a pending jackpot whose record does not read (in
+    ``jackpots_key``): the audit reports them and goes on."""
     reply = json.loads(raw)
+    meters: list[MeterBalance] = []
+    corrupt: list[str] = []
+    corrupt_meters: list[str] = []
+    for m in items(reply.get("meters")):
+        meter_id = str(m["meter_id"])
+        try:
+            with reading("meter", meter_id, (meter_keys or {}).get(meter_id, "")):
+                meters.append(
+                    MeterBalance(
+                        meter_id,
+                        integer("value_microcents", m["value"]),
+                        integer("reserve_microcents", m["reserve"]),
+                        integer("pending_jackpots", m["pending"]),
+                    )
+                )
+        except CorruptRecord as error:
+            corrupt.append(str(error))
+            corrupt_meters.append(meter_id)
+    for bad in items(reply.get("corrupt_jackpots")):
+        corrupt.append(str(CorruptRecord("jackpot", str(bad["id"]), jackpots_key, bad["why"])))
     return LinkGroupSnapshot(
         seq=int(reply["seq"]),
         meter_count=int(reply["meter_count"]),
-        meters=tuple(
-            MeterBalance(m["meter_id"], int(m["value"]), int(m["reserve"]), int(m["pending"]))
-            for m in items(reply.get("meters"))
-        ),
+        meters=tuple(meters),
         pending_jackpot_meters=tuple(str(m) for m in items(reply.get("pending_meters"))),
         checkpoint=checkpoint(reply.get("checkpoint") or {}),
         last_entry_id=str(reply.get("last_entry_id", "")),
+        corrupt=tuple(corrupt),
+        corrupt_meters=tuple(corrupt_meters),
     )
 
 
+CHECKPOINT_FIELDS = frozenset(
+    {
+        "seq",
+        "hash",
+        "signature",
+        "signed_by",
+        "signed_as",
+        "epoch",
+        "signed_exported_seq",
+        "key_handovers",
+        "signed_handovers",
+        "exported_seq",
+        "exported_at_ms",
+    }
+)
+"""The fields of a checkpoint hash besides the sums ``value:<meter>``/``reserve:<meter>``."""
+CHECKPOINT_UNSIGNED = frozenset({"exported_seq", "exported_at_ms", "key_handovers"})
+"""What a checkpoint at journal #0 (nothing trimmed) may hold: the export marker and key
+handovers (each signed by its old key); sums, a hash or a signature need a trimmed position."""
+
+
+def _count(name: str, value: Any) -> int:
+    text = str(value)
+    if not text.isdigit():
+        raise FailedPrecondition(f"the checkpoint's {name} is {text[:40]!r}, not a count")
+    return int(text)
+
+
+def _microcents(name: str, value: Any) -> int:
+    text = str(value)
+    if not text.removeprefix("-").isdigit():
+        raise FailedPrecondition(f"the checkpoint's {name} is {text[:40]!r}, not microcents")
+    return int(text)
+
+
 def checkpoint(fields: Mapping[str, str]) -> Checkpoint:
-    """Decode a checkpoint hash (``cjson`` encodes an empty one as ``[]``: no fields)."""
+    """Decode a checkpoint hash (``cjson`` encodes an empty one as ``[]``: no fields).
+
+    Refused (:class:`FailedPrecondition`, naming what is wrong) when it holds a field no
+    checkpoint has, a count or amount that is not a decimal integer, anything but the export
+    marker and key handovers at journal #0 (``seq`` absent or 0: nothing trimmed, so no sums,
+    hash or signature can be explained by the chain), or, above #0, no hash, signature or
+    signer. The signature itself is checked by :mod:`controller.checkpoint_signature`."""
     fields = fields if isinstance(fields, Mapping) else {}
     sums: dict[str, dict[str, int]] = {"value": {}, "reserve": {}}
     for name, value in fields.items():
         kind, _, meter_id = name.partition(":")
         if meter_id and kind in sums:
-            sums[kind][meter_id] = int(value)
+            sums[kind][meter_id] = _microcents(name, value)
+        elif name not in CHECKPOINT_FIELDS:
+            raise FailedPrecondition(f"the checkpoint holds a field no checkpoint has: {name!r}")
+    seq = _count("seq", fields.get("seq", 0))
+    if not seq:
+        stray = sorted(name for name in fields if name not in CHECKPOINT_UNSIGNED and name != "seq")
+        if stray:
+            raise FailedPrecondition(
+                f"the checkpoint holds {', '.join(stray)[:200]} but no trimmed position "
+                "(journal #0): only a signed trim writes those; it was forged"
+            )
+    else:
+        missing = [name for name in ("hash", "signature", "signed_by") if not fields.get(name)]
+        if missing:
+            raise FailedPrecondition(
+                f"the checkpoint at journal #{seq} has no {', '.join(missing)}: a trim writes "
+                "them with its signature; it was altered"
+            )
     return Checkpoint(
-        seq=int(fields.get("seq", 0)),
+        seq=seq,
         value_microcents=sums["value"],
         reserve_microcents=sums["reserve"],
-        exported_seq=int(fields.get("exported_seq", 0)),
-        exported_at_ms=int(fields.get("exported_at_ms", 0)),
+        exported_seq=_count("exported_seq", fields.get("exported_seq", 0)),
+        exported_at_ms=_count("exported_at_ms", fields.get("exported_at_ms", 0)),
         hash=str(fields.get("hash", "")),
         signature=str(fields.get("signature", "")),
         signed_by=str(fields.get("signed_by", "")),
+        signed_as=str(fields.get("signed_as", "")),
+        epoch=str(fields.get("epoch", "")),
+        signed_exported_seq=_count("signed_exported_seq", fields.get("signed_exported_seq", 0)),
+        key_handovers=str(fields.get("key_handovers", "")),
+        signed_handovers=_count("signed_handovers", fields.get("signed_handovers", 0)),
     )

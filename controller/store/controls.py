@@ -221,16 +221,22 @@ class Controls:
         raw = await self._store._read(self._store.client.hget(group.adjustments, adjustment_id))
         if raw is None:
             raise NotFound(f"adjustment {adjustment_id} does not exist")
-        return codec.adjustment(raw)
+        return self._store._decoded(
+            lambda: codec.adjustment(raw, key=group.adjustments, name=adjustment_id)
+        )
 
     async def list_adjustments(self, link_group_id: str = "", status: str = "") -> list[Adjustment]:
         """The adjustments of one link group or all, in journal order per group; ``status``
-        filters (empty: any)."""
+        filters (empty: any); a corrupt one is left out and reported."""
         found: list[Adjustment] = []
         for group_id in await self._store._group_ids(link_group_id):
             group = keys.LinkGroupKeys(group_id)
-            for raw in await self._store._read(self._store.client.hvals(group.adjustments)):
-                record = codec.adjustment(raw)
+            stored = await self._store._read(self._store.client.hgetall(group.adjustments))
+            for record in self._store._each(
+                lambda item: codec.adjustment(item[2], key=item[1], name=item[0]),
+                ((name, group.adjustments, raw) for name, raw in sorted(stored.items())),
+                None,
+            ):
                 if not status or record.status == status:
                     found.append(record)
         return sorted(found, key=lambda a: (a.link_group_id, a.request_seq))

@@ -134,6 +134,23 @@ class LinkGroupKeys:
         return self._key("pending-adjustments")
 
     @property
+    def restore_steps(self) -> str:
+        """Hash: ``<table>:<round>:<phase>`` -> a step a table was answered before a restore
+        and the restored state lacked, with its reconciliation (JSON; controller/reconcile.py)."""
+        return self._key("restore-steps")
+
+    @property
+    def restore_queue(self) -> str:
+        """Sorted set: the restore steps not applied yet, scored by their lost sequence number
+        (the order they are applied in)."""
+        return self._key("restore-queue")
+
+    @property
+    def restore_tables(self) -> str:
+        """Hash: table id -> when its outbox was collected after a restore, by whom (JSON)."""
+        return self._key("restore-tables")
+
+    @property
     def retired_meters(self) -> str:
         """Hash: meter id -> the retired meter's last record and its retirement (JSON)."""
         return self._key("retired-meters")

@@ -17,7 +17,7 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -50,6 +50,7 @@ from controller.domain.records import (
     JournalEntry,
     LinkGroupSnapshot,
     LinkGroupState,
+    Maintenance,
     MeterState,
 )
 from controller.domain.rounds import Payout, Wager
@@ -62,6 +63,7 @@ from controller.store.scripts import Scripts
 from jackpot.epochs import NO_POSITION, Epoch, JournalPosition
 from jackpot.errors import (
     AlreadyExists,
+    CorruptRecord,
     FailedPrecondition,
     IdempotencyConflict,
     InvalidArgument,
@@ -93,6 +95,8 @@ from jackpot.results import (
 log = logging.getLogger("controller.store")
 
 Result = TypeVar("Result")
+Item = TypeVar("Item")
+Refusal = TypeVar("Refusal", bound=JackpotError)
 
 DEFAULT_ROUND_RETENTION_SECONDS = 7 * 24 * 3600
 DEFAULT_MAX_ROUND_STEP = 1000
@@ -262,6 +266,9 @@ class RedisStore:
         self._phase_keys_by_table: dict[str, _PhaseKeys] = {}
         self.controls = Controls(self)
         """Maintenance, meter and table changes, adjustments (:mod:`controller.store.controls`)."""
+        self.on_corrupt: Callable[[CorruptRecord], None] | None = None
+        """Told of every stored record found corrupt (the server counts them in
+        ``jackpot_corrupt_records_total``); each is also logged, once a minute per record."""
 
     @classmethod
     def from_url(
@@ -390,7 +397,7 @@ class RedisStore:
                     reply,
                 )
         except ResponseError as error:
-            raise _script_error(error) from None
+            raise self._reported(_script_error(error)) from None
         except _UNREACHABLE_ERRORS as error:
             raise self._unreachable(error) from error
         except RuntimeError as error:  # uvloop: a transport closed under the call (a reset)
@@ -430,6 +437,45 @@ class RedisStore:
             raise self._unreachable(error) from error
         except ResponseError as error:  # BUSY, LOADING, MISCONF, ...: as a script's would be
             raise _script_error(error) from None
+
+    def _reported(self, error: Refusal) -> Refusal:
+        """``error``; a :class:`CorruptRecord` is logged (once a minute per record) and
+        counted (:attr:`on_corrupt`) first."""
+        if isinstance(error, CorruptRecord):
+            now = time.monotonic()
+            name = f"{error.kind}|{error.name}|{error.key}"
+            if now - _LAST_CORRUPT.get(name, -CORRUPT_LOG_EVERY_S) >= CORRUPT_LOG_EVERY_S:
+                _LAST_CORRUPT[name] = now
+                log.error("%s", error)
+            if self.on_corrupt is not None:
+                self.on_corrupt(error)
+        return error
+
+    def _decoded(self, decode: Callable[[], Result]) -> Result:
+        """``decode()``, reporting a :class:`CorruptRecord` it raises (:meth:`_reported`)."""
+        try:
+            return decode()
+        except CorruptRecord as error:
+            raise self._reported(error) from None
+
+    def _each(
+        self,
+        decode: Callable[[Item], Result],
+        stored: Iterable[Item],
+        skipped: list[CorruptRecord] | None,
+    ) -> list[Result]:
+        """``decode`` of each of ``stored``, in order; one that is corrupt is reported
+        (:meth:`_reported`), added to ``skipped`` (when given) and left out: one bad record
+        never hides the others."""
+        decoded: list[Result] = []
+        for item in stored:
+            try:
+                decoded.append(decode(item))
+            except CorruptRecord as error:
+                self._reported(error)
+                if skipped is not None:
+                    skipped.append(error)
+        return decoded
 
     def _unreachable(self, error: Exception) -> StoreUnavailable:
         """The error for a client (no host, port or password in it); the detail goes to the
@@ -482,14 +528,23 @@ class RedisStore:
         (version, description), meters, tables, epoch, seq, maintenance = replies
         if description is None:
             raise NotFound(f"link group {link_group_id} does not exist")
+
+        def decode_maintenance() -> Maintenance:
+            with codec.reading("link group", link_group_id, group.maintenance):
+                return codec.maintenance(maintenance)
+
+        def decode_seq() -> int:
+            with codec.reading("link group", link_group_id, group.seq):
+                return codec.integer("the journal's sequence number", seq or 0)
+
         return LinkGroupState(
             link_group_id,
             codec.link_group_description(link_group_id, {"v": version, "description": description}),
             tuple(sorted(meters)),
             tuple(sorted(tables)),
-            JournalPosition(epoch[0] or "", int(seq or 0)),
+            JournalPosition(epoch[0] or "", self._decoded(decode_seq)),
             epoch[1] or "",
-            codec.maintenance(maintenance),
+            self._decoded(decode_maintenance),
         )
 
     async def _group_ids(self, link_group_id: str = "") -> list[str]:
@@ -498,9 +553,19 @@ class RedisStore:
             return [link_group_id]
         return sorted(await self._read(self._client.smembers(keys.LINK_GROUPS)))
 
-    async def list_link_groups(self) -> list[LinkGroupState]:
-        """Every link group, by id."""
-        return [await self.get_link_group(group_id) for group_id in await self._group_ids()]
+    async def list_link_groups(
+        self, *, skipped: list[CorruptRecord] | None = None
+    ) -> list[LinkGroupState]:
+        """Every link group, by id; one whose records do not read is left out, reported and
+        added to ``skipped``."""
+        found: list[LinkGroupState] = []
+        for group_id in await self._group_ids():
+            try:
+                found.append(await self.get_link_group(group_id))
+            except CorruptRecord as error:  # reported by get_link_group
+                if skipped is not None:
+                    skipped.append(error)
+        return found
 
     async def create_meter(self, config: MeterConfig, *, actor: str) -> MeterState:
         """Create a meter at its reset amount (journaled as operator seed); idempotent."""
@@ -565,15 +630,19 @@ class RedisStore:
     async def get_meter(self, meter_id: str) -> MeterState:
         """A meter's parameters, values and counters; :class:`NotFound` if unknown."""
         group = keys.LinkGroupKeys(await self._meter_link_group(meter_id))
-        fields = await self._read(self._client.hgetall(group.meter(meter_id)))
+        key = group.meter(meter_id)
+        fields = await self._read(self._client.hgetall(key))
         if not fields:
             if await self._read(self._client.hexists(group.retired_meters, meter_id)):
                 raise NotFound(f"meter {meter_id} was retired")
             raise NotFound(f"meter {meter_id} does not exist")
-        return codec.meter_state(fields)
+        return self._decoded(lambda: codec.meter_state(fields, key=key, name=meter_id))
 
-    async def list_meters(self, link_group_id: str = "") -> list[MeterState]:
-        """The meters of one link group, or of all of them, ordered by id."""
+    async def list_meters(
+        self, link_group_id: str = "", *, skipped: list[CorruptRecord] | None = None
+    ) -> list[MeterState]:
+        """The meters of one link group, or of all of them, ordered by id; a corrupt one is
+        left out, reported and added to ``skipped`` (:meth:`_each`)."""
         groups = await self._group_ids(link_group_id)
         meters: list[MeterState] = []
         for group_id in groups:
@@ -582,11 +651,20 @@ class RedisStore:
             async with self._client.pipeline(transaction=False) as pipe:
                 for meter_id in ids:
                     pipe.hgetall(group.meter(meter_id))
-                meters.extend(codec.meter_state(f) for f in await self._read(pipe.execute()))
+                rows = await self._read(pipe.execute())
+            meters += self._each(
+                lambda row: codec.meter_state(row[2], key=row[1], name=row[0]),
+                ((i, group.meter(i), row) for i, row in zip(ids, rows, strict=True)),
+                skipped,
+            )
         return meters
 
-    async def meter_values(self, link_group_id: str) -> tuple[MeterValue, ...]:
-        """The current value of every meter of a link group, by meter id (two round trips)."""
+    async def meter_values(
+        self, link_group_id: str, *, skipped: list[CorruptRecord] | None = None
+    ) -> tuple[MeterValue, ...]:
+        """The current value of every meter of a link group, by meter id (two round trips);
+        a corrupt one is left out, reported and added to ``skipped`` (the signs of the
+        others go on)."""
         group = keys.LinkGroupKeys(link_group_id)
         ids = sorted(await self._read(self._client.smembers(group.meters)))
         async with self._client.pipeline(transaction=False) as pipe:
@@ -594,9 +672,17 @@ class RedisStore:
                 pipe.hmget(group.meter(meter_id), "v", "value_microcents")
             values = await self._read(pipe.execute())
         return tuple(
-            codec.meter_value(meter_id, {"v": version, "value_microcents": value})
-            for meter_id, (version, value) in zip(ids, values, strict=True)
-            if value is not None
+            self._each(
+                lambda row: codec.meter_value(
+                    row[0], {"v": row[1][0], "value_microcents": row[1][1]}, key=group.meter(row[0])
+                ),
+                (
+                    (meter_id, fields)
+                    for meter_id, fields in zip(ids, values, strict=True)
+                    if fields[1] is not None
+                ),
+                skipped,
+            )
         )
 
     async def register_table(self, table: TableConfig, *, actor: str) -> TableConfig:
@@ -610,12 +696,11 @@ class RedisStore:
                 )
         group = keys.LinkGroupKeys(table.link_group_id)
         await self._check_percent_meters(group, table)
-        stored, rev = await self._read(
-            self._client.hmget(group.table(table.table_id), "config", "rev")
-        )
-        if stored is not None and codec.table_config(stored) == table:
+        key = group.table(table.table_id)
+        stored, rev = await self._read(self._client.hmget(key, "config", "rev"))
+        if stored is not None and self._stored_table(table.table_id, key, stored) == table:
             # The same definition (read through the codec: of any schema version it reads).
-            self._remember_table(table, int(rev or 0))
+            self._remember_table(table, self._table_int(table.table_id, key, "rev", rev))
             return table
         async with self._claim(keys.TABLE_INDEX, table.table_id, table.link_group_id, "table"):
             await self._run(
@@ -674,16 +759,31 @@ class RedisStore:
         if link_group_id is None:
             raise NotFound(f"table {table_id} is not registered")
         group = keys.LinkGroupKeys(link_group_id)
+        key = group.table(table_id)
         raw, rev, retired = await self._read(
-            self._client.hmget(group.table(table_id), "config", "rev", "retired_seq")
+            self._client.hmget(key, "config", "rev", "retired_seq")
         )
         if raw is None:
             if retired is not None:
                 raise NotFound(f"table {table_id} was retired (journal #{retired})")
             raise NotFound(f"table {table_id} is not registered")
-        table = codec.table_config(raw)
-        self._remember_table(table, int(rev or 0))
+        table = self._stored_table(table_id, key, raw)
+        self._remember_table(table, self._table_int(table_id, key, "rev", rev))
         return table
+
+    def _stored_table(self, table_id: str, key: str, raw: str) -> TableConfig:
+        """A table's stored definition (a corrupt one reported and raised)."""
+        return self._decoded(lambda: codec.table_config(raw, key=key, name=table_id))
+
+    def _table_int(self, table_id: str, key: str, field: str, value: str | None) -> int:
+        """An integer field of a table's record (0: missing; a corrupt one reported and
+        raised)."""
+
+        def decode() -> int:
+            with codec.reading("table", table_id, key):
+                return codec.integer(field, value) if value is not None else 0
+
+        return self._decoded(decode)
 
     async def _check_table_rev(self, table: TableConfig, round_id: int) -> None:
         """Refuse (retryable) a round locked out with another revision of the table than the
@@ -691,18 +791,32 @@ class RedisStore:
         so the retry reads it again)."""
         _, round_key = self._round_keys(table, round_id)
         rev = await self._read(self._client.hget(round_key, "table_rev"))
-        if rev is not None and int(rev) != self._table_revs.get(table.table_id, 0):
+        if rev is not None and self._round_int(round_key, table, round_id, "table_rev", rev) != (
+            self._table_revs.get(table.table_id, 0)
+        ):
             self.forget_table(table.table_id)
             raise StoreUnavailable(
                 f"the definition of table {table.table_id} was changed by an operator; retry "
                 "the same request"
             )
 
+    def _round_int(
+        self, key: str, table: TableConfig, round_id: int, field: str, value: str
+    ) -> int:
+        """An integer field of a round's record (a corrupt one reported and raised)."""
+
+        def decode() -> int:
+            with codec.reading("round", f"{round_id} of table {table.table_id}", key):
+                return codec.integer(field, value)
+
+        return self._decoded(decode)
+
     async def last_round(self, table: TableConfig) -> int:
         """The table's last locked-out round id (0: none yet)."""
         group = keys.LinkGroupKeys(table.link_group_id)
-        last = await self._read(self._client.hget(group.table(table.table_id), "last_round"))
-        return int(last or 0)
+        key = group.table(table.table_id)
+        last = await self._read(self._client.hget(key, "last_round"))
+        return self._table_int(table.table_id, key, "last_round", last)
 
     async def rebase_table_rounds(
         self, table: TableConfig, last_round_id: int, *, reason: str, actor: str
@@ -717,12 +831,22 @@ class RedisStore:
         )
         return int(before), int(after)
 
-    async def list_tables(self, link_group_id: str = "") -> list[TableConfig]:
-        """The tables of one link group, or of all of them, ordered by id."""
+    async def list_tables(
+        self, link_group_id: str = "", *, skipped: list[CorruptRecord] | None = None
+    ) -> list[TableConfig]:
+        """The tables of one link group, or of all of them, ordered by id; a corrupt one is
+        left out, reported and added to ``skipped``."""
         ids: list[str] = []
         for group_id in await self._group_ids(link_group_id):
             ids += await self._read(self._client.smembers(keys.LinkGroupKeys(group_id).tables))
-        return [await self.get_table(table_id) for table_id in sorted(ids)]
+        found: list[TableConfig] = []
+        for table_id in sorted(ids):
+            try:
+                found.append(await self.get_table(table_id))
+            except CorruptRecord as error:  # reported by get_table
+                if skipped is not None:
+                    skipped.append(error)
+        return found
 
     # ---------------------------------------------------------------- epochs
 
@@ -973,7 +1097,7 @@ class RedisStore:
         return int(
             await self._run(
                 self._scripts.trim_journal,
-                [group.journal, group.checkpoint],
+                [group.journal, group.checkpoint, group.epoch],
                 [
                     before_ms,
                     count,
@@ -983,6 +1107,66 @@ class RedisStore:
                     json.dumps(sums),
                     new.signature,
                     new.signed_by,
+                    new.epoch,
+                    new.signed_exported_seq,
+                    new.key_handovers,
+                    new.signed_handovers,
+                    new.signed_as,
+                ],
+            )
+        )
+
+    async def epoch_ids(self, link_group_id: str) -> tuple[str, frozenset[str]]:
+        """The link group's epoch id ("" for none) and the ids of it and its lineage: the
+        epochs a checkpoint of this state may have been signed in."""
+        group = keys.LinkGroupKeys(link_group_id)
+        epoch_id, lineage = await self._read(self._client.hmget(group.epoch, "id", "lineage"))
+        if not epoch_id:
+            return "", frozenset()
+        epoch = Epoch.from_fields(str(epoch_id), str(lineage or ""), "")
+        return epoch.epoch_id, frozenset({epoch.epoch_id, *(a for a, _ in epoch.lineage)})
+
+    async def journal_seq(self, link_group_id: str) -> int:
+        """The link group's last journal sequence number (0: none)."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return int(await self._read(self._client.get(group.seq)) or 0)
+
+    async def rotate_checkpoint_key(
+        self,
+        link_group_id: str,
+        previous: Checkpoint,
+        new: Checkpoint,
+        *,
+        handover: str,
+        entry_seq: int,
+        from_key: str,
+        actor: str,
+    ) -> int:
+        """Apply a key handover (docs/journal.md "Key handling"): the journal entry
+        ``checkpoint_key_rotated`` #``entry_seq`` carrying ``handover`` (JSON, signed by the
+        old key ``from_key``) and the checkpoint ``new`` (its handovers, and at a trimmed
+        position its new key's signature), atomically, if the checkpoint is still
+        ``previous`` and the journal's next entry is #``entry_seq`` (else
+        :class:`FailedPrecondition`, nothing written); answer the entry's sequence number."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return int(
+            await self._run(
+                self._scripts.rotate_checkpoint_key,
+                [group.journal, group.seq, group.checkpoint, group.epoch],
+                [
+                    previous.seq,
+                    previous.key_handovers,
+                    new.epoch,
+                    entry_seq,
+                    new.key_handovers,
+                    handover,
+                    from_key,
+                    new.signed_by,
+                    actor,
+                    new.signature if new.seq else "",
+                    new.signed_exported_seq,
+                    new.signed_as,
+                    new.signed_handovers,
                 ],
             )
         )
@@ -994,7 +1178,9 @@ class RedisStore:
         into a Redis that lost it - every key but the epoch record, which
         :meth:`restore_epoch` writes last (until then tables are refused: no epoch), and
         the must-hit-by meters' secrets, which it draws anew. An export written before a
-        kind of state existed restores it empty."""
+        kind of state existed restores it empty. The caller checked the export
+        (:mod:`controller.journal_restore`); this refuses, before writing anything, a group
+        that has an epoch here and an export naming another link group's table or meter."""
         link_group_id = snapshot["link_group_id"]
         group = keys.LinkGroupKeys(link_group_id)
         retired_tables: dict[str, Any] = snapshot.get("retired_tables") or {}
@@ -1003,6 +1189,7 @@ class RedisStore:
                 f"link group {link_group_id} has state in this Redis; restore only into a Redis "
                 "that lost it"
             )
+        await self._refuse_others_ids(snapshot)
         async with self._client.pipeline(transaction=True) as pipe:
             # Without an epoch record the group is not served: what is there is a restore
             # that was interrupted (the epoch record is written last), replaced whole.
@@ -1041,13 +1228,53 @@ class RedisStore:
                 await self._read(pipe.execute())
         await self._read(self._client.set(group.seq, int(snapshot["seq"])))
 
+    async def _refuse_others_ids(self, snapshot: dict[str, Any]) -> None:
+        """Refuse (:class:`AlreadyExists`, nothing written) an export naming a table or meter
+        (live or retired) that the global index gives to another link group: its restore
+        would point that group's table or meter at the export's records."""
+        link_group_id = snapshot["link_group_id"]
+        for what, index, ids in (
+            (
+                "table",
+                keys.TABLE_INDEX,
+                [*snapshot["tables"], *(snapshot.get("retired_tables") or {})],
+            ),
+            (
+                "meter",
+                keys.METER_INDEX,
+                [*snapshot["meters"], *(snapshot.get("retired_meters") or {})],
+            ),
+        ):
+            if not ids:
+                continue
+            owners = await self._read(self._client.hmget(index, ids))
+            for item_id, owner in zip(ids, owners, strict=True):
+                if owner is not None and owner != link_group_id:
+                    raise AlreadyExists(
+                        f"the export of link group {link_group_id} names {what} {item_id}, "
+                        f"which belongs to link group {owner}: a restore never takes a {what} "
+                        "of another link group (nothing was written)"
+                    )
+
     async def restore_epoch(
-        self, snapshot: dict[str, Any], *, actor: str, reason: str, source: str
+        self,
+        snapshot: dict[str, Any],
+        *,
+        actor: str,
+        reason: str,
+        source: str,
+        seq_above: int = 0,
     ) -> int:
         """Make the restored link group a state again (a new epoch, journaled; each
         must-hit-by meter starts a new cycle, ``restore_epoch.lua``), then put it back in
         the global indexes (its retired meters and tables too: their ids stay taken) and the
-        installation record; answer the journal seq of the ``restored`` entry."""
+        installation record; answer the journal seq of the ``restored`` entry.
+
+        ``seq_above``: the highest journal sequence number the lost state may have issued
+        (the tables' outboxes, :func:`controller.reconcile.seq_above`). Above the export's,
+        the journal continues after it (the ``restored`` entry records the jump) and the
+        group starts stopped until its tables are reconciled (docs/journal.md, "Reconciling
+        tables after a restore")."""
         link_group_id = snapshot["link_group_id"]
         group = keys.LinkGroupKeys(link_group_id)
         epoch = snapshot["epoch"]
@@ -1080,6 +1307,7 @@ class RedisStore:
                     source,
                     json.dumps(mystery_ids),
                     mystery_seed(),
+                    max(int(snapshot["seq"]), seq_above),
                 ],
             )
         )
@@ -1097,6 +1325,137 @@ class RedisStore:
         for table_id in (*snapshot["tables"], *(snapshot.get("retired_tables") or {})):
             await self._read(self._client.hset(keys.TABLE_INDEX, table_id, link_group_id))
         return seq
+
+    # ---------------------------------------------------------------- reconciling a restore
+
+    async def restore_collect(
+        self,
+        link_group_id: str,
+        table_id: str,
+        steps: Sequence[dict[str, Any]],
+        *,
+        actor: str,
+        source: str,
+        last: JournalPosition,
+        max_steps: int,
+    ) -> tuple[int, int, int]:
+        """Keep the ``steps`` (controller/reconcile.py) of ``table_id``'s outbox that the
+        restored state lacks (``restore_collect.lua``); answer (missing, present, collected
+        before)."""
+        group = keys.LinkGroupKeys(link_group_id)
+        missing, present, known = await self._run(
+            self._scripts.restore_collect,
+            [
+                group.epoch,
+                group.journal,
+                group.seq,
+                group.restore_steps,
+                group.restore_tables,
+                group.table(table_id),
+                group.tables,
+                group.restore_queue,
+                *(group.round(table_id, int(step["round_id"])) for step in steps),
+            ],
+            [
+                link_group_id,
+                table_id,
+                json.dumps(list(steps)),
+                actor,
+                source,
+                last.epoch,
+                last.seq,
+                max_steps,
+            ],
+        )
+        return int(missing), int(present), int(known)
+
+    async def restore_records(
+        self, link_group_id: str
+    ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], list[str], dict[str, str]]:
+        """What the reconciliation of a restored link group stands at: its steps by id, the
+        collected tables, the group's table ids and its epoch record's fields."""
+        group = keys.LinkGroupKeys(link_group_id)
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.hgetall(group.restore_steps)
+            pipe.hgetall(group.restore_tables)
+            pipe.smembers(group.tables)
+            pipe.hgetall(group.epoch)
+            steps, tables, table_ids, epoch = await self._read(pipe.execute())
+        return (
+            {key: json.loads(raw) for key, raw in steps.items()},
+            {key: json.loads(raw) for key, raw in tables.items()},
+            sorted(table_ids),
+            dict(epoch),
+        )
+
+    async def restore_request(self, link_group_id: str, *, actor: str, actor_cert: str) -> int:
+        """Request every missing step as a correction (``restore_request.lua``); answer how
+        many this operator has requested."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return int(
+            await self._run(
+                self._scripts.restore_request,
+                [group.epoch, group.journal, group.seq, group.restore_steps],
+                [link_group_id, actor, actor_cert],
+            )
+        )
+
+    async def restore_apply(
+        self, link_group_id: str, step: dict[str, Any], *, actor: str, actor_cert: str
+    ) -> dict[str, Any]:
+        """Approve and apply one requested step (``restore_apply.lua``); answer its record."""
+        group = keys.LinkGroupKeys(link_group_id)
+        meter_ids = sorted(
+            {str(move["meter_id"]) for move in step.get("moves") or []}
+            | {str(a["meter_id"]) for a in step.get("awards") or [] if a.get("meter_id")}
+        )
+        table_id, round_id = str(step["table_id"]), int(step["round_id"])
+        raw = await self._run(
+            self._scripts.restore_apply,
+            [
+                group.epoch,
+                group.journal,
+                group.seq,
+                group.restore_steps,
+                group.round(table_id, round_id),
+                group.table(table_id),
+                group.open_rounds,
+                group.jackpots,
+                group.pending,
+                group.restore_queue,
+                group.irregularities,
+                *(group.meter(meter_id) for meter_id in meter_ids),
+            ],
+            [
+                link_group_id,
+                step["id"],
+                actor,
+                actor_cert,
+                json.dumps(meter_ids),
+                self._round_retention_seconds,
+            ],
+        )
+        record: dict[str, Any] = json.loads(raw)
+        return record
+
+    async def restore_finish(self, link_group_id: str, *, actor: str, actor_cert: str) -> int:
+        """End the reconciliation (``restore_finish.lua``); answer its journal seq."""
+        group = keys.LinkGroupKeys(link_group_id)
+        return int(
+            await self._run(
+                self._scripts.restore_finish,
+                [
+                    group.epoch,
+                    group.journal,
+                    group.seq,
+                    group.restore_steps,
+                    group.restore_tables,
+                    group.tables,
+                    group.restore_queue,
+                ],
+                [link_group_id, actor, actor_cert],
+            )
+        )
 
     # ---------------------------------------------------------------- rounds
 
@@ -1210,7 +1569,10 @@ class RedisStore:
         await self._check_table_rev(table, round_id)
         where = f"{round_id} of table {table.table_id}"
         return LockedRound(
-            codec.locked_wagers(where, {"v": version, "wagers": wagers}), fingerprint
+            self._decoded(
+                lambda: codec.locked_wagers(where, {"v": version, "wagers": wagers}, round_key)
+            ),
+            fingerprint,
         )
 
     async def settle(
@@ -1421,18 +1783,30 @@ class RedisStore:
             raise NotFound(
                 f"round {round_id} of table {table.table_id} has no {kind.value} irregularity"
             )
-        return codec.irregularity(raw)
+        return self._decoded(
+            lambda: codec.irregularity(raw, name=irregularity_id, key=group.irregularities)
+        )
 
     async def list_irregularities(
-        self, link_group_id: str = "", *, status: str = "", table_id: str = ""
+        self,
+        link_group_id: str = "",
+        *,
+        status: str = "",
+        table_id: str = "",
+        skipped: list[CorruptRecord] | None = None,
     ) -> list[Irregularity]:
         """Every recorded irregularity of one link group or all, in journal order per link
-        group, filtered by ``status`` and ``table_id`` (empty: any)."""
+        group, filtered by ``status`` and ``table_id`` (empty: any); a corrupt one is left
+        out, reported and added to ``skipped``."""
         found: list[Irregularity] = []
         for group_id in await self._group_ids(link_group_id):
             group = keys.LinkGroupKeys(group_id)
-            for raw in await self._read(self._client.hvals(group.irregularities)):
-                record = codec.irregularity(raw)
+            stored = await self._read(self._client.hgetall(group.irregularities))
+            for record in self._each(
+                lambda item: codec.irregularity(item[2], name=item[0], key=item[1]),
+                ((name, group.irregularities, raw) for name, raw in sorted(stored.items())),
+                skipped,
+            ):
                 if (not status or record.status == status) and (
                     not table_id or record.table_id == table_id
                 ):
@@ -1441,8 +1815,11 @@ class RedisStore:
 
     # ---------------------------------------------------------------- jackpots
 
-    async def list_pending_jackpots(self, link_group_id: str = "") -> list[Jackpot]:
-        """Jackpots waiting for validation, in journal order."""
+    async def list_pending_jackpots(
+        self, link_group_id: str = "", *, skipped: list[CorruptRecord] | None = None
+    ) -> list[Jackpot]:
+        """Jackpots waiting for validation, in journal order; a corrupt one is left out,
+        reported and added to ``skipped``."""
         groups = await self._group_ids(link_group_id)
         found: list[Jackpot] = []
         for group_id in groups:
@@ -1450,7 +1827,15 @@ class RedisStore:
             ids = sorted(await self._read(self._client.smembers(group.pending)))
             if ids:
                 raws = await self._read(self._client.hmget(group.jackpots, ids))
-                found.extend(codec.jackpot(raw) for raw in raws if raw is not None)
+                found += self._each(
+                    lambda item: codec.jackpot(item[2], key=item[1], name=item[0]),
+                    (
+                        (i, group.jackpots, raw)
+                        for i, raw in zip(ids, raws, strict=True)
+                        if raw is not None
+                    ),
+                    skipped,
+                )
         return sorted(found, key=lambda j: (j.link_group_id, j.journal_seq))
 
     async def list_jackpots(
@@ -1461,15 +1846,21 @@ class RedisStore:
         table_id: str = "",
         from_ms: int = 0,
         to_ms: int = 0,
+        skipped: list[CorruptRecord] | None = None,
     ) -> list[Jackpot]:
         """Every jackpot (any status) of one link group or all, in journal order per link
         group, filtered: ``status``, ``table_id`` (empty: any), hit at or after ``from_ms`` and
-        before ``to_ms`` (ms since the Unix epoch; 0: unbounded)."""
+        before ``to_ms`` (ms since the Unix epoch; 0: unbounded); a corrupt one is left out,
+        reported and added to ``skipped``."""
         found: list[Jackpot] = []
         for group_id in await self._group_ids(link_group_id):
-            stored = await self._read(self._client.hvals(keys.LinkGroupKeys(group_id).jackpots))
-            for raw in stored:
-                record = codec.jackpot(raw)
+            key = keys.LinkGroupKeys(group_id).jackpots
+            stored = await self._read(self._client.hgetall(key))
+            for record in self._each(
+                lambda item: codec.jackpot(item[2], key=item[1], name=item[0]),
+                ((name, key, raw) for name, raw in sorted(stored.items())),
+                skipped,
+            ):
                 if (
                     (not status or record.status == status)
                     and (not table_id or record.table_id == table_id)
@@ -1480,8 +1871,11 @@ class RedisStore:
         return sorted(found, key=lambda j: (j.link_group_id, j.journal_seq))
 
     async def get_jackpot(self, jackpot_id: str) -> Jackpot:
-        """One jackpot and its slip; :class:`NotFound` names an unknown id."""
-        return codec.jackpot(await self._jackpot_raw(jackpot_id))
+        """One jackpot and its slip; :class:`NotFound` names an unknown id,
+        :class:`CorruptRecord` one whose record does not read."""
+        raw = await self._jackpot_raw(jackpot_id)
+        key = keys.LinkGroupKeys(jackpot_id.rpartition(":")[0]).jackpots
+        return self._decoded(lambda: codec.jackpot(raw, key=key, name=jackpot_id))
 
     async def _jackpot_raw(self, jackpot_id: str) -> str:
         link_group_id, _, seq = jackpot_id.rpartition(":")
@@ -1499,7 +1893,7 @@ class RedisStore:
         """Approve or reject a pending jackpot as ``reviewer`` (a certificate identity, with
         its fingerprint ``reviewer_cert``); the same reviewer repeating the same decision
         changes nothing, any other review of a decided jackpot is refused."""
-        meter_id = codec.jackpot(await self._jackpot_raw(jackpot_id)).meter_id
+        meter_id = (await self.get_jackpot(jackpot_id)).meter_id
         group = keys.LinkGroupKeys(jackpot_id.rpartition(":")[0])
         decided = await self._run(
             self._scripts.review_jackpot,
@@ -1516,7 +1910,7 @@ class RedisStore:
         with its fingerprint ``payer_cert``); with ``two_people`` the payer may not be the
         approver. The same payer again changes nothing; a jackpot not approved, or paid by
         another, is refused (:class:`FailedPrecondition`)."""
-        await self._jackpot_raw(jackpot_id)  # NotFound names a malformed or unknown id
+        await self.get_jackpot(jackpot_id)  # NotFound: unknown; CorruptRecord: unreadable
         group = keys.LinkGroupKeys(jackpot_id.rpartition(":")[0])
         paid = await self._run(
             self._scripts.pay_jackpot,
@@ -1550,32 +1944,108 @@ class RedisStore:
                 ids,
                 confirm=False,  # read-only: nothing to wait for
             )
-            snapshot = codec.link_group_snapshot(raw)
+            snapshot = codec.link_group_snapshot(
+                raw, {meter_id: group.meter(meter_id) for meter_id in ids}, group.jackpots
+            )
             if snapshot.meter_count == len(ids):
                 return snapshot
         raise StoreUnavailable(f"link group {link_group_id} kept changing; audit it again")
 
     async def journal(
-        self, link_group_id: str, batch: int = 1000, *, start: str = "-", end: str = "+"
+        self,
+        link_group_id: str,
+        batch: int = 1000,
+        *,
+        start: str = "-",
+        end: str = "+",
+        unreadable: bool = False,
     ) -> AsyncIterator[JournalEntry]:
         """Every journal entry of a link group, oldest first (or those with stream ids from
-        ``start`` to ``end``, both inclusive)."""
+        ``start`` to ``end``, both inclusive). An entry whose sequence number or deltas do
+        not read raises :class:`CorruptRecord`; with ``unreadable`` (the audit) it is yielded
+        with zero deltas and its ``problem``, and the walk goes on."""
         stream = keys.LinkGroupKeys(link_group_id).journal
         while True:
             rows = await self._read(self._client.xrange(stream, start, end, count=batch))
             for entry_id, fields in rows:
-                yield JournalEntry(
-                    entry_id=entry_id,
-                    seq=int(fields["seq"]),
-                    type=fields["type"],
-                    meter_id=fields.get("meter", ""),
-                    delta_meter_microcents=int(fields["d_meter"]),
-                    delta_reserve_microcents=int(fields["d_reserve"]),
-                    fields=dict(fields),
-                )
+                try:
+                    entry = JournalEntry(
+                        entry_id=entry_id,
+                        seq=codec.integer("seq", fields.get("seq")),
+                        type=fields.get("type", ""),
+                        meter_id=fields.get("meter", ""),
+                        delta_meter_microcents=codec.integer("d_meter", fields.get("d_meter")),
+                        delta_reserve_microcents=codec.integer(
+                            "d_reserve", fields.get("d_reserve")
+                        ),
+                        fields=dict(fields),
+                    )
+                except ValueError as error:
+                    corrupt = CorruptRecord("journal entry", entry_id, stream, str(error))
+                    if not unreadable:
+                        raise self._reported(corrupt) from None
+                    self._reported(corrupt)
+                    entry = JournalEntry(
+                        entry_id,
+                        0,
+                        fields.get("type", ""),
+                        fields.get("meter", ""),
+                        0,
+                        0,
+                        dict(fields),
+                        problem=str(corrupt),
+                    )
+                yield entry
             if len(rows) < batch:
                 return
             start = "(" + rows[-1][0]
+
+    async def corrupt_records(self, link_group_id: str) -> list[CorruptRecord]:
+        """Every record of a link group that does not read, each reported (the audit names
+        them all): its meters, tables (read from Redis, not the cache), jackpots,
+        irregularities, adjustments and the records of its open rounds."""
+        group = keys.LinkGroupKeys(link_group_id)
+        found: list[CorruptRecord] = []
+        await self.list_meters(link_group_id, skipped=found)
+        await self.list_jackpots(link_group_id, skipped=found)
+        await self.list_irregularities(link_group_id, skipped=found)
+        table_ids = sorted(await self._read(self._client.smembers(group.tables)))
+        async with self._client.pipeline(transaction=False) as pipe:
+            for table_id in table_ids:
+                pipe.hmget(group.table(table_id), "config", "rev", "last_round", "last_round_ms")
+            rows = await self._read(pipe.execute())
+        for table_id, row in zip(table_ids, rows, strict=True):
+            key = group.table(table_id)
+            try:
+                if row[0] is not None:
+                    self._stored_table(table_id, key, row[0])
+                for field, value in zip(
+                    ("rev", "last_round", "last_round_ms"), row[1:], strict=True
+                ):
+                    self._table_int(table_id, key, field, value)
+            except CorruptRecord as error:
+                found.append(error)
+        adjustments = await self._read(self._client.hgetall(group.adjustments))
+        self._each(
+            lambda item: codec.adjustment(item[2], key=item[1], name=item[0]),
+            ((name, group.adjustments, raw) for name, raw in sorted(adjustments.items())),
+            found,
+        )
+        open_rounds = sorted(await self._read(self._client.smembers(group.open_rounds)))
+        for name in open_rounds:
+            if not name.rpartition(":")[2].isdigit():
+                continue  # not a round's name: the export and the audit's chain say more
+            table_id, round_id = _split_round(name)
+            key = group.round(table_id, round_id)
+            version, wagers = await self._read(self._client.hmget(key, "v", "wagers"))
+            if wagers is None:
+                continue
+            where = f"{round_id} of table {table_id}"
+            try:
+                codec.locked_wagers(where, {"v": version, "wagers": wagers}, key)
+            except CorruptRecord as error:
+                found.append(self._reported(error))
+        return found
 
     async def journal_window(
         self, link_group_id: str, from_ms: int, to_ms: int, limit: int, batch: int = 1000
@@ -1601,22 +2071,37 @@ class RedisStore:
         return entries
 
     async def last_rounds(
-        self, link_group_id: str, table_ids: Sequence[str]
+        self,
+        link_group_id: str,
+        table_ids: Sequence[str],
+        *,
+        skipped: list[CorruptRecord] | None = None,
     ) -> dict[str, tuple[int, int]]:
         """Each of ``table_ids``' latest round locked out: ``{table_id: (round_id,
         locked_out_at_ms)}`` (Redis's clock, written by the lockout script beside the round
-        id); a table that has locked out no round since it was registered is absent. One
-        pipelined read of the tables' own records (one slot: the link group's)."""
+        id); a table that has locked out no round since it was registered is absent, and so
+        is one whose fields do not read (reported, added to ``skipped``). One pipelined read
+        of the tables' own records (one slot: the link group's)."""
         group = keys.LinkGroupKeys(link_group_id)
         async with self._client.pipeline(transaction=False) as pipe:
             for table_id in table_ids:
                 pipe.hmget(group.table(table_id), "last_round", "last_round_ms")
             rows = await self._read(pipe.execute())
-        return {
-            table_id: (int(round_id), int(at_ms))
-            for table_id, (round_id, at_ms) in zip(table_ids, rows, strict=True)
-            if round_id and at_ms
-        }
+        last: dict[str, tuple[int, int]] = {}
+        for table_id, (round_id, at_ms) in zip(table_ids, rows, strict=True):
+            if round_id or at_ms:
+                try:
+                    key = group.table(table_id)
+                    read = (
+                        self._table_int(table_id, key, "last_round", round_id),
+                        self._table_int(table_id, key, "last_round_ms", at_ms),
+                    )
+                    if all(read):
+                        last[table_id] = read
+                except CorruptRecord as error:  # reported
+                    if skipped is not None:
+                        skipped.append(error)
+        return last
 
 
 async def _server_persistence(client: connection.Client, target: dict[str, Any]) -> Persistence:
@@ -1709,6 +2194,9 @@ def new_epoch_id() -> str:
 
 _LAST_WARNED: dict[str, float] = {}
 WARN_EVERY_S = 5.0
+_LAST_CORRUPT: dict[str, float] = {}
+CORRUPT_LOG_EVERY_S = 60.0
+"""A corrupt record is logged at most once a minute (a floor view polls every second)."""
 
 
 def _warn_now_and_then(kind: str, message: str, *args: object) -> None:
@@ -1735,6 +2223,11 @@ def _script_error(error: ResponseError) -> JackpotError:
         return StoreUnavailable(
             f"Redis cannot serve this now ({code}); retry the same request (it is idempotent)"
         )
+    if code == "CORRUPT":  # _lib.lua refuse_corrupt: kind TAB name TAB key TAB detail
+        parts = message.split("\t", 3)
+        if len(parts) == 4:
+            return CorruptRecord(*parts)
+        return CorruptRecord("record", "", "", message)
     error_class = _SCRIPT_ERRORS.get(code)
     if error_class is None:  # a fault to look into: the detail is logged, not sent
         log.error("Redis refused a call: %s", text)

@@ -34,6 +34,7 @@ SCRIPT_NAMES = (
     "export_snapshot",
     "mark_exported",
     "trim_journal",
+    "rotate_checkpoint_key",
     "restore_epoch",
     "read_position",
     "report_chip_count",
@@ -47,6 +48,10 @@ SCRIPT_NAMES = (
     "review_adjustment",
     "update_table",
     "retire_table",
+    "restore_collect",
+    "restore_request",
+    "restore_apply",
+    "restore_finish",
 )
 CONTROL_SCRIPTS = frozenset(SCRIPT_NAMES[SCRIPT_NAMES.index("enter_maintenance") :])
 """The scripts of meter and table controls: ``_controls.lua`` is prepended to them too."""
@@ -94,6 +99,7 @@ class Scripts:
     export_snapshot: AsyncScript
     mark_exported: AsyncScript
     trim_journal: AsyncScript
+    rotate_checkpoint_key: AsyncScript
     restore_epoch: AsyncScript
     read_position: AsyncScript
     report_chip_count: AsyncScript
@@ -107,6 +113,10 @@ class Scripts:
     review_adjustment: AsyncScript
     update_table: AsyncScript
     retire_table: AsyncScript
+    restore_collect: AsyncScript
+    restore_request: AsyncScript
+    restore_apply: AsyncScript
+    restore_finish: AsyncScript
 
     @classmethod
     def register(cls, client: Redis) -> Scripts:

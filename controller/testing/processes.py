@@ -19,8 +19,9 @@ from jackpot import tls
 class ControllerProcess(Started):
     """``jackpot-controller serve`` on a free loopback port with mutual TLS from ``pki``
     (``--insecure`` when it is None), logging to a file, optionally applying Rules
-    Submissions at start (``--first-install`` with them unless ``first_install`` is False);
-    ``extra_args`` go on its command line.
+    Submissions at start, ``--first-install`` unless ``first_install`` is False (a controller
+    over a Redis without the installation record is NOT_SERVING); ``extra_args`` go on its
+    command line.
 
     :meth:`start` returns once the gRPC health service answers SERVING.
     """
@@ -95,7 +96,7 @@ class ControllerProcess(Started):
                     "--metrics-port",
                     str(self.metrics_port),
                     *(arg for path in self.rules for arg in ("--rules", str(path))),
-                    *(["--first-install"] if self.rules and self.first_install else []),
+                    *(["--first-install"] if self.first_install else []),
                     *self.extra_args,
                 ],
                 stdout=log,

@@ -91,6 +91,7 @@ _STATUS: tuple[tuple[type[errors.JackpotError], int], ...] = (
     (errors.AlreadyExists, 409),
     (errors.FailedPrecondition, 409),
     (errors.ResourceExhausted, 429),
+    (errors.CorruptRecord, 500),  # the server's own record: not the request's fault
     (errors.StoreUnavailable, 503),
 )
 """The HTTP status of each refusal (as :mod:`controller.api.status` maps them to gRPC)."""

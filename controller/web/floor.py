@@ -10,7 +10,12 @@ is what the controller can know from Redis, in this order:
 * ``offline`` — no round locked out within :data:`IDLE_AFTER_S` (the controller sees a
   table only through its reports: a closed table and a table whose agent cannot reach any
   controller look the same here; the agent's own PROGRESSIVE OFFLINE says which);
-* ``playing`` — otherwise.
+* ``playing`` — otherwise;
+* ``corrupt`` — its record in Redis does not read (shown by id; nothing else is known).
+
+A stored record that does not read (a corrupt meter, table, jackpot or irregularity) never
+takes the view down: it is left out where it would be, marked (a table ``corrupt``, a meter
+without an amount), and listed under ``corrupt`` with its Redis key and what to do.
 
 Times are milliseconds since the Unix epoch from Redis's clock; amounts are integer cents.
 """
@@ -23,6 +28,7 @@ from typing import Any
 
 from controller.domain.records import Jackpot
 from controller.store.redis_store import RedisStore
+from jackpot.errors import CorruptRecord
 from jackpot.money import floor_cents
 
 SNAPSHOT_TTL_S = 1.0
@@ -75,21 +81,41 @@ class FloorView:
     async def _read(self) -> dict[str, Any]:
         store = self._store
         now_ms = time.time_ns() // 1_000_000
-        groups = await store.list_link_groups()
-        held = {i.table_id for i in await store.list_irregularities(status="open")}
+        corrupt: list[CorruptRecord] = []
+        groups = await store.list_link_groups(skipped=corrupt)
+        held = {i.table_id for i in await store.list_irregularities(status="open", skipped=corrupt)}
         tables: list[dict[str, Any]] = []
         hits: list[Jackpot] = []
         for group in groups:
             rounds: dict[str, tuple[int, int]] = {}
-            group_tables = await store.list_tables(group.link_group_id)
+            unreadable: set[str] = set()
+            bad_tables: list[CorruptRecord] = []
+            group_tables = await store.list_tables(group.link_group_id, skipped=bad_tables)
+            corrupt += bad_tables
+            tables += [
+                {
+                    "table_id": error.name,
+                    "link_group_id": group.link_group_id,
+                    "game": "",
+                    "state": "corrupt",
+                    "last_round_id": 0,
+                    "last_round_ms": 0,
+                }
+                for error in bad_tables
+            ]
             if not group.stopped:
                 ids = [table.table_id for table in group_tables]
-                rounds = await store.last_rounds(group.link_group_id, ids)
-                hits += await store.list_jackpots(group.link_group_id)
+                bad_rounds: list[CorruptRecord] = []
+                rounds = await store.last_rounds(group.link_group_id, ids, skipped=bad_rounds)
+                corrupt += bad_rounds
+                unreadable = {error.name for error in bad_rounds}
+                hits += await store.list_jackpots(group.link_group_id, skipped=corrupt)
             for table in group_tables:
                 round_id, at_ms = rounds.get(table.table_id, (0, 0))
                 if group.stopped:
                     state = "stopped"
+                elif table.table_id in unreadable:
+                    state = "corrupt"
                 elif group.maintenance.active:
                     state = "maintenance"
                 elif table.table_id in held:
@@ -108,21 +134,42 @@ class FloorView:
                         "last_round_ms": at_ms,
                     }
                 )
-        pending = await store.list_pending_jackpots()
-        meters = await store.list_meters()
-        hits.sort(key=lambda j: j.hit_at_ms, reverse=True)
-        return {
-            "now_ms": now_ms,
-            "idle_after_s": IDLE_AFTER_S,
-            "pending": [_jackpot(j) for j in pending],
-            "tables": tables,
-            "meters": [
+        pending = await store.list_pending_jackpots(skipped=corrupt)
+        meters: list[dict[str, Any]] = []
+        for group in groups:
+            bad_meters: list[CorruptRecord] = []
+            meters += [
                 {
                     "meter_id": m.meter_id,
                     "link_group_id": m.link_group_id,
                     "cents": floor_cents(m.amount_microcents),
                 }
-                for m in meters
-            ],
+                for m in await store.list_meters(group.link_group_id, skipped=bad_meters)
+            ]
+            meters += [  # shown without an amount: its record does not read
+                {"meter_id": error.name, "link_group_id": group.link_group_id, "cents": None}
+                for error in bad_meters
+            ]
+            corrupt += bad_meters
+        hits.sort(key=lambda j: j.hit_at_ms, reverse=True)
+        tables.sort(key=lambda t: (t["link_group_id"], t["table_id"]))
+        return {
+            "now_ms": now_ms,
+            "idle_after_s": IDLE_AFTER_S,
+            "pending": [_jackpot(j) for j in pending],
+            "tables": tables,
+            "meters": meters,
             "hits": [_jackpot(j) for j in hits[:RECENT_HITS]],
+            "corrupt": _corrupt(corrupt),
         }
+
+
+def _corrupt(found: list[CorruptRecord]) -> list[dict[str, str]]:
+    """Each corrupt record once: its kind, id, Redis key and the message naming it."""
+    seen: dict[tuple[str, str, str], CorruptRecord] = {}
+    for error in found:
+        seen.setdefault((error.kind, error.name, error.key), error)
+    return [
+        {"kind": kind, "name": name, "key": key, "message": str(error)}
+        for (kind, name, key), error in sorted(seen.items())
+    ]

@@ -1451,6 +1451,122 @@ class ResumeLinkGroupRequest(_message.Message):
 Global___ResumeLinkGroupRequest: _TypeAlias = ResumeLinkGroupRequest  # noqa: Y015
 
 @_typing.final
+class RestoreStepsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LINK_GROUP_ID_FIELD_NUMBER: _builtins.int
+    link_group_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        link_group_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["link_group_id", b"link_group_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RestoreStepsRequest: _TypeAlias = RestoreStepsRequest  # noqa: Y015
+
+@_typing.final
+class RestoreStep(_message.Message):
+    """One answer a table was acknowledged before a restore that the restored state lacked."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STEP_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    ROUND_ID_FIELD_NUMBER: _builtins.int
+    PHASE_FIELD_NUMBER: _builtins.int
+    SEQ_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    REQUESTED_BY_FIELD_NUMBER: _builtins.int
+    APPROVED_BY_FIELD_NUMBER: _builtins.int
+    APPLIED_SEQ_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    step_id: _builtins.str
+    """<table>:<round>:<phase>"""
+    table_id: _builtins.str
+    round_id: _builtins.int
+    phase: _builtins.str
+    """lockout, settle, void"""
+    seq: _builtins.int
+    """its position in the lost epoch's journal"""
+    status: _builtins.str
+    """missing, requested, applied"""
+    requested_by: _builtins.str
+    approved_by: _builtins.str
+    applied_seq: _builtins.int
+    """the correction's journal entry (0: not applied)"""
+    description: _builtins.str
+    """what it moves, as the table was answered"""
+    def __init__(
+        self,
+        *,
+        step_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+        round_id: _builtins.int = ...,
+        phase: _builtins.str = ...,
+        seq: _builtins.int = ...,
+        status: _builtins.str = ...,
+        requested_by: _builtins.str = ...,
+        approved_by: _builtins.str = ...,
+        applied_seq: _builtins.int = ...,
+        description: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["applied_seq", b"applied_seq", "approved_by", b"approved_by", "description", b"description", "phase", b"phase", "requested_by", b"requested_by", "round_id", b"round_id", "seq", b"seq", "status", b"status", "step_id", b"step_id", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RestoreStep: _TypeAlias = RestoreStep  # noqa: Y015
+
+@_typing.final
+class RestoreSteps(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LINK_GROUP_ID_FIELD_NUMBER: _builtins.int
+    RESTORED_FROM_FIELD_NUMBER: _builtins.int
+    NUMBERED_AFTER_FIELD_NUMBER: _builtins.int
+    STOPPED_FIELD_NUMBER: _builtins.int
+    STEPS_FIELD_NUMBER: _builtins.int
+    UNCOLLECTED_TABLES_FIELD_NUMBER: _builtins.int
+    FINISHED_SEQ_FIELD_NUMBER: _builtins.int
+    link_group_id: _builtins.str
+    restored_from: _builtins.str
+    """<exported epoch>:<seq>"""
+    numbered_after: _builtins.int
+    """the restored journal numbers on after it"""
+    stopped: _builtins.str
+    """why the group is stopped ("" while it serves)"""
+    finished_seq: _builtins.int
+    """FinishRestore's journal entry"""
+    @_builtins.property
+    def steps(self) -> _containers.RepeatedCompositeFieldContainer[Global___RestoreStep]: ...
+    @_builtins.property
+    def uncollected_tables(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        link_group_id: _builtins.str = ...,
+        restored_from: _builtins.str = ...,
+        numbered_after: _builtins.int = ...,
+        stopped: _builtins.str = ...,
+        steps: _abc.Iterable[Global___RestoreStep] | None = ...,
+        uncollected_tables: _abc.Iterable[_builtins.str] | None = ...,
+        finished_seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished_seq", b"finished_seq", "link_group_id", b"link_group_id", "numbered_after", b"numbered_after", "restored_from", b"restored_from", "steps", b"steps", "stopped", b"stopped", "uncollected_tables", b"uncollected_tables"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RestoreSteps: _TypeAlias = RestoreSteps  # noqa: Y015
+
+@_typing.final
 class CreateLinkGroupRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -478,6 +478,26 @@ class AdminServiceStub:
                 request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ResumeLinkGroupRequest.SerializeToString,
                 response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.LinkGroup.FromString,
                 _registered_method=True)
+        self.ListRestoreSteps = channel.unary_unary(
+                '/jackpot.v1.AdminService/ListRestoreSteps',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.RestoreStepsRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RestoreSteps.FromString,
+                _registered_method=True)
+        self.RequestRestoreCorrections = channel.unary_unary(
+                '/jackpot.v1.AdminService/RequestRestoreCorrections',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.RestoreStepsRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RestoreSteps.FromString,
+                _registered_method=True)
+        self.ApproveRestoreCorrections = channel.unary_unary(
+                '/jackpot.v1.AdminService/ApproveRestoreCorrections',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.RestoreStepsRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RestoreSteps.FromString,
+                _registered_method=True)
+        self.FinishRestore = channel.unary_unary(
+                '/jackpot.v1.AdminService/FinishRestore',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.RestoreStepsRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RestoreSteps.FromString,
+                _registered_method=True)
         self.ListIrregularities = channel.unary_unary(
                 '/jackpot.v1.AdminService/ListIrregularities',
                 request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ListIrregularitiesRequest.SerializeToString,
@@ -668,6 +688,40 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListRestoreSteps(self, request, context):
+        """After a restore from an export (docs/journal.md, "Reconciling tables after a restore"):
+        the steps the tables' outboxes hold that the restored state lacked (collected with
+        jackpotctl restore collect), in the lost journal's order, and the tables not collected
+        yet. Roles: operator, supervisor, auditor.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RequestRestoreCorrections(self, request, context):
+        """A first operator requests every missing step as a correction; journaled. Role: operator.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ApproveRestoreCorrections(self, request, context):
+        """A second, different operator approves every requested step: each applied in one atomic,
+        journaled step with the amounts the table was answered, in the lost journal's order (the
+        requester is FAILED_PRECONDITION). Role: operator.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def FinishRestore(self, request, context):
+        """Serve the tables again once every table was collected and every step applied; journaled.
+        Role: operator.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListIrregularities(self, request, context):
         """Irregularities recorded (chip counts that differed, seeded irregularities), filtered.
         Roles: operator, supervisor, auditor.
@@ -851,6 +905,26 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.ResumeLinkGroup,
                     request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ResumeLinkGroupRequest.FromString,
                     response_serializer=jackpot_dot_v1_dot_jackpot__pb2.LinkGroup.SerializeToString,
+            ),
+            'ListRestoreSteps': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListRestoreSteps,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RestoreStepsRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.RestoreSteps.SerializeToString,
+            ),
+            'RequestRestoreCorrections': grpc.unary_unary_rpc_method_handler(
+                    servicer.RequestRestoreCorrections,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RestoreStepsRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.RestoreSteps.SerializeToString,
+            ),
+            'ApproveRestoreCorrections': grpc.unary_unary_rpc_method_handler(
+                    servicer.ApproveRestoreCorrections,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RestoreStepsRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.RestoreSteps.SerializeToString,
+            ),
+            'FinishRestore': grpc.unary_unary_rpc_method_handler(
+                    servicer.FinishRestore,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RestoreStepsRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.RestoreSteps.SerializeToString,
             ),
             'ListIrregularities': grpc.unary_unary_rpc_method_handler(
                     servicer.ListIrregularities,
@@ -1348,6 +1422,114 @@ class AdminService:
             '/jackpot.v1.AdminService/ResumeLinkGroup',
             jackpot_dot_v1_dot_jackpot__pb2.ResumeLinkGroupRequest.SerializeToString,
             jackpot_dot_v1_dot_jackpot__pb2.LinkGroup.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListRestoreSteps(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/ListRestoreSteps',
+            jackpot_dot_v1_dot_jackpot__pb2.RestoreStepsRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.RestoreSteps.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RequestRestoreCorrections(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/RequestRestoreCorrections',
+            jackpot_dot_v1_dot_jackpot__pb2.RestoreStepsRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.RestoreSteps.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ApproveRestoreCorrections(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/ApproveRestoreCorrections',
+            jackpot_dot_v1_dot_jackpot__pb2.RestoreStepsRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.RestoreSteps.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FinishRestore(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/FinishRestore',
+            jackpot_dot_v1_dot_jackpot__pb2.RestoreStepsRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.RestoreSteps.FromString,
             options,
             channel_credentials,
             insecure,

@@ -276,6 +276,23 @@ class AdminServiceStub:
     epoch, once what was lost has been reconciled from the tables' records; journaled with
     who and why. FAILED_PRECONDITION when the group is not stopped. Role: operator.
     """
+    ListRestoreSteps: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.RestoreStepsRequest, _jackpot_pb2.RestoreSteps]
+    """After a restore from an export (docs/journal.md, "Reconciling tables after a restore"):
+    the steps the tables' outboxes hold that the restored state lacked (collected with
+    jackpotctl restore collect), in the lost journal's order, and the tables not collected
+    yet. Roles: operator, supervisor, auditor.
+    """
+    RequestRestoreCorrections: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.RestoreStepsRequest, _jackpot_pb2.RestoreSteps]
+    """A first operator requests every missing step as a correction; journaled. Role: operator."""
+    ApproveRestoreCorrections: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.RestoreStepsRequest, _jackpot_pb2.RestoreSteps]
+    """A second, different operator approves every requested step: each applied in one atomic,
+    journaled step with the amounts the table was answered, in the lost journal's order (the
+    requester is FAILED_PRECONDITION). Role: operator.
+    """
+    FinishRestore: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.RestoreStepsRequest, _jackpot_pb2.RestoreSteps]
+    """Serve the tables again once every table was collected and every step applied; journaled.
+    Role: operator.
+    """
     ListIrregularities: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ListIrregularitiesRequest, _jackpot_pb2.ListIrregularitiesResponse]
     """Irregularities recorded (chip counts that differed, seeded irregularities), filtered.
     Roles: operator, supervisor, auditor.
@@ -382,6 +399,23 @@ class AdminServiceAsyncStub(AdminServiceStub):
     """Resumes a stopped link group (Redis lost state that tables were acknowledged) in a new
     epoch, once what was lost has been reconciled from the tables' records; journaled with
     who and why. FAILED_PRECONDITION when the group is not stopped. Role: operator.
+    """
+    ListRestoreSteps: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.RestoreStepsRequest, _jackpot_pb2.RestoreSteps]  # type: ignore[assignment]
+    """After a restore from an export (docs/journal.md, "Reconciling tables after a restore"):
+    the steps the tables' outboxes hold that the restored state lacked (collected with
+    jackpotctl restore collect), in the lost journal's order, and the tables not collected
+    yet. Roles: operator, supervisor, auditor.
+    """
+    RequestRestoreCorrections: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.RestoreStepsRequest, _jackpot_pb2.RestoreSteps]  # type: ignore[assignment]
+    """A first operator requests every missing step as a correction; journaled. Role: operator."""
+    ApproveRestoreCorrections: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.RestoreStepsRequest, _jackpot_pb2.RestoreSteps]  # type: ignore[assignment]
+    """A second, different operator approves every requested step: each applied in one atomic,
+    journaled step with the amounts the table was answered, in the lost journal's order (the
+    requester is FAILED_PRECONDITION). Role: operator.
+    """
+    FinishRestore: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.RestoreStepsRequest, _jackpot_pb2.RestoreSteps]  # type: ignore[assignment]
+    """Serve the tables again once every table was collected and every step applied; journaled.
+    Role: operator.
     """
     ListIrregularities: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ListIrregularitiesRequest, _jackpot_pb2.ListIrregularitiesResponse]  # type: ignore[assignment]
     """Irregularities recorded (chip counts that differed, seeded irregularities), filtered.
@@ -582,6 +616,47 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         """Resumes a stopped link group (Redis lost state that tables were acknowledged) in a new
         epoch, once what was lost has been reconciled from the tables' records; journaled with
         who and why. FAILED_PRECONDITION when the group is not stopped. Role: operator.
+        """
+
+    @_abc_1.abstractmethod
+    def ListRestoreSteps(
+        self,
+        request: _jackpot_pb2.RestoreStepsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.RestoreSteps, _abc.Awaitable[_jackpot_pb2.RestoreSteps]]:
+        """After a restore from an export (docs/journal.md, "Reconciling tables after a restore"):
+        the steps the tables' outboxes hold that the restored state lacked (collected with
+        jackpotctl restore collect), in the lost journal's order, and the tables not collected
+        yet. Roles: operator, supervisor, auditor.
+        """
+
+    @_abc_1.abstractmethod
+    def RequestRestoreCorrections(
+        self,
+        request: _jackpot_pb2.RestoreStepsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.RestoreSteps, _abc.Awaitable[_jackpot_pb2.RestoreSteps]]:
+        """A first operator requests every missing step as a correction; journaled. Role: operator."""
+
+    @_abc_1.abstractmethod
+    def ApproveRestoreCorrections(
+        self,
+        request: _jackpot_pb2.RestoreStepsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.RestoreSteps, _abc.Awaitable[_jackpot_pb2.RestoreSteps]]:
+        """A second, different operator approves every requested step: each applied in one atomic,
+        journaled step with the amounts the table was answered, in the lost journal's order (the
+        requester is FAILED_PRECONDITION). Role: operator.
+        """
+
+    @_abc_1.abstractmethod
+    def FinishRestore(
+        self,
+        request: _jackpot_pb2.RestoreStepsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.RestoreSteps, _abc.Awaitable[_jackpot_pb2.RestoreSteps]]:
+        """Serve the tables again once every table was collected and every step applied; journaled.
+        Role: operator.
         """
 
     @_abc_1.abstractmethod

@@ -30,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import redis
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from table_agent.outbox import SUMS
 from table_agent.table import RESTART_VOID_REASON
@@ -253,7 +255,14 @@ def restart_redis_empty(rig: Rig) -> None:
     )
     assert _redis_keys(rig) == 0, "a controller created state on an emptied Redis"
     assert _healthz(controller.metrics_port) == 503
-    # The operator restores the export; the controller serves it within its refresh.
+    # The operator restores the export (its journal was never trimmed: any checkpoint key
+    # verifies it, and a restore requires one); the controller serves it within its refresh.
+    public_key = rig.directory / "checkpoint.pub"
+    public_key.write_bytes(
+        Ed25519PrivateKey.generate()
+        .public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
     restored = _jackpotctl(
         "restore",
         "--redis",
@@ -264,6 +273,8 @@ def restart_redis_empty(rig: Rig) -> None:
         LINK_GROUP,
         "--reason",
         "chaos: Redis restarted empty",
+        "--checkpoint-key",
+        str(public_key),
     )
     assert restored.returncode == 0, restored.stderr
     # Served within its refresh - or already stopped again by a table ahead of the restore,

@@ -283,7 +283,12 @@ async def test_a_restore_continues_the_exported_chain(
     await redis_client.flushall()
     await played.check_state()
     seq = await journal_export.restore(
-        store, tmp_path / "export", GROUP, actor="test", reason="volume lost"
+        store,
+        tmp_path / "export",
+        GROUP,
+        checkpoint_key=KEY.public_key(),
+        actor="test",
+        reason="volume lost",
     )
     assert seq == int(head["seq"]) + 1
     report = await verify(store, KEY.public_key())

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
@@ -167,7 +168,12 @@ async def test_restore_brings_a_lost_link_group_back_and_tables_ahead_of_it_stop
     try:
         assert again.guard.nothing_to_serve() or not again.guard.known()
         seq = await journal_export.restore(
-            again.store, tmp_path / "export", GROUP, actor="test", reason="volume lost"
+            again.store,
+            tmp_path / "export",
+            GROUP,
+            checkpoint_key=KEY.public_key(),
+            actor="test",
+            reason="volume lost",
         )
         assert seq == done.last_seq + 1
         restored = (await journal(redis_client))[-1][1]
@@ -193,7 +199,12 @@ async def test_restore_brings_a_lost_link_group_back_and_tables_ahead_of_it_stop
         await client.close()
         with pytest.raises(AlreadyExists, match="restore only into a Redis that lost it"):
             await journal_export.restore(
-                again.store, tmp_path / "export", GROUP, actor="test", reason="twice"
+                again.store,
+                tmp_path / "export",
+                GROUP,
+                checkpoint_key=KEY.public_key(),
+                actor="test",
+                reason="twice",
             )
     finally:
         await again.stop(grace_s=1)
@@ -249,24 +260,38 @@ def test_the_commands_export_trim_and_refuse_clearly(redis_url: str, tmp_path: P
         timeout=60,
     )
     assert bad.returncode == 1 and "--retention-hours must be 0 to" in bad.stderr
+    restore = [
+        *ctl,
+        "restore",
+        "--redis",
+        redis_url,
+        "--from",
+        str(tmp_path),
+        "--link-group",
+        "ghost",
+        "--reason",
+        "test",
+    ]
+    keyless = subprocess.run(restore, capture_output=True, text=True, timeout=60)
+    assert keyless.returncode == 1 and "restore needs --checkpoint-key FILE" in keyless.stderr
+    public = tmp_path / "checkpoint.pub"
+    public.write_bytes(
+        KEY.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
     missing = subprocess.run(
-        [
-            *ctl,
-            "restore",
-            "--redis",
-            redis_url,
-            "--from",
-            str(tmp_path),
-            "--link-group",
-            "ghost",
-            "--reason",
-            "test",
-        ],
+        [*restore, "--checkpoint-key", str(public)], capture_output=True, text=True, timeout=60
+    )
+    assert missing.returncode == 1 and "will not restore ghost" in missing.stderr
+    assert "cannot read" in missing.stderr
+    head = subprocess.run(
+        [*restore, "--checkpoint-key", str(public), "--expect-head", "7:abc"],
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert missing.returncode == 1 and "cannot read the export of ghost" in missing.stderr
+    assert head.returncode == 2 and "--expect-head takes [GROUP:]SEQ:HASH" in head.stderr
 
 
 async def test_an_export_never_appends_another_history(
@@ -305,7 +330,12 @@ async def test_a_round_open_at_the_export_can_be_settled_after_a_restore(
     await redis_client.flushall()
     await controller.check_state()
     await journal_export.restore(
-        controller.store, tmp_path / "export", GROUP, actor="test", reason="volume lost"
+        controller.store,
+        tmp_path / "export",
+        GROUP,
+        checkpoint_key=KEY.public_key(),
+        actor="test",
+        reason="volume lost",
     )
     await controller.check_state()
     assert not controller.guard.problems
@@ -337,7 +367,12 @@ async def test_a_restore_under_way_is_left_alone_and_can_be_run_again(
     assert "restore is under way or was interrupted" in controller.guard.problems[GROUP]
     assert not await redis_client.exists(keys.LinkGroupKeys(GROUP).epoch)
     await journal_export.restore(
-        controller.store, tmp_path / "export", GROUP, actor="test", reason="again"
+        controller.store,
+        tmp_path / "export",
+        GROUP,
+        checkpoint_key=KEY.public_key(),
+        actor="test",
+        reason="again",
     )
     await controller.check_state()
     assert not controller.guard.problems

@@ -129,7 +129,10 @@ async def test_replayed_requests_are_not_counted_twice(
     assert found['jackpot_replayed_requests_total{phase="lockout"}'] == 2
 
 
-async def test_health_and_reflection(channel: aio.Channel) -> None:
+async def test_health_and_reflection(
+    controller: ControllerServer, channel: aio.Channel, floor: Floor
+) -> None:
+    await controller.check_state()  # what the refresh loop does: Redis is installed now
     health = health_pb2_grpc.HealthStub(channel)
     for service in ("", "jackpot.v1.TableService", "jackpot.v1.AdminService"):
         reply = await health.Check(health_pb2.HealthCheckRequest(service=service))
@@ -170,7 +173,9 @@ async def test_health_and_gauges_follow_redis_while_serving(tmp_path: Path, pki:
     jackpot_redis_up 0) and SERVING again when it answers; a durability setting changed at
     runtime shows in the gauges the alerts read."""
     with RedisServer(tmp_path / "redis") as redis:
-        config = controller_config(redis.url, pki, metrics_port=free_port(), refresh_interval_s=0.1)
+        config = controller_config(
+            redis.url, pki, metrics_port=free_port(), refresh_interval_s=0.1, first_install=True
+        )
         server = ControllerServer(config)
         await server.start()
         channels = Channels(f"127.0.0.1:{server.port}", pki)

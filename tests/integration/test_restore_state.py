@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
 from controller import journal_export
@@ -35,6 +36,7 @@ GROUP = "hall"
 MAIN, MYSTERY, SPARE = "hall-main", "hall-mystery", "hall-spare"
 SPAN = 2_000  # cents between the mystery meter's reset and its must-hit-by amount
 ALICE, BOB, CAROL = "alice", "bob", "carol"  # operators and a supervisor (certificate names)
+KEY = Ed25519PrivateKey.generate()  # the checkpoint key a restore requires
 
 
 def _table(table_id: str, meter_ids: list[str]) -> TableConfig:
@@ -158,7 +160,9 @@ async def test_a_restore_brings_back_controls_irregularities_jackpots_and_myster
 
         await redis_client.flushall()
         store = RedisStore.from_url(redis_url)
-        seq = await journal_export.restore(store, tmp_path, GROUP, actor=ALICE, reason="lost")
+        seq = await journal_export.restore(
+            store, tmp_path, GROUP, checkpoint_key=KEY.public_key(), actor=ALICE, reason="lost"
+        )
         assert seq == exported.last_seq + 1
 
         after = await _group_state(redis_client)
@@ -266,7 +270,9 @@ async def test_an_export_whose_records_disagree_is_refused_before_anything_is_wr
                 journal_export.read_export(tmp_path, GROUP)
         path.write_text(good)
         await redis_client.flushall()
-        await journal_export.restore(store, tmp_path, GROUP, actor=ALICE, reason="lost")
+        await journal_export.restore(
+            store, tmp_path, GROUP, checkpoint_key=KEY.public_key(), actor=ALICE, reason="lost"
+        )
         with pytest.raises(NotFound):
             await store.controls.get_adjustment(f"{GROUP}:999")
         assert (await store.controls.get_adjustment(waiting.adjustment_id)).status == "requested"

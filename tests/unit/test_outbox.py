@@ -110,3 +110,45 @@ def test_a_line_of_another_version_is_refused_with_its_line_number(
         handle.write(json.dumps(line) + "\n")
     with pytest.raises(OutboxVersionError, match=text):
         box.pending()
+
+
+def test_acknowledged_answers_are_kept_through_compaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a restore of the controller from an older export, the outbox is the table's
+    record of what it was answered (controller/reconcile.py reads it): compaction keeps the
+    newest answers, never the tally twice."""
+    import table_agent.outbox as outbox_module
+
+    monkeypatch.setattr(outbox_module, "KEEP_ANSWERS", 2)
+    box = Outbox(tmp_path, "t1")
+    for round_id in (1, 2, 3):
+        box.put(f"{round_id}:lockout", "lockout", round_id, {"wagers": []})
+        box.ack(
+            f"{round_id}:lockout",
+            position=JournalPosition("e", round_id * 10),
+            sums={"contributed_microcents": 5},
+            answer={"table_id": "t1", "round_id": round_id, "accepted": []},
+        )
+        box.put(f"{round_id}:void", "void", round_id, {"reason": "x"})
+        box.ack(f"{round_id}:void", refused="no")  # a refusal is no answer
+    assert [(a["id"], a["seq"]) for a in box.answered()] == [
+        ("1:lockout", 10),
+        ("2:lockout", 20),
+        ("3:lockout", 30),
+    ]
+    before = box.tally()
+    box.compact()
+    kept = Outbox(tmp_path, "t1")
+    assert [a["id"] for a in kept.answered()] == ["2:lockout", "3:lockout"]
+    assert kept.answered()[-1] == {
+        "id": "3:lockout",
+        "phase": "lockout",
+        "round_id": 3,
+        "epoch": "e",
+        "seq": 30,
+        "answer": {"table_id": "t1", "round_id": 3, "accepted": []},
+        "payload": {"wagers": []},
+    }
+    assert kept.tally() == before and kept.pending() == [] and kept.unfinished_rounds() == []
+    assert kept.last_position() == JournalPosition("e", 30)

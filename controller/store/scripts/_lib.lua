@@ -19,13 +19,43 @@ local function clock_ms()
   return tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 end
 
-local function num(value)
-  return tonumber(value) or 0
-end
-
 -- Refuse the request: an error reply "CODE message"; the store maps CODE to an error class.
 local function refuse(code, message)
   error({err = code .. ' ' .. message})
+end
+
+-- A stored record that does not read as these scripts write it: refused, never guessed at
+-- (an amount read as 0 would be written back). The store reads the message as
+-- kind TAB name TAB key TAB detail (jackpot.errors.CorruptRecord).
+local function refuse_corrupt(kind, name, key, detail)
+  refuse('CORRUPT', kind .. '\t' .. name .. '\t' .. key .. '\t' .. detail)
+end
+
+-- A stored integer as the scripts write it ('%d': an optional minus and digits, within
+-- MAX_EXACT), or 0 for a missing field (HMGET's false, GET's nil); anything else is refused
+-- as a corrupt record, e.g. stored_int('meter', id, key, 'value_microcents', f[1]).
+local function stored_int(kind, name, key, field, value)
+  if not value then
+    return 0
+  end
+  local n = string.match(value, '^-?%d+$') and tonumber(value)
+  if not n or n > MAX_EXACT or n < -MAX_EXACT then
+    local shown = string.sub(tostring(value), 1, 40)
+    refuse_corrupt(kind, name, key, field .. ' is \'' .. shown .. '\', not an integer')
+  end
+  return n
+end
+
+-- A stored number (0 when missing); one that is not an integer is refused as corrupt (a
+-- script that read it as 0 would write the 0 back).
+local function num(value)
+  if not value then
+    return 0
+  end
+  if type(value) == 'number' and value == math.floor(value) then
+    return value
+  end
+  return stored_int('record', '', '', 'a stored number', value)
 end
 
 -- Every stored record carries the schema version it was written in (its field 'v');
@@ -238,13 +268,18 @@ local function load_meters(keys, first, ids)
       refuse('NOT_FOUND', 'meter ' .. meter_id .. ' does not exist')
     end
     check_version('meter ' .. meter_id, f[8])
-    local ceiling = num(f[5]) * MICRO
+    local ceiling = stored_int('meter', meter_id, key, 'ceiling_cents', f[5]) * MICRO
     if ceiling == 0 or ceiling > MAX_EXACT then
       ceiling = MAX_EXACT
     end
-    local m = {id = meter_id, key = key, value = num(f[1]), reserve = num(f[2]),
-      rate = num(f[3]), reserve_rate = num(f[4]), ceiling = ceiling, reset = num(f[6]) * MICRO,
-      last_hit_seq = num(f[7]), wagers = 0, total = 0}
+    local m = {id = meter_id, key = key,
+      value = stored_int('meter', meter_id, key, 'value_microcents', f[1]),
+      reserve = stored_int('meter', meter_id, key, 'reserve_microcents', f[2]),
+      rate = stored_int('meter', meter_id, key, 'rate_ppm', f[3]),
+      reserve_rate = stored_int('meter', meter_id, key, 'reserve_rate_ppm', f[4]),
+      ceiling = ceiling, reset = stored_int('meter', meter_id, key, 'reset_cents', f[6]) * MICRO,
+      last_hit_seq = stored_int('meter', meter_id, key, 'last_hit_seq', f[7]), wagers = 0,
+      total = 0}
     meters.list[i] = m
     meters.by_id[meter_id] = m
   end
@@ -281,7 +316,8 @@ local function epoch_verdict(e, seq, who, known_epoch, known_seq)
       end
       return who .. ' was acknowledged journal #' .. int(known_seq) .. ' of epoch '
         .. known_epoch .. ', but Redis\'s state holds that epoch only up to #' .. cutoff
-        .. ' (restored from there)'
+        .. ' (restored from there): reconcile its answers after that (jackpotctl restore '
+        .. 'collect --outbox FILE, then jackpotctl restore status)'
     end
   end
   return who .. ' knows epoch ' .. known_epoch .. ' but Redis holds epoch ' .. e.id
@@ -302,7 +338,9 @@ local function check_epoch(epoch_key, journal_key, seq_key, who, known_epoch, kn
       .. 'is missing' .. STOP_ADVICE)
   end
   if f[3] and f[3] ~= '' then
-    refuse('STOPPED', f[3] .. STOP_ADVICE)
+    -- a restore awaiting reconciliation names its own commands (restore_epoch.lua)
+    refuse('STOPPED', string.find(f[3], 'jackpotctl restore', 1, true) and f[3]
+      or f[3] .. STOP_ADVICE)
   end
   local seq = num(redis.call('GET', seq_key))
   local why = epoch_verdict({id = f[1], lineage = f[2] or ''}, seq, who, known_epoch,

@@ -4,7 +4,8 @@
 -- the journal up to that sequence number only, so live play does not cause false differences.
 -- With a trimmed journal, the checkpoint (KEYS[5]) gives what the trimmed entries summed to.
 -- The stream id of the journal's last entry tells the entries written later (a sequence
--- number could be forged) from those the audit checks.
+-- number could be forged) from those the audit checks. A pending jackpot whose record does
+-- not read is answered in 'corrupt_jackpots' (its id and why), never stops the audit.
 -- KEYS: 1 seq, 2 meters set, 3 pending, 4 jackpots, 5 checkpoint, 6.. meter hashes, then
 --       the journal
 -- ARGV: meter ids
@@ -16,13 +17,22 @@ for i, meter_id in ipairs(ARGV) do
     pending = m[3] or '0'}
 end
 local pending_meters = {}
+local corrupt_jackpots = {}
 for i, jackpot_id in ipairs(redis.call('SMEMBERS', KEYS[3])) do
   local raw = redis.call('HGET', KEYS[4], jackpot_id)
   pending_meters[i] = ''
   if raw then
-    local jackpot = cjson.decode(raw)
-    check_version('jackpot ' .. jackpot_id, jackpot.v)
-    pending_meters[i] = jackpot.meter_id
+    local ok, jackpot = pcall(cjson.decode, raw)
+    if not ok or type(jackpot) ~= 'table' then
+      corrupt_jackpots[#corrupt_jackpots + 1] = {id = jackpot_id, why = 'its JSON does not parse'}
+    elseif tonumber(jackpot.v) ~= SCHEMA_VERSION then
+      corrupt_jackpots[#corrupt_jackpots + 1] = {id = jackpot_id,
+        why = 'its schema version is ' .. tostring(jackpot.v)}
+    elseif type(jackpot.meter_id) ~= 'string' then
+      corrupt_jackpots[#corrupt_jackpots + 1] = {id = jackpot_id, why = 'it names no meter'}
+    else
+      pending_meters[i] = jackpot.meter_id
+    end
   end
 end
 local checkpoint = {}
@@ -34,4 +44,4 @@ local last = redis.call('XREVRANGE', KEYS[6 + #ARGV], '+', '-', 'COUNT', 1)[1]
 return cjson.encode({seq = redis.call('GET', KEYS[1]) or '0',
   last_entry_id = last and last[1] or '',
   meter_count = redis.call('SCARD', KEYS[2]), meters = meters,
-  pending_meters = pending_meters, checkpoint = checkpoint})
+  pending_meters = pending_meters, checkpoint = checkpoint, corrupt_jackpots = corrupt_jackpots})

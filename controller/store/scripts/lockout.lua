@@ -51,7 +51,8 @@ if maintenance[1] == 'maintenance' then
   end
 end
 local meters = load_meters(KEYS, 9, cjson.decode(ARGV[5]))
-local last = num(redis.call('HGET', KEYS[2], 'last_round'))
+local last = stored_int('table', table_id, KEYS[2], 'last_round',
+  redis.call('HGET', KEYS[2], 'last_round'))
 if tonumber(round_id) <= last then
   refuse('STALE', where .. ' is not after the table\'s last locked-out round ' .. int(last)
     .. '; round ids must increase')
@@ -67,7 +68,41 @@ end
 -- from the reserve first, the shortfall by the operator), the rest of that contribution starts
 -- the next cycle, whose hit point is drawn from ARGV[10] (_lib.lua mystery_next) and committed
 -- at once; the hit's value and salt are revealed in its journal entry and in the answer.
-local mystery = {by_contribution = {}, hits = {}, seed = ARGV[10]}
+local mystery = {by_contribution = {}, hits = {}, seed = ARGV[10], count = 0}
+-- Hits one lockout may pay: each needs a contribution of at least a cent (a valid hit point
+-- is above the reset), so only a corrupt draw could reach this; it is refused, never paid.
+local MAX_MYSTERY_HITS = 1000
+
+-- What the mystery loop trusts, checked before it runs (a few comparisons, mystery meters
+-- only): a must-hit-by amount above the reset, a cycle from 1, a hit point in (reset,
+-- must_hit_by] that the meter has not reached yet, a salt and a commitment of 64 hex digits.
+-- The stored hit point opening its commitment is checked when it is paid (mystery_cross;
+-- the draws made here are right by construction).
+local function mystery_check(m)
+  local d, reset = m.draw, m.reset / MICRO
+  local why
+  if m.must_hit_by <= reset then
+    why = 'must_hit_by_cents ' .. int(m.must_hit_by) .. ' is not above its reset '
+      .. int(reset)
+  elseif d.cycle < 1 then
+    why = 'its cycle is ' .. int(d.cycle)
+  elseif d.hit <= reset or d.hit > m.must_hit_by then
+    why = 'its hit point ' .. int(d.hit) .. ' is outside (' .. int(reset) .. ', '
+      .. int(m.must_hit_by) .. ']'
+  elseif m.value >= d.hit * MICRO then
+    why = 'its hit point ' .. int(d.hit) .. ' is below the meter (' .. int(m.value)
+      .. ' microcents), which would have paid it'
+  elseif not (d.salt and string.match(d.salt, '^' .. string.rep('%x', 64) .. '$')) then
+    why = 'its salt is not 64 hex digits'
+  elseif not (d.commitment and string.match(d.commitment, '^' .. string.rep('%x', 64) .. '$'))
+  then
+    why = 'its commitment is not 64 hex digits'
+  end
+  if why then
+    refuse_corrupt('meter', m.id, m.secret_key, 'the must-hit-by draw of cycle '
+      .. int(d.cycle) .. ' is unusable: ' .. why .. '; nothing was paid')
+  end
+end
 local mystery_first_key = 10 + #meters.list  -- KEYS: jackpots, pending, then mystery keys
 for i, m in ipairs(meters.list) do
   local f = redis.call('HMGET', m.key, 'kind', 'must_hit_by_cents', 'mystery_commitment')
@@ -78,8 +113,11 @@ for i, m in ipairs(meters.list) do
       refuse('LOST', 'the hit point of must-hit-by meter ' .. m.id .. ' is missing from Redis; '
         .. 'restore the state (RUNBOOK: "Redis lost its data")')
     end
-    m.must_hit_by = num(f[2])
-    m.draw = {cycle = num(s[3]), hit = num(s[1]), salt = s[2], commitment = f[3]}
+    m.must_hit_by = stored_int('meter', m.id, m.key, 'must_hit_by_cents', f[2])
+    m.draw = {cycle = stored_int('meter', m.id, m.secret_key, 'cycle', s[3]),
+      hit = stored_int('meter', m.id, m.secret_key, 'hit_cents', s[1]), salt = s[2],
+      commitment = f[3], stored = true}
+    mystery_check(m)
   end
 end
 
@@ -87,6 +125,15 @@ end
 local function mystery_cross(m, c)
   while m.draw and m.value >= m.draw.hit * MICRO do
     local draw = m.draw
+    mystery.count = mystery.count + 1
+    if mystery.count > MAX_MYSTERY_HITS then
+      refuse('BOUND', 'more than ' .. MAX_MYSTERY_HITS .. ' must-hit-by hits in one lockout of '
+        .. where .. '; nothing was paid')
+    end
+    if draw.stored and sha256_hex(int(draw.hit) .. ':' .. draw.salt) ~= draw.commitment then
+      refuse_corrupt('meter', m.id, m.secret_key, 'the hit point of cycle ' .. int(draw.cycle)
+        .. ' does not open its commitment; nothing was paid')
+    end
     local remainder = m.value - draw.hit * MICRO
     local from_reserve = math.min(m.reserve, m.reset)
     m.reserve = m.reserve - from_reserve

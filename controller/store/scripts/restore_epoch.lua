@@ -9,17 +9,31 @@
 -- being the larger of the reset and the meter's amount in whole cents: exactly the law of the
 -- lost hit point given that the meter had not reached it, so the restore changes no one's
 -- odds, and the meter stays below its hit point.
+-- Numbering (docs/journal.md, "Numbering across a restore"): the lost epoch may have issued
+-- sequence numbers (and so jackpot ids '<group>:<seq>') above the export's; ARGV[11] is the
+-- highest one anything may hold (the tables' outboxes, with a margin). The restored journal
+-- continues above it: the 'restored' entry is #ARGV[11] + 1 and records the jump
+-- ('numbered_after'), the one gap the audit accepts. When it is above the export's, tables
+-- hold answers the restored state lacks: the group starts stopped for their reconciliation
+-- ('reconcile_above'; restore_steps.lua, finish_reconcile.lua) with the reason and commands.
 -- KEYS: 1 epoch, 2 journal, 3 seq, then per must-hit-by meter (ARGV[9]'s order) its hash
 --       and its mystery key
 -- ARGV: 1 link_group_id, 2 new epoch id, 3 exported epoch id, 4 its lineage, 5 exported seq,
 --       6 actor, 7 reason, 8 source (file and SHA-256), 9 must-hit-by meter ids JSON,
---       10 a fresh seed (64 hex digits of the controller's CSPRNG)
+--       10 a fresh seed (64 hex digits of the controller's CSPRNG), 11 the highest sequence
+--       number issued (>= ARGV[5])
 if redis.call('EXISTS', KEYS[1]) == 1 then
   refuse('EXISTS', 'link group ' .. ARGV[1] .. ' has an epoch record; restore only into a '
     .. 'Redis that lost the link group')
 end
 if num(redis.call('GET', KEYS[3])) ~= tonumber(ARGV[5]) then
   refuse('INVALID', 'the restored journal does not end at #' .. ARGV[5])
+end
+local numbered_after = tonumber(ARGV[11])
+if not numbered_after or numbered_after ~= math.floor(numbered_after)
+    or numbered_after < tonumber(ARGV[5]) or numbered_after > MAX_EXACT / 2 then
+  refuse('BOUND', 'the highest sequence number issued (' .. ARGV[11] .. ') is a whole number '
+    .. 'from the export\'s #' .. ARGV[5])
 end
 -- Validate and draw before the first write.
 local restarts = {}
@@ -51,13 +65,30 @@ if lineage ~= '' then
   lineage = lineage .. ','
 end
 lineage = lineage .. ARGV[3] .. ':' .. ARGV[5]
-local seq = journal(KEYS[2], KEYS[3], 'restored', '', 0, 0,
-  {'link_group', ARGV[1], 'epoch', ARGV[2], 'previous_epoch', ARGV[3], 'from_seq', ARGV[5],
-   'by', ARGV[6], 'reason', ARGV[7], 'source', ARGV[8]})
+local fields = {'link_group', ARGV[1], 'epoch', ARGV[2], 'previous_epoch', ARGV[3],
+  'from_seq', ARGV[5], 'by', ARGV[6], 'reason', ARGV[7], 'source', ARGV[8]}
+if numbered_after > tonumber(ARGV[5]) then
+  fields[#fields + 1] = 'numbered_after'
+  fields[#fields + 1] = int(numbered_after)
+  redis.call('SET', KEYS[3], int(numbered_after))
+end
+local seq = journal(KEYS[2], KEYS[3], 'restored', '', 0, 0, fields)
 for _, r in ipairs(restarts) do
   mystery_commit(KEYS[2], KEYS[3], r.secret_key, r.m, r.draw,
     {'restart', 'restore', 'restored_seq', int(seq), 'abandoned_cycle', r.abandoned_cycle,
      'abandoned_commitment', r.abandoned_commitment, 'drawn_above_cents', int(r.low)})
 end
-redis.call('HSET', KEYS[1], 'id', ARGV[2], 'lineage', lineage, 'stopped', '', 'since_seq', seq)
+local stopped = ''
+if numbered_after > tonumber(ARGV[5]) then
+  stopped = 'link group ' .. ARGV[1] .. ' was restored (journal #' .. int(seq) .. ') from an '
+    .. 'export at #' .. ARGV[5] .. ' of epoch ' .. ARGV[3] .. ', and its tables hold answers '
+    .. 'up to #' .. int(numbered_after) .. ' that the restored state may lack: it serves no table '
+    .. 'until they are reconciled (collect each table\'s outbox: jackpotctl restore collect '
+    .. '--link-group ' .. ARGV[1] .. ' --outbox FILE; list what is missing: jackpotctl restore '
+    .. 'status --link-group ' .. ARGV[1] .. '; apply it: jackpotctl restore request|approve; '
+    .. 'then jackpotctl restore finish)'
+end
+redis.call('HSET', KEYS[1], 'id', ARGV[2], 'lineage', lineage, 'stopped', stopped,
+  'since_seq', seq, 'reconcile_from', ARGV[5], 'reconcile_above', int(numbered_after),
+  'reconcile_epoch', ARGV[3])
 return seq

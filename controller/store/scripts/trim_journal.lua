@@ -2,16 +2,20 @@
 -- (controller/journal_export.py trim; docs/journal.md). The trimmer read the entries, checked
 -- their hash chain from the checkpoint, computed the checkpoint they lead to and signed it;
 -- this applies it only if it is exactly that: the first ARGV[2] entries, each exported
--- (seq <= the checkpoint's exported_seq) and older than the retention window (stream id
--- time < ARGV[1] ms), never the stream's last entry (the head the next entry chains to),
--- running on from the checkpoint's seq, ending at ARGV[4] with hash ARGV[5], and summing per
--- meter to ARGV[6]. Then, in this one atomic step, the entries go and the checkpoint holds
--- the new seq, hash, sums and signature. Anything else (another trim ran, an entry changed)
--- is refused and nothing is written. Answers how many entries were trimmed.
--- KEYS: 1 journal, 2 checkpoint
+-- (seq <= the exported position signed, ARGV[10], itself <= the checkpoint's exported_seq) and
+-- older than the retention window (stream id time < ARGV[1] ms), never the stream's last entry
+-- (the head the next entry chains to), running on from the checkpoint's seq, ending at ARGV[4]
+-- with hash ARGV[5], and summing per meter to ARGV[6], in the epoch signed (ARGV[9], the
+-- group's epoch now) with the key handovers signed (ARGV[11], unchanged). Then, in this one
+-- atomic step, the entries go and the checkpoint holds the new seq, hash, sums and signature.
+-- Anything else (another trim ran, an entry changed) is refused and nothing is written.
+-- Answers how many entries were trimmed.
+-- KEYS: 1 journal, 2 checkpoint, 3 epoch
 -- ARGV: 1 cutoff (ms since the epoch), 2 entry count, 3 the checkpoint's seq now, 4 new seq,
 --       5 new hash, 6 new sums JSON {"value:<meter>": "<microcents>", "reserve:<meter>": ..},
---       7 signature (hex), 8 signing key id
+--       7 signature (hex), 8 signing key id, 9 epoch id, 10 exported seq signed,
+--       11 the key handovers as read ("" none), 12 how many the signature covers,
+--       13 the signed message's domain
 local function map(flat)
   local m = {}
   for i = 1, #flat, 2 do
@@ -24,7 +28,17 @@ local function moved(why)
     .. why .. '); nothing was trimmed: trim again')
 end
 local checkpoint = map(redis.call('HGETALL', KEYS[2]))
-local exported = num(checkpoint.exported_seq)
+local exported = tonumber(ARGV[10])
+if not exported or exported > num(checkpoint.exported_seq) then
+  moved('the journal is exported to #' .. int(num(checkpoint.exported_seq)) .. ', not #'
+    .. ARGV[10])
+end
+if redis.call('HGET', KEYS[3], 'id') ~= ARGV[9] then
+  moved('the link group is not in epoch ' .. ARGV[9] .. ' any more')
+end
+if (checkpoint.key_handovers or '') ~= ARGV[11] then
+  moved('the signing key was handed over meanwhile')
+end
 local cutoff, count, through = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4])
 local expected = num(checkpoint.seq)
 if not count or count < 1 then
@@ -45,7 +59,12 @@ local ids, hash = {}, nil
 for _, row in ipairs(rows) do
   local id, f = row[1], map(row[2])
   local seq = tonumber(f.seq)
-  if seq ~= expected + 1 then
+  local due = expected + 1
+  if f.type == 'restored' and tonumber(f.from_seq) == expected
+      and tonumber(f.numbered_after or '') and tonumber(f.numbered_after) > expected then
+    due = tonumber(f.numbered_after) + 1  -- a restore's recorded jump (journal_chain.py)
+  end
+  if seq ~= due then
     moved('entry ' .. id .. ' has seq ' .. tostring(f.seq) .. ' where #' .. int(expected + 1)
       .. ' was due')
   end
@@ -76,7 +95,9 @@ for name, _ in pairs(signed) do
     moved(name .. ' is not in the checkpoint')
   end
 end
-local fields = {'seq', int(through), 'hash', hash, 'signature', ARGV[7], 'signed_by', ARGV[8]}
+local fields = {'seq', int(through), 'hash', hash, 'signature', ARGV[7], 'signed_by', ARGV[8],
+  'signed_as', ARGV[13], 'epoch', ARGV[9], 'signed_exported_seq', int(exported),
+  'signed_handovers', ARGV[12]}
 for name, value in pairs(sums) do
   fields[#fields + 1] = name
   fields[#fields + 1] = int(value)
