@@ -420,8 +420,10 @@ class Metrics:
             multiprocess_mode="mostrecent",
             registry=r,
         )
-        self._expiry_series: set[tuple[str, str, str]] = set()
+        self._server_expiry: set[tuple[str, str, str]] = set()
+        self._client_expiry: set[tuple[str, str, str]] = set()
         self._expiry_lock = Lock()
+        self._multiprocess = multiprocess_dir is not None
         self.corrupt_records = Counter(
             "jackpot_corrupt_records",
             "Reads of a stored record that is corrupt (JSON that does not parse, an amount that "
@@ -476,15 +478,17 @@ class Metrics:
         self, certificate: x509.Certificate, authorities: Iterable[x509.Certificate]
     ) -> None:
         """The expiry of the controller's certificate and of each client CA (the series of a
-        CA no longer trusted are removed)."""
+        certificate no longer in use are removed, except under ``serve --workers``, where
+        prometheus_client cannot remove a series: they stay until the restart)."""
+        series = [(("server", "controller", _cert_name(certificate)), certificate)]
+        series += [(("ca", "ca", _cert_name(ca)), ca) for ca in authorities]
+        current = {labels for labels, _ in series}
         with self._expiry_lock:
-            for labels in [k for k in self._expiry_series if k[0] in ("server", "ca")]:
-                self._expiry_series.discard(labels)
-                self.certificate_expiry.remove(*labels)
-            series = [(("server", "controller", _cert_name(certificate)), certificate)]
-            series += [(("ca", "ca", _cert_name(ca)), ca) for ca in authorities]
+            for labels in self._server_expiry - current:
+                if not self._multiprocess:
+                    self.certificate_expiry.remove(*labels)
+            self._server_expiry = current
             for labels, cert in series:
-                self._expiry_series.add(labels)
                 self.certificate_expiry.labels(*labels).set(cert.not_valid_after_utc.timestamp())
 
     def set_client_certificate(self, identity: Identity, not_after: float) -> None:
@@ -492,11 +496,10 @@ class Metrics:
         :data:`MAX_CLIENT_EXPIRY_SERIES` identities)."""
         labels = ("client", identity.role.value, identity.name)
         with self._expiry_lock:
-            if labels not in self._expiry_series:
-                clients = sum(1 for k in self._expiry_series if k[0] == "client")
-                if clients >= MAX_CLIENT_EXPIRY_SERIES:
+            if labels not in self._client_expiry:
+                if len(self._client_expiry) >= MAX_CLIENT_EXPIRY_SERIES:
                     return
-                self._expiry_series.add(labels)
+                self._client_expiry.add(labels)
         self.certificate_expiry.labels(*labels).set(not_after)
 
     # ------------------------------------------------------------ series known in advance

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from cryptography import x509
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.serialization import Encoding
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
@@ -20,7 +21,9 @@ from controller.api.peers import Authenticator, DenyList, DenyListError, read_de
 from controller.cli import UsageError, _config, _parser
 from controller.domain import bounds
 from controller.domain.identity import INSECURE_CALLER, Identity, IdentityError, Role
+from controller.metrics import Metrics
 from controller.server import ServerConfig
+from controller.testing import TestPKI
 from controller.tls import is_loopback
 from jackpot.errors import (
     InvalidArgument,
@@ -222,6 +225,38 @@ def test_the_authenticator_reads_the_identity_from_the_certificate_itself(
         assert authenticator.identify_der(ann_der).uri == "jackpot://supervisor/ann"
     assert len(seen) == 1 and seen[0][0].name == "ann"  # once per certificate
     assert seen[0][1] == x509.load_der_x509_certificate(ann_der).not_valid_after_utc.timestamp()
+
+
+def test_expiry_series_follow_the_certificates_in_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old, new = TestPKI(tmp_path / "old"), TestPKI(tmp_path / "new")
+    server, ca_old, ca_new = (
+        x509.load_pem_x509_certificate(path.read_bytes())
+        for path in (old.server().cert, old.ca, new.ca)
+    )
+    metrics = Metrics()
+
+    def series() -> dict[tuple[str, str], float]:
+        return {
+            (s.labels["certificate"], s.labels["name"]): s.value
+            for family in metrics.registry.collect()
+            for s in family.samples
+            if s.name == "jackpot_certificate_expiry_timestamp_seconds"
+        }
+
+    metrics.set_server_certificates(server, [ca_old, ca_new])  # a CA rotation's bundle
+    assert len(series()) == 3
+    metrics.set_server_certificates(server, [ca_new])  # the old CA removed: its series too
+    (ca_name,) = [name for kind, name in series() if kind == "ca"]
+    assert ca_name.startswith("jackpot controller CA ") and ca_name[-16:] in (
+        ca_new.fingerprint(hashes.SHA256()).hex()
+    )
+    assert series()[("ca", ca_name)] == ca_new.not_valid_after_utc.timestamp()
+    monkeypatch.setattr("controller.metrics.MAX_CLIENT_EXPIRY_SERIES", 2)
+    for name in ("a", "b", "c"):
+        metrics.set_client_certificate(Identity(Role.TABLE, name), 1.0)
+    assert sorted(k for k in series() if k[0] == "client") == [("client", "a"), ("client", "b")]
 
 
 def test_the_authenticator_needs_one_identity_and_no_revocation(tmp_path: Path) -> None:
