@@ -22,7 +22,7 @@ from controller import logs, settings, workers
 from controller.api.peers import DenyListError, read_deny_list
 from controller.position_key import read_position_key, write_position_key
 from controller.rules_file import load_submission
-from controller.server import MAX_CONCURRENT_RPCS, ServerConfig
+from controller.server import MAX_CALLS_PER_CALLER, MAX_CONCURRENT_RPCS, ServerConfig
 from controller.serving import run_server
 from controller.store import cluster, connection
 from controller.tls import TLSFiles, is_loopback
@@ -180,6 +180,13 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         help="open streams of one certificate identity",
     )
     serve.add_argument(
+        "--max-calls-per-caller",
+        type=int,
+        default=MAX_CALLS_PER_CALLER,
+        metavar="N",
+        help="calls in progress of one certificate identity, streams included",
+    )
+    serve.add_argument(
         "--redis-max-connections",
         type=int,
         default=64,
@@ -262,10 +269,16 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
         raise UsageError("--wait-replicas must be >= 0 and --round-retention-hours >= 1")
     if not 1 <= args.max_round_step <= 1_000_000_000:
         raise UsageError("--max-round-step must be 1 to 1,000,000,000")
-    limits = (args.max_streams, args.max_streams_per_caller, args.redis_max_connections)
+    limits = (
+        args.max_streams,
+        args.max_streams_per_caller,
+        args.max_calls_per_caller,
+        args.redis_max_connections,
+    )
     if min(limits) < 1 or min(args.table_calls_per_second, args.client_calls_per_second) < 0:
         raise UsageError(
-            "--max-streams, --max-streams-per-caller and --redis-max-connections must be >= 1, "
+            "--max-streams, --max-streams-per-caller, --max-calls-per-caller and "
+            "--redis-max-connections must be >= 1, "
             "--table-calls-per-second and --client-calls-per-second >= 0"
         )
     if args.max_streams > MAX_CONCURRENT_RPCS // 2:
@@ -317,6 +330,7 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
         client_call_burst=max(20, int(args.client_calls_per_second * 2)),
         max_streams=args.max_streams,
         max_streams_per_caller=args.max_streams_per_caller,
+        max_calls_per_caller=args.max_calls_per_caller,
         redis_max_connections=args.redis_max_connections,
         wait_replicas=args.wait_replicas,
         wait_timeout_ms=args.wait_timeout_ms,

@@ -23,6 +23,10 @@ of microcents and only converted at exposition, because the text format has no i
 * gRPC server metrics with the go-grpc-prometheus names and code names (``grpc_code="OK"``,
   ``"Unavailable"``), every served method and code created at zero, so stock dashboards and
   the rules in deploy/ work.
+* Certificates: when each expires (``jackpot_certificate_expiry_timestamp_seconds``: the
+  controller's, its client CAs', and the last one each identity presented, bounded to
+  :data:`MAX_CLIENT_EXPIRY_SERIES` identities) and how many are revoked
+  (``jackpot_revoked_certificates``).
 * The process and Python collectors (``process_*``, ``python_*``).
 """
 
@@ -34,6 +38,9 @@ from threading import Lock
 from typing import TypeAlias
 
 import grpc
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes
+from cryptography.x509.oid import NameOID
 from prometheus_client import (
     GC_COLLECTOR,
     CollectorRegistry,
@@ -51,6 +58,7 @@ from prometheus_client.registry import Collector
 
 from controller.api.status import code_label
 from controller.domain.config import MUST_HIT_BY, TableConfig, WagerOffer
+from controller.domain.identity import Identity
 from controller.domain.odds import paytable_odds
 from controller.domain.records import Jackpot, MeterState
 from controller.store.codec import CORRUPT_KINDS
@@ -70,6 +78,18 @@ from jackpot.results import (
 
 # No *_created series: they double the series count and no dashboard here reads them.
 disable_created_metrics()  # type: ignore[no-untyped-call]
+
+MAX_CLIENT_EXPIRY_SERIES = 2000
+"""Client identities whose certificate expiry is exported (tables, signs and people: a
+casino has hundreds); later ones are not, so that no series count grows without bound."""
+
+
+def _cert_name(certificate: x509.Certificate) -> str:
+    """A CA's or the controller's certificate as a label: common name and fingerprint."""
+    names = certificate.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    common = str(names[0].value)[:64] if names else "?"
+    return f"{common} {certificate.fingerprint(hashes.SHA256()).hex()[:16]}"
+
 
 # Seconds; around the latency objective of a settlement (tens of milliseconds).
 LATENCY_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
@@ -391,6 +411,27 @@ class Metrics:
             ["table"],
             registry=r,
         )
+        self.revoked_certificates = Gauge(
+            "jackpot_revoked_certificates",
+            "Certificates on the deny list in force (--deny-list).",
+            multiprocess_mode="mostrecent",
+            registry=r,
+        )
+        self.certificate_expiry = Gauge(
+            "jackpot_certificate_expiry_timestamp_seconds",
+            "When a certificate expires (unix seconds): the controller's own "
+            '(certificate="server"), each CA its clients chain to (certificate="ca", name: the '
+            "CA's common name and fingerprint) and each client certificate seen "
+            '(certificate="client", by role and name; at most '
+            f"{MAX_CLIENT_EXPIRY_SERIES} identities, the last certificate seen of each).",
+            ["certificate", "role", "name"],
+            multiprocess_mode="mostrecent",
+            registry=r,
+        )
+        self._server_expiry: set[tuple[str, str, str]] = set()
+        self._client_expiry: set[tuple[str, str, str]] = set()
+        self._expiry_lock = Lock()
+        self._multiprocess = multiprocess_dir is not None
         self.corrupt_records = Counter(
             "jackpot_corrupt_records",
             "Reads of a stored record that is corrupt (JSON that does not parse, an amount that "
@@ -438,6 +479,36 @@ class Metrics:
                 self.exposed.register(collector)
         self._meter_series: dict[str, Gauge] = {}
         self._wagers_of_meter: dict[str, set[str]] = {}
+
+    # ------------------------------------------------------------ certificates
+
+    def set_server_certificates(
+        self, certificate: x509.Certificate, authorities: Iterable[x509.Certificate]
+    ) -> None:
+        """The expiry of the controller's certificate and of each client CA (the series of a
+        certificate no longer in use are removed, except under ``serve --workers``, where
+        prometheus_client cannot remove a series: they stay until the restart)."""
+        series = [(("server", "controller", _cert_name(certificate)), certificate)]
+        series += [(("ca", "ca", _cert_name(ca)), ca) for ca in authorities]
+        current = {labels for labels, _ in series}
+        with self._expiry_lock:
+            for labels in self._server_expiry - current:
+                if not self._multiprocess:
+                    self.certificate_expiry.remove(*labels)
+            self._server_expiry = current
+            for labels, cert in series:
+                self.certificate_expiry.labels(*labels).set(cert.not_valid_after_utc.timestamp())
+
+    def set_client_certificate(self, identity: Identity, not_after: float) -> None:
+        """The expiry of a client certificate seen (the last one of each identity, at most
+        :data:`MAX_CLIENT_EXPIRY_SERIES` identities)."""
+        labels = ("client", identity.role.value, identity.name)
+        with self._expiry_lock:
+            if labels not in self._client_expiry:
+                if len(self._client_expiry) >= MAX_CLIENT_EXPIRY_SERIES:
+                    return
+                self._client_expiry.add(labels)
+        self.certificate_expiry.labels(*labels).set(not_after)
 
     # ------------------------------------------------------------ series known in advance
 

@@ -61,6 +61,10 @@ below it, so that unary calls always find room)."""
 MAX_STREAMS_PER_CONNECTION = 100
 """Calls in progress at once on one client connection (HTTP/2 streams); a client that
 sends more waits for one of its own to finish."""
+MAX_CALLS_PER_CALLER = 64
+"""Calls in progress at once for one identity, streams included (a table makes one call at a
+time and holds one WatchMeters stream): one certificate cannot take the controller's
+:data:`MAX_CONCURRENT_RPCS`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +102,10 @@ class ServerConfig:
     client_call_burst: int = 20
     max_streams: int = 1000
     max_streams_per_caller: int = 8
+    max_calls_per_caller: int = MAX_CALLS_PER_CALLER
+    first_message_s: float = 10.0  # a started call's request must arrive this soon
+    handshake_timeout_s: float = 10.0  # a connection's TLS handshake (gRPC and the web port)
+    max_connection_idle_s: float = 300.0  # a gRPC connection without calls is closed then
     redis_max_connections: int = DEFAULT_MAX_CONNECTIONS
     rules: tuple[RulesSubmission, ...] = ()  # applied at start, in order
     first_install: bool = False  # a Redis without an installation record is a new one
@@ -136,9 +144,17 @@ class ControllerServer:
             wait_timeout_ms=config.wait_timeout_ms,
         )
         self.store.on_corrupt = self.metrics.record_corrupt
-        self.deny_list = DenyList(config.deny_list) if config.deny_list else None
+        self.deny_list = (
+            DenyList(config.deny_list, self.metrics.revoked_certificates.set)
+            if config.deny_list
+            else None
+        )
         self.position_key = read_position_key(config.position_key) if config.position_key else None
-        self.certificates = ServerCertificates(config.tls) if config.tls else None
+        self.certificates = (
+            ServerCertificates(config.tls, self.metrics.set_server_certificates)
+            if config.tls
+            else None
+        )
         self.watcher = MeterWatcher(self.store.meter_values)
         self.guard = StateGuard(
             self.store,
@@ -155,13 +171,21 @@ class ControllerServer:
         self._rules_applied = False
         self._metered: set[str] = set()  # tables whose series are initialised
         self.health = health_aio.HealthServicer()
-        self.authenticator = Authenticator(insecure=config.tls is None, deny_list=self.deny_list)
+        self.authenticator = Authenticator(
+            insecure=config.tls is None,
+            deny_list=self.deny_list,
+            observe=self.metrics.set_client_certificate,
+        )
         self.interceptor = ServerInterceptor(
             self.metrics,
             self.authenticator,
             table_rates=RateLimiter(config.table_calls_per_s, config.table_call_burst),
             client_rates=RateLimiter(config.client_calls_per_s, config.client_call_burst),
             streams=StreamSlots(config.max_streams, config.max_streams_per_caller),
+            calls=StreamSlots(
+                MAX_CONCURRENT_RPCS, config.max_calls_per_caller, "calls in progress"
+            ),
+            first_message_s=config.first_message_s,
         )
         self.server = aio.server(
             interceptors=[self.interceptor],
@@ -170,6 +194,11 @@ class ControllerServer:
                 # A second controller on a used port fails to start; workers share theirs.
                 ("grpc.so_reuseport", 1 if config.reuse_port else 0),
                 ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
+                # A connection that does not finish its TLS handshake in time is closed (gRPC's
+                # default is 120 s); one without calls for max_connection_idle_s too (clients
+                # reconnect at their next call).
+                ("grpc.server_handshake_timeout_ms", int(config.handshake_timeout_s * 1000)),
+                ("grpc.max_connection_idle_ms", int(config.max_connection_idle_s * 1000)),
                 # Clients ping every 20 s to find dead connections (jackpot/tls.py).
                 ("grpc.keepalive_permit_without_calls", 1),
                 ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
@@ -278,6 +307,7 @@ class ControllerServer:
             host=self.host.strip("[]") or "0.0.0.0",
             port=port,
             tls=self.config.tls,
+            handshake_timeout_s=self.config.handshake_timeout_s,
         )
         try:
             await self.web.start()

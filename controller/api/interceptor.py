@@ -1,17 +1,26 @@
 """One server interceptor for every RPC: who calls, what it may do, errors and metrics.
 
-For each call, in this order: the caller's identity from its client certificate
-(:mod:`controller.api.peers`; UNAUTHENTICATED), the role table (:mod:`controller.api.access`;
-PERMISSION_DENIED), the caller's call rate (RESOURCE_EXHAUSTED; tables and other identities
-each have their own), the request decoded here rather than by gRPC (a malformed body is
-INVALID_ARGUMENT, not UNKNOWN with a traceback), a table's certificate naming another table
-(PERMISSION_DENIED); then the servicer. A stream also holds one of the caller's stream slots
-while it is open (RESOURCE_EXHAUSTED beyond), and ends UNAUTHENTICATED at its next message
-once its certificate is revoked. Servicers raise :mod:`jackpot.errors` classes; each
-becomes its status code (``controller.api.status``) with the error's message. Every call is
-counted and timed (go-grpc-prometheus names), refusals included; every refusal of access is
-also counted in ``jackpot_access_denied_total``. An unexpected exception is logged and
-answered INTERNAL without its details.
+For each call, in this order, at the call's start and before its request is read: the
+caller's identity from its client certificate (:mod:`controller.api.peers`;
+UNAUTHENTICATED), the role table (:mod:`controller.api.access`; PERMISSION_DENIED), the
+caller's call rate (RESOURCE_EXHAUSTED; tables and other identities each have their own; a
+refused call takes from it too, so a flood of refusals is slowed down like any other), one
+of the caller's call slots (RESOURCE_EXHAUSTED beyond ``calls.per_caller`` calls in
+progress); then the request, which must arrive within ``first_message_s`` (else
+RESOURCE_EXHAUSTED: a call that sends nothing holds a slot that long at most), decoded here
+rather than by gRPC (a malformed body is INVALID_ARGUMENT, not UNKNOWN with a traceback), a
+table's certificate naming another table (PERMISSION_DENIED); then the servicer.
+
+To see the call before its request, unary methods are served as client-streaming ones
+(the wire is the same): gRPC hands a unary handler its call only once the request has
+arrived, and ``intercept_service`` sees no peer. A stream also holds one of the caller's
+stream slots while it is open (RESOURCE_EXHAUSTED beyond), and ends UNAUTHENTICATED at its
+next message once its certificate is revoked. Servicers raise :mod:`jackpot.errors`
+classes; each becomes its status code (``controller.api.status``) with the error's
+message. Every call is counted and timed (go-grpc-prometheus names), refusals included;
+every refusal of access is also counted in ``jackpot_access_denied_total`` and logged at
+WARNING, sampled (:class:`~controller.api.limits.LogSampler`). An unexpected exception is
+logged and answered INTERNAL without its details.
 """
 
 from __future__ import annotations
@@ -22,24 +31,27 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 import grpc
 from grpc import aio
 
 from controller.api.access import check_role, check_table, set_caller
-from controller.api.limits import RateLimiter, StreamSlots
+from controller.api.limits import LogSampler, RateLimiter, StreamSlots
 from controller.api.peers import Authenticator
 from controller.api.status import code_label, status_for
 from controller.domain.identity import Identity, Role
 from controller.metrics import Labels, Metrics, RpcSeries
-from jackpot.errors import AccessDenied, InvalidArgument, JackpotError
+from jackpot.errors import AccessDenied, InvalidArgument, JackpotError, ResourceExhausted
 
 log = logging.getLogger("controller.api")
 
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 Continuation: TypeAlias = Callable[[grpc.HandlerCallDetails], Awaitable[Handler]]
 Context: TypeAlias = "aio.ServicerContext[Any, Any]"
+
+FIRST_MESSAGE_S = 10.0
+"""The time a call has to send its request once it has started."""
 
 
 if TYPE_CHECKING:  # the type stubs make these generic; the runtime classes are not
@@ -60,12 +72,17 @@ class ServerInterceptor(_Interceptor):
         table_rates: RateLimiter,
         client_rates: RateLimiter,
         streams: StreamSlots,
+        calls: StreamSlots | None = None,
+        first_message_s: float = FIRST_MESSAGE_S,
     ) -> None:
         self._metrics = metrics
         self._authenticator = authenticator
         self._table_rates = table_rates
         self._client_rates = client_rates
         self.streams = streams
+        self.calls = calls or StreamSlots(1 << 30, 1 << 30, "calls in progress")
+        self.first_message_s = first_message_s
+        self._log_sampler = LogSampler()
         self._wrapped: dict[str, Handler] = {}
 
     async def intercept_service(
@@ -86,14 +103,15 @@ class ServerInterceptor(_Interceptor):
     def _wrap(self, handler: Handler, method: str) -> Handler:
         service, _, name = method.strip("/").rpartition("/")
         decode = handler.request_deserializer
+        # Served as client streams: the call is seen at its start, before its request.
         if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
+            return grpc.stream_unary_rpc_method_handler(
                 self._wrap_unary(handler.unary_unary, method, decode, ("unary", service, name)),
                 request_deserializer=None,  # raw bytes: decoded in _admit
                 response_serializer=handler.response_serializer,
             )
         if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(
+            return grpc.stream_stream_rpc_method_handler(
                 self._wrap_stream(
                     handler.unary_stream, method, decode, ("server_stream", service, name)
                 ),
@@ -114,30 +132,73 @@ class ServerInterceptor(_Interceptor):
         """The caller and whether it must name its own table; counts a refusal, takes one
         call of the caller's rate."""
         caller: Identity | None = None
+        auth_context = context.auth_context()
         try:
-            caller = self._authenticator.identify(context.auth_context())
+            caller = self._authenticator.identify(auth_context)
             access = check_role(method, caller)
         except AccessDenied as denied:
-            self._count_denied(method, caller, denied)
-            raise
+            key = caller.uri if caller else self._authenticator.peer_key(auth_context)
+            self._refuse(method, caller, denied, key, charge=True)
         rates = self._table_rates if caller.role is Role.TABLE else self._client_rates
         rates.acquire(caller.uri, caller.uri)
         set_caller(caller)
         return caller, access.for_own_table
 
+    def _refuse(
+        self,
+        method: str,
+        caller: Identity | None,
+        denied: AccessDenied,
+        key: str,
+        *,
+        charge: bool = False,
+    ) -> NoReturn:
+        """Count a refusal, log it (sampled) and raise it. ``charge``: a call refused before
+        it took from its caller's call rate takes from it now (RESOURCE_EXHAUSTED, not
+        logged, once that is spent)."""
+        self._metrics.access_denied.labels(
+            method.rsplit("/", 1)[-1], caller.role.value if caller else "none", denied.reason
+        ).inc()
+        if charge:
+            is_table = caller is not None and caller.role is Role.TABLE
+            (self._table_rates if is_table else self._client_rates).acquire(key, key)
+        unlogged = self._log_sampler.sample(f"{key} {denied.reason}")
+        if unlogged is not None:
+            since = f" ({unlogged} more refused since the last line)" if unlogged else ""
+            log.warning("refused %s: %s%s", method, denied, since)
+        raise denied
+
+    async def _first(self, requests: AsyncIterator[bytes], method: str) -> bytes:
+        """The one request of a unary call, once it arrives (within ``first_message_s``)."""
+        try:
+            async with asyncio.timeout(self.first_message_s):
+                return await anext(requests)
+        except TimeoutError:
+            raise ResourceExhausted(
+                f"no request within {self.first_message_s:g} s of the call's start; "
+                "send the request with the call"
+            ) from None
+        except StopAsyncIteration:
+            raise InvalidArgument(
+                f"the call of {method.rsplit('/', 1)[-1]} ended without a request"
+            ) from None
+
     def _admit(
-        self, method: str, raw: bytes, context: Context, decode: Callable[[bytes], Any] | None
-    ) -> tuple[Identity, Any]:
-        """The caller and its decoded request, once it may make it."""
-        caller, own_table = self._identify(method, context)
+        self,
+        method: str,
+        caller: Identity,
+        own_table: bool,
+        raw: bytes,
+        decode: Callable[[bytes], Any] | None,
+    ) -> Any:
+        """The caller's decoded request, once it may make it."""
         request = _decode(method, raw, decode)
         if own_table:
             try:
                 check_table(caller, str(getattr(request, "table_id", "")))
             except AccessDenied as denied:
-                self._count_denied(method, caller, denied)
-                raise
-        return caller, request
+                self._refuse(method, caller, denied, caller.uri)
+        return request
 
     async def _streamed(
         self, method: str, caller: Identity, start: Callable[[], Any]
@@ -150,14 +211,8 @@ class ServerInterceptor(_Interceptor):
                 try:
                     self._authenticator.check_not_revoked(caller)
                 except AccessDenied as denied:
-                    self._count_denied(method, caller, denied)
-                    raise
+                    self._refuse(method, caller, denied, caller.uri)
                 yield reply
-
-    def _count_denied(self, method: str, caller: Identity | None, denied: AccessDenied) -> None:
-        role = caller.role.value if caller else "none"
-        self._metrics.access_denied.labels(method.rsplit("/", 1)[-1], role, denied.reason).inc()
-        log.warning("refused %s: %s", method, denied)
 
     def _wrap_unary(
         self,
@@ -165,13 +220,16 @@ class ServerInterceptor(_Interceptor):
         method: str,
         decode: Callable[[bytes], Any] | None,
         labels: Labels,
-    ) -> Callable[[bytes, Context], Awaitable[Any]]:
+    ) -> Callable[[AsyncIterator[bytes], Context], Awaitable[Any]]:
         series = self._metrics.rpc_series(labels)
 
-        async def unary(raw: bytes, context: Context) -> Any:
+        async def unary(requests: AsyncIterator[bytes], context: Context) -> Any:
             async with _Observed(series, context):
-                _, request = self._admit(method, raw, context, decode)
-                return await behaviour(request, context)
+                caller, own_table = self._identify(method, context)
+                with self.calls.hold(caller.uri):
+                    raw = await self._first(requests, method)
+                    request = self._admit(method, caller, own_table, raw, decode)
+                    return await behaviour(request, context)
 
         return unary
 
@@ -181,15 +239,18 @@ class ServerInterceptor(_Interceptor):
         method: str,
         decode: Callable[[bytes], Any] | None,
         labels: Labels,
-    ) -> Callable[[bytes, Context], AsyncIterator[Any]]:
+    ) -> Callable[[AsyncIterator[bytes], Context], AsyncIterator[Any]]:
         series = self._metrics.rpc_series(labels)
 
-        async def stream(raw: bytes, context: Context) -> AsyncIterator[Any]:
+        async def stream(requests: AsyncIterator[bytes], context: Context) -> AsyncIterator[Any]:
             async with _Observed(series, context):
-                caller, request = self._admit(method, raw, context, decode)
-                start = functools.partial(behaviour, request, context)
-                async for response in self._streamed(method, caller, start):
-                    yield response
+                caller, own_table = self._identify(method, context)
+                with self.calls.hold(caller.uri):
+                    raw = await self._first(requests, method)
+                    request = self._admit(method, caller, own_table, raw, decode)
+                    start = functools.partial(behaviour, request, context)
+                    async for response in self._streamed(method, caller, start):
+                        yield response
 
         return stream
 
@@ -210,9 +271,10 @@ class ServerInterceptor(_Interceptor):
                     async for raw in requests:
                         yield _decode(method, raw, decode)
 
-                start = functools.partial(behaviour, decoded(), context)
-                async for response in self._streamed(method, caller, start):
-                    yield response
+                with self.calls.hold(caller.uri):
+                    start = functools.partial(behaviour, decoded(), context)
+                    async for response in self._streamed(method, caller, start):
+                        yield response
 
         return bidi
 

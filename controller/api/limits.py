@@ -1,6 +1,7 @@
-"""Bounds on what one caller can take: a call rate per identity, open streams per identity.
+"""Bounds on what one caller can take: a call rate per identity, calls in progress and open
+streams per identity, and how many log lines its refusals may write.
 
-Both answer RESOURCE_EXHAUSTED beyond their bound (:class:`ResourceExhausted`), which agents
+The bounds answer RESOURCE_EXHAUSTED beyond their bound (:class:`ResourceExhausted`), which agents
 treat as "retry later": a hostile or broken caller slows itself down, never the others.
 """
 
@@ -65,11 +66,13 @@ class RateLimiter:
 
 class StreamSlots:
     """Open streams (meters, health, reflection), at most ``per_caller`` for one caller and
-    ``total`` in all."""
+    ``total`` in all (``what`` names them in refusals: ``calls in progress`` for the slots
+    every call holds)."""
 
-    def __init__(self, total: int, per_caller: int) -> None:
+    def __init__(self, total: int, per_caller: int, what: str = "streams open") -> None:
         self.total = total
         self.per_caller = per_caller
+        self.what = what
         self._open: dict[str, int] = {}
         self._count = 0
 
@@ -83,12 +86,12 @@ class StreamSlots:
         """Hold a slot for one stream of ``caller`` while the block runs."""
         if self._count >= self.total:
             raise ResourceExhausted(
-                f"the controller serves {self.total} streams already; retry later"
+                f"the controller has {self.total} {self.what} already; retry later"
             )
         mine = self._open.get(caller, 0)
         if mine >= self.per_caller:
             raise ResourceExhausted(
-                f"{caller} has {mine} streams open, the most one caller may; close one"
+                f"{caller} has {mine} {self.what}, the most one caller may; retry when one ends"
             )
         self._open[caller] = mine + 1
         self._count += 1
@@ -101,3 +104,33 @@ class StreamSlots:
                 self._open[caller] = left
             else:
                 del self._open[caller]
+
+
+class LogSampler:
+    """Which refusals to log: the first of each key, then one every ``interval_s`` with the
+    number left unlogged since (a flood of refusals writes a few lines, not one each).
+    Keys are bounded (``limit``; the oldest forgotten beyond it)."""
+
+    def __init__(
+        self,
+        interval_s: float = 10.0,
+        limit: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.interval_s = interval_s
+        self.limit = limit
+        self._clock = clock
+        self._last: dict[str, tuple[float, int]] = {}
+
+    def sample(self, key: str) -> int | None:
+        """None if this refusal of ``key`` is not logged; else the number not logged since
+        the last line."""
+        now = self._clock()
+        last = self._last.get(key)
+        if last is not None and now - last[0] < self.interval_s:
+            self._last[key] = (last[0], last[1] + 1)
+            return None
+        if last is None and len(self._last) >= self.limit:
+            del self._last[next(iter(self._last))]
+        self._last[key] = (now, 0)
+        return last[1] if last is not None else 0

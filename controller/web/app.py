@@ -12,8 +12,13 @@ The port speaks HTTPS with the gRPC port's certificate, key and client CA, and r
 client certificate from that CA: the caller is the certificate's ``jackpot://<role>/<name>``
 exactly as on gRPC (:class:`~controller.api.peers.Authenticator`, deny list included). With
 ``--insecure`` (loopback only, development) it speaks plain HTTP and every caller is the
-development identity. The certificate files are read when the port opens (a rotation of them
-takes a restart here, unlike gRPC's).
+development identity. The certificate files are read again for the next connection after
+any of them changes (:class:`~controller.tls.WebCertificates`), as gRPC's are: a CA removed
+from ``--client-ca`` is refused here too. Each connection's certificate is judged right
+after its handshake, before any byte of its request is read: a revoked or unusable one is
+answered 401 and closed at once, so it cannot hold the port's connections; one identity
+holds at most :data:`MAX_CONNECTIONS_PER_CALLER` connections and
+:data:`MAX_STREAMS_PER_CALLER` signs.
 
 A review is a POST of a small JSON body, refused unless it comes from the floor view's own
 origin: ``Origin`` must name this server (``Sec-Fetch-Site``, when the browser sends it, must
@@ -26,12 +31,12 @@ from __future__ import annotations
 
 import json
 import logging
-import ssl
 from collections.abc import AsyncGenerator
 from importlib import resources
 from typing import Any
 
 from controller.api.access import WEB_ACCESS, check_role
+from controller.api.limits import LogSampler
 from controller.api.meter_watch import MeterWatcher
 from controller.api.peers import Authenticator
 from controller.domain.bounds import check_id
@@ -39,13 +44,15 @@ from controller.domain.identity import Identity, Role
 from controller.jackpot_review import review_jackpot
 from controller.metrics import Metrics
 from controller.store.redis_store import RedisStore
-from controller.tls import TLSFiles
+from controller.tls import TLSFiles, WebCertificates
 from controller.web.floor import FloorView
 from controller.web.sign_feed import RecentWinners, sign_events
 from jackpot import errors
 from jackpot.web import sign
 from jackpot.web.server import (
+    HANDSHAKE_TIMEOUT_S,
     EventStream,
+    Refused,
     Request,
     Response,
     WebServer,
@@ -59,6 +66,10 @@ MAX_BODY_BYTES = 4096
 """A review's body: a jackpot id, a decision and a note of at most 500 characters."""
 MAX_STREAMS = 200
 """Signs open at once on one controller (each is one event per second, no Redis of its own)."""
+MAX_STREAMS_PER_CALLER = 8
+"""Signs open at once for one certificate (as WatchMeters streams per caller)."""
+MAX_CONNECTIONS_PER_CALLER = 16
+"""Connections open at once for one certificate (its signs, and a browser's few more)."""
 FLOOR_PAGE = "floor.html"
 
 
@@ -86,20 +97,6 @@ _STATUS: tuple[tuple[type[errors.JackpotError], int], ...] = (
 """The HTTP status of each refusal (as :mod:`controller.api.status` maps them to gRPC)."""
 
 
-def server_context(files: TLSFiles) -> ssl.SSLContext:
-    """TLS for the web port: the controller's certificate, client certificates required
-    from ``client_ca``. :class:`OSError` naming a file that cannot be used."""
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    try:
-        context.load_cert_chain(files.cert, files.key)
-        context.load_verify_locations(cafile=files.client_ca)
-    except (OSError, ssl.SSLError) as error:
-        raise OSError(f"web port: cannot use the TLS files: {error}") from None
-    context.verify_mode = ssl.CERT_REQUIRED
-    return context
-
-
 def _status_of(error: errors.JackpotError) -> int:
     return next((status for kind, status in _STATUS if isinstance(error, kind)), 400)
 
@@ -117,6 +114,7 @@ class WebApp:
         host: str,
         port: int,
         tls: TLSFiles | None,
+        handshake_timeout_s: float = HANDSHAKE_TIMEOUT_S,
     ) -> None:
         self._store = store
         self._metrics = metrics
@@ -124,13 +122,18 @@ class WebApp:
         self._authenticator = authenticator
         self._winners = RecentWinners(store)
         self._floor = FloorView(store)
+        self._log_sampler = LogSampler()
         self.server = WebServer(
             host,
             port,
             self.handle,
-            ssl_context=server_context(tls) if tls else None,
+            ssl_context=WebCertificates(tls) if tls else None,
+            admit=self.admit,
             max_streams=MAX_STREAMS,
+            max_streams_per_peer=MAX_STREAMS_PER_CALLER,
+            max_connections_per_peer=MAX_CONNECTIONS_PER_CALLER,
             max_body=MAX_BODY_BYTES,
+            handshake_timeout_s=handshake_timeout_s,
         )
 
     @property
@@ -148,11 +151,23 @@ class WebApp:
 
     def identify(self, request: Request) -> Identity:
         """The caller of ``request``, as gRPC would identify it (:class:`Unauthenticated`)."""
-        context: dict[str, list[bytes]] = {}
-        if request.peer_der is not None:
-            context["x509_pem_cert"] = [ssl.DER_cert_to_PEM_cert(request.peer_der).encode()]
-            context["peer_uri"] = [uri.encode() for uri in request.peer_uris]
-        return self._authenticator.identify(context)
+        return self._authenticator.identify_der(request.peer_der)
+
+    def admit(self, der: bytes | None) -> str:
+        """A connection's caller, judged at its handshake: its identity, or :class:`Refused`
+        (401) for a revoked or unusable certificate, counted and logged (sampled)."""
+        try:
+            return self._authenticator.identify_der(der).uri
+        except errors.AccessDenied as error:
+            self._metrics.access_denied.labels("/connect", "none", error.reason).inc()
+            self._log(f"connection {error.reason}", "web: refused a connection: %s", error)
+            raise Refused(_status_of(error), str(error)) from None
+
+    def _log(self, key: str, message: str, *args: object) -> None:
+        unlogged = self._log_sampler.sample(key)
+        if unlogged is not None:
+            since = f" ({unlogged} more since the last line)" if unlogged else ""
+            log.warning(message + "%s", *args, since)
 
     async def handle(self, request: Request) -> Response | EventStream:
         """Answer ``request``; a refusal is the precise status and message of its error."""
@@ -174,7 +189,9 @@ class WebApp:
             role = "none"
         page = "/" + request.path.strip("/").split("/", 1)[0][:16]
         self._metrics.access_denied.labels(page, role, error.reason).inc()
-        log.warning("web: refused %s: %s", request.path[:100], error)
+        self._log(
+            f"{request.peer} {error.reason}", "web: refused %s: %s", request.path[:100], error
+        )
 
     async def _route(self, request: Request) -> Response | EventStream:
         caller = self.identify(request)

@@ -11,6 +11,13 @@ POST, and server-sent events. So the server is deliberately narrow:
   (``Content-Length`` only), both read within :data:`READ_TIMEOUT_S`;
 * at most ``max_connections`` connections and ``max_streams`` event streams at once; one
   more is refused (503) at once rather than queued;
+* with TLS, each handshake must finish within ``handshake_timeout_s`` and uses the context
+  ``ssl_context`` gives at that moment (a callable may give a new one after its files
+  change: it is switched in from the handshake's server-name callback, which OpenSSL calls
+  for every handshake, with or without SNI); then ``admit`` judges the client certificate
+  before any byte of the request is read: a refused peer (revoked, unusable) is answered its
+  refusal and closed at once, and an admitted one (its key: the identity) holds at most
+  ``max_connections_per_peer`` connections and ``max_streams_per_peer`` event streams;
 * an event stream writes one small event at a time and waits for the client to take it
   (within :data:`WRITE_TIMEOUT_S`, else the stream ends): a slow or vanished client holds at
   most the transport's buffer, never a growing queue.
@@ -42,6 +49,7 @@ WRITE_TIMEOUT_S = 10.0
 """The time a client has to take one response or one event before it is dropped."""
 HANDSHAKE_TIMEOUT_S = 10.0
 """The time a client has to finish the TLS handshake."""
+
 SECURITY_HEADERS = (
     ("Cache-Control", "no-store"),
     ("X-Content-Type-Options", "nosniff"),
@@ -70,6 +78,7 @@ class Request:
     peer_der: bytes | None = None
     peer_uris: tuple[str, ...] = ()
     scheme: str = "http"
+    peer: str | None = None  # what ``admit`` named the peer (its identity), if it judged it
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +100,9 @@ class EventStream:
 
 
 Handler = Callable[[Request], Awaitable[Response | EventStream]]
+Admit = Callable[[bytes | None], str]
+"""Judge a connection's client certificate (DER, None without one) right after the
+handshake: the peer's key (its identity), or raise :class:`Refused`."""
 
 
 def text(status: int, message: str) -> Response:
@@ -108,7 +120,9 @@ def event(name: str, data: Any) -> bytes:
     return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
 
 
-class _Refused(Exception):
+class Refused(Exception):
+    """A request or a peer refused with ``status`` and the message."""
+
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
@@ -119,6 +133,20 @@ class _Counts:
     connections: int = 0
     streams: int = 0
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    peer_connections: dict[str, int] = field(default_factory=dict)
+    peer_streams: dict[str, int] = field(default_factory=dict)
+
+
+def _take(counts: dict[str, int], key: str) -> None:
+    counts[key] = counts.get(key, 0) + 1
+
+
+def _give(counts: dict[str, int], key: str) -> None:
+    left = counts.get(key, 0) - 1
+    if left > 0:
+        counts[key] = left
+    else:
+        counts.pop(key, None)
 
 
 class WebServer:
@@ -131,18 +159,26 @@ class WebServer:
         port: int,
         handler: Handler,
         *,
-        ssl_context: ssl.SSLContext | None = None,
+        ssl_context: ssl.SSLContext | Callable[[], ssl.SSLContext] | None = None,
+        admit: Admit | None = None,
         max_connections: int = 256,
         max_streams: int = 64,
+        max_connections_per_peer: int = 16,
+        max_streams_per_peer: int = 8,
         max_body: int = 4096,
+        handshake_timeout_s: float = HANDSHAKE_TIMEOUT_S,
     ) -> None:
         self.host = host
         self.requested_port = port
         self.handler = handler
         self.ssl_context = ssl_context
+        self.admit = admit
         self.max_connections = max_connections
         self.max_streams = max_streams
+        self.max_connections_per_peer = max_connections_per_peer
+        self.max_streams_per_peer = max_streams_per_peer
         self.max_body = max_body
+        self.handshake_timeout_s = handshake_timeout_s
         self.port = 0
         self._counts = _Counts()
         self._server: asyncio.Server | None = None
@@ -154,12 +190,13 @@ class WebServer:
 
     async def start(self) -> None:
         """Listen (:class:`OSError` when the port cannot be had)."""
+        context = self._outer_context()
         self._server = await asyncio.start_server(
             self._accept,
             self.host,
             self.requested_port,
-            ssl=self.ssl_context,
-            ssl_handshake_timeout=HANDSHAKE_TIMEOUT_S if self.ssl_context else None,
+            ssl=context,
+            ssl_handshake_timeout=self.handshake_timeout_s if context else None,
             limit=MAX_HEAD_BYTES,
         )
         self.port = int(self._server.sockets[0].getsockname()[1])
@@ -185,22 +222,68 @@ class WebServer:
         counts.connections += 1
         if task is not None:
             counts.tasks.add(task)
+        peer: str | None = None
         try:
-            await self._serve(reader, writer)
+            try:
+                peer = self._admit(writer)
+            except Refused as refusal:
+                await _send(writer, text(refusal.status, str(refusal)))
+                return
+            await self._serve(reader, writer, peer)
         except (ConnectionError, TimeoutError, asyncio.IncompleteReadError, ssl.SSLError):
             pass  # the client left or stalled: nothing to answer
         except asyncio.CancelledError:
             pass  # the server stops
         finally:
             counts.connections -= 1
+            if peer is not None:
+                _give(counts.peer_connections, peer)
             if task is not None:
                 counts.tasks.discard(task)
             await _close(writer)
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def _outer_context(self) -> ssl.SSLContext | None:
+        """The context the port listens with: ``ssl_context``, or the first one a callable
+        gives, which switches each handshake to the callable's context of the moment."""
+        given = self.ssl_context
+        if given is None or isinstance(given, ssl.SSLContext):
+            return given
+        current = given
+
+        def switch(tls: ssl.SSLObject, server_name: str | None, _: ssl.SSLContext) -> None:
+            tls.context = current()
+
+        outer = current()
+        outer.sni_callback = switch
+        return outer
+
+    def _admit(self, writer: asyncio.StreamWriter) -> str | None:
+        """The peer's key once ``admit`` takes its certificate and it has a connection left;
+        :class:`Refused` otherwise (before any of its request is read)."""
+        if self.admit is None:
+            return None
         try:
-            request = await asyncio.wait_for(self._read(reader, writer), READ_TIMEOUT_S)
-        except _Refused as refusal:
+            peer = self.admit(_peer(writer)[0])
+        except Refused:
+            raise
+        except Exception:
+            log.exception("judging a client certificate failed")
+            raise Refused(500, "internal error (logged)") from None
+        held = self._counts.peer_connections.get(peer, 0)
+        if held >= self.max_connections_per_peer:
+            raise Refused(
+                429,
+                f"{peer[:100]} has {held} connections open, the most one caller may; close one",
+            )
+        _take(self._counts.peer_connections, peer)
+        return peer
+
+    async def _serve(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: str | None
+    ) -> None:
+        try:
+            request = await asyncio.wait_for(self._read(reader, writer, peer), READ_TIMEOUT_S)
+        except Refused as refusal:
             await _send(writer, text(refusal.status, str(refusal)))
             return
         try:
@@ -218,11 +301,24 @@ class WebServer:
                 text(503, f"too many event streams open ({self.max_streams}); try again"),
             )
             return
+        streams = self._counts.peer_streams
+        if peer is not None and streams.get(peer, 0) >= self.max_streams_per_peer:
+            await answer.events.aclose()
+            message = (
+                f"{peer[:100]} has {streams[peer]} event streams open, the most one caller "
+                "may; close one"
+            )
+            await _send(writer, text(429, message))
+            return
         self._counts.streams += 1
+        if peer is not None:
+            _take(streams, peer)
         try:
             await self._stream(writer, answer)
         finally:
             self._counts.streams -= 1
+            if peer is not None:
+                _give(streams, peer)
 
     async def _stream(self, writer: asyncio.StreamWriter, stream: EventStream) -> None:
         head = _head(200, "text/event-stream; charset=utf-8", None, ())
@@ -238,24 +334,26 @@ class WebServer:
         finally:
             await events.aclose()
 
-    async def _read(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Request:
+    async def _read(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: str | None
+    ) -> Request:
         try:
             head = await reader.readuntil(b"\r\n\r\n")
         except asyncio.LimitOverrunError:
-            raise _Refused(431, f"request head longer than {MAX_HEAD_BYTES} bytes") from None
+            raise Refused(431, f"request head longer than {MAX_HEAD_BYTES} bytes") from None
         except asyncio.IncompleteReadError as error:
             if not error.partial:
                 raise ConnectionError("closed before a request") from None
-            raise _Refused(400, "incomplete request head") from None
+            raise Refused(400, "incomplete request head") from None
         method, target, headers = _parse_head(head)
         if "transfer-encoding" in headers:
-            raise _Refused(411, "send the body with a Content-Length (no chunked bodies)")
+            raise Refused(411, "send the body with a Content-Length (no chunked bodies)")
         length_text = headers.get("content-length", "0")
         if not length_text.isdigit() or len(length_text) > 9:
-            raise _Refused(400, f"Content-Length {length_text[:20]!r} is not a length")
+            raise Refused(400, f"Content-Length {length_text[:20]!r} is not a length")
         length = int(length_text)
         if length > self.max_body:
-            raise _Refused(413, f"request body of {length} bytes; at most {self.max_body}")
+            raise Refused(413, f"request body of {length} bytes; at most {self.max_body}")
         body = await reader.readexactly(length) if length else b""
         path, _, query = target.partition("?")
         der, uris = _peer(writer)
@@ -268,36 +366,37 @@ class WebServer:
             der,
             uris,
             "https" if self.ssl_context else "http",
+            peer,
         )
 
 
 def _parse_head(head: bytes) -> tuple[str, str, dict[str, str]]:
-    """The method, the target and the headers of a request head; :class:`_Refused` (400,
+    """The method, the target and the headers of a request head; :class:`Refused` (400,
     405, 505) for anything this server does not take."""
     try:
         lines = head.decode("latin-1").split("\r\n")
     except UnicodeDecodeError:  # pragma: no cover - latin-1 decodes every byte
-        raise _Refused(400, "request head is not text") from None
+        raise Refused(400, "request head is not text") from None
     parts = lines[0].split(" ")
     if len(parts) != 3:
-        raise _Refused(400, "request line must be: METHOD TARGET HTTP/1.1")
+        raise Refused(400, "request line must be: METHOD TARGET HTTP/1.1")
     method, target, version = parts
     if version not in ("HTTP/1.1", "HTTP/1.0"):
-        raise _Refused(505, f"{version[:20]!r}: only HTTP/1.1 is served")
+        raise Refused(505, f"{version[:20]!r}: only HTTP/1.1 is served")
     if method not in ("GET", "POST"):
-        raise _Refused(405, f"method {method[:20]!r} is not served (GET, POST)")
+        raise Refused(405, f"method {method[:20]!r} is not served (GET, POST)")
     if not target.startswith("/"):
-        raise _Refused(400, "request target must be a path")
+        raise Refused(400, "request target must be a path")
     headers: dict[str, str] = {}
     for line in lines[1:]:
         if not line:
             continue
         name, colon, value = line.partition(":")
         if not colon or not name or name != name.strip():
-            raise _Refused(400, f"malformed header line {line[:40]!r}")
+            raise Refused(400, f"malformed header line {line[:40]!r}")
         key = name.lower()
         if key == "content-length" and key in headers:
-            raise _Refused(400, "Content-Length given twice")
+            raise Refused(400, "Content-Length given twice")
         headers.setdefault(key, value.strip())
     return method, target, headers
 

@@ -58,11 +58,17 @@ PROVEN_ELSEWHERE = {
         "jackpot_access_denied_total",
         (("grpc_method", "GetTable"), ("reason", "revoked"), ("role", "none")),
     ),
+    # tests/integration/test_bounded.py::test_certificate_expiry_is_exported_for_the_series_the_
+    # alerts_read (a display's certificate, seen at its first call)
+    (
+        "jackpot_certificate_expiry_timestamp_seconds",
+        (("certificate", "client"), ("role", "display")),
+    ),
 }
 
 # Labels whose values the rules' tests choose freely (names of things a casino configures, and
 # the scrape's own); every other label's value is fixed by the processes and must match.
-FREE_LABELS = SCRAPE_LABELS | {"meter", "table", "link_group", "line", "wager", "game"}
+FREE_LABELS = SCRAPE_LABELS | {"meter", "table", "link_group", "line", "wager", "game", "name"}
 
 needs_alertmanager = pytest.mark.skipif(
     (PROMETHEUS is None or ALERTMANAGER is None) and not REQUIRED,

@@ -10,15 +10,20 @@ from pathlib import Path
 
 import pytest
 from cryptography import x509
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.serialization import Encoding
+from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from controller import certs, logs, settings
 from controller.api.access import ACCESS, check_role, check_table
-from controller.api.limits import RateLimiter, StreamSlots
+from controller.api.limits import LogSampler, RateLimiter, StreamSlots
 from controller.api.peers import Authenticator, DenyList, DenyListError, read_deny_list
-from controller.cli import _parser
+from controller.cli import UsageError, _config, _parser
 from controller.domain import bounds
 from controller.domain.identity import INSECURE_CALLER, Identity, IdentityError, Role
+from controller.metrics import Metrics
 from controller.server import ServerConfig
+from controller.testing import TestPKI
 from controller.tls import is_loopback
 from jackpot.errors import (
     InvalidArgument,
@@ -149,6 +154,111 @@ def test_an_unreadable_deny_list_keeps_the_revocations_it_had(
     assert "keeping the 1 revocations read before" in caplog.text
 
 
+def test_an_emptied_deny_list_keeps_every_revocation(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "deny"
+    path.write_text("ab" * 32 + "\n" + "cd" * 32 + "\n")
+    deny = DenyList(path)
+    for blank in ("", "\n\n  \n"):  # truncated, or caught half-written
+        path.write_text(blank)
+        deny.reload()
+        assert "ab" * 32 in deny and "cd" * 32 in deny
+    assert "is empty (truncated or being written?); keeping the 2 revocations" in caplog.text
+    assert not [r for r in caplog.records if r.levelno < logging.WARNING]
+
+
+def test_a_deny_list_that_shrinks_says_what_it_un_revokes(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "deny"
+    path.write_text("ab" * 32 + "\n" + "cd" * 32 + "\n")
+    counted: list[int] = []
+    deny = DenyList(path, counted.append)
+    path.write_text("cd" * 32 + "  # still lost\n")
+    with caplog.at_level(logging.INFO, "controller.peers"):
+        deny.reload()
+    assert "ab" * 32 not in deny and "cd" * 32 in deny
+    (line,) = [r for r in caplog.records if "UN-REVOKED" in r.getMessage()]
+    assert line.levelno == logging.WARNING and "abababababababab..." in line.getMessage()
+    path.write_text("# nothing revoked: a list emptied on purpose says so\n")
+    deny.reload()
+    assert "cd" * 32 not in deny and len(deny) == 0
+    assert counted == [2, 1, 0]  # jackpot_revoked_certificates
+
+
+def test_refusal_log_lines_are_sampled() -> None:
+    now = [0.0]
+    sampler = LogSampler(interval_s=10, limit=2, clock=lambda: now[0])
+    assert sampler.sample("a") == 0
+    assert [sampler.sample("a") for _ in range(5)] == [None] * 5
+    assert sampler.sample("b") == 0  # another key is logged at once
+    now[0] = 10.0
+    assert sampler.sample("a") == 5  # one line, saying how many were not logged
+    assert sampler.sample("c") == 0  # a third key: the oldest one ("a") is forgotten
+    assert sampler.sample("a") == 0
+
+
+def test_the_authenticator_reads_the_identity_from_the_certificate_itself(
+    tmp_path: Path,
+) -> None:
+    certs.init_authority(tmp_path)
+    authority = certs._load_authority(tmp_path)
+    names = [x509.UniformResourceIdentifier("jackpot://supervisor/eve\0table")]
+    cert, key = certs._leaf(authority, "eve", names, ExtendedKeyUsageOID.CLIENT_AUTH, 30)
+    issued = certs._save(tmp_path, "eve", cert, key, force=False)
+    # What gRPC reports: the URI cut at its NUL.
+    context = {
+        "x509_pem_cert": [issued.cert.read_bytes()],
+        "peer_uri": [b"jackpot://supervisor/eve"],
+    }
+    with pytest.raises(Unauthenticated, match="holds a control character"):
+        Authenticator().identify(context)
+    der = x509.load_pem_x509_certificate(issued.cert.read_bytes()).public_bytes(Encoding.DER)
+    with pytest.raises(Unauthenticated, match="holds a control character"):
+        Authenticator().identify_der(der)
+    seen: list[tuple[Identity, float]] = []
+    ann = certs.issue(tmp_path, "supervisor", "ann")
+    ann_der = x509.load_pem_x509_certificate(ann.cert.read_bytes()).public_bytes(Encoding.DER)
+    authenticator = Authenticator(observe=lambda who, at: seen.append((who, at)))
+    for _ in range(3):
+        assert authenticator.identify_der(ann_der).uri == "jackpot://supervisor/ann"
+    assert len(seen) == 1 and seen[0][0].name == "ann"  # once per certificate
+    assert seen[0][1] == x509.load_der_x509_certificate(ann_der).not_valid_after_utc.timestamp()
+
+
+def test_expiry_series_follow_the_certificates_in_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old, new = TestPKI(tmp_path / "old"), TestPKI(tmp_path / "new")
+    server, ca_old, ca_new = (
+        x509.load_pem_x509_certificate(path.read_bytes())
+        for path in (old.server().cert, old.ca, new.ca)
+    )
+    metrics = Metrics()
+
+    def series() -> dict[tuple[str, str], float]:
+        return {
+            (s.labels["certificate"], s.labels["name"]): s.value
+            for family in metrics.registry.collect()
+            for s in family.samples
+            if s.name == "jackpot_certificate_expiry_timestamp_seconds"
+        }
+
+    metrics.set_server_certificates(server, [ca_old, ca_new])  # a CA rotation's bundle
+    assert len(series()) == 3
+    metrics.set_server_certificates(server, [ca_new])  # the old CA removed: its series too
+    (ca_name,) = [name for kind, name in series() if kind == "ca"]
+    assert ca_name.startswith("jackpot controller CA ") and ca_name[-16:] in (
+        ca_new.fingerprint(hashes.SHA256()).hex()
+    )
+    assert series()[("ca", ca_name)] == ca_new.not_valid_after_utc.timestamp()
+    monkeypatch.setattr("controller.metrics.MAX_CLIENT_EXPIRY_SERIES", 2)
+    for name in ("a", "b", "c"):
+        metrics.set_client_certificate(Identity(Role.TABLE, name), 1.0)
+    assert sorted(k for k in series() if k[0] == "client") == [("client", "a"), ("client", "b")]
+
+
 def test_the_authenticator_needs_one_identity_and_no_revocation(tmp_path: Path) -> None:
     certs.init_authority(tmp_path)
     issued = certs.issue(tmp_path, "supervisor", "ann")
@@ -165,8 +275,8 @@ def test_the_authenticator_needs_one_identity_and_no_revocation(tmp_path: Path) 
     with pytest.raises(Unauthenticated, match="a client certificate is required"):
         Authenticator().identify({})
     two = {**context, "peer_uri": [b"jackpot://table/a", b"jackpot://table/b"]}
-    with pytest.raises(Unauthenticated, match="names 2 jackpot identities"):
-        Authenticator().identify(two)
+    with pytest.raises(Unauthenticated, match="the TLS layer reads the certificate's identit"):
+        Authenticator().identify(two)  # the certificate's own SANs decide
     assert Authenticator(insecure=True).identify({}) is INSECURE_CALLER
 
 
@@ -214,7 +324,7 @@ def test_stream_slots_bound_each_caller_and_the_total() -> None:
             with slots.hold("a"):
                 pass
         with slots.hold("b"):
-            with pytest.raises(ResourceExhausted, match="serves 3 streams already"):
+            with pytest.raises(ResourceExhausted, match="has 3 streams open already"):
                 with slots.hold("c"):
                     pass
     assert slots.open == 0
@@ -249,6 +359,14 @@ def test_options_come_from_the_command_line_then_the_environment_then_the_file(
         _serve([], config, {})
     with pytest.raises(settings.SettingsError, match="is not true or false"):
         _serve([], None, {"JACKPOT_INSECURE": "maybe"})
+
+
+def test_the_calls_of_one_identity_are_bounded_from_the_command_line() -> None:
+    argv = ["--insecure", "--max-calls-per-caller", "5"]
+    assert _config(_serve(argv, None, {}), {}).max_calls_per_caller == 5
+    assert _config(_serve(["--insecure"], None, {}), {}).max_calls_per_caller == 64
+    with pytest.raises(UsageError, match="--max-calls-per-caller"):
+        _config(_serve([*argv[:2], "0"], None, {}), {})
 
 
 def test_the_redis_password_never_shows_in_the_configuration() -> None:

@@ -132,3 +132,37 @@ def test_the_sign_page_is_self_contained() -> None:
     assert f'data-offline-after-ms="{sign.OFFLINE_AFTER_MS}"' in page
     for external in ("http://", "https://", "//fonts", "@import", "<link"):
         assert external not in page, external
+
+
+async def test_admit_judges_each_connection_before_its_request_and_bounds_each_peer() -> None:
+    def admit(der: bytes | None) -> str:
+        assert der is None  # plain HTTP: no certificate
+        if judged.pop(0) == "refuse":
+            raise web.Refused(401, "not you")
+        return "jackpot://display/d"
+
+    judged = ["refuse"] + ["take"] * 10
+    running = WebServer(
+        "127.0.0.1", 0, _echo, admit=admit, max_connections_per_peer=2, max_streams_per_peer=1
+    )
+    await running.start()
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", running.port)
+        answer = await asyncio.wait_for(reader.read(), 5)  # nothing sent: answered at once
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 401") and answer.endswith(b"not you\n")
+        held = [await asyncio.open_connection("127.0.0.1", running.port) for _ in range(2)]
+        await asyncio.sleep(0.1)
+        status, body = await _exchange(running.port, b"GET / HTTP/1.1\r\n\r\n")
+        assert status == 429 and b"has 2 connections open" in body
+        for _, held_writer in held:
+            held_writer.close()
+        await asyncio.sleep(0.1)
+        reader, writer = await asyncio.open_connection("127.0.0.1", running.port)
+        writer.write(b"GET /events HTTP/1.1\r\n\r\n")
+        assert (await asyncio.wait_for(reader.readline(), 5)).startswith(b"HTTP/1.1 200")
+        status, body = await _exchange(running.port, b"GET /events HTTP/1.1\r\n\r\n")
+        assert status == 429 and b"has 1 event streams open" in body
+        writer.close()
+    finally:
+        await running.close()
