@@ -241,3 +241,31 @@ async def honest_after_restart(
     agent = TableAgent(table_id, client, Outbox(tmp_path, table_id))
     assert client.known == acknowledged and client.known.mac
     return agent
+
+
+async def test_a_controller_without_a_position_key_verifies_nothing(
+    redis_url: str, redis_client: Redis, pki: TestPKI, tmp_path: Path
+) -> None:
+    """Without --position-key no answer carries a mac and no position verifies (not even one
+    with the mac of another controller's key): one table never stops its group alone."""
+    server = ControllerServer(controller_config(redis_url, pki, position_key=None))
+    await server.start()
+    channels = Channels(f"127.0.0.1:{server.port}", pki)
+    try:
+        async with connect(f"127.0.0.1:{server.port}", pki) as (_, admin):
+            await Floor(admin).create(tables=TABLES)
+        t2 = await honest(server.port, pki, "t2", tmp_path)
+        await play(t2, 1)
+        assert t2.client.known.epoch and not t2.client.known.mac
+        epoch, seq = t2.client.known.epoch, t2.client.known.seq + 10
+        mac = position_mac_of(pki, "t1", epoch, seq)  # what a keyed controller would answer
+        await forge(
+            pb_grpc.TableServiceStub(channels("table", "t1")),
+            pb.JournalPosition(epoch=epoch, seq=seq, mac=mac),
+        )
+        assert await stopped(redis_client) == ""
+        await play(t2, 1)
+        await t2.client.close()
+    finally:
+        await channels.close()
+        await server.stop(grace_s=1)
