@@ -20,6 +20,7 @@ from pathlib import Path
 
 from controller import logs, settings, workers
 from controller.api.peers import DenyListError, read_deny_list
+from controller.position_key import read_position_key, write_position_key
 from controller.rules_file import load_submission
 from controller.server import MAX_CALLS_PER_CALLER, MAX_CONCURRENT_RPCS, ServerConfig
 from controller.serving import run_server
@@ -87,6 +88,14 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         metavar="FILE",
         help="revoked certificates' SHA-256 fingerprints, one a line (re-read on SIGHUP and when "
         "the file changes)",
+    )
+    serve.add_argument(
+        "--position-key",
+        type=Path,
+        metavar="FILE",
+        help="the key of the macs over tables' journal positions, outside Redis (written by "
+        "'jackpot-controller position-key'; the same file on every replica): without it no "
+        "single table's position can stop its link group, only two tables' (docs/journal.md)",
     )
     serve.add_argument(
         "--insecure",
@@ -208,6 +217,10 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         "and one metrics endpoint: about one core each (README: Scaling)",
     )
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    new_key = commands.add_parser(
+        "position-key", help="write a new random --position-key file (mode 0600, never over one)"
+    )
+    new_key.add_argument("--out", type=Path, required=True, metavar="FILE")
     for action in serve._actions:
         if action.default not in (None, [], False, argparse.SUPPRESS) and action.help:
             action.help += " (default %(default)s)"
@@ -239,6 +252,16 @@ def _tls(args: argparse.Namespace) -> TLSFiles | None:
         if not os.access(path, os.R_OK) or not path.is_file():
             raise UsageError(f"{flag} {path}: not a readable file")
     return TLSFiles(args.tls_cert, args.tls_key, args.client_ca)
+
+
+def _position_key(path: Path | None) -> Path | None:
+    """``--position-key``, refused at start unless it is a readable key."""
+    if path is not None:
+        try:
+            read_position_key(path)
+        except OSError as error:
+            raise UsageError(f"--position-key {path}: {error}") from None
+    return path
 
 
 def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfig:
@@ -296,6 +319,7 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
         ),
         tls=_tls(args),
         deny_list=args.deny_list,
+        position_key=_position_key(args.position_key),
         metrics_port=None if args.metrics_port < 0 else args.metrics_port,
         web_port=None if args.web_port < 0 else args.web_port,
         round_retention_seconds=int(args.round_retention_hours * 3600),
@@ -318,6 +342,13 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     env = os.environ if environ is None else environ
     parser, serve = _parser()
     args = parser.parse_args(argv)
+    if args.command == "position-key":
+        try:
+            write_position_key(args.out)
+        except OSError as error:
+            print(f"jackpot-controller: {error}", file=sys.stderr)
+            return 1
+        return 0
     try:
         settings.apply(serve, args.config, env)
         args = parser.parse_args(argv)

@@ -403,6 +403,14 @@ class Metrics:
             ["grpc_method", "role", "reason"],
             registry=r,
         )
+        self.position_ahead = Counter(
+            "jackpot_table_position_ahead",
+            "Table calls refused because the table claimed a journal position ahead of its "
+            "link group's state that this controller cannot verify it answered (no valid mac): "
+            "only that table is refused (docs/journal.md, 'Verified positions').",
+            ["table"],
+            registry=r,
+        )
         self.revoked_certificates = Gauge(
             "jackpot_revoked_certificates",
             "Certificates on the deny list in force (--deny-list).",

@@ -28,6 +28,7 @@ from controller.api.table_service import TableService
 from controller.domain.submission import RulesSubmission
 from controller.http import HttpEndpoint
 from controller.metrics import Metrics
+from controller.position_key import read_position_key
 from controller.rules_file import apply as apply_rules
 from controller.state_guard import StateGuard
 from controller.store.connection import follow_primary
@@ -85,6 +86,7 @@ class ServerConfig:
     redis_url: str = "redis://127.0.0.1:6379/0"
     tls: TLSFiles | None = None
     deny_list: Path | None = None
+    position_key: Path | None = None  # the macs over tables' positions (controller.position_key)
     redis_password: str | None = field(default=None, repr=False)
     sentinel_password: str | None = field(default=None, repr=False)
     metrics_port: int | None = 9102
@@ -147,6 +149,7 @@ class ControllerServer:
             if config.deny_list
             else None
         )
+        self.position_key = read_position_key(config.position_key) if config.position_key else None
         self.certificates = (
             ServerCertificates(config.tls, self.metrics.set_server_certificates)
             if config.tls
@@ -207,7 +210,8 @@ class ControllerServer:
             maximum_concurrent_rpcs=MAX_CONCURRENT_RPCS,
         )
         jackpot_pb2_grpc.add_TableServiceServicer_to_server(
-            TableService(self.store, self.metrics, self.watcher, self.guard), self.server
+            TableService(self.store, self.metrics, self.watcher, self.guard, self.position_key),
+            self.server,
         )
         jackpot_pb2_grpc.add_AdminServiceServicer_to_server(
             AdminService(self.store, self.metrics, self.guard, self.check_state), self.server

@@ -16,6 +16,12 @@ operator accepted everything a table may hold of it (``jackpotctl link-groups re
 A table that knows an ancestor is then judged against that cutoff, and adopts the new epoch
 from the next answer.
 
+A position stops the link group only when the controller can verify it answered it: every
+answer carries a mac over (table, epoch, seq) under the controller's position key, held
+outside Redis (:func:`position_mac`; ``controller/position_key.py``). An unverifiable position
+ahead of Redis refuses only the table that sent it, until a second table identity claims so
+too (:func:`judge`; docs/journal.md, "Verified positions").
+
 The same judgement runs in the Lua scripts (``_lib.lua``, ``epoch_verdict``), atomically with
 each step; this module is the reference the controller uses outside the scripts (at start,
 in its refresh loop, for ``GetTable``) and the tests check the Lua against.
@@ -23,10 +29,16 @@ in its refresh loop, for ``GetTable``) and the tests check the Lua against.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import hmac
+import re
+from dataclasses import dataclass, field
 
 from jackpot.errors import InvalidArgument
 
+MAC_LENGTH = 64
+_MAC = re.compile(f"[0-9a-f]{{{MAC_LENGTH}}}")
+MAC_DOMAIN = b"jackpot position v1\0"
 ACCEPT_ALL = "*"
 """A lineage cutoff meaning: any position of that epoch is accepted."""
 MAX_EPOCH_ID_LENGTH = 64
@@ -39,8 +51,15 @@ class JournalPosition:
 
     epoch: str = ""
     seq: int = 0
+    mac: str = field(default="", compare=False)
+    """The controller's MAC over (table, epoch, seq) (:func:`position_mac`), as answered;
+    "" from a controller without a position key. Not part of the position's identity."""
+    verified: bool = field(default=False, compare=False)
+    """Controller side only: the mac is this controller's for the calling table."""
 
     def __post_init__(self) -> None:
+        if self.mac and not _MAC.fullmatch(self.mac):
+            raise InvalidArgument(f"a position's mac is {MAC_LENGTH} hex digits or empty")
         if self.seq < 0:
             raise InvalidArgument(f"a journal sequence number is >= 0, not {self.seq}")
         if len(self.epoch) > MAX_EPOCH_ID_LENGTH or not all(
@@ -55,7 +74,59 @@ class JournalPosition:
         in the same epoch the higher sequence number wins."""
         if other.epoch != self.epoch:
             return other if other.epoch else self
-        return self if self.seq >= other.seq else other
+        if self.seq != other.seq:
+            return self if self.seq > other.seq else other
+        return self if self.mac and not other.mac else other  # the same: keep a mac
+
+
+def position_mac(key: bytes, table_id: str, epoch: str, seq: int) -> str:
+    """The MAC a controller answers with a table's position: HMAC-SHA256 under its position
+    key of the table id, epoch id and seq, each length-prefixed (64 hex digits)."""
+    message = MAC_DOMAIN + b"".join(
+        len(part).to_bytes(2, "big") + part
+        for part in (table_id.encode(), epoch.encode(), str(seq).encode())
+    )
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def verified(key: bytes | None, table_id: str, known: JournalPosition) -> JournalPosition:
+    """``known`` as sent by table ``table_id``, marked verified when its mac is the one this
+    key gives (constant-time comparison); never verified without a key or a mac."""
+    if key is None or not known.mac:
+        return known
+    expected = position_mac(key, table_id, known.epoch, known.seq)
+    if not hmac.compare_digest(expected, known.mac):
+        return known
+    return JournalPosition(known.epoch, known.seq, known.mac, verified=True)
+
+
+SERVE, REFUSE_TABLE, STOP_GROUP = "serve", "refuse table", "stop group"
+
+
+def judge(
+    known: JournalPosition, epoch: Epoch, seq: int, who: str, first_claim: str = ""
+) -> tuple[str, str | None]:
+    """What a table step does with ``who``'s position (``check_epoch`` in ``_lib.lua``):
+    ``(SERVE, None)`` when Redis holds it; ``(STOP_GROUP, why)`` when it does not and the
+    position is verified, or when another table (``first_claim``: the epoch record's
+    ``unverified_claim``, "<epoch id> <who>") claimed so unverified in this epoch before;
+    else ``(REFUSE_TABLE, why)``: only this table is refused, and it becomes the first
+    claim when there was none."""
+    why = verdict(known, epoch, seq, who)
+    if why is None:
+        return SERVE, None
+    if known.verified:
+        return STOP_GROUP, why
+    claim_epoch, _, first = first_claim.partition(" ")
+    if claim_epoch != epoch.epoch_id or not first or first == who:
+        return REFUSE_TABLE, why
+    return STOP_GROUP, f"{why} (unverified, as {first} claimed before: two tables agree)"
+
+
+def claimed_seq(known: JournalPosition) -> str:
+    """A table's position's seq as the scripts take it (``_lib.lua``, ``check_epoch``): its
+    digits, followed by ``!`` when the controller verified the table's mac over it."""
+    return f"{known.seq}!" if known.verified else str(known.seq)
 
 
 NO_POSITION = JournalPosition()

@@ -141,3 +141,10 @@ class LinkGroupStopped(StoreUnavailable):
     """The link group's state in Redis is missing, or older than what a table was
     acknowledged: nothing of it is served until an operator restores or resumes it. UNAVAILABLE,
     so that tables keep their reports and send them again once it serves."""
+
+
+class PositionUnverified(StoreUnavailable):
+    """A table claims a journal position its link group's state lacks, and the controller
+    cannot verify that it issued it: only that table is refused (the group serves on).
+    UNAVAILABLE, so that an honest table whose position could not be verified keeps its
+    reports until an operator looks (alert JackpotTablePositionAhead)."""

@@ -196,12 +196,12 @@ class ControllerClient:
 
     def _answered(self, wire: pb.JournalPosition) -> None:
         try:
-            self.known = self.known.later(JournalPosition(wire.epoch, wire.seq))
+            self.known = self.known.later(JournalPosition(wire.epoch, wire.seq, wire.mac))
         except InvalidArgument as error:  # a controller of another make: keep what we know
             log.warning("the controller answered an unusable journal position: %s", error)
 
     def _known(self) -> pb.JournalPosition:
-        return pb.JournalPosition(epoch=self.known.epoch, seq=self.known.seq)
+        return pb.JournalPosition(epoch=self.known.epoch, seq=self.known.seq, mac=self.known.mac)
 
     async def close(self) -> None:
         """Close the channel."""

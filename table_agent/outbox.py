@@ -1,9 +1,10 @@
 """A durable outbox: every report is on disk before it is sent, and marked when acknowledged.
 
 One JSON object a line, appended and fsynced: ``{"report": ...}`` before a report is sent,
-``{"ack": id, "epoch": ..., "seq": ..., "sums": {...}}`` once the controller acknowledged it:
-the journal position it answered (sent with every later call, so that a controller whose
-Redis lost it stops rather than serve lost state) and what the answer moved, in integers
+``{"ack": id, "epoch": ..., "seq": ..., "mac": ..., "sums": {...}}`` once the controller
+acknowledged it: the journal position it answered and the controller's mac over it (sent
+with every later call, so that a controller whose Redis lost it stops rather than serve lost
+state; the mac lets the controller trust it) and what the answer moved, in integers
 (``contributed_microcents`` of a lockout, ``paid_cents`` of a settlement,
 ``reversed_microcents`` of a void) - the table's own record of the money, which an auditor can
 hold against the controller's journal (:meth:`Outbox.tally`). At start,
@@ -118,7 +119,7 @@ class Outbox:
             return
         record: dict[str, Any] = {"ack": report_id, "sums": sums or {}}
         if position is not None:
-            record |= {"epoch": position.epoch, "seq": position.seq}
+            record |= _position_fields(position)
         if answer is not None:
             record["answer"] = answer
         self._append(record)
@@ -155,7 +156,9 @@ class Outbox:
         position = JournalPosition()
         for record in self._records():
             if "epoch" in record:
-                position = position.later(JournalPosition(record["epoch"], record["seq"]))
+                position = position.later(
+                    JournalPosition(record["epoch"], record["seq"], record.get("mac", ""))
+                )
         return position
 
     def tally(self) -> dict[str, int]:
@@ -225,7 +228,7 @@ class Outbox:
         record = {
             "last_round_id": self.last_round_id(),
             "totals": self.tally(),
-            **({"epoch": position.epoch, "seq": position.seq} if position.epoch else {}),
+            **(_position_fields(position) if position.epoch else {}),
         }
         kept = [_line({"answered": answer}) for answer in self.answered()[-KEEP_ANSWERS:]]
         temporary = self.path.with_suffix(".tmp")
@@ -233,3 +236,12 @@ class Outbox:
         with temporary.open("rb") as handle:
             os.fsync(handle.fileno())
         temporary.replace(self.path)
+
+
+def _position_fields(position: JournalPosition) -> dict[str, Any]:
+    """A position as an outbox record keeps it: epoch, seq and the controller's mac (when
+    it answered one: the mac is what lets the controller trust the position later)."""
+    fields: dict[str, Any] = {"epoch": position.epoch, "seq": position.seq}
+    if position.mac:
+        fields["mac"] = position.mac
+    return fields

@@ -64,6 +64,7 @@ def server_config(redis_url: str, metrics_port: int | None, pki: TestPKI) -> Ser
         listen="127.0.0.1:0",
         redis_url=redis_url,
         tls=pki.server(),
+        position_key=pki.position_key(),
         metrics_port=metrics_port,
         refresh_interval_s=0.2,
         # Simulated tables play far faster than real ones: no call rate limit here (the

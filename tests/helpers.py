@@ -115,6 +115,7 @@ def controller_config(redis_url: str, pki: TestPKI, **options: Any) -> ServerCon
         "listen": "127.0.0.1:0",
         "redis_url": redis_url,
         "tls": pki.server(),
+        "position_key": pki.position_key(),
         "metrics_port": None,
         "table_calls_per_s": 0,  # simulated tables play far faster than real ones
         "client_calls_per_s": 0,

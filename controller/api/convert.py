@@ -337,7 +337,7 @@ def link_group(state: LinkGroupState) -> pb.LinkGroup:
 def known_position(wire: pb.JournalPosition) -> JournalPosition:
     """A table's last acknowledged journal position from a request (checked)."""
     try:
-        return JournalPosition(wire.epoch, wire.seq)
+        return JournalPosition(wire.epoch, wire.seq, wire.mac)
     except InvalidArgument as error:
         raise InvalidArgument(f"known: {error}") from None
 

@@ -16,6 +16,7 @@ STATUS_BY_ERROR: tuple[tuple[type[errors.JackpotError], grpc.StatusCode], ...] =
     (errors.CorruptRecord, grpc.StatusCode.DATA_LOSS),
     (errors.Unauthenticated, grpc.StatusCode.UNAUTHENTICATED),
     (errors.PermissionDenied, grpc.StatusCode.PERMISSION_DENIED),
+    (errors.PositionUnverified, grpc.StatusCode.UNAVAILABLE),  # the table keeps its reports
     (errors.StoreUnavailable, grpc.StatusCode.UNAVAILABLE),
 )
 

@@ -26,13 +26,14 @@ from controller.metrics import Metrics
 from controller.state_guard import StateGuard
 from controller.store.locked_rounds import LockedRound
 from controller.store.redis_store import RedisStore
-from jackpot.epochs import NO_POSITION, JournalPosition
+from jackpot.epochs import NO_POSITION, JournalPosition, position_mac, verified
 from jackpot.errors import (
     IdempotencyConflict,
     InvalidArgument,
     LinkGroupStopped,
     NotConfirmed,
     NotFound,
+    PositionUnverified,
     RoundStateError,
 )
 from jackpot.irregularities import irregularity_rule
@@ -53,6 +54,15 @@ DEFAULT_WATCH_INTERVAL_MS = 250
 MIN_WATCH_INTERVAL_MS = 50
 
 Result = TypeVar("Result")
+Answer = TypeVar(
+    "Answer",
+    pb.LockoutResponse,
+    pb.SettleResponse,
+    pb.VoidRoundResponse,
+    pb.ReportChipCountResponse,
+    pb.ReportIrregularityResponse,
+    pb.GetTableResponse,
+)
 Context: TypeAlias = "aio.ServicerContext[object, object]"
 
 
@@ -60,12 +70,45 @@ class TableService(pb_grpc.TableServiceServicer):
     """The agent-facing service."""
 
     def __init__(
-        self, store: RedisStore, metrics: Metrics, watcher: MeterWatcher, guard: StateGuard
+        self,
+        store: RedisStore,
+        metrics: Metrics,
+        watcher: MeterWatcher,
+        guard: StateGuard,
+        position_key: bytes | None = None,
     ) -> None:
         self._store = store
         self._metrics = metrics
         self._watcher = watcher
         self._guard = guard
+        self._position_key = position_key
+
+    def _known(self, table_id: str, wire: pb.JournalPosition) -> JournalPosition:
+        """The position the table sends (checked), verified when its mac is this
+        controller's for this table (docs/journal.md, "Verified positions")."""
+        return verified(self._position_key, table_id, convert.known_position(wire))
+
+    def _answer(self, table_id: str, answer: Answer) -> Answer:
+        """``answer`` with its journal position's mac for ``table_id`` (none without a key)."""
+        if self._position_key is not None and answer.journal.epoch:
+            answer.journal.mac = position_mac(
+                self._position_key, table_id, answer.journal.epoch, answer.journal.seq
+            )
+        return answer
+
+    async def _step(
+        self, table_id: str, step: Awaitable[Result], record: Callable[[Result], None]
+    ) -> Result:
+        """:func:`_recorded`, counting a refused unverifiable position of the table."""
+        try:
+            return await _recorded(step, record)
+        except PositionUnverified as error:
+            self._refused_position(table_id, error)
+            raise
+
+    def _refused_position(self, table_id: str, error: PositionUnverified) -> None:
+        self._metrics.position_ahead.labels(table=table_id).inc()
+        log.warning("position table=%s refused, its link group serves on: %s", table_id, error)
 
     async def _table(self, table_id: str, known: JournalPosition = NO_POSITION) -> TableConfig:
         """The registered table; UNAVAILABLE while its link group is not served, when the
@@ -95,10 +138,11 @@ class TableService(pb_grpc.TableServiceServicer):
 
     async def Lockout(self, request: pb.LockoutRequest, context: Context) -> pb.LockoutResponse:
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
-        known = convert.known_position(request.known)
+        known = self._known(table_id, request.known)
         table = await self._table(table_id, known)
         wagers = check_lockout(table, convert.wagers(request.wagers))
-        result = await _recorded(
+        result = await self._step(
+            table_id,
             self._store.lockout(table, round_id, wagers, lockout_fingerprint(wagers), known),
             self._metrics.record_lockout,
         )
@@ -109,11 +153,11 @@ class TableService(pb_grpc.TableServiceServicer):
             len(result.accepted),
             result.replayed,
         )
-        return to_message(result, pb.LockoutResponse)
+        return self._answer(table_id, to_message(result, pb.LockoutResponse))
 
     async def Settle(self, request: pb.SettleRequest, context: Context) -> pb.SettleResponse:
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
-        known = convert.known_position(request.known)
+        known = self._known(table_id, request.known)
         table = await self._table(table_id, known)
         cards = convert.round_cards(request, table.game_rules.facts.joker)
         fingerprint = settle_fingerprint(cards)
@@ -143,7 +187,7 @@ class TableService(pb_grpc.TableServiceServicer):
                     seat.pending_validation,
                     seat.journal_seq,
                 )
-        return to_message(result, pb.SettleResponse)
+        return self._answer(table_id, to_message(result, pb.SettleResponse))
 
     async def _locked_round(
         self, table: TableConfig, round_id: int, known: JournalPosition, *, fresh: bool = False
@@ -154,7 +198,7 @@ class TableService(pb_grpc.TableServiceServicer):
         if locked is None:
             # Missing: never locked out - or lost with Redis's data, which the epoch tells
             # (UNAVAILABLE, the report is kept) before a refusal the table would drop.
-            await self._store.check_position(table.link_group_id, f"table {table.table_id}", known)
+            await self._check_position(table, known)
             raise RoundStateError(
                 f"round {round_id} of table {table.table_id} was never locked out (or its "
                 "record has expired); a round is settled only after its lockout"
@@ -172,7 +216,8 @@ class TableService(pb_grpc.TableServiceServicer):
     ) -> SettleResult:
         """Plan the settlement against ``locked`` and apply it (one atomic step)."""
         plan = plan_settlement(table, locked.wagers, cards)
-        return await _recorded(
+        return await self._step(
+            table.table_id,
             self._store.settle(
                 table, round_id, plan, locked.lockout_fingerprint, fingerprint, known
             ),
@@ -184,9 +229,10 @@ class TableService(pb_grpc.TableServiceServicer):
     ) -> pb.VoidRoundResponse:
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
         reason = convert.reason(request.reason)
-        known = convert.known_position(request.known)
+        known = self._known(table_id, request.known)
         table = await self._table(table_id, known)
-        result = await _recorded(
+        result = await self._step(
+            table_id,
             self._store.void_round(table, round_id, reason, void_fingerprint(reason), known),
             self._metrics.record_void,
         )
@@ -198,7 +244,7 @@ class TableService(pb_grpc.TableServiceServicer):
             len(result.reversed),
             result.replayed,
         )
-        return to_message(result, pb.VoidRoundResponse)
+        return self._answer(table_id, to_message(result, pb.VoidRoundResponse))
 
     async def WatchMeters(
         self, request: pb.WatchMetersRequest, context: Context
@@ -216,17 +262,27 @@ class TableService(pb_grpc.TableServiceServicer):
             self._metrics.meter_streams.dec()
 
     async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
-        known = convert.known_position(request.known)
-        table = await self._table(convert.table_id(request.table_id), known)
-        journal = await self._store.check_position(
-            table.link_group_id, f"table {table.table_id}", known
-        )
-        return pb.GetTableResponse(
+        table_id = convert.table_id(request.table_id)
+        known = self._known(table_id, request.known)
+        table = await self._table(table_id, known)
+        journal = await self._check_position(table, known)
+        answer = pb.GetTableResponse(
             table=convert.table(table),
             last_round_id=await self._store.last_round(table),
             max_round_step=self._store.max_round_step,
             journal=to_message(journal, pb.JournalPosition),
         )
+        return self._answer(table_id, answer)
+
+    async def _check_position(self, table: TableConfig, known: JournalPosition) -> JournalPosition:
+        """Judge the table's position (``check_position.lua``); answer the journal's."""
+        try:
+            return await self._store.check_position(
+                table.link_group_id, f"table {table.table_id}", known
+            )
+        except PositionUnverified as error:
+            self._refused_position(table.table_id, error)
+            raise
 
     async def ReportChipCount(
         self, request: pb.ReportChipCountRequest, context: Context
@@ -234,10 +290,11 @@ class TableService(pb_grpc.TableServiceServicer):
         """The dealer's chip count after the lockout (§ 639a.8(b)); a count that differs from
         the accepted Progressive Payout Wagers holds the round for a supervisor."""
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
-        known = convert.known_position(request.known)
+        known = self._known(table_id, request.known)
         table = await self._table(table_id, known)
         chips = check_range(request.chips, "chips", 0, MAX_CHIPS)
-        result = await _recorded(
+        result = await self._step(
+            table_id,
             self._store.report_chip_count(table, round_id, chips, known),
             self._metrics.record_chip_count,
         )
@@ -249,7 +306,7 @@ class TableService(pb_grpc.TableServiceServicer):
                 result.chips,
                 result.accepted,
             )
-        return to_message(result, pb.ReportChipCountResponse)
+        return self._answer(table_id, to_message(result, pb.ReportChipCountResponse))
 
     async def ReportIrregularity(
         self, request: pb.ReportIrregularityRequest, context: Context
@@ -260,10 +317,11 @@ class TableService(pb_grpc.TableServiceServicer):
         kind: IrregularityKind | None = enum_member(request.kind, IrregularityKind, _KINDS)
         if kind is None:
             raise InvalidArgument(f"kind {request.kind} is not an irregularity kind")
-        known = convert.known_position(request.known)
+        known = self._known(table_id, request.known)
         table = await self._table(table_id, known)
         rule = irregularity_rule(table.game, kind, after_initial_cards=request.after_initial_cards)
-        result = await _recorded(
+        result = await self._step(
+            table_id,
             self._store.report_irregularity(table, round_id, kind, rule, known),
             self._metrics.record_irregularity,
         )
@@ -276,7 +334,7 @@ class TableService(pb_grpc.TableServiceServicer):
             result.section,
             result.replayed,
         )
-        return to_message(result, pb.ReportIrregularityResponse)
+        return self._answer(table_id, to_message(result, pb.ReportIrregularityResponse))
 
 
 async def _recorded(step: Awaitable[Result], record: Callable[[Result], None]) -> Result:

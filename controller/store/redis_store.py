@@ -60,7 +60,7 @@ from controller.store.durability import ReplicaWait
 from controller.store.locked_rounds import LockedRound, LockedRounds
 from controller.store.script_calls import ScriptCalls
 from controller.store.scripts import Scripts
-from jackpot.epochs import NO_POSITION, Epoch, JournalPosition
+from jackpot.epochs import NO_POSITION, Epoch, JournalPosition, claimed_seq
 from jackpot.errors import (
     AlreadyExists,
     CorruptRecord,
@@ -72,6 +72,7 @@ from jackpot.errors import (
     LinkGroupStopped,
     NotConfirmed,
     NotFound,
+    PositionUnverified,
     RoundStateError,
     StoreUnavailable,
 )
@@ -160,6 +161,7 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "BOUND": InvalidArgument,
     "LOST": LinkGroupStopped,
     "STOPPED": LinkGroupStopped,
+    "UNVERIFIED": PositionUnverified,  # a table's unverifiable claim: that table only
     "NOT_STOPPED": FailedPrecondition,
     "CHECKPOINT": FailedPrecondition,  # a trim raced with another: read and sign again
     "MAINTENANCE": FailedPrecondition,
@@ -948,7 +950,7 @@ class RedisStore:
         epoch_id, seq = await self._run(
             self._scripts.check_position,
             [group.epoch, group.journal, group.seq],
-            [who, known.epoch, known.seq],
+            [who, known.epoch, claimed_seq(known)],
         )
         return JournalPosition(epoch_id, int(seq))
 
@@ -1532,7 +1534,7 @@ class RedisStore:
                 self._round_retention_seconds,
                 self.max_round_step,
                 known.epoch,
-                known.seq,
+                claimed_seq(known),
                 mystery_seed(),
                 table.link_group_id,
                 self._table_revs.get(table.table_id, 0),
@@ -1603,7 +1605,7 @@ class RedisStore:
                 table.link_group_id,
                 lockout_fingerprint,
                 known.epoch,
-                known.seq,
+                claimed_seq(known),
             ],
             codec.settle_result,
         )
@@ -1659,7 +1661,7 @@ class RedisStore:
                 json.dumps(table.meter_ids),
                 self._round_retention_seconds,
                 known.epoch,
-                known.seq,
+                claimed_seq(known),
                 json.dumps(why) if why else "",
             ],
             codec.void_result,
@@ -1696,7 +1698,7 @@ class RedisStore:
                 table.link_group_id,
                 CHIP_COUNT_SECTION,
                 known.epoch,
-                known.seq,
+                claimed_seq(known),
             ],
             codec.chip_count_result,
         )
@@ -1748,7 +1750,7 @@ class RedisStore:
                 reason,
                 table.link_group_id,
                 known.epoch,
-                known.seq,
+                claimed_seq(known),
             ],
             codec.irregularity_result,
         )

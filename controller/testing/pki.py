@@ -7,9 +7,12 @@ table and a person may share a name; the CA and the controller's certificate are
 
 from __future__ import annotations
 
+import os
+import secrets
 from pathlib import Path
 
 from controller.certs import init_authority, issue
+from controller.position_key import write_position_key
 from controller.tls import TLSFiles
 from jackpot.tls import ClientTLS
 
@@ -35,6 +38,21 @@ class TestPKI:
         return TLSFiles(
             self.directory / "controller.crt", self.directory / "controller.key", self.ca
         )
+
+    def position_key(self) -> Path:
+        """The controller's --position-key file beside its certificate (written once,
+        atomically: parallel test processes share the directory)."""
+        path = self.directory / "position.key"
+        if not path.exists():
+            temporary = self.directory / f"position.key.{os.getpid()}.{secrets.token_hex(4)}"
+            write_position_key(temporary)
+            try:
+                os.link(temporary, path)
+            except FileExistsError:
+                pass
+            finally:
+                temporary.unlink()
+        return path
 
     def client(self, role: str, name: str) -> ClientTLS:
         """The certificate of ``jackpot://role/name``, issued on first use."""

@@ -60,7 +60,8 @@ class ControllerProcess(Started):
         return self.process.pid
 
     def security_args(self) -> list[str]:
-        """``--tls-cert``, ``--tls-key``, ``--client-ca``; or ``--insecure``."""
+        """``--tls-cert``, ``--tls-key``, ``--client-ca``, ``--position-key``; or
+        ``--insecure``."""
         if self.pki is None:
             return ["--insecure"]
         files = self.pki.server()
@@ -71,6 +72,8 @@ class ControllerProcess(Started):
             str(files.key),
             "--client-ca",
             str(files.client_ca),
+            "--position-key",
+            str(self.pki.position_key()),
         ]
 
     def client_args(self, role: str, name: str) -> list[str]:

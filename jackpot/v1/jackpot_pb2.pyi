@@ -274,24 +274,32 @@ class JournalPosition(_message.Message):
     it (Redis restarted empty, restored from an older copy, replaced), the link group is stopped
     and every table call is UNAVAILABLE until an operator restores or resumes it (design.md,
     "Epochs"). An empty epoch: the table was never answered (a new table, a new outbox).
+    Only a position the controller can verify (its mac) stops the link group; one it cannot
+    refuses only the table that sent it (docs/journal.md, "Verified positions").
     """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     EPOCH_FIELD_NUMBER: _builtins.int
     SEQ_FIELD_NUMBER: _builtins.int
+    MAC_FIELD_NUMBER: _builtins.int
     epoch: _builtins.str
     """at most 64 of [0-9a-z-]"""
     seq: _builtins.int
+    mac: _builtins.str
+    """In an answer: HMAC-SHA256 of (table, epoch, seq) under the controller's --position-key,
+    64 hex digits ("" without one). A table keeps it with the position and sends it back.
+    """
     def __init__(
         self,
         *,
         epoch: _builtins.str = ...,
         seq: _builtins.int = ...,
+        mac: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["epoch", b"epoch", "seq", b"seq"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["epoch", b"epoch", "mac", b"mac", "seq", b"seq"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

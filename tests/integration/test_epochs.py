@@ -16,12 +16,24 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from redis.asyncio import Redis
 
+from controller.position_key import read_position_key
 from controller.rules_file import load_submission
 from controller.server import LINK_GROUP_HEALTH, ControllerServer
 from controller.store import keys
 from controller.testing import TestPKI
 from jackpot.cards import parse_cards
-from jackpot.epochs import Epoch, JournalPosition, lineage_text, verdict
+from jackpot.epochs import (
+    REFUSE_TABLE,
+    SERVE,
+    STOP_GROUP,
+    Epoch,
+    JournalPosition,
+    claimed_seq,
+    judge,
+    lineage_text,
+    position_mac,
+    verdict,
+)
 from jackpot.errors import InvalidArgument
 from jackpot.kinds import WagerKind
 from table_agent.client import ControllerRefused, ControllerUnreachable
@@ -74,26 +86,38 @@ def test_a_later_answer_replaces_a_position_only_forward() -> None:
 
 
 async def test_the_lua_judges_every_position_as_the_reference_does(redis_client: Redis) -> None:
-    """check_position.lua against jackpot.epochs.verdict, on random records."""
+    """check_position.lua against jackpot.epochs.judge, on random records, positions
+    verified or not, and a first unverified claim of this table, another or none."""
     from controller.store.scripts import script_source
 
     script = redis_client.register_script(script_source("check_position"))
     rng = random.Random(8)
     ids = ["e0", "e1", "e2", "e3"]
-    for case in range(300):
+    outcomes: set[str] = set()
+    for case in range(400):
         current = rng.choice(ids)
         ancestors = tuple(
             (a, rng.choice([None, rng.randrange(0, 60)]))
             for a in rng.sample([i for i in ids if i != current], rng.randrange(0, 3))
         )
         seq = rng.randrange(0, 60)
-        known = JournalPosition(rng.choice(["", *ids]), rng.randrange(0, 70))
+        known = JournalPosition(
+            rng.choice(["", *ids]), rng.randrange(0, 70), verified=rng.random() < 0.5
+        )
+        first = rng.choice(["", f"{current} table t", f"{current} table u", "e9 table u"])
         epoch_key, journal_key, seq_key = (f"case:{case}:{name}" for name in "ejs")
         await redis_client.hset(
-            epoch_key, mapping={"id": current, "lineage": lineage_text(ancestors), "stopped": ""}
+            epoch_key,
+            mapping={
+                "id": current,
+                "lineage": lineage_text(ancestors),
+                "stopped": "",
+                "unverified_claim": first,
+            },
         )
         await redis_client.set(seq_key, seq)
-        expected = verdict(known, Epoch(current, ancestors), seq, "table t")
+        action, expected = judge(known, Epoch(current, ancestors), seq, "table t", first)
+        outcomes.add(action)
         try:
             await script(
                 keys=[epoch_key, journal_key, seq_key], args=["table t", *known_args(known)]
@@ -101,14 +125,28 @@ async def test_the_lua_judges_every_position_as_the_reference_does(redis_client:
         except Exception as error:
             assert expected is not None and expected in str(error), (case, known, error)
             stopped = await redis_client.hget(epoch_key, "stopped")
-            assert stopped == expected
-            assert await redis_client.xlen(journal_key) == 1  # the stop is journaled
+            claim = await redis_client.hget(epoch_key, "unverified_claim")
+            if action == STOP_GROUP:
+                assert stopped == expected
+                assert await redis_client.xlen(journal_key) == 1  # the stop is journaled
+            else:
+                assert action == REFUSE_TABLE and stopped == "", (case, known, error)
+                assert "only this table is refused" in str(error)
+                assert await redis_client.xlen(journal_key) == 0
+                assert claim == (first if first.startswith(current) else f"{current} table t")
         else:
-            assert expected is None, (case, known, expected)
+            assert action == SERVE, (case, known, expected)
+    assert outcomes == {SERVE, REFUSE_TABLE, STOP_GROUP}
+
+
+def signed(pki: TestPKI, table_id: str, epoch: str, seq: int) -> JournalPosition:
+    """A position with the mac the test controller (its --position-key) answers with."""
+    key = read_position_key(pki.position_key())
+    return JournalPosition(epoch, seq, position_mac(key, table_id, epoch, seq))
 
 
 def known_args(known: JournalPosition) -> list[str | int]:
-    return [known.epoch, known.seq]
+    return [known.epoch, claimed_seq(known)]
 
 
 # ---------------------------------------------------------------- tables and the controller
@@ -145,8 +183,9 @@ async def test_a_table_ahead_of_redis_stops_its_link_group_until_an_operator_res
     assert position.epoch and position.seq == int(
         str(await redis_client.get(keys.LinkGroupKeys("floor").seq))
     )
-    # Redis "restored from an older copy": the table was acknowledged more than Redis holds.
-    agent.client.known = JournalPosition(position.epoch, position.seq + 5)
+    # Redis "restored from an older copy": the table was acknowledged more than Redis holds
+    # (answered by this controller: the position carries its mac).
+    agent.client.known = signed(pki, "t1", position.epoch, position.seq + 5)
     with pytest.raises(ControllerUnreachable, match="Redis lost acknowledged steps"):
         await TableSimulator(agent, SimulationConfig()).run(1)
     entries = await journal(redis_client)

@@ -327,12 +327,21 @@ end
 
 local STOP_ADVICE = '; the link group is stopped until an operator restores its state or '
   .. 'resumes it (RUNBOOK: "Redis lost its data")'
+local UNVERIFIED_ADVICE = '; the controller cannot verify that it answered this position (no '
+  .. 'valid mac), so only this table is refused and the link group serves on (alert '
+  .. 'JackpotTablePositionAhead, see the RUNBOOK); a second table claiming so stops the '
+  .. 'link group'
 
 -- Check the link group's epoch before a table's step; return {epoch id, seq}. A missing
--- record or a stopped group is refused. A table that knows more than Redis holds stops the
--- group: the one deliberate write before a refusal, so that every table of it stops.
+-- record or a stopped group is refused. known_seq is the seq's digits, followed by '!' when
+-- the controller verified the table's mac over that position (docs/journal.md, "Verified
+-- positions"). A table that knows more than Redis holds stops the group - the one
+-- deliberate write before a refusal, so that every table of it stops - when its position
+-- is verified, or when it is the second table identity claiming so without verification in
+-- this epoch (the epoch record's 'unverified_claim' remembers the first: "<epoch> <who>").
+-- A first unverified claim refuses only the claiming table (code UNVERIFIED).
 local function check_epoch(epoch_key, journal_key, seq_key, who, known_epoch, known_seq)
-  local f = redis.call('HMGET', epoch_key, 'id', 'lineage', 'stopped')
+  local f = redis.call('HMGET', epoch_key, 'id', 'lineage', 'stopped', 'unverified_claim')
   if not f[1] then
     refuse('LOST', 'the link group of ' .. who .. ' has no epoch record in Redis: its state '
       .. 'is missing' .. STOP_ADVICE)
@@ -342,10 +351,24 @@ local function check_epoch(epoch_key, journal_key, seq_key, who, known_epoch, kn
     refuse('STOPPED', string.find(f[3], 'jackpotctl restore', 1, true) and f[3]
       or f[3] .. STOP_ADVICE)
   end
+  local digits, mark = string.match(tostring(known_seq or ''), '^(%d*)(!?)$')
   local seq = num(redis.call('GET', seq_key))
   local why = epoch_verdict({id = f[1], lineage = f[2] or ''}, seq, who, known_epoch,
-    tonumber(known_seq) or 0)
+    tonumber(digits) or 0)
   if why then
+    if mark ~= '!' then
+      local prefix = f[1] .. ' '
+      local first = f[4] and string.sub(f[4], 1, #prefix) == prefix
+        and string.sub(f[4], #prefix + 1) or ''
+      if first == '' then
+        first = nil
+        redis.call('HSET', epoch_key, 'unverified_claim', prefix .. who)
+      end
+      if not first or first == who then
+        refuse('UNVERIFIED', why .. UNVERIFIED_ADVICE)
+      end
+      why = why .. ' (unverified, as ' .. first .. ' claimed before: two tables agree)'
+    end
     redis.call('HSET', epoch_key, 'stopped', why)
     journal(journal_key, seq_key, 'link_group_stopped', '', 0, 0, {'reason', why})
     refuse('STOPPED', why .. STOP_ADVICE)
