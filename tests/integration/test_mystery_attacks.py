@@ -363,5 +363,5 @@ async def test_the_overshoot_pays_exactly_the_cap_and_the_draw_refuses_an_empty_
     )
     for reset, must_hit_by in ((cap, cap), (cap + 1, cap), (cap, cap + 2**48)):
         with pytest.raises(ResponseError, match="no hit point of must-hit-by meter m lies in"):
-            await redis_client.eval(draw, 0, "0" * 64, reset, must_hit_by)  # type: ignore[misc]
-    assert await redis_client.eval(draw, 0, "0" * 64, cap - 1, cap) == cap  # type: ignore[misc]
+            await redis_client.eval(draw, 0, "0" * 64, reset, must_hit_by)
+    assert await redis_client.eval(draw, 0, "0" * 64, cap - 1, cap) == cap
