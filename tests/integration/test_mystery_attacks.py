@@ -17,6 +17,8 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from controller.audit import verify
+from controller.domain.submission import parse_submission
+from controller.rules_file import apply
 from controller.server import ControllerServer
 from controller.store import keys
 from controller.store.redis_store import RedisStore
@@ -26,6 +28,7 @@ from jackpot.errors import InvalidConfiguration
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import RESET_CENTS, SUPERVISOR, Channels, lockout
+from tests.unit.test_submission import _with_mystery
 
 SPAN = 2_000  # cents between the reset and the must-hit-by amount
 MAX_ROUNDS = 200  # every loop below is bounded: a $0.50 contribution a round crosses $20 soon
@@ -365,3 +368,24 @@ async def test_the_overshoot_pays_exactly_the_cap_and_the_draw_refuses_an_empty_
         with pytest.raises(ResponseError, match="no hit point of must-hit-by meter m lies in"):
             await redis_client.eval(draw, 0, "0" * 64, reset, must_hit_by)
     assert await redis_client.eval(draw, 0, "0" * 64, cap - 1, cap) == cap
+
+
+async def test_a_rules_submission_creates_its_must_hit_by_meter(redis_url: str) -> None:
+    """Declared in the Rules Submission, a must-hit-by meter is created as one (cycle 1, a
+    committed hit point in (reset, must-hit-by]), not as a progressive meter."""
+    store = RedisStore.from_url(redis_url)
+    try:
+        await apply(store, parse_submission(_with_mystery()))
+        meter = await store.get_meter("cs-mystery")
+        assert (meter.kind, meter.must_hit_by_cents, meter.ceiling_cents) == (
+            "must_hit_by",
+            1_250_000,
+            0,
+        )
+        secret = keys.LinkGroupKeys("floor").mystery("cs-mystery")
+        hit = int(str(await store.client.hget(secret, "hit_cents")))
+        assert meter.reset_cents < hit <= meter.must_hit_by_cents
+        await apply(store, parse_submission(_with_mystery()))  # at every start: idempotent
+        assert (await store.get_meter("cs-mystery")).mystery_commitment == meter.mystery_commitment
+    finally:
+        await store.close()
