@@ -57,7 +57,7 @@ for _, w in ipairs(wagers) do
       end
       if #(c.mystery_jackpots or {}) == 0 then
         refuse('MYSTERY_HIT', where .. ' won a must-hit-by jackpot at its lockout that an '
-          .. 'earlier release did not name; reject that jackpot, then void the round')
+          .. 'earlier release did not name, so no void can reverse it; settle the round')
       end
     end
   end
