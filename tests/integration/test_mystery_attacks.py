@@ -27,7 +27,7 @@ from controller.testing import free_port
 from jackpot.errors import InvalidConfiguration
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from tests.helpers import RESET_CENTS, SUPERVISOR, Channels, lockout
+from tests.helpers import PAIR, RESET_CENTS, SUPERVISOR, Channels, lockout, settle
 from tests.unit.test_submission import _with_mystery
 
 SPAN = 2_000  # cents between the reset and the must-hit-by amount
@@ -360,6 +360,14 @@ async def test_the_overshoot_pays_exactly_the_cap_and_the_draw_refuses_an_empty_
         assert reply.mystery_hits and {h.amount_cents for h in reply.mystery_hits} == {cap}
         meter = await _meter(admin)
         assert meter.amount_cents < cap
+    # the dealer finds no irregularity after all: the round that won settles as any round
+    await _refused(
+        tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=1, reason="misdeal")),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "only a supervisor voids it",
+    )
+    settled = await tables.Settle(settle("t1", 1, {1: PAIR}, folded=range(2, 8)))
+    assert settled.round_id == 1
     draw = (
         prelude_source()
         + "\nreturn mystery_draw(ARGV[1], 'm', 1, tonumber(ARGV[2]), tonumber(ARGV[3]))"
