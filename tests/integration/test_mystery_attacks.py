@@ -17,6 +17,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from controller.audit import verify
+from controller.ctl.jackpots import slip_lines
 from controller.domain.submission import parse_submission
 from controller.rules_file import apply
 from controller.server import ControllerServer
@@ -169,6 +170,10 @@ async def test_a_table_cannot_keep_a_mystery_hit_by_voiding_its_round(
     assert jackpot.reviewed_by == "jackpot://supervisor/floor-supervisor"
     assert "won a must-hit-by jackpot" in jackpot.void_reason and jackpot.voided_seq > 0
     assert jackpot.note == "shoe jam after no more bets"
+    slip = "\n".join(slip_lines(jackpot))
+    assert f"jackpot {hit.jackpot_id} (voided)" in slip
+    assert "voided       " in slip and "by jackpot://supervisor/floor-supervisor" in slip
+    assert f"round void   journal #{jackpot.voided_seq}: the round won a must-hit-by" in slip
     assert hit.jackpot_id not in {
         j.jackpot_id
         for j in (await admin.ListPendingJackpots(pb.ListPendingJackpotsRequest())).jackpots
