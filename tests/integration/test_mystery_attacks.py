@@ -402,3 +402,37 @@ async def test_a_rules_submission_creates_its_must_hit_by_meter(redis_url: str) 
         assert (await store.get_meter("cs-mystery")).mystery_commitment == meter.mystery_commitment
     finally:
         await store.close()
+
+
+async def test_a_supervisor_voiding_a_held_round_that_won_reverses_its_hits(
+    controller: ControllerServer,
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    channels: Channels,
+) -> None:
+    """A round that won and whose chip count then differed: the supervisor's void of the held
+    round reverses its hits too."""
+    await _mystery_floor(admin, span_cents=1)  # every round hits
+    supervisor = pb_grpc.AdminServiceStub(channels(*SUPERVISOR))
+    reply = await tables.Lockout(lockout("t1", 1, range(1, 8)))
+    assert reply.mystery_hits
+    counted = await tables.ReportChipCount(
+        pb.ReportChipCountRequest(table_id="t1", round_id=1, chips=6)
+    )
+    assert not counted.matched
+    record = await supervisor.ResolveIrregularity(
+        pb.ResolveIrregularityRequest(
+            table_id="t1", round_id=1, decision=pb.IRREGULARITY_DECISION_VOID, note="one chip short"
+        )
+    )
+    assert (record.kind, record.status) == ("chip_count", "voided")
+    for hit in reply.mystery_hits:
+        jackpot = await admin.GetJackpot(pb.GetJackpotRequest(jackpot_id=hit.jackpot_id))
+        assert jackpot.status == "voided" and "chip count differed" in jackpot.void_reason
+    assert not (await admin.ListPendingJackpots(pb.ListPendingJackpotsRequest())).jackpots
+    store = RedisStore.from_url(controller.config.redis_url)
+    try:
+        report = await verify(store)
+    finally:
+        await store.close()
+    assert report.ok, report.differences
