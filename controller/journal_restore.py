@@ -787,7 +787,8 @@ class _Replay:
             raise self.refuse(entry, f"reviews jackpot {expected.record_id} again")
         if expected.made_seq:  # review_jackpot.lua: what a decision gives back to the meter
             moved = (int(entry.get("d_meter") or 0), int(entry.get("d_reserve") or 0))
-            if moved != self._given_back(expected, entry["type"] == "jackpot_rejected"):
+            given_back = entry["type"] in ("jackpot_rejected", "jackpot_voided")
+            if moved != self._given_back(expected, given_back):
                 raise self.refuse(
                     entry, f"moves {moved} microcents (meter, reserve), not what it should"
                 )
@@ -1082,6 +1083,7 @@ _HANDLERS: dict[str, _Handler] = {
     "mystery_hit": _Replay._mystery_hit,
     "jackpot_approved": _Replay._reviewed,
     "jackpot_rejected": _Replay._reviewed,
+    "jackpot_voided": _Replay._reviewed,  # a must-hit-by hit its round's void reversed
     "jackpot_paid": _Replay._paid,
     "adjustment_requested": _Replay._adjustment_requested,
     "adjustment_approved": _Replay._adjustment_decided,

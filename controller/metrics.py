@@ -156,6 +156,17 @@ COUNTED: dict[str, _Counted] = {
         "wager kind (voided rounds' wagers are not taken back).",
         ("table", "wager"),
     ),
+    "void_wagers": _Counted(
+        "jackpot_void_wagers",
+        "Wagers returned by voided rounds, by table: with jackpot_handle_wagers_total, a "
+        "table's void rate (alert JackpotTableVoidRateHigh).",
+        ("table",),
+    ),
+    "voided_mystery_hits": _Counted(
+        "jackpot_voided_mystery_hits",
+        "Must-hit-by hits reversed by a supervisor's void of the round that won them, by meter.",
+        ("meter",),
+    ),
     "irregularities": _Counted(
         "jackpot_irregularities",
         "Irregularities recorded, by kind: chip counts that differed from the Progressive "
@@ -537,6 +548,7 @@ class Metrics:
             self.counted.create("irregularities", irregularity.value)
         for table in tables:
             self.table_info.labels(table.table_id, table.link_group_id, table.game).set(1)
+            self.counted.create("void_wagers", table.table_id)
             for offer in table.wagers:
                 self._initialise_offer(table, offer)
 
@@ -550,6 +562,7 @@ class Metrics:
             for kind in ("wagers", "voids", "contributions_microcents"):
                 create(kind, meter_id)
             create("void_contributions_microcents", meter_id)
+            create("voided_mystery_hits", meter_id)
             create("meter_awards_cents", meter_id)
         for line, rule in offer.paytable.lines:
             for kind in ("awards", "awards_cents"):

@@ -12,6 +12,7 @@ import tomllib
 from collections.abc import Collection
 from pathlib import Path
 
+from controller.domain.config import MUST_HIT_BY
 from controller.domain.submission import RulesSubmission, parse_submission
 from controller.store.redis_store import RedisStore
 from jackpot.errors import InvalidConfiguration, JackpotError
@@ -42,6 +43,11 @@ def describe(submission: RulesSubmission) -> list[str]:
             f"meter {meter.meter_id} ({meter.link_group_id}, {meter.game}): reset "
             f"{format_cents(meter.reset_cents)}, rate {format_percent(meter.rate_ppm)}%, "
             f"reserve {format_percent(meter.reserve_rate_ppm)}%"
+            + (
+                f", must hit by {format_cents(meter.must_hit_by_cents)}"
+                if meter.kind == MUST_HIT_BY
+                else ""
+            )
         )
     for game, offers in submission.games.items():
         for offer in offers.values():

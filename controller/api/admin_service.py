@@ -24,7 +24,11 @@ from controller.domain.bounds import check_id, check_jackpot_id, check_range, ch
 from controller.domain.config import LinkGroupConfig
 from controller.domain.digests import void_fingerprint
 from controller.domain.identity import Role
-from controller.domain.records import ADJUSTMENT_STATUSES, IRREGULARITY_STATUSES
+from controller.domain.records import (
+    ADJUSTMENT_STATUSES,
+    IRREGULARITY_STATUSES,
+    MYSTERY_HIT_VOID,
+)
 from controller.jackpot_review import review_jackpot
 from controller.metrics import Metrics
 from controller.state_guard import StateGuard
@@ -353,17 +357,24 @@ class AdminService(pb_grpc.AdminServiceServicer):
         if request.decision == CONFIRM:
             record = await self._store.confirm_irregularity(table, round_id, resolution)
         else:
-            reason = (
-                f"chip count differed from the Progressive Payout Wagers accepted "
-                f"({CHIP_COUNT_SECTION}); voided by {supervisor.uri}: {note}"
-            )
+            # a round held by its chip count, or one whose lockout won a must-hit-by jackpot
+            # (void_round.lua: only a supervisor voids it, which reverses the hits)
+            kind: IrregularityKind | str = IrregularityKind.CHIP_COUNT
+            try:
+                await self._store.get_irregularity(table, round_id, kind)
+                cause = (
+                    "chip count differed from the Progressive Payout Wagers accepted "
+                    f"({CHIP_COUNT_SECTION})"
+                )
+            except NotFound:
+                kind = MYSTERY_HIT_VOID
+                cause = "the round won a must-hit-by jackpot at its lockout"
+            reason = f"{cause}; voided by {supervisor.uri}: {note}"
             void = await self._store.void_round(
                 table, round_id, reason, void_fingerprint(reason), resolution=resolution
             )
             self._metrics.record_void(void)
-            record = await self._store.get_irregularity(
-                table, round_id, IrregularityKind.CHIP_COUNT
-            )
+            record = await self._store.get_irregularity(table, round_id, kind)
         log.info(
             "irregularity of table %s round %s %s by %s: %r",
             table_id,

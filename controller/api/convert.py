@@ -205,6 +205,8 @@ def meter_update(request: pb.UpdateMeterRequest, old: MeterState) -> MeterConfig
         ceiling_cents=(
             request.ceiling_cents if request.HasField("ceiling_cents") else old.ceiling_cents
         ),
+        kind=old.kind,
+        must_hit_by_cents=old.must_hit_by_cents,
     )
 
 

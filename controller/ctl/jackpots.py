@@ -162,10 +162,13 @@ def slip_lines(j: pb.Jackpot) -> list[str]:
     ]
     if j.reviewed_by:
         lines.append(
-            f"  {j.status if j.status == 'rejected' else 'approved':<12} "
+            f"  {j.status if j.status in ('rejected', 'voided') else 'approved':<12} "
             f"{format_time(j.reviewed_at_ms)} by {j.reviewed_by}{_cert(j.reviewed_by_cert)}"
             + (f': "{j.note}"' if j.note else "")
         )
+    if j.status == "voided":  # a must-hit-by hit its round's void reversed (docs/mystery.md)
+        lines.append(f"  round void   journal #{j.voided_seq}: {j.void_reason}")
+        lines.append("  not payable  the amount went back to the meter's reserve")
     if j.paid_by:
         lines.append(
             f"  paid         {format_time(j.paid_at_ms)} by {j.paid_by}{_cert(j.paid_by_cert)}"

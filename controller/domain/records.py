@@ -42,10 +42,15 @@ class MeterState:
         return MeterValue(self.meter_id, self.amount_microcents)
 
 
-JACKPOT_STATUSES = ("pending", "approved", "paid", "rejected")
+MYSTERY_HIT_VOID = "mystery_hit"
+"""The irregularity kind of a supervisor's void of a round whose lockout won a must-hit-by
+jackpot (its record ``<table>:<round>:mystery_hit``; docs/mystery.md)."""
+
+JACKPOT_STATUSES = ("pending", "approved", "paid", "rejected", "voided")
 """A jackpot's lifecycle: ``pending`` (awaiting a supervisor's validation) -> ``approved`` ->
 ``paid`` (the hand-pay recorded by the cage or floor), or ``pending`` -> ``rejected`` (with its
-reason). Each step is one atomic, journaled store script."""
+reason), or, for a must-hit-by hit, ``pending`` -> ``voided`` (a supervisor voided the round
+that won it; docs/mystery.md). Each step is one atomic, journaled store script."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +95,8 @@ class Jackpot:
     paid_by_cert: str = ""
     paid_at_ms: int = 0
     paid_note: str = ""
+    void_reason: str = ""  # a must-hit-by hit reversed by its round's void: why
+    voided_seq: int = 0  # and its jackpot_voided journal entry
 
 
 @dataclass(frozen=True, slots=True)

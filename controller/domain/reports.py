@@ -51,6 +51,7 @@ PLAY_TYPES = frozenset(
         "round_voided",
         "jackpot_approved",
         "jackpot_rejected",
+        "jackpot_voided",  # a must-hit-by hit reversed by the void of its round
         "jackpot_paid",
     }
 )
@@ -357,7 +358,7 @@ def meter_report(
             line.reset_microcents += e.delta_meter_microcents
             line.reset_from_reserve_microcents -= e.delta_reserve_microcents
             line.operator_seed_microcents += int(f.get("operator_seed_microcents", "0"))
-        elif e.type == "jackpot_rejected":
+        elif e.type in ("jackpot_rejected", "jackpot_voided"):  # given back alike
             line.rejected_hits += 1
             line.rejected_meter_microcents += e.delta_meter_microcents
             line.reset_from_reserve_microcents -= e.delta_reserve_microcents

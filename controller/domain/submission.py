@@ -19,13 +19,22 @@ Every refusal names the file's entry and cites the section it breaks. Example::
     reserve_rate_percent = "5"
     ceiling = "0"              # dollars; 0 = none
 
+    [[meters]]                 # a must-hit-by mystery meter (docs/mystery.md): no ceiling,
+    id = "cs-mystery"          # paid by no paytable line, hit at a point drawn in
+    link_group = "floor"       # (reset, must_hit_by]
+    game = "caribbean-stud"
+    kind = "must_hit_by"       # "progressive" (the default) or "must_hit_by"
+    reset = "10000"
+    must_hit_by = "12500"      # dollars: the most it can reach (required for must_hit_by)
+    rate_percent = "2"
+
     [games.caribbean-stud]
     validation_threshold = "1200"  # dollars: a fixed award above it awaits validation
 
     [games.caribbean-stud.wagers.progressive]
     paytable = "B"
     amount = "1"               # the fixed progressive wager, dollars
-    meter = "cs-main"
+    meters = ["cs-main", "cs-mystery"]  # the first pays "P% of meter"
 
     [games.caribbean-stud.wagers.bonus]
     paytable = "A"
@@ -47,6 +56,8 @@ from typing import Any
 
 from controller.domain.bounds import check_id
 from controller.domain.config import (
+    MUST_HIT_BY,
+    PROGRESSIVE,
     LinkGroupConfig,
     MeterConfig,
     TableConfig,
@@ -57,6 +68,7 @@ from controller.domain.games import Game, get_game
 from controller.domain.offers import WagerDeclaration, wager_offer
 from controller.domain.wagers import SUIT_NAMES
 from jackpot.errors import InvalidAmount, InvalidConfiguration
+from jackpot.kinds import AwardKind
 from jackpot.money import format_cents, parse_dollars_cents, parse_percent_ppm
 
 
@@ -113,6 +125,8 @@ _KEYS = {
         "rate_percent",
         "reserve_rate_percent",
         "ceiling",
+        "kind",
+        "must_hit_by",
     },
     "tables": {"id", "game", "seats", "link_group"},
     "wager": {
@@ -272,6 +286,8 @@ def _meter(where: str, raw: Mapping[str, Any]) -> MeterConfig:
                 str(raw.get("reserve_rate_percent", "0")), "reserve rate"
             ),
             ceiling_cents=_dollars(where, raw, "ceiling", "0"),
+            kind=str(raw.get("kind", PROGRESSIVE)),
+            must_hit_by_cents=_dollars(where, raw, "must_hit_by", "0"),
         )
     except InvalidConfiguration as error:
         if str(error).startswith(where):
@@ -293,6 +309,21 @@ def _validation_threshold(where: str, game_data: Mapping[str, Any]) -> int:
             f'award does ({VALIDATION_CITATION}); "0" holds every fixed award'
         )
     return _dollars(where, game_data, "validation_threshold")
+
+
+def _check_percent_meters(
+    where: str, offer: WagerOffer, meter_by_id: dict[str, MeterConfig]
+) -> None:
+    """Refuse a "P% of meter" line paying from a must-hit-by meter, which pays only its
+    mystery hit (as registration does, ``RedisStore.register_table``)."""
+    for line, rule in offer.paytable.lines:
+        if rule.kind is AwardKind.PERCENT_OF_METER:
+            meter_id = offer.meter_of(rule)
+            if meter_by_id[meter_id].kind == MUST_HIT_BY:
+                raise InvalidConfiguration(
+                    f"{where}: {line} pays {rule.text} from must-hit-by meter {meter_id}, which "
+                    "pays only its mystery hit; list a progressive meter first"
+                )
 
 
 def _games(
@@ -330,6 +361,7 @@ def _games(
                         f"{where}.wagers.{offer.wager}: meter {meter_id} funds "
                         f"{funding.game}, not {game_name}"
                     )
+            _check_percent_meters(f"{where}.wagers.{offer.wager}", offer, meter_by_id)
         if game.payout_limit_citation:
             if "payout_limit" not in game_data:
                 raise InvalidConfiguration(

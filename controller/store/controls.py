@@ -14,6 +14,7 @@ import json
 from typing import TYPE_CHECKING
 
 from controller.domain.config import MeterConfig, TableConfig
+from controller.domain.mystery import new_seed
 from controller.domain.records import Adjustment, MeterState, RetiredMeter
 from controller.store import codec, keys
 from jackpot.errors import FailedPrecondition, NotFound, StoreUnavailable
@@ -72,8 +73,23 @@ class Controls:
         after = (new.reset_cents, new.rate_ppm, new.reserve_rate_ppm, new.ceiling_cents)
         answer = await self._store._run(
             self._store._scripts.update_meter,
-            [group.meter(old.meter_id), group.maintenance, group.journal, group.seq],
-            [old.meter_id, old.link_group_id, *before, *after, actor, actor_cert, reason],
+            [
+                group.meter(old.meter_id),
+                group.maintenance,
+                group.journal,
+                group.seq,
+                group.mystery(old.meter_id),
+            ],
+            [
+                old.meter_id,
+                old.link_group_id,
+                *before,
+                *after,
+                actor,
+                actor_cert,
+                reason,
+                new_seed(),
+            ],
         )
         return bool(answer == "updated")
 

@@ -149,6 +149,7 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "VOIDED": RoundStateError,
     "SETTLED": RoundStateError,
     "IRREGULAR": RoundStateError,  # held for a supervisor (a chip count that differed)
+    "MYSTERY_HIT": RoundStateError,  # it won a must-hit-by jackpot: a supervisor voids it
     "NOT_IRREGULAR": RoundStateError,
     "DECIDED": FailedPrecondition,
     "NOT_APPROVED": FailedPrecondition,
@@ -1632,7 +1633,11 @@ class RedisStore:
         self._locked.forget(table.table_id, round_id)
         why: dict[str, str] = {}
         if resolution is not None:
-            why = {"by": "supervisor", **dataclasses.asdict(resolution)}
+            why = {
+                "by": "supervisor",
+                **dataclasses.asdict(resolution),
+                "link_group_id": table.link_group_id,
+            }
         elif irregularity is not None and kind is not None:
             why = {
                 "by": "table",
@@ -1652,6 +1657,8 @@ class RedisStore:
                 group.open_rounds,
                 group.irregularities,
                 *self._meter_keys(group, table),
+                group.jackpots,
+                group.pending,
             ],
             [
                 table.table_id,
@@ -1775,16 +1782,16 @@ class RedisStore:
         return codec.irregularity(raw)
 
     async def get_irregularity(
-        self, table: TableConfig, round_id: int, kind: IrregularityKind
+        self, table: TableConfig, round_id: int, kind: IrregularityKind | str
     ) -> Irregularity:
-        """One recorded irregularity; :class:`NotFound` if the round has none of ``kind``."""
+        """One recorded irregularity; :class:`NotFound` if the round has none of ``kind``
+        (an :class:`IrregularityKind`, or ``mystery_hit``: a supervisor's void of a round
+        that won a must-hit-by jackpot)."""
         group = keys.LinkGroupKeys(table.link_group_id)
-        irregularity_id = f"{table.table_id}:{round_id}:{kind.value}"
+        irregularity_id = f"{table.table_id}:{round_id}:{kind}"
         raw = await self._read(self._client.hget(group.irregularities, irregularity_id))
         if raw is None:
-            raise NotFound(
-                f"round {round_id} of table {table.table_id} has no {kind.value} irregularity"
-            )
+            raise NotFound(f"round {round_id} of table {table.table_id} has no {kind} irregularity")
         return self._decoded(
             lambda: codec.irregularity(raw, name=irregularity_id, key=group.irregularities)
         )

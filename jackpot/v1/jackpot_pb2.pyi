@@ -2117,6 +2117,8 @@ class Jackpot(_message.Message):
     PAID_BY_CERT_FIELD_NUMBER: _builtins.int
     PAID_AT_MS_FIELD_NUMBER: _builtins.int
     PAID_NOTE_FIELD_NUMBER: _builtins.int
+    VOID_REASON_FIELD_NUMBER: _builtins.int
+    VOIDED_SEQ_FIELD_NUMBER: _builtins.int
     jackpot_id: _builtins.str
     link_group_id: _builtins.str
     meter_id: _builtins.str
@@ -2158,6 +2160,13 @@ class Jackpot(_message.Message):
     paid_by_cert: _builtins.str
     paid_at_ms: _builtins.int
     paid_note: _builtins.str
+    void_reason: _builtins.str
+    """A must-hit-by hit reversed by a supervisor's void of the round that won it (status
+    "voided"; reviewed_by, reviewed_by_cert, reviewed_at_ms and note say who, when and why):
+    the round's void reason
+    """
+    voided_seq: _builtins.int
+    """the jackpot_voided journal entry"""
     def __init__(
         self,
         *,
@@ -2190,10 +2199,12 @@ class Jackpot(_message.Message):
         paid_by_cert: _builtins.str = ...,
         paid_at_ms: _builtins.int = ...,
         paid_note: _builtins.str = ...,
+        void_reason: _builtins.str = ...,
+        voided_seq: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "award_kind", b"award_kind", "award_text", b"award_text", "cards", b"cards", "envy_for_seat", b"envy_for_seat", "hand", b"hand", "hit_at_ms", b"hit_at_ms", "jackpot_id", b"jackpot_id", "journal_seq", b"journal_seq", "line", b"line", "link_group_id", b"link_group_id", "meter_after_cents", b"meter_after_cents", "meter_before_cents", b"meter_before_cents", "meter_id", b"meter_id", "note", b"note", "on_dealer_hand", b"on_dealer_hand", "paid_at_ms", b"paid_at_ms", "paid_by", b"paid_by", "paid_by_cert", b"paid_by_cert", "paid_note", b"paid_note", "reviewed_at_ms", b"reviewed_at_ms", "reviewed_by", b"reviewed_by", "reviewed_by_cert", b"reviewed_by_cert", "round_id", b"round_id", "seat", b"seat", "status", b"status", "table_id", b"table_id", "wager", b"wager", "wager_cents", b"wager_cents"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "award_kind", b"award_kind", "award_text", b"award_text", "cards", b"cards", "envy_for_seat", b"envy_for_seat", "hand", b"hand", "hit_at_ms", b"hit_at_ms", "jackpot_id", b"jackpot_id", "journal_seq", b"journal_seq", "line", b"line", "link_group_id", b"link_group_id", "meter_after_cents", b"meter_after_cents", "meter_before_cents", b"meter_before_cents", "meter_id", b"meter_id", "note", b"note", "on_dealer_hand", b"on_dealer_hand", "paid_at_ms", b"paid_at_ms", "paid_by", b"paid_by", "paid_by_cert", b"paid_by_cert", "paid_note", b"paid_note", "reviewed_at_ms", b"reviewed_at_ms", "reviewed_by", b"reviewed_by", "reviewed_by_cert", b"reviewed_by_cert", "round_id", b"round_id", "seat", b"seat", "status", b"status", "table_id", b"table_id", "void_reason", b"void_reason", "voided_seq", b"voided_seq", "wager", b"wager", "wager_cents", b"wager_cents"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2251,7 +2262,7 @@ class ListJackpotsRequest(_message.Message):
     TO_MS_FIELD_NUMBER: _builtins.int
     link_group_id: _builtins.str
     status: _builtins.str
-    """"pending", "approved", "paid" or "rejected" """
+    """"pending", "approved", "paid", "rejected" or "voided" """
     table_id: _builtins.str
     from_ms: _builtins.int
     """hit at or after (ms since the Unix epoch)"""

@@ -31,9 +31,9 @@ from controller.domain.rounds import Wager
 from controller.journal_export import export
 from controller.server import ControllerServer
 from controller.store import keys
-from controller.store.redis_store import RedisStore
+from controller.store.redis_store import RedisStore, Resolution
 from controller.testing import free_port
-from jackpot.errors import InvalidConfiguration
+from jackpot.errors import InvalidConfiguration, RoundStateError
 from jackpot.money import MICROCENTS_PER_CENT
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
@@ -191,6 +191,7 @@ async def test_the_reference_model_moves_the_money_as_the_lua_does(redis_url: st
         given_by_round: dict[int, list[meter_money.Contribution]] = {}
         lockout_seqs: dict[int, int] = {}
         awards: dict[str, meter_money.MysteryAward] = {}
+        won_by_round: dict[int, list[str]] = {}
         for round_id, amounts in enumerate(
             [[700] * 7, [1_500, 300, 9_000], [50] * 7, [12_000], [800, 800], [5_000] * 4], 1
         ):
@@ -213,6 +214,7 @@ async def test_the_reference_model_moves_the_money_as_the_lua_does(redis_url: st
             ):
                 assert hit.meter_after_cents == award.after // MICRO
                 awards[hit.jackpot_id] = award
+                won_by_round.setdefault(round_id, []).append(hit.jackpot_id)
                 book.last_hit_seq = hit.journal_seq
             given_by_round[round_id] = given
             lockout_seqs[round_id] = int(
@@ -226,9 +228,19 @@ async def test_the_reference_model_moves_the_money_as_the_lua_does(redis_url: st
                 book.reserve,
             )
         assert len(awards) >= 3  # the amounts above make several hits
-        # void the round with a $120 wager: it hit, so the meter stays at or above the reset
+        # void the round with a $120 wager: it hit, so only a supervisor voids it, which
+        # reverses its hits (to the reserve), and the meter stays at or above the reset
+        supervisor = Resolution("jackpot://supervisor/s", "x", "misdeal")
         for round_id in (4, 6):
-            await store.void_round(table, round_id, "misdeal", f"void-{round_id}")
+            with pytest.raises(RoundStateError, match="only a supervisor voids it"):
+                await store.void_round(table, round_id, "misdeal", f"void-{round_id}")
+            await store.void_round(
+                table, round_id, "misdeal", f"void-{round_id}", resolution=supervisor
+            )
+            for jackpot_id in won_by_round.get(round_id, []):
+                meter_money.reject_mystery(book, awards.pop(jackpot_id))
+                voided = await store.get_jackpot(jackpot_id)
+                assert (voided.status, voided.void_reason) == ("voided", "misdeal")
             for g in given_by_round[round_id]:
                 meter_money.void(book, g, lockout_seqs[round_id])
             state = await store.get_meter(meter_id)

@@ -257,3 +257,61 @@ def test_duplicates_unknown_keys_and_floats_are_refused(edit: Any, message: str)
     edit(data)
     with pytest.raises(InvalidConfiguration, match=message):
         parse_submission(data)
+
+
+def _with_mystery(**entry: Any) -> dict[str, Any]:
+    """The Caribbean Stud example with a must-hit-by meter fed by its progressive wager
+    after cs-main (which pays its "P% of meter" lines)."""
+    data = copy.deepcopy(CARIBBEAN)
+    meter = {
+        "id": "cs-mystery",
+        "link_group": "floor",
+        "game": "caribbean-stud",
+        "kind": "must_hit_by",
+        "reset": "10000",
+        "must_hit_by": "12500",
+        "rate_percent": "2",
+    }
+    meter.update(entry)
+    data["meters"].append({k: v for k, v in meter.items() if v is not None})
+    data["games"]["caribbean-stud"]["wagers"]["progressive"].pop("meter", None)
+    data["games"]["caribbean-stud"]["wagers"]["progressive"]["meters"] = ["cs-main", "cs-mystery"]
+    return data
+
+
+def test_a_must_hit_by_meter_is_declared_like_every_other_meter() -> None:
+    submission = parse_submission(_with_mystery())
+    meters = {m.meter_id: m for m in submission.meters}
+    assert (meters["cs-mystery"].kind, meters["cs-mystery"].must_hit_by_cents) == (
+        "must_hit_by",
+        1_250_000,
+    )
+    assert (meters["cs-main"].kind, meters["cs-main"].must_hit_by_cents) == ("progressive", 0)
+    assert submission.table_configs()[0].meter_ids == ("cs-main", "cs-mystery")
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"must_hit_by": None}, r"meters\.cs-mystery: must-hit-by amount \$0\.00 .* must be above"),
+        ({"must_hit_by": "10000"}, "must be above the reset amount"),
+        ({"ceiling": "11000"}, "a must_hit_by meter has no ceiling"),
+        ({"kind": "lucky"}, "kind 'lucky' is not one of progressive, must_hit_by"),
+        ({"kind": None}, "must_hit_by_cents is for a must_hit_by meter only"),
+    ],
+)
+def test_a_must_hit_by_declaration_is_refused_where_it_cannot_work(
+    entry: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(InvalidConfiguration, match=message):
+        parse_submission(_with_mystery(**entry))
+
+
+def test_a_percent_of_meter_line_never_pays_from_a_must_hit_by_meter() -> None:
+    data = _with_mystery()
+    data["games"]["caribbean-stud"]["wagers"]["progressive"]["meters"] = ["cs-mystery", "cs-main"]
+    with pytest.raises(
+        InvalidConfiguration,
+        match=r"games\.caribbean-stud\.wagers\.progressive: .* from must-hit-by meter cs-mystery",
+    ):
+        parse_submission(data)

@@ -391,6 +391,10 @@ local function mystery_draw(seed, meter_id, cycle, reset_cents, must_hit_by_cent
     refuse('BOUND', 'a mystery draw needs a 64-hex-digit seed')
   end
   local span = must_hit_by_cents - reset_cents
+  if not (span >= 1 and span < MYSTERY_BLOCK) then  -- an empty span has no hit point
+    refuse('INVALID', 'no hit point of must-hit-by meter ' .. meter_id .. ' lies in ('
+      .. int(reset_cents) .. ', ' .. int(must_hit_by_cents) .. '] cents; nothing was changed')
+  end
   local limit = math.floor(MYSTERY_BLOCK / span) * span
   local where = 'jackpot-mystery-v1:' .. seed .. ':' .. meter_id .. ':' .. int(cycle) .. ':'
   local hit
@@ -429,6 +433,16 @@ local function mystery_commit(journal_key, seq_key, secret_key, m, draw, fields)
     entry[#entry + 1] = fields[i]
   end
   return journal(journal_key, seq_key, 'mystery_draw', m.id, 0, 0, entry)
+end
+
+-- An adjustment never raises a must-hit-by meter (request_adjustment.lua): 'kind' is the
+-- meter's stored kind, 'amount' the adjustment's signed cents.
+local function refuse_mystery_raise(meter_id, kind, amount)
+  if kind == 'must_hit_by' and amount > 0 then
+    refuse('ADJUSTMENT', 'meter ' .. meter_id .. ' is a must-hit-by meter: only its players\' '
+      .. 'contributions raise it (a raise could carry it past its committed hit point unpaid, '
+      .. 'to be won by the next wager); nothing was changed')
+  end
 end
 
 -- The draw of cycle 'cycle' of meter m (see mystery_commit) as {cycle, hit, salt, commitment}.

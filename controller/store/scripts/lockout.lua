@@ -179,6 +179,8 @@ local function mystery_write(c, a)
       journal_seq = seq, hit_at_ms = int(hit_at_ms), reset_topup_microcents = int(m.reset),
       reset_from_reserve_microcents = int(h.from_reserve)}))
     redis.call('SADD', KEYS[mystery_first_key], jackpot_id)
+    c.mystery_jackpots = c.mystery_jackpots or {}  -- void_round.lua reverses these hits
+    c.mystery_jackpots[#c.mystery_jackpots + 1] = jackpot_id
     redis.call('HINCRBY', m.key, 'hits_total', 1)
     redis.call('HINCRBY', m.key, 'awards_cents_total', int(amount))
     redis.call('HINCRBY', m.key, 'pending_jackpots', 1)

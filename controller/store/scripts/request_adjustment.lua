@@ -8,6 +8,9 @@
 -- ARGV: 1 meter_id, 2 link_group_id, 3 amount_cents (signed, not 0), 4 reason, 5 reference,
 --       6 actor, 7 actor certificate, 8 request id (the client's, or one derived from the
 --       requester and the content)
+-- A must-hit-by meter is never raised by an adjustment (docs/mystery.md, "Changing a
+-- must-hit-by meter"): it could carry the meter past its committed hit point unpaid, and the
+-- next wager would win it at once; a lowering keeps the meter below its hit point.
 -- Answers the adjustment record (JSON).
 local meter_id, amount, request_id = ARGV[1], tonumber(ARGV[3]), ARGV[8]
 local known = redis.call('HGET', KEYS[6], request_id)
@@ -30,11 +33,12 @@ if known then
   end
   return raw
 end
-local m = redis.call('HMGET', KEYS[1], 'value_microcents', 'ceiling_cents', 'v')
+local m = redis.call('HMGET', KEYS[1], 'value_microcents', 'ceiling_cents', 'v', 'kind')
 if not m[1] then
   refuse('NOT_FOUND', 'meter ' .. meter_id .. ' does not exist')
 end
 check_version('meter ' .. meter_id, m[3])
+refuse_mystery_raise(meter_id, m[4], amount)
 local after = num(m[1]) + amount * MICRO
 if after < 0 then
   refuse('ADJUSTMENT', 'an adjustment of ' .. dollars(amount) .. ' would take meter ' .. meter_id

@@ -1,7 +1,8 @@
 -- Retire a meter while its link group is in maintenance, moving its money to another meter of
 -- the same game in the same link group (one atomic step; across link groups it could not be).
 -- The amount above the reset goes to the other meter (up to that meter's ceiling, the rest to
--- its reserve, as a contribution would), the reserve to the other meter's reserve (players'
+-- its reserve, as a contribution would; all to the reserve of a must-hit-by meter, which only
+-- contributions raise, docs/mystery.md), the reserve to the other meter's reserve (players'
 -- money held for resets stays in the prize pool); the reset amount, the operator's seed,
 -- returns to the operator (Iowa 491-11.12(4): "less its reset value"). Journaled on both
 -- sides with who, why and the approval reference. Refused while a table still feeds the meter
@@ -36,7 +37,7 @@ for i = 1, #fields, 2 do
 end
 check_version('meter ' .. meter_id, m.v)
 local t = redis.call('HMGET', KEYS[2], 'game', 'value_microcents', 'reserve_microcents',
-  'ceiling_cents', 'v')
+  'ceiling_cents', 'v', 'kind')
 if not t[1] then
   refuse('NOT_FOUND', 'meter ' .. to_id .. ' does not exist in link group ' .. link_group_id)
 end
@@ -70,6 +71,9 @@ local to_value, to_reserve = num(t[2]), num(t[3])
 local room = above
 if num(t[4]) > 0 then
   room = math.max(num(t[4]) * MICRO - to_value, 0)
+end
+if t[6] == 'must_hit_by' then  -- never raised but by contributions: all to its reserve
+  room = 0
 end
 local to_meter = math.min(above, room)
 local to_reserve_part = above - to_meter + reserve

@@ -3,7 +3,7 @@
 -- withdraw it) with a reason, moving nothing. An approval by the requester is refused: an
 -- adjustment needs two different operator identities. The same decision by the same operator
 -- again gets the record unchanged; any other decision on a decided adjustment is refused.
--- The meter stays within zero and its ceiling.
+-- The meter stays within zero and its ceiling; a must-hit-by meter is never raised.
 -- KEYS: 1 adjustments, 2 pending adjustments, 3 journal, 4 seq, 5 the meter
 -- ARGV: 1 adjustment_id, 2 decision ('approved' or 'rejected'), 3 actor, 4 actor certificate,
 --       5 note
@@ -29,12 +29,13 @@ if decision == 'approved' then
     refuse('SAME_PERSON', 'adjustment ' .. adjustment_id .. ' was requested by ' .. actor
       .. '; an adjustment needs two people: another operator approves it')
   end
-  local m = redis.call('HMGET', KEYS[5], 'value_microcents', 'ceiling_cents', 'v')
+  local m = redis.call('HMGET', KEYS[5], 'value_microcents', 'ceiling_cents', 'v', 'kind')
   if not m[1] then
     refuse('NOT_FOUND', 'meter ' .. a.meter_id .. ' of adjustment ' .. adjustment_id
       .. ' no longer exists (retired); reject the adjustment')
   end
   check_version('meter ' .. a.meter_id, m[3])
+  refuse_mystery_raise(a.meter_id, m[4], amount)
   d_meter = amount * MICRO
   local after = num(m[1]) + d_meter
   if after < 0 then

@@ -5,13 +5,20 @@
 -- floor, § 639a.12(d)(3)): that part was paid to a winner, so the operator funds it,
 -- journaled as operator seed; so too when this very contribution hit a must-hit-by meter
 -- (lockout.lua). Without such a hit the whole contribution leaves the meter.
+-- A round whose own lockout won must-hit-by jackpots (docs/mystery.md, "Void of a round that
+-- hit") is voided only by a supervisor ({by = 'supervisor'} without a held chip count), and
+-- the void reverses those hits: each pending jackpot becomes 'voided' (its slip says by whom,
+-- why and at which journal entry), its amount returns to the meter's reserve (as a
+-- rejection's does), journaled as 'jackpot_voided'; an approved or paid one refuses the void.
+-- A table's void of such a round is refused (MYSTERY_HIT) and changes nothing, so a table
+-- that reads the lockout's answer gains nothing by voiding the round that won.
 -- A round held by a chip count that differed ('irregular', report_chip_count.lua) is voided
 -- only by a supervisor's resolution. ARGV[9], when not empty, is why the round is voided:
 -- {by = 'table', kind, effect, section} a seeded irregularity the table reported (journaled
 -- and counted before the void, kept in the irregularities hash), or {by = 'supervisor',
 -- supervisor, supervisor_cert, note, link_group_id} the resolution of the held round.
 -- KEYS: 1 round, 2 journal, 3 seq, 4 epoch, 5 counters, 6 open rounds, 7 irregularities,
---       8.. the table's meters
+--       8.. the table's meters, then jackpots, pending jackpots
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint, 4 reason, 5 meter ids JSON, 6 retention seconds,
 --       7, 8 the table's last acknowledged journal position (epoch id, seq),
 --       9 the irregularity JSON or ''
@@ -40,7 +47,29 @@ end
 local why = ARGV[9] ~= '' and cjson.decode(ARGV[9]) or {by = 'table'}
 local held_id = table_id .. ':' .. round_id .. ':chip_count'
 local held
-if why.by == 'supervisor' then
+local wagers = cjson.decode(round[4])
+local won = {}  -- the must-hit-by jackpots this round's lockout won
+for _, w in ipairs(wagers) do
+  for _, c in ipairs(w.contributions) do
+    if c.mystery_hits then
+      for _, id in ipairs(c.mystery_jackpots or {}) do
+        won[#won + 1] = id
+      end
+      if #(c.mystery_jackpots or {}) == 0 then
+        refuse('MYSTERY_HIT', where .. ' won a must-hit-by jackpot at its lockout that an '
+          .. 'earlier release did not name, so no void can reverse it; settle the round')
+      end
+    end
+  end
+end
+if #won > 0 and why.by ~= 'supervisor' then
+  refuse('MYSTERY_HIT', where .. ' won must-hit-by jackpot(s) ' .. table.concat(won, ', ')
+    .. ' at its lockout; only a supervisor voids it (ResolveIrregularity, decision void), '
+    .. 'which reverses those hits; nothing was changed')
+end
+if why.by == 'supervisor' and state ~= 'irregular' and #won > 0 then
+  why.mystery = true  -- a supervisor voids a round that hit (no chip count held it)
+elseif why.by == 'supervisor' then
   if state ~= 'irregular' then
     refuse('NOT_IRREGULAR', where .. ' is ' .. state .. ', not held for a supervisor; there is '
       .. 'nothing to resolve')
@@ -52,9 +81,59 @@ elseif state == 'irregular' then
     .. 'void the round')
 end
 
-local meters = load_meters(KEYS, 8, cjson.decode(ARGV[5]))
+local meter_ids = cjson.decode(ARGV[5])
+local meters = load_meters(KEYS, 8, meter_ids)
+local jackpots_key, pending_key = KEYS[8 + #meter_ids], KEYS[9 + #meter_ids]
 local lockout_seq = num(round[5])
 local now_ms = int(clock_ms())
+local reversed_hits = {}
+for _, id in ipairs(won) do
+  local raw = redis.call('HGET', jackpots_key, id)
+  local j = raw and cjson.decode(raw)
+  if j and j.status == 'pending' then
+    if not meters.by_id[j.meter_id] then
+      refuse('NOT_FOUND', 'meter ' .. j.meter_id .. ' of jackpot ' .. id .. ' is not fed by '
+        .. 'table ' .. table_id .. ' any more; reject the jackpot, then void the round')
+    end
+    reversed_hits[#reversed_hits + 1] = j
+  elseif j and j.status ~= 'rejected' then
+    refuse('DECIDED', 'must-hit-by jackpot ' .. id .. ' of ' .. where .. ' was already '
+      .. j.status .. '; a void cannot reverse it (reject it first if it was not paid)')
+  end
+end
+if why.mystery then
+  local seq = journal(KEYS[2], KEYS[3], 'irregularity', '', 0, 0,
+    {'table', table_id, 'round', round_id, 'kind', 'mystery_hit', 'effect', 'void',
+     'supervisor', why.supervisor, 'supervisor_cert', why.supervisor_cert, 'note', why.note,
+     'reason', reason})
+  redis.call('HSET', KEYS[7], table_id .. ':' .. round_id .. ':mystery_hit', cjson.encode({
+    v = SCHEMA_VERSION, link_group_id = why.link_group_id, table_id = table_id,
+    round_id = round_id, kind = 'mystery_hit', effect = 'void',
+    section = 'a void of a round that won a must-hit-by jackpot (docs/mystery.md)',
+    status = 'voided', journal_seq = int(seq), reported_at_ms = now_ms,
+    resolved_by = why.supervisor, resolved_by_cert = why.supervisor_cert, note = why.note,
+    resolved_at_ms = now_ms, resolved_seq = int(seq)}))
+  count(KEYS[5], {'irregularities', 'mystery_hit'}, 1)
+end
+for _, j in ipairs(reversed_hits) do  -- each hit reversed: its amount to the meter's reserve
+  local m = meters.by_id[j.meter_id]
+  local amount = tonumber(j.amount_cents)
+  m.reserve = m.reserve + amount * MICRO
+  local seq = journal(KEYS[2], KEYS[3], 'jackpot_voided', m.id, 0, amount * MICRO,
+    {'jackpot', j.jackpot_id, 'amount_cents', int(amount), 'reviewer', why.supervisor,
+     'reviewer_cert', why.supervisor_cert, 'note', why.note, 'table', table_id, 'round',
+     round_id, 'reason', reason})
+  j.status, j.reviewed_by, j.reviewed_by_cert = 'voided', why.supervisor, why.supervisor_cert
+  j.note, j.reviewed_at_ms = why.note, now_ms
+  j.void_reason, j.voided_seq = reason, int(seq)
+  redis.call('HSET', jackpots_key, j.jackpot_id, cjson.encode(j))
+  redis.call('SREM', pending_key, j.jackpot_id)
+  redis.call('HSET', m.key, 'reserve_microcents', int(m.reserve))
+  redis.call('HINCRBY', m.key, 'pending_jackpots', -1)
+  redis.call('HINCRBY', m.key, 'hits_total', -1)
+  redis.call('HINCRBY', m.key, 'awards_cents_total', -amount)
+  count(KEYS[5], {'voided_mystery_hits', m.id}, 1)
+end
 if held then
   local seq = journal(KEYS[2], KEYS[3], 'irregularity_resolved', '', 0, 0,
     {'table', table_id, 'round', round_id, 'kind', 'chip_count', 'decision', 'void',
@@ -74,7 +153,7 @@ elseif why.kind then
   count(KEYS[5], {'irregularities', why.kind}, 1)
 end
 local reversed = {}
-for i, w in ipairs(cjson.decode(round[4])) do
+for i, w in ipairs(wagers) do
   local back = {}
   for j, c in ipairs(w.contributions) do
     local m = meters.by_id[c.meter_id]
@@ -104,6 +183,7 @@ for i, w in ipairs(cjson.decode(round[4])) do
   reversed[i] = {seat = w.seat, kind = w.kind, amount_cents = w.amount_cents,
     on_dealer_hand = w.on_dealer_hand, envy = w.envy, contributions = back}
 end
+count(KEYS[5], {'void_wagers', table_id}, #reversed)
 journal(KEYS[2], KEYS[3], 'round_voided', '', 0, 0,
   {'table', table_id, 'round', round_id, 'wagers', int(#reversed), 'reason', reason})
 for _, m in ipairs(meters.list) do
