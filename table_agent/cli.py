@@ -49,6 +49,7 @@ from jackpot.kinds import WagerKind
 from jackpot.money import format_cents
 from table_agent.client import (
     ControllerClient,
+    ControllerMisconfigured,
     ControllerRefused,
     ControllerUnreachable,
     TableInfo,
@@ -224,7 +225,10 @@ def controller_tls(args: argparse.Namespace) -> tuple[tls.ClientTLS | None, str 
     ``--insecure``, or why they are refused (a bad address, a missing or unreadable file)."""
     try:
         tls.target(args.controller)
-        return tls.from_arguments(args), None
+        files = tls.from_arguments(args)
+        if files is not None:
+            files.check()  # e.g. "the key does not match the certificate", before connecting
+        return files, None
     except (ValueError, tls.TLSConfigError) as error:
         return None, str(error)
 
@@ -459,6 +463,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ControllerRefused as refusal:
         print(f"table-agent: the controller refused a report: {refusal}", file=sys.stderr)
         return 1
+    except ControllerMisconfigured as error:
+        print(f"table-agent: cannot reach the controller: {error}", file=sys.stderr)
+        return 2
     except ControllerUnreachable as error:
         kept = "; what was not acknowledged stays in the outbox" if args.state_dir else ""
         print(f"table-agent: {error}{kept}", file=sys.stderr)

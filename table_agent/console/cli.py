@@ -37,7 +37,12 @@ from table_agent.cli import (
     learn_table,
     serve_metrics,
 )
-from table_agent.client import ControllerClient, ControllerRefused, ControllerUnreachable
+from table_agent.client import (
+    ControllerClient,
+    ControllerMisconfigured,
+    ControllerRefused,
+    ControllerUnreachable,
+)
 from table_agent.console.desk import Desk
 from table_agent.console.record import RoundRecord
 from table_agent.console.session import DealerSession
@@ -160,6 +165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ControllerRefused as refusal:
         print(f"table-agent console: the controller refused: {refusal}", file=sys.stderr)
         return 1
+    except ControllerMisconfigured as error:
+        print(f"table-agent console: cannot reach the controller: {error}", file=sys.stderr)
+        return 2
     except ControllerUnreachable as error:
         print(
             f"table-agent console: {error}; what was not acknowledged stays in the outbox "
