@@ -212,6 +212,11 @@ class DealerSession:
             if not sheet.wagers:
                 return f"round {sheet.round_id}: enter wagers (wager SEAT KIND [AMOUNT]), or again"
             return f"round {sheet.round_id}: more wagers, or lockout (no more bets)"
+        if sheet.held:
+            return (
+                f"round {sheet.round_id} is held: call the floor supervisor to confirm or void "
+                "it, then settle"
+            )
         missing = self.missing_cards()
         count = " (count N: the chip count)" if sheet.chip_count is None else ""
         if missing:

@@ -25,7 +25,7 @@ from jackpot.results import (
 from table_agent.client import ControllerClient, ControllerRefused, ControllerUnreachable
 from table_agent.console.desk import Desk
 from table_agent.console.record import RoundRecord
-from table_agent.console.session import DealerSession, Phase
+from table_agent.console.session import DealerSession, Phase, RoundSheet
 from table_agent.games import game_procedure
 from table_agent.link import Link, ProgressiveOffline
 from table_agent.outbox import Outbox
@@ -189,6 +189,9 @@ async def test_a_held_round_asks_for_the_supervisor_and_settles_after_the_confir
     session = desk.session
     await desk.submit("count 3")  # one progressive wager accepted: the round is held
     assert "call the floor supervisor to confirm or void round 2" in session.messages[-1]
+    assert session.expected() == (
+        "round 2 is held: call the floor supervisor to confirm or void it, then settle"
+    )
     controller.fail["settle"] = ControllerRefused(grpc.StatusCode.FAILED_PRECONDITION, HELD)
     assert await desk.submit("settle")
     assert session.messages[-1] == (
@@ -261,6 +264,11 @@ async def test_a_texas_holdem_bonus_rest_of_round_void_is_entered_and_settled(
     assert phase_of(session) is Phase.LOCKED
     await desk.submit("irregularity misdeal")
     assert "the rest of this round is already void" in session.messages[-1]
+    late = DealerSession(THB_TABLE, game_procedure(THB_TABLE.game))
+    late.phase, late.sheet = Phase.LOCKED, RoundSheet(7)
+    send = late.handle("irregularity cards_exposed after")  # § 647a.13(a)
+    assert send is not None and send.kind is IrregularityKind.CARDS_EXPOSED
+    assert send.after_initial_cards and send.round_id == 7
     await desk.submit("cards 2 AS KS")
     await desk.submit("dealer 2C 3D")
     assert session.missing_cards() == [], session.messages[-3:]
