@@ -29,12 +29,12 @@ from pathlib import Path
 
 import pytest
 
-from controller.testing import ControllerProcess, RedisServer, free_port
+from controller.testing import ControllerProcess, RedisServer, TestPKI, free_port
 from jackpot import tls
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.console.cli import main as console_main
-from tests.helpers import SUPERVISOR
+from tests.helpers import CARIBBEAN_RULES, SUPERVISOR
 from tests.system.test_agent_offline import scrape
 
 TABLE = "cs-1"
@@ -160,15 +160,17 @@ async def _resolve(controller: ControllerProcess, round_id: int, decision: int) 
         await channel.close(None)
 
 
-def _console(controller: ControllerProcess, state: Path, *extra: str) -> list[str]:
+def _console(
+    controller: ControllerProcess, state: Path, *extra: str, table: str = TABLE
+) -> list[str]:
     return [
         TABLE_AGENT,
         "console",
         "--table-id",
-        TABLE,
+        table,
         "--controller",
         controller.target,
-        *controller.client_args("table", TABLE),
+        *controller.client_args("table", table),
         "--state-dir",
         str(state),
         *extra,
@@ -293,6 +295,32 @@ def test_a_held_round_a_refused_settle_and_a_lost_controller_never_crash_the_scr
     pane.wait_for(" ONLINE")  # the header again
     assert scrape(metrics)['jackpot_agent_outbox_depth{table="cs-1"}'] == 0
     pane.type("quit", then="CONSOLE EXITED 0")
+
+
+@pytest.mark.slow
+def test_a_texas_holdem_bonus_rest_of_round_void_entered_at_the_console(
+    tmp_path: Path, pki: TestPKI, tmux_socket: Path
+) -> None:
+    with RedisServer(tmp_path / "redis") as redis:
+        rules = CARIBBEAN_RULES.with_name("texas-holdem-bonus.toml")
+        with ControllerProcess(redis.url, tmp_path / "controller.log", pki=pki, rules=rules) as c:
+            pane = Pane(tmux_socket, _console(c, tmp_path / "state", table="thb-1"))
+            pane.wait_for("type open for the next round")
+            pane.type("open", then="round 1 open")
+            pane.type("wager 2 bonus 5", then="seat 2: Bonus Wager $5.00")
+            pane.type("lockout", then="round 1: NO MORE BETS")
+            pane.type("irregularity dealer_card_exposed", then="rest of the round void")
+            pane.type("cards 2 AS KS", then="seat 2: AS KS")
+            pane.type("dealer 2C 7D", then="dealer: 2C 7D")
+            screen = pane.type("settle", then="round 1 settled")
+            assert "§ 647a.13(d)" in screen and "Unhandled exception" not in screen
+            pane.type("quit", then="CONSOLE EXITED 0")
+            settles = [
+                line
+                for line in (tmp_path / "state" / "thb-1.outbox.jsonl").read_text().splitlines()
+                if '"settle"' in line
+            ]
+            assert settles and "647a.13(d)" in settles[0], settles
 
 
 def test_the_console_needs_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
