@@ -71,7 +71,8 @@ class Desk:
             return True
         except Exception as error:  # a bug of the console's: said, never raised to the screen
             log.exception("the command %r failed", line)
-            session.halt(refusal_words(Send(line.split()[0] if line.split() else ""), error))
+            name = line.split()[0].lower()  # handle() only fails on a command it read
+            session.halt(refusal_words(Send(name, session.round_id), error))
             return True
         if send is None:
             return True

@@ -275,3 +275,20 @@ async def test_a_texas_holdem_bonus_rest_of_round_void_is_entered_and_settled(
     assert await desk.submit("settle")
     assert controller.settled.rest_of_round_void == ("dealer_card_exposed: the rule (§ 647a.13(d))")
     assert phase_of(session) is Phase.IDLE
+
+
+async def test_a_failure_of_the_console_itself_is_said_and_stops_it(tmp_path: Path) -> None:
+    desk, _ = await locked_desk(tmp_path)
+
+    def broken(_: list[str]) -> None:
+        raise KeyError("seat")
+
+    phases, _command = desk.session._commands["cards"]
+    desk.session._commands["cards"] = (phases, broken)
+    assert await desk.submit("cards 3 2C 3C 4C 5C 6C")
+    assert desk.session.messages[-1] == (
+        "the console failed on the cards of round 2 ('seat'): quit and start the console "
+        "again; nothing is lost: the outbox re-sends what was not answered"
+    )
+    assert phase_of(desk.session) is Phase.HALTED
+    assert await desk.submit("quit") is False
