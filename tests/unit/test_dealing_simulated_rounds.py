@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from jackpot.irregularities import HOUSE_RULE
 from jackpot.kinds import WagerKind
 from jackpot.results import (
     AcceptedWager,
@@ -177,7 +178,7 @@ async def test_misdeals_void_with_each_games_citation() -> None:
         ("caribbean-stud", "§ 639a.13(c)"),
         ("three-card-poker", "§ 649a.9(f)"),
         ("texas-holdem-bonus", "§ 647a.13(c)"),
-        ("six-card-fortune-pai-gow", "§ 670a.13"),
+        ("six-card-fortune-pai-gow", HOUSE_RULE),
     ]:
         sim, controller = simulator(game, void_percent=100)
         tally = await sim.run(3)
