@@ -22,6 +22,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from controller.ctl.remote import call, print_records, show
 from jackpot.money import format_cents
+from jackpot.results import METER_AFTER
 from jackpot.v1 import jackpot_pb2 as pb
 
 STATUSES = ("pending", "approved", "paid", "rejected")
@@ -152,7 +153,7 @@ def slip_lines(j: pb.Jackpot) -> list[str]:
     if j.meter_id:
         lines.append(
             f"  meter        {j.meter_id} {format_cents(j.meter_before_cents)} -> "
-            f"{format_cents(j.meter_after_cents)}"
+            f"{format_cents(j.meter_after_cents)} ({METER_AFTER})"
         )
     else:
         lines.append("  meter        none (a fixed award)")

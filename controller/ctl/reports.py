@@ -47,6 +47,7 @@ from controller.store import codec
 from controller.store.redis_store import RedisStore
 from jackpot.errors import InvalidArgument, NotFound
 from jackpot.money import MICROCENTS_PER_CENT, format_cents
+from jackpot.results import METER_AFTER
 
 T = TypeVar("T")
 
@@ -420,7 +421,7 @@ def _handle_table(rows: Sequence[Row]) -> list[tuple[str, ...]]:
 
 def _hits_table(rows: Sequence[Row]) -> list[tuple[str, ...]]:
     header = ("SEQ", "TIME (UTC)", "METER", "TABLE", "ROUND", "SEAT", "HAND", "AWARD",
-              "AMOUNT", "METER BEFORE -> AFTER")  # fmt: skip
+              "AMOUNT", f"METER BEFORE -> {METER_AFTER.upper()}")  # fmt: skip
     table: list[tuple[str, ...]] = [header]
     for r in rows:
         table.append(
