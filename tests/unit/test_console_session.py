@@ -131,9 +131,8 @@ def test_a_round_from_open_to_settle() -> None:
     )
     assert "seat 3 Bonus Wager: high card, no award" in console.messages
     # The jackpot awaits a supervisor's validation: it is not paid (it said "$10,000.15 paid").
-    assert console.messages[-1] == (
-        "round 5 settled: 1 award(s), $10,000.15 awaiting validation"
-    )
+    summary = "round 5 settled: 1 award(s), $10,000.15 awaiting validation"
+    assert console.messages[-1] == summary
 
 
 @pytest.mark.parametrize(
