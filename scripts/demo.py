@@ -41,6 +41,7 @@ from cryptography.x509 import load_pem_x509_certificate
 from controller.rules_file import load_submission
 from controller.testing import ControllerProcess, RedisServer, TestPKI
 from controller.testing.children import free_port
+from jackpot.hands.words import hand_words
 from jackpot.money import format_cents
 
 BIN = Path(sys.executable).parent
@@ -240,7 +241,8 @@ def summarise(
     for hit in hits:
         print(
             f"  #{hit['journal_seq']} table {hit['table_id']} seat {hit['seat']} "
-            f"{hit['hand']}: {hit['award_text']} = {format_cents(int(hit['amount_cents']))} "
+            f"{hand_words(hit['hand'])}: {hit['award_text']} = "
+            f"{format_cents(int(hit['amount_cents']))} "
             + (
                 f"(meter {format_cents(int(hit['meter_before_cents']))} -> "
                 f"{format_cents(int(hit['meter_after_cents']))})"

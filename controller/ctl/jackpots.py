@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 
 from controller.ctl.remote import call, print_records, show
+from jackpot.hands.words import hand_words
 from jackpot.money import format_cents
 from jackpot.results import METER_AFTER
 from jackpot.v1 import jackpot_pb2 as pb
@@ -125,7 +126,7 @@ def _table(jackpots: Sequence[pb.Jackpot]) -> list[str]:
             j.table_id,
             str(j.round_id),
             str(j.seat),
-            j.hand,
+            hand_words(j.hand),
             format_cents(j.amount_cents),
         )
         for j in jackpots
@@ -140,7 +141,7 @@ def _table(jackpots: Sequence[pb.Jackpot]) -> list[str]:
 def slip_lines(j: pb.Jackpot) -> list[str]:
     """The hand-pay slip of a jackpot, for people (amounts in dollars, times in UTC)."""
     wager = j.wager + (" on the dealer's hand" if j.on_dealer_hand else "")
-    hand = f"{j.hand}: {j.cards}" if j.cards else j.hand
+    hand = f"{hand_words(j.hand)}: {j.cards}" if j.cards else hand_words(j.hand)
     if j.envy_for_seat:
         hand = f"envy bonus for seat {j.envy_for_seat}'s {hand}"
     lines = [
@@ -199,7 +200,8 @@ def jackpot_line(jackpot: pb.Jackpot) -> str:
     )
     return (
         f"{jackpot.jackpot_id}: {jackpot.status} - table {jackpot.table_id} round "
-        f"{jackpot.round_id} seat {jackpot.seat} {jackpot.hand}, {jackpot.award_text} = "
+        f"{jackpot.round_id} seat {jackpot.seat} {hand_words(jackpot.hand)}, "
+        f"{jackpot.award_text} = "
         f"{format_cents(jackpot.amount_cents)}{meter}"
         + (f", reviewed by {jackpot.reviewed_by}" if jackpot.reviewed_by else "")
         + (f", paid by {jackpot.paid_by}" if jackpot.paid_by else "")

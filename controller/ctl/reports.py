@@ -46,6 +46,7 @@ from controller.domain.records import JournalEntry, MeterState
 from controller.store import codec
 from controller.store.redis_store import RedisStore
 from jackpot.errors import InvalidArgument, NotFound
+from jackpot.hands.words import hand_words
 from jackpot.money import MICROCENTS_PER_CENT, format_cents
 from jackpot.results import METER_AFTER
 
@@ -432,7 +433,7 @@ def _hits_table(rows: Sequence[Row]) -> list[tuple[str, ...]]:
                 r["table_id"],
                 r["round_id"],
                 r["seat"],
-                r["hand"] + (" (rejected)" if r["rejected"] else ""),
+                hand_words(r["hand"]) + (" (rejected)" if r["rejected"] else ""),
                 r["award"],
                 format_cents(r["amount_cents"]),
                 f"{format_cents(r['meter_before_cents'])} -> "

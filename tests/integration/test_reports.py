@@ -268,7 +268,8 @@ async def test_jackpotctl_report(
 
     assert await ctl("hits") == 0
     out = capsys.readouterr().out
-    assert "straight_flush" in out and "$1,001.80" not in out and "$10,001.80" in out
+    assert "straight flush" in out and "$1,001.80" not in out and "$10,001.80" in out
+    assert "straight_flush" not in out  # hand names in words where people read them
 
     assert await ctl("changes", "--to", "2000-01-01") == 0
     assert capsys.readouterr().out == "no changes in that window\n"
