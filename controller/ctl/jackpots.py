@@ -24,6 +24,7 @@ from controller.ctl.remote import call, print_records, show
 from jackpot.hands.words import hand_words
 from jackpot.money import format_cents
 from jackpot.results import METER_AFTER
+from jackpot.times import format_time
 from jackpot.v1 import jackpot_pb2 as pb
 
 STATUSES = ("pending", "approved", "paid", "rejected")
@@ -92,14 +93,6 @@ def parse_when(text: str, *, end_of_day: bool = False) -> int:
 
 def _ms(moment: datetime) -> int:
     return (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
-
-
-def format_time(ms: int) -> str:
-    """Milliseconds since the Unix epoch as ``2025-03-01 18:30:05 UTC``; ``-`` for 0 (not yet)."""
-    if not ms:
-        return "-"
-    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _list(args: argparse.Namespace) -> int:

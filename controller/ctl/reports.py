@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from controller import journal_export
-from controller.ctl.jackpots import format_time, parse_when
+from controller.ctl.jackpots import parse_when
 from controller.domain import reports
 from controller.domain.config import TableConfig
 from controller.domain.records import JournalEntry, MeterState
@@ -49,6 +49,7 @@ from jackpot.errors import InvalidArgument, NotFound
 from jackpot.hands.words import hand_words
 from jackpot.money import MICROCENTS_PER_CENT, format_cents
 from jackpot.results import METER_AFTER
+from jackpot.times import format_time
 
 T = TypeVar("T")
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from fractions import Fraction
 
 from controller.domain.config import TableConfig
@@ -36,6 +35,7 @@ from controller.domain.odds import paytable_odds
 from controller.domain.records import JournalEntry, MeterState
 from jackpot.errors import FailedPrecondition
 from jackpot.kinds import AwardKind
+from jackpot.times import format_time
 
 LAST_HITS = 25
 """How many hits the hit report lists."""
@@ -515,6 +515,5 @@ def check_covered(
 
 
 def _utc(ms: int) -> str:
-    """Milliseconds since the Unix epoch as ``2025-03-01 18:30:05.123 UTC``."""
-    seconds, millis = divmod(ms, 1000)
-    return f"{datetime.fromtimestamp(seconds, UTC):%Y-%m-%d %H:%M:%S}.{millis:03d} UTC"
+    """Milliseconds since the Unix epoch as people read a time here (:mod:`jackpot.times`)."""
+    return format_time(ms)

@@ -11,10 +11,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from controller.ctl.jackpots import format_time, parse_when
+from controller.ctl.jackpots import parse_when
 from controller.ctl.main import main as jackpotctl
 from controller.server import ControllerServer
 from controller.testing import TestPKI
+from jackpot.times import format_time
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import (
     FULL_HOUSE,
