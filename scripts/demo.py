@@ -43,6 +43,7 @@ from controller.testing import ControllerProcess, RedisServer, TestPKI
 from controller.testing.children import free_port
 from jackpot.hands.words import hand_words
 from jackpot.money import format_cents
+from jackpot.results import METER_AFTER
 
 BIN = Path(sys.executable).parent
 TABLES = ("cs-1", "cs-2", "cs-3", "tcp-1", "pg-1", "thb-1")
@@ -245,7 +246,7 @@ def summarise(
             f"{format_cents(int(hit['amount_cents']))} "
             + (
                 f"(meter {format_cents(int(hit['meter_before_cents']))} -> "
-                f"{format_cents(int(hit['meter_after_cents']))})"
+                f"{format_cents(int(hit['meter_after_cents']))} {METER_AFTER})"
                 if hit["meter_id"]
                 else "(a fixed award above the validation threshold)"
             )

@@ -187,7 +187,7 @@ def jackpot_line(jackpot: pb.Jackpot) -> str:
     """One line: the jackpot, its award, and who decided and paid it."""
     meter = (
         f" (meter {format_cents(jackpot.meter_before_cents)} -> "
-        f"{format_cents(jackpot.meter_after_cents)})"
+        f"{format_cents(jackpot.meter_after_cents)} {METER_AFTER})"
         if jackpot.meter_id
         else ""
     )
