@@ -33,17 +33,26 @@ def processes_naming(text: str) -> list[int]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize(
+    ("signum", "make"),
+    [(signal.SIGTERM, False), (signal.SIGHUP, False), (signal.SIGHUP, True)],
+    ids=["SIGTERM", "SIGHUP", "make-demo-terminal-closed"],
+)
 def test_the_demo_stopped_by_a_signal_leaves_nothing_behind(
-    tmp_path: Path, signum: signal.Signals
+    tmp_path: Path, signum: signal.Signals, make: bool
 ) -> None:
+    """The signal to the demo's process; or, as a closed terminal does, SIGHUP to the whole
+    foreground process group of ``make demo`` (make, the demo, Redis, the controller and
+    the tables, which do not stop on a SIGHUP by themselves)."""
+    demo_argv = [sys.executable, str(REPO / "scripts" / "demo.py"), "--rounds", "2000"]
     demo = subprocess.Popen(
-        [sys.executable, str(REPO / "scripts" / "demo.py"), "--rounds", "2000"],
+        ["make", "--no-print-directory", "demo", "DEMO_ARGS=--rounds 2000"] if make else demo_argv,
         cwd=REPO,
         env={**os.environ, "TMPDIR": str(tmp_path)},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        start_new_session=make,
     )
     try:
         assert demo.stdout is not None
@@ -63,9 +72,12 @@ def test_the_demo_stopped_by_a_signal_leaves_nothing_behind(
         time.sleep(1.0)  # the tables start
         started = processes_naming(str(folder))
         assert len(started) >= 3, started  # redis-server, the controller, the tables
-        demo.send_signal(signum)
+        if make:
+            os.killpg(demo.pid, signum)
+        else:
+            demo.send_signal(signum)
         output, _ = demo.communicate(timeout=60)
-        assert demo.returncode == 128 + signum, output
+        assert demo.returncode == (-signum if make else 128 + signum), output  # make re-raises
         assert "everything it started is stopped" in output
         assert not folder.exists()
         assert list(tmp_path.iterdir()) == []
