@@ -10,8 +10,10 @@ from __future__ import annotations
 import logging
 import re
 
+from jackpot.times import LOG_FORMAT, UTCFormatter
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+FORMAT = LOG_FORMAT
 
 
 def escape_controls(text: str) -> str:
@@ -19,8 +21,9 @@ def escape_controls(text: str) -> str:
     return _CONTROL.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
 
 
-class SafeFormatter(logging.Formatter):
-    """A formatter whose message part never holds a raw control character."""
+class SafeFormatter(UTCFormatter):
+    """A formatter whose message part never holds a raw control character (times in UTC,
+    labelled: :mod:`jackpot.times`)."""
 
     def formatMessage(self, record: logging.LogRecord) -> str:
         record.message = escape_controls(record.message)

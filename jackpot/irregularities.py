@@ -6,9 +6,12 @@ face up after every player and the dealer received their first two cards (§ 647
 dealer's card exposed too early (§ 647a.13(d)), voids the rest of the round while the Texas
 Hold 'Em Bonus Wagers still settle by § 647a.12(b) (settled with ``rest_of_round_void``).
 
-The seeds give Three Card Poker's and Six-Card Fortune Pai Gow Poker's rule for a misdeal only
-(§ 649a.9(f); § 670a.13 as § 670a.11 cites it); any other irregularity there is refused, and
-the round is voided with TableService.VoidRound and the dealer's reason.
+The seeds give Three Card Poker's rule for a misdeal only (§ 649a.9(f)). For Six-Card Fortune
+Pai Gow Poker they hold § 670a.11 alone, which names § 670a.13 ("irregularities") without its
+text: a wrong card count or a misdeal there voids the round by a documented house rule
+(:data:`HOUSE_RULE`, as every seeded chapter voids a misdeal), cited as such, never as a
+section the seeds do not hold. Any other irregularity at either game is refused, and the round
+is voided with TableService.VoidRound and the dealer's reason.
 
 Shared by the controller (which decides) and the table agent (which tells the dealer).
 """
@@ -49,6 +52,11 @@ class IrregularityRule:
     section: str
 
 
+HOUSE_RULE = "house rule; the seeds give no Six-Card Fortune irregularity text"
+"""The citation where the seeds are silent: Six-Card Fortune's irregularities (§ 670a.13) are
+not among them, and the operator voids a misdealt round as § 639a.13(c), § 647a.13(c) and
+§ 649a.9(f) do at the other games (README, "Chip count and irregularities")."""
+
 _VOID = IrregularityEffect.VOID
 _BONUS = IrregularityEffect.BONUS_SETTLES
 K = IrregularityKind
@@ -73,8 +81,8 @@ RULES: Mapping[str, Mapping[IrregularityKind, IrregularityRule]] = {
         K.MISDEAL: IrregularityRule(_VOID, "§ 649a.9(f)"),
     },
     "six-card-fortune-pai-gow": {
-        K.WRONG_CARD_COUNT: IrregularityRule(_VOID, "§ 670a.13"),
-        K.MISDEAL: IrregularityRule(_VOID, "§ 670a.13"),
+        K.WRONG_CARD_COUNT: IrregularityRule(_VOID, HOUSE_RULE),
+        K.MISDEAL: IrregularityRule(_VOID, HOUSE_RULE),
     },
 }
 """Per game (its name in :mod:`jackpot.games`), the seeded irregularities and their rule."""

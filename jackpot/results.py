@@ -16,6 +16,11 @@ from jackpot.epochs import NO_POSITION, JournalPosition
 from jackpot.kinds import AwardKind, IrregularityKind, WagerKind
 from jackpot.money import floor_cents
 
+METER_AFTER = "after the award and any reset"
+"""What "meter after" means wherever it is shown (the settlement's answer, the hand-pay slip,
+``report hits``, the dealer's console): the meter once the award is taken and, for a 100%
+award, reset to its reset amount - what the meter shows next. Labelled with these words."""
+
 
 @dataclass(frozen=True, slots=True)
 class MeterValue:

@@ -10,7 +10,9 @@ holds a straight flush and seat 2 a royal flush and one Three Card Poker round w
 bonuses, has a supervisor validate the jackpots and the cage record a payment (printing its
 hand-pay slip), prints a summary, runs ``jackpotctl audit verify``, prints the addresses of
 the meter signs and the floor view (``--web-port``) with the certificates a browser needs,
-and stops everything it started (``--keep-serving`` keeps them live until Ctrl-C).
+and stops everything it started (``--keep-serving`` keeps them live until Ctrl-C). Killed with
+SIGTERM or SIGHUP (or Ctrl-C) at any point, it stops Redis, the controller and the tables it
+started and removes its temporary folder (the CA's key among its files) before it exits.
 
     python scripts/demo.py [--rounds 200] [--keep-serving]
 """
@@ -21,6 +23,7 @@ import argparse
 import json
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -28,6 +31,7 @@ import time
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from cryptography.hazmat.primitives import serialization
@@ -37,7 +41,9 @@ from cryptography.x509 import load_pem_x509_certificate
 from controller.rules_file import load_submission
 from controller.testing import ControllerProcess, RedisServer, TestPKI
 from controller.testing.children import free_port
+from jackpot.hands.words import hand_words
 from jackpot.money import format_cents
+from jackpot.results import METER_AFTER
 
 BIN = Path(sys.executable).parent
 TABLES = ("cs-1", "cs-2", "cs-3", "tcp-1", "pg-1", "thb-1")
@@ -69,6 +75,18 @@ CASHIER = ("cashier", "cage-1")
 DISPLAY = ("display", "pit-sign")
 BUNDLE_PASSWORD = b"demo"
 """The password of the demo's PKCS#12 bundles (browsers refuse to import one without)."""
+
+
+CHILDREN: list[subprocess.Popen[str]] = []
+"""The table agents running now: stopped with everything else if the demo is stopped."""
+
+
+class Stopped(SystemExit):
+    """SIGTERM or SIGHUP: unwind, so that everything started is stopped and removed."""
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise Stopped(128 + signum)
 
 
 def banner(text: str) -> None:
@@ -160,6 +178,7 @@ def play(controller: ControllerProcess, rounds: int, work: Path) -> list[dict[st
         )
         for table_id in TABLES
     ]
+    CHILDREN.extend(agents)
     for agent in agents:
         output, _ = agent.communicate(timeout=600)
         if agent.returncode != 0:
@@ -223,10 +242,11 @@ def summarise(
     for hit in hits:
         print(
             f"  #{hit['journal_seq']} table {hit['table_id']} seat {hit['seat']} "
-            f"{hit['hand']}: {hit['award_text']} = {format_cents(int(hit['amount_cents']))} "
+            f"{hand_words(hit['hand'])}: {hit['award_text']} = "
+            f"{format_cents(int(hit['amount_cents']))} "
             + (
                 f"(meter {format_cents(int(hit['meter_before_cents']))} -> "
-                f"{format_cents(int(hit['meter_after_cents']))})"
+                f"{format_cents(int(hit['meter_after_cents']))} {METER_AFTER})"
                 if hit["meter_id"]
                 else "(a fixed award above the validation threshold)"
             )
@@ -319,10 +339,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="leave Redis and the controller running until Ctrl-C",
     )
     args = parser.parse_args(argv)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _stop)
     work = Path(tempfile.mkdtemp(prefix="jackpot-demo-"))
+    print(f"demo folder: {work}", flush=True)
+    try:
+        return run(args, work)
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(signum, signal.SIG_IGN)  # a second signal must not stop the cleanup
+        for child in CHILDREN:
+            if child.poll() is None:
+                child.kill()
+                child.wait(timeout=10)
+        for started in STARTED:
+            started.stop()
+        shutil.rmtree(work, ignore_errors=True)
+        banner("Demo finished: everything it started is stopped, its folder removed")
+
+
+STARTED: list[RedisServer | ControllerProcess] = []
+"""Redis and the controller once started (in that order), stopped in the reverse order."""
+
+
+def run(args: argparse.Namespace, work: Path) -> int:
+    """The demo itself, in ``work``; what it starts is in :data:`STARTED` and
+    :data:`CHILDREN` for :func:`main` to stop."""
     pki = make_certificates(work / "certs")
     banner("Start: redis-server (append-only file, fsync always) and the controller (mTLS)")
-    redis = RedisServer(work / "redis").start()
+    redis = RedisServer(work / "redis")
+    STARTED.insert(0, redis)
+    redis.start()
     print(f"redis-server on {redis.url}, data in {redis.data_dir}")
     web_port = free_port()
     controller = ControllerProcess(
@@ -334,42 +381,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         # demo raises the per-table call rate limit (2 a second by default) to match.
         extra_args=("--table-calls-per-second", "200", "--web-port", str(web_port)),
     )
-    try:
-        controller.start()
-        target = controller.target
-        print("$ jackpot-controller serve " + " ".join(controller.security_args()) + " ...")
-        address = [str(BIN / "jackpotctl"), "--controller", target]
-        ctl = [*address, *controller.client_args(*OPERATOR)]
-        supervisor = [*address, *controller.client_args(*SUPERVISOR)]
-        cage = [*address, *controller.client_args(*CASHIER)]
-        print(f"controller on {target}; its log: {controller.log_path}")
-        configure(ctl)
-        tallies = play(controller, args.rounds, work)
-        summarise(ctl, supervisor, cage, tallies)
-        banner("Regulator reports: the meters, the handle per table and wager, the hits")
-        for kind in ("meters", "handle", "hits"):
-            command([str(BIN / "jackpotctl"), "report", kind, "--redis", redis.url])
-        banner("Audit: check the journal's hash chain and recompute every meter from it")
-        command([str(BIN / "jackpotctl"), "audit", "verify", "--redis", redis.url])
-        show_metrics(controller.metrics_port)
-        show_pages(pki, web_port, live=args.keep_serving)
-        if args.keep_serving:
-            banner("Serving; press Ctrl-C to stop")
-            print(
-                f"  controller {target}   metrics "
-                f"http://127.0.0.1:{controller.metrics_port}/metrics   redis {redis.url}"
-            )
-            print(f"  try: {' '.join(ctl)} meters list")
-            try:
-                while controller.process is not None and controller.process.poll() is None:
-                    time.sleep(1)
-            except KeyboardInterrupt:
-                pass
-    finally:
-        controller.stop()
-        redis.stop()
-    shutil.rmtree(work, ignore_errors=True)
-    banner("Demo finished: everything it started is stopped")
+    STARTED.insert(0, controller)
+    controller.start()
+    target = controller.target
+    print("$ jackpot-controller serve " + " ".join(controller.security_args()) + " ...")
+    address = [str(BIN / "jackpotctl"), "--controller", target]
+    ctl = [*address, *controller.client_args(*OPERATOR)]
+    supervisor = [*address, *controller.client_args(*SUPERVISOR)]
+    cage = [*address, *controller.client_args(*CASHIER)]
+    print(f"controller on {target}; its log: {controller.log_path}")
+    configure(ctl)
+    tallies = play(controller, args.rounds, work)
+    summarise(ctl, supervisor, cage, tallies)
+    banner("Regulator reports: the meters, the handle per table and wager, the hits")
+    for kind in ("meters", "handle", "hits"):
+        command([str(BIN / "jackpotctl"), "report", kind, "--redis", redis.url])
+    banner("Audit: check the journal's hash chain and recompute every meter from it")
+    command([str(BIN / "jackpotctl"), "audit", "verify", "--redis", redis.url])
+    show_metrics(controller.metrics_port)
+    show_pages(pki, web_port, live=args.keep_serving)
+    if args.keep_serving:
+        banner("Serving; press Ctrl-C to stop")
+        print(
+            f"  controller {target}   metrics "
+            f"http://127.0.0.1:{controller.metrics_port}/metrics   redis {redis.url}"
+        )
+        print(f"  try: {' '.join(ctl)} meters list")
+        try:
+            while controller.process is not None and controller.process.poll() is None:
+                time.sleep(1)
+        except KeyboardInterrupt:
+            pass
     return 0
 
 

@@ -47,6 +47,7 @@ from jackpot.errors import InvalidCards
 from jackpot.games import MAX_SEATS
 from jackpot.kinds import WagerKind
 from jackpot.money import format_cents
+from jackpot.times import utc_logs
 from table_agent.client import (
     ControllerClient,
     ControllerMisconfigured,
@@ -432,10 +433,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return console_main(argv[1:])
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.WARNING if args.quiet else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-    )
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO)
+    utc_logs()
     problem = _check(args)
     tls_files, refused = controller_tls(args)
     problem = problem or refused

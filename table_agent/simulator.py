@@ -29,10 +29,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from jackpot.games import DEFAULT_WAGER_CENTS
+from jackpot.hands.words import hand_words
 from jackpot.irregularities import COUNTED_WAGERS, RULES
 from jackpot.kinds import wager_title
 from jackpot.money import format_cents
-from jackpot.results import LockoutResult, SeatResult, SettleResult
+from jackpot.results import METER_AFTER, LockoutResult, SeatResult, SettleResult
 from table_agent.client import ControllerUnreachable
 from table_agent.deck import COMMUNITY, DEALER, DeckCard
 from table_agent.games import GameProcedure, game_procedure
@@ -303,10 +304,11 @@ def describe_award(table_id: str, round_id: int, award: SeatResult) -> str:
     """One line for the dealer and the log: who won what on which wager (and for whose hand,
     for an envy bonus), whether the payout limit cut it, and whether it awaits validation."""
     wager = wager_title(award.kind, on_dealer_hand=award.on_dealer_hand) if award.kind else "wager"
+    hand = hand_words(award.hand)
     if award.envy_for_seat:
-        what = f"envy bonus ({wager}) for seat {award.envy_for_seat}'s {award.hand}"
+        what = f"envy bonus ({wager}) for seat {award.envy_for_seat}'s {hand}"
     else:
-        what = f"{wager}: {award.hand}"
+        what = f"{wager}: {hand}"
     amount = format_cents(award.amount_cents)
     wins = award.award_text if award.award_text == amount else f"{award.award_text} = {amount}"
     line = f"table {table_id} round {round_id}: seat {award.seat} {what} wins {wins}"
@@ -315,7 +317,7 @@ def describe_award(table_id: str, round_id: int, award: SeatResult) -> str:
     if award.pending_validation:
         meter = (
             f"meter {format_cents(award.meter_before_cents)} -> "
-            f"{format_cents(award.meter_after_cents)}; "
+            f"{format_cents(award.meter_after_cents)} {METER_AFTER}; "
             if award.meter_id  # a fixed award held for validation moves no meter
             else ""
         )

@@ -219,7 +219,13 @@ class TableService(pb_grpc.TableServiceServicer):
         return await self._step(
             table.table_id,
             self._store.settle(
-                table, round_id, plan, locked.lockout_fingerprint, fingerprint, known
+                table,
+                round_id,
+                plan,
+                locked.lockout_fingerprint,
+                fingerprint,
+                known,
+                rest_of_round_void=bool(cards.rest_of_round_void),
             ),
             self._metrics.record_settle,
         )

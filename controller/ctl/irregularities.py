@@ -18,8 +18,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from controller.ctl.jackpots import format_time
 from controller.ctl.remote import call, print_records, show
+from jackpot.times import format_time
 from jackpot.v1 import jackpot_pb2 as pb
 
 STATUSES = ("open", "confirmed", "voided", "applied")

@@ -21,7 +21,10 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 
 from controller.ctl.remote import call, print_records, show
+from jackpot.hands.words import hand_words
 from jackpot.money import format_cents
+from jackpot.results import METER_AFTER
+from jackpot.times import format_time
 from jackpot.v1 import jackpot_pb2 as pb
 
 STATUSES = ("pending", "approved", "paid", "rejected")
@@ -92,14 +95,6 @@ def _ms(moment: datetime) -> int:
     return (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
 
 
-def format_time(ms: int) -> str:
-    """Milliseconds since the Unix epoch as ``2025-03-01 18:30:05 UTC``; ``-`` for 0 (not yet)."""
-    if not ms:
-        return "-"
-    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
 def _list(args: argparse.Namespace) -> int:
     request = pb.ListJackpotsRequest(
         link_group_id=args.link_group,
@@ -124,7 +119,7 @@ def _table(jackpots: Sequence[pb.Jackpot]) -> list[str]:
             j.table_id,
             str(j.round_id),
             str(j.seat),
-            j.hand,
+            hand_words(j.hand),
             format_cents(j.amount_cents),
         )
         for j in jackpots
@@ -139,7 +134,7 @@ def _table(jackpots: Sequence[pb.Jackpot]) -> list[str]:
 def slip_lines(j: pb.Jackpot) -> list[str]:
     """The hand-pay slip of a jackpot, for people (amounts in dollars, times in UTC)."""
     wager = j.wager + (" on the dealer's hand" if j.on_dealer_hand else "")
-    hand = f"{j.hand}: {j.cards}" if j.cards else j.hand
+    hand = f"{hand_words(j.hand)}: {j.cards}" if j.cards else hand_words(j.hand)
     if j.envy_for_seat:
         hand = f"envy bonus for seat {j.envy_for_seat}'s {hand}"
     lines = [
@@ -152,7 +147,7 @@ def slip_lines(j: pb.Jackpot) -> list[str]:
     if j.meter_id:
         lines.append(
             f"  meter        {j.meter_id} {format_cents(j.meter_before_cents)} -> "
-            f"{format_cents(j.meter_after_cents)}"
+            f"{format_cents(j.meter_after_cents)} ({METER_AFTER})"
         )
     else:
         lines.append("  meter        none (a fixed award)")
@@ -192,13 +187,14 @@ def jackpot_line(jackpot: pb.Jackpot) -> str:
     """One line: the jackpot, its award, and who decided and paid it."""
     meter = (
         f" (meter {format_cents(jackpot.meter_before_cents)} -> "
-        f"{format_cents(jackpot.meter_after_cents)})"
+        f"{format_cents(jackpot.meter_after_cents)} {METER_AFTER})"
         if jackpot.meter_id
         else ""
     )
     return (
         f"{jackpot.jackpot_id}: {jackpot.status} - table {jackpot.table_id} round "
-        f"{jackpot.round_id} seat {jackpot.seat} {jackpot.hand}, {jackpot.award_text} = "
+        f"{jackpot.round_id} seat {jackpot.seat} {hand_words(jackpot.hand)}, "
+        f"{jackpot.award_text} = "
         f"{format_cents(jackpot.amount_cents)}{meter}"
         + (f", reviewed by {jackpot.reviewed_by}" if jackpot.reviewed_by else "")
         + (f", paid by {jackpot.paid_by}" if jackpot.paid_by else "")

@@ -39,14 +39,17 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from controller import journal_export
-from controller.ctl.jackpots import format_time, parse_when
+from controller.ctl.jackpots import parse_when
 from controller.domain import reports
 from controller.domain.config import TableConfig
 from controller.domain.records import JournalEntry, MeterState
 from controller.store import codec
 from controller.store.redis_store import RedisStore
 from jackpot.errors import InvalidArgument, NotFound
+from jackpot.hands.words import hand_words
 from jackpot.money import MICROCENTS_PER_CENT, format_cents
+from jackpot.results import METER_AFTER
+from jackpot.times import format_time
 
 T = TypeVar("T")
 
@@ -420,7 +423,7 @@ def _handle_table(rows: Sequence[Row]) -> list[tuple[str, ...]]:
 
 def _hits_table(rows: Sequence[Row]) -> list[tuple[str, ...]]:
     header = ("SEQ", "TIME (UTC)", "METER", "TABLE", "ROUND", "SEAT", "HAND", "AWARD",
-              "AMOUNT", "METER BEFORE -> AFTER")  # fmt: skip
+              "AMOUNT", f"METER BEFORE -> {METER_AFTER.upper()}")  # fmt: skip
     table: list[tuple[str, ...]] = [header]
     for r in rows:
         table.append(
@@ -431,7 +434,7 @@ def _hits_table(rows: Sequence[Row]) -> list[tuple[str, ...]]:
                 r["table_id"],
                 r["round_id"],
                 r["seat"],
-                r["hand"] + (" (rejected)" if r["rejected"] else ""),
+                hand_words(r["hand"]) + (" (rejected)" if r["rejected"] else ""),
                 r["award"],
                 format_cents(r["amount_cents"]),
                 f"{format_cents(r['meter_before_cents'])} -> "

@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from fractions import Fraction
 
 from controller.domain.config import TableConfig
@@ -36,6 +35,7 @@ from controller.domain.odds import paytable_odds
 from controller.domain.records import JournalEntry, MeterState
 from jackpot.errors import FailedPrecondition
 from jackpot.kinds import AwardKind
+from jackpot.times import format_time
 
 LAST_HITS = 25
 """How many hits the hit report lists."""
@@ -404,10 +404,29 @@ class Hit:
     rejected: bool
 
 
+def _meter_after(entries: Sequence[JournalEntry], index: int) -> int:
+    """The meter after the award at ``entries[index]`` (:data:`jackpot.results.METER_AFTER`):
+    after a 100% award, the reset amount its ``reset`` entry (the next one, same script) set;
+    after any other award, the meter as the award left it."""
+    award = entries[index]
+    following = entries[index + 1] if index + 1 < len(entries) else None
+    if (
+        following is not None
+        and following.type == "reset"
+        and following.seq == award.seq + 1
+        and following.meter_id == award.meter_id
+    ):
+        return int(following.fields["reset_cents"])
+    return int(award.fields["meter_after_cents"])
+
+
 def hit_report(entries: Sequence[JournalEntry], limit: int = LAST_HITS) -> list[Hit]:
-    """The last ``limit`` hits of the window, newest first."""
+    """The last ``limit`` hits of the window, newest first; ``meter_after_cents`` as the
+    hand-pay slip has it (:data:`jackpot.results.METER_AFTER`: a 100% award's includes its
+    reset)."""
     rejected = {_award_seq(e.fields["jackpot"]) for e in entries if e.type == "jackpot_rejected"}
-    hits = [e for e in entries if e.type == "award"][-limit:] if limit else []
+    indexes = [i for i, e in enumerate(entries) if e.type == "award"][-limit:] if limit else []
+    hits = [(entries[i], _meter_after(entries, i)) for i in indexes]
     return [
         Hit(
             seq=e.seq,
@@ -421,10 +440,10 @@ def hit_report(entries: Sequence[JournalEntry], limit: int = LAST_HITS) -> list[
             award=e.fields["award"],
             amount_cents=int(e.fields["amount_cents"]),
             meter_before_cents=int(e.fields["meter_before_cents"]),
-            meter_after_cents=int(e.fields["meter_after_cents"]),
+            meter_after_cents=after,
             rejected=e.seq in rejected,
         )
-        for e in reversed(hits)
+        for e, after in reversed(hits)
     ]
 
 
@@ -496,6 +515,5 @@ def check_covered(
 
 
 def _utc(ms: int) -> str:
-    """Milliseconds since the Unix epoch as ``2025-03-01 18:30:05.123 UTC``."""
-    seconds, millis = divmod(ms, 1000)
-    return f"{datetime.fromtimestamp(seconds, UTC):%Y-%m-%d %H:%M:%S}.{millis:03d} UTC"
+    """Milliseconds since the Unix epoch as people read a time here (:mod:`jackpot.times`)."""
+    return format_time(ms)

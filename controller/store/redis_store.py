@@ -149,6 +149,7 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "VOIDED": RoundStateError,
     "SETTLED": RoundStateError,
     "IRREGULAR": RoundStateError,  # held for a supervisor (a chip count that differed)
+    "REST_VOID": RoundStateError,  # § 647a.13(a), (d): only its bonus wagers settle
     "MYSTERY_HIT": RoundStateError,  # it won a must-hit-by jackpot: a supervisor voids it
     "NOT_IRREGULAR": RoundStateError,
     "DECIDED": FailedPrecondition,
@@ -1586,10 +1587,14 @@ class RedisStore:
         lockout_fingerprint: str,
         fingerprint: str,
         known: JournalPosition = NO_POSITION,
+        *,
+        rest_of_round_void: bool = False,
     ) -> SettleResult:
         """Pay the plan in its order from the live meters, journal it, answer it (atomic).
         The round's remembered lockout is forgotten whatever the answer (settled, replayed,
-        refused: a refusal for a stale lockout fingerprint is answered from Redis next)."""
+        refused: a refusal for a stale lockout fingerprint is answered from Redis next).
+        ``rest_of_round_void``: the settlement carries one (and claims no base game win); a
+        round recorded as "bonus_settles" (§ 647a.13(a), (d)) is refused without it."""
         phase = self._phase_keys(table)
         payload = json.dumps([_plan_item(item) for item in plan])
         self._locked.forget(table.table_id, round_id)
@@ -1607,6 +1612,7 @@ class RedisStore:
                 lockout_fingerprint,
                 known.epoch,
                 claimed_seq(known),
+                "1" if rest_of_round_void else "",
             ],
             codec.settle_result,
         )

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from jackpot import tls
+from jackpot.times import utc_logs
 from table_agent.cli import (
     MetricsPortError,
     TableSetupError,
@@ -129,11 +130,8 @@ def _log_to_file(args: argparse.Namespace) -> Path:
     """The agent's log goes to the state directory: the screen is the dealer's."""
     args.state_dir.mkdir(parents=True, exist_ok=True)
     path: Path = args.state_dir / f"{args.table_id}.console.log"
-    logging.basicConfig(
-        filename=path,
-        level=logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-    )
+    logging.basicConfig(filename=path, level=logging.INFO)
+    utc_logs()
     return path
 
 

@@ -39,6 +39,7 @@ from enum import StrEnum
 
 from jackpot.cards import check_no_duplicates
 from jackpot.errors import InvalidCards
+from jackpot.hands.words import hand_words
 from jackpot.irregularities import RULES, TITLES
 from jackpot.kinds import Extra, IrregularityKind, wager_title
 from jackpot.money import format_cents
@@ -68,6 +69,17 @@ from table_agent.wagers import PlacedWager, TableLayout
 
 MAX_MESSAGES = 500
 """The messages kept for the screen (the oldest are dropped; the round record keeps rounds)."""
+
+
+def settled_line(round_id: int, settlement: SettleResult) -> str:
+    """The round's summary: what the dealer pays now, and apart what awaits a supervisor's
+    validation (a jackpot is not paid until it is approved)."""
+    waiting = sum(a.amount_cents for a in settlement.awards if a.pending_validation)
+    now = settlement.paid_cents - waiting
+    parts = [f"{format_cents(now)} to pay"] if now or not waiting else []
+    if waiting:
+        parts.append(f"{format_cents(waiting)} awaiting validation")
+    return f"round {round_id} settled: {len(settlement.awards)} award(s), {', '.join(parts)}"
 
 
 class Phase(StrEnum):
@@ -491,10 +503,7 @@ class DealerSession:
         self.meters.update(settlement.meter_cents)
         for result in settlement.results:
             self.say(self._result_line(result))
-        self.say(
-            f"round {sheet.round_id} settled: {len(settlement.awards)} award(s), "
-            f"{format_cents(settlement.paid_cents)} paid"
-        )
+        self.say(settled_line(sheet.round_id, settlement))
         return self._finish()
 
     def _result_line(self, result: SeatResult) -> str:
@@ -506,8 +515,8 @@ class DealerSession:
         if result.outcome is SeatOutcome.FORFEITED:
             return f"seat {result.seat} {title}: forfeited (folded)"
         if result.outcome is SeatOutcome.NO_WAGER:
-            return f"seat {result.seat}: {result.hand}, no side wager"
-        return f"seat {result.seat} {title}: {result.hand}, no award"
+            return f"seat {result.seat}: {hand_words(result.hand)}, no side wager"
+        return f"seat {result.seat} {title}: {hand_words(result.hand)}, no award"
 
     def voided(self, void: VoidResult) -> RoundSheet:
         """The controller voided the round: its wagers are returned. The round is over; the

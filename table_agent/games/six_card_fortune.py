@@ -9,13 +9,15 @@ and then the dealer, until each has six cards. Seven players and the dealer take
 Side wagers (§ 670a.11(h)): the Progressive Payout Wager (straight or better, best five of the
 six cards), the Fortune Bonus Wager, optionally with the Envy lammer that entitles the seat to
 Envy Bonuses for other players' qualifying hands, and the Insurance Wager. Every player's cards
-are reported: any player's hand may qualify Envy Bonuses. A misdealt round is void as an
-irregularity (§ 670a.13, "relating to irregularities", whose text the seeds do not give).
+are reported: any player's hand may qualify Envy Bonuses. A misdealt round is void by the
+documented house rule (:data:`jackpot.irregularities.HOUSE_RULE`): the seeds do not give the
+text of § 670a.13 ("relating to irregularities"), so it is never cited.
 """
 
 from __future__ import annotations
 
 from jackpot import games
+from jackpot.irregularities import HOUSE_RULE
 from table_agent.deck import DECK_WITH_JOKER, one_card_at_a_time
 from table_agent.games.procedure import GameProcedure
 
@@ -31,7 +33,6 @@ PROCEDURE = GameProcedure(
     deck=DECK_WITH_JOKER,
     order=deal_order,
     misdeal_reason=(
-        "misdeal: a player or the dealer was dealt an incorrect number of cards "
-        "(irregularity, § 670a.13)"
+        f"misdeal: a player or the dealer was dealt an incorrect number of cards ({HOUSE_RULE})"
     ),
 )

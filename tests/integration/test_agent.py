@@ -59,7 +59,7 @@ async def test_scripted_round_pays_both_hits(
     await simulator.play_round(ScriptedRound(hands))
     await client.close()
     assert [award.hand for _, award in simulator.tally.awards] == ["straight_flush", "royal_flush"]
-    assert "seat 6 Progressive Payout Wager: straight_flush wins 10% of meter" in lines[0]
+    assert "seat 6 Progressive Payout Wager: straight flush wins 10% of meter" in lines[0]
     assert "awaits a supervisor's validation" in lines[1]
     assert (await floor.meter()).amount_cents == RESET_CENTS
 

@@ -311,6 +311,57 @@ async def test_holdem_bonus_payout_limit_and_rest_of_round_void(
     )
 
 
+async def test_holdem_bonus_a_round_recorded_bonus_settles_settles_only_its_bonus_wagers(
+    tables: pb_grpc.TableServiceAsyncStub, store: RedisStore, redis_client: Redis
+) -> None:
+    """After the controller recorded "bonus_settles" (§ 647a.13(d)), a settlement that claims
+    the whole round (no rest_of_round_void, a base game win) is refused - not paid with the
+    bonus cut under the § 647a.12(c) limit by a base game win the round cannot have had."""
+    await tables.Lockout(
+        pb.LockoutRequest(table_id="thb-1", round_id=7, wagers=[wager(3, "bonus", 2_500)])
+    )
+    answer = await tables.ReportIrregularity(
+        pb.ReportIrregularityRequest(
+            table_id="thb-1", round_id=7, kind=pb.IRREGULARITY_KIND_DEALER_CARD_EXPOSED
+        )
+    )
+    assert (answer.effect, answer.section) == ("bonus_settles", "§ 647a.13(d)")
+    whole_round = cards("thb-1", 7, {3: "AS KS"}, dealer="2D 7C", base_wins={3: 4_950_000})
+    await expect_refusal(
+        tables.Settle(whole_round),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "round 7 of table thb-1: the dealer reported dealer_card_exposed: a dealer's card "
+        "exposed too early: the rest of the round is void, Texas Hold 'Em Bonus Wagers settle "
+        "(§ 647a.13(d)); settle only its Texas Hold 'Em Bonus Wagers, with rest_of_round_void "
+        "set to that reason and no base game win",
+    )
+    await expect_refusal(
+        tables.Settle(cards("thb-1", 7, {3: "AS KS"}, dealer="2D 7C")),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "with rest_of_round_void set",
+    )
+    await expect_refusal(
+        tables.Settle(
+            cards(
+                "thb-1",
+                7,
+                {3: "AS KS"},
+                dealer="2D 7C",
+                base_wins={3: 4_950_000},
+                rest_of_round_void=answer.reason,
+            )
+        ),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "seat 3: reports a base game win, but the rest of the round is void",
+    )
+    reply = await tables.Settle(
+        cards("thb-1", 7, {3: "AS KS"}, dealer="2D 7C", rest_of_round_void=answer.reason)
+    )
+    # $25 at 25 to 1: $625 and the wager back, uncut (it was $525 against a $49,500 claim).
+    assert rows(reply) == [(3, "bonus", PAID, "25 to 1", 65_000, 0)]
+    assert reply.results[0].limited_from_cents == 0
+
+
 async def test_caribbean_bonus_five_card_bonus_on_both_hands_and_a_void(
     tables: pb_grpc.TableServiceAsyncStub,
     admin: pb_grpc.AdminServiceAsyncStub,

@@ -11,10 +11,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from controller.ctl.jackpots import format_time, parse_when
+from controller.ctl.jackpots import parse_when
 from controller.ctl.main import main as jackpotctl
 from controller.server import ControllerServer
 from controller.testing import TestPKI
+from jackpot.times import format_time
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import (
     FULL_HOUSE,
@@ -54,7 +55,7 @@ async def test_a_jackpot_from_hit_to_paid_on_the_command_line(
     assert f"HAND-PAY SLIP - jackpot {royal} (pending)" in slip
     assert "table        t1, seat 2, round 1" in slip
     assert "wager        progressive $1.00" in slip
-    assert f"hand         royal_flush: {ROYAL_SPADES}" in slip
+    assert f"hand         royal flush: {ROYAL_SPADES}" in slip
     assert "meter        cs-main $" in slip and " -> $10,000.00" in slip
     assert " UTC" in slip.split("hit", 1)[1]
 

@@ -12,7 +12,9 @@ from fractions import Fraction
 
 import pytest
 
+from controller.api import convert
 from controller.audit import verify
+from controller.ctl.jackpots import slip_lines
 from controller.ctl.main import main as jackpotctl
 from controller.domain import reports
 from controller.domain.odds import paytable_odds
@@ -21,6 +23,7 @@ from controller.domain.records import JournalEntry
 from controller.server import ControllerServer
 from controller.store.redis_store import RedisStore
 from jackpot.errors import InvalidArgument
+from jackpot.results import METER_AFTER
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import (
@@ -203,6 +206,30 @@ async def test_hits_and_changes(played: Floor, store: RedisStore) -> None:
     assert changes[2].fields["table"] == "t1" and "hash" not in changes[2].fields
 
 
+async def test_meter_after_is_one_fact_in_the_hit_report_and_the_slip(
+    played: Floor, store: RedisStore, redis_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 100% award's "meter after" is the meter after the award and its reset, in
+    ``report hits`` as on the hand-pay slip (it was $0.00 in the report, the reset on the slip);
+    both say so."""
+    entries = await store.journal_window("floor", 0, 0, 10_000)
+    straight, royal = reports.hit_report(entries)
+    for hit in (straight, royal):
+        slip = await store.get_jackpot(f"floor:{hit.seq}")
+        assert (hit.meter_before_cents, hit.meter_after_cents) == (
+            slip.meter_before_cents,
+            slip.meter_after_cents,
+        )
+    assert royal.meter_after_cents == SEED  # reset to $10,000.00
+    argv = ["report", "hits", "--redis", redis_url]
+    assert await asyncio.to_thread(jackpotctl, argv) == 0
+    out = capsys.readouterr().out
+    assert f"METER BEFORE -> {METER_AFTER.upper()}" in out
+    assert "-> $10,000.00" in out and "-> $0.00" not in out
+    lines = slip_lines(convert.jackpot(await store.get_jackpot(f"floor:{royal.seq}")))
+    assert any(line.endswith(f"-> $10,000.00 ({METER_AFTER})") for line in lines), lines
+
+
 async def test_a_window_holds_only_its_entries(played: Floor, store: RedisStore) -> None:
     entries = await store.journal_window("floor", 0, 0, 10_000)
     cut = reports.entry_ms(entries[len(entries) // 2])
@@ -241,7 +268,8 @@ async def test_jackpotctl_report(
 
     assert await ctl("hits") == 0
     out = capsys.readouterr().out
-    assert "straight_flush" in out and "$1,001.80" not in out and "$10,001.80" in out
+    assert "straight flush" in out and "$1,001.80" not in out and "$10,001.80" in out
+    assert "straight_flush" not in out  # hand names in words where people read them
 
     assert await ctl("changes", "--to", "2000-01-01") == 0
     assert capsys.readouterr().out == "no changes in that window\n"

@@ -88,7 +88,7 @@ async def test_the_export_reports_the_trimmed_hit_exactly(
     assert json.loads(out) == [{"link_group_id": GROUP, **asdict(hit)}]
 
     status, out, _ = await _ctl(capsys, "hits", "--file", str(directory))
-    assert status == 0 and "royal_flush" in out
+    assert status == 0 and "royal flush" in out
     assert format_cents(hit.amount_cents) in out
 
     status, out, _ = await _ctl(capsys, "meters", "--file", str(directory), "--format", "json")

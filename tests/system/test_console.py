@@ -203,8 +203,9 @@ def test_a_dealer_plays_a_royal_flush_round_then_a_crash_loses_nothing(
     screen = pane.type("settle", then="round 1 settled")
 
     award = re.search(
-        r"table cs-1 round 1: seat 2 Progressive Payout Wager: royal_flush wins 100% of meter = "
-        r"\$10,000\.30 \(meter \$10,000\.30 -> \$10,000\.00; jackpot (\S+) awaits a "
+        r"table cs-1 round 1: seat 2 Progressive Payout Wager: royal flush wins 100% of meter = "
+        r"\$10,000\.30 \(meter \$10,000\.30 -> \$10,000\.00 after the award and any reset; "
+        r"jackpot (\S+) awaits a "
         r"supervisor's validation\)",
         screen,
     )

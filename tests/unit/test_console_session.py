@@ -125,12 +125,14 @@ def test_a_round_from_open_to_settle() -> None:
     assert console.meters == {"m": 1_000_000}
     award = next(line for line in console.messages if " wins " in line)
     assert award == (
-        "table cs-1 round 5: seat 2 Progressive Payout Wager: royal_flush wins 100% of meter = "
-        "$10,000.15 (meter $10,000.15 -> $10,000.00; jackpot floor:8 awaits a supervisor's "
-        "validation)"
+        "table cs-1 round 5: seat 2 Progressive Payout Wager: royal flush wins 100% of meter = "
+        "$10,000.15 (meter $10,000.15 -> $10,000.00 after the award and any reset; jackpot "
+        "floor:8 awaits a supervisor's validation)"
     )
-    assert "seat 3 Bonus Wager: high_card, no award" in console.messages
-    assert console.messages[-1] == "round 5 settled: 1 award(s), $10,000.15 paid"
+    assert "seat 3 Bonus Wager: high card, no award" in console.messages
+    # The jackpot awaits a supervisor's validation: it is not paid (it said "$10,000.15 paid").
+    summary = "round 5 settled: 1 award(s), $10,000.15 awaiting validation"
+    assert console.messages[-1] == summary
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from jackpot.irregularities import HOUSE_RULE
 from jackpot.kinds import WagerKind
 from jackpot.results import (
     AcceptedWager,
@@ -177,7 +178,7 @@ async def test_misdeals_void_with_each_games_citation() -> None:
         ("caribbean-stud", "§ 639a.13(c)"),
         ("three-card-poker", "§ 649a.9(f)"),
         ("texas-holdem-bonus", "§ 647a.13(c)"),
-        ("six-card-fortune-pai-gow", "§ 670a.13"),
+        ("six-card-fortune-pai-gow", HOUSE_RULE),
     ]:
         sim, controller = simulator(game, void_percent=100)
         tally = await sim.run(3)
@@ -261,7 +262,7 @@ def test_award_lines_name_the_wager_the_envy_source_and_the_limit() -> None:
     )
     assert describe_award("pg-1", 1, envy) == (
         "table pg-1 round 1: seat 2 envy bonus (Fortune Bonus Wager) for seat 5's "
-        "four_of_a_kind wins $50.00"
+        "four of a kind wins $50.00"
     )
     limited = SeatResult(
         1,
@@ -292,7 +293,8 @@ def test_an_award_awaiting_validation_names_its_jackpot_and_the_meter_only_if_it
         jackpot_id="pit:7",
     )
     assert describe_award("cs-1", 2, percent).endswith(
-        "(meter $10,000.00 -> $10,000.00; jackpot pit:7 awaits a supervisor's validation)"
+        "(meter $10,000.00 -> $10,000.00 after the award and any reset; jackpot pit:7 awaits a "
+        "supervisor's validation)"
     )
     held = SeatResult(
         4,

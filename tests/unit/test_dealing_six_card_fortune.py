@@ -7,6 +7,7 @@ import pytest
 
 from jackpot.cards import FULL_DECK
 from jackpot.hands.joker_poker import JOKER
+from jackpot.irregularities import HOUSE_RULE
 from table_agent.deck import DEALER, parse_deck_cards
 from table_agent.games.six_card_fortune import PROCEDURE
 
@@ -52,5 +53,5 @@ def test_a_52_card_game_refuses_a_scripted_joker() -> None:
 
 
 def test_wagers_and_the_irregularity() -> None:
-    assert "§ 670a.13" in PROCEDURE.misdeal_reason
+    assert HOUSE_RULE in PROCEDURE.misdeal_reason and "670a.13" not in PROCEDURE.misdeal_reason
     assert PROCEDURE.envy_kinds and not PROCEDURE.community_kinds

@@ -3,6 +3,7 @@ outbox tells which rounds an irregularity finished."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,8 +11,16 @@ import pytest
 from controller.domain.bounds import REASON_MAX_CHARS
 from jackpot.epochs import JournalPosition
 from jackpot.errors import InvalidArgument
-from jackpot.irregularities import RULES, irregularity_reason, irregularity_rule
+from jackpot.irregularities import (
+    CHIP_COUNT_SECTION,
+    HOUSE_RULE,
+    LATE_EXPOSURE,
+    RULES,
+    irregularity_reason,
+    irregularity_rule,
+)
 from jackpot.kinds import IrregularityEffect, IrregularityKind
+from table_agent.games import GAMES
 from table_agent.outbox import Outbox
 
 K = IrregularityKind
@@ -29,7 +38,7 @@ K = IrregularityKind
         ("texas-holdem-bonus", K.DEALER_CARD_EXPOSED, False, "bonus_settles", "§ 647a.13(d)"),
         ("texas-holdem-bonus", K.SHOE_JAM, False, "void", "§ 647a.13(f)"),
         ("three-card-poker", K.MISDEAL, False, "void", "§ 649a.9(f)"),
-        ("six-card-fortune-pai-gow", K.WRONG_CARD_COUNT, False, "void", "§ 670a.13"),
+        ("six-card-fortune-pai-gow", K.WRONG_CARD_COUNT, False, "void", HOUSE_RULE),
     ],
 )
 def test_each_game_applies_its_chapter(
@@ -37,6 +46,28 @@ def test_each_game_applies_its_chapter(
 ) -> None:
     rule = irregularity_rule(game, kind, after_initial_cards=after)
     assert (rule.effect.value, rule.section) == (effect, section)
+
+
+SEEDED_SECTIONS = frozenset(
+    [f"639a.{n}" for n in range(1, 14)]  # 41 Pa.B. 3975: chapter 639a, §§ 639a.1-639a.13
+    + [f"647a.{n}" for n in range(1, 14)]  # and chapter 647a, §§ 647a.1-647a.13
+    + ["649a.9", "670a.11"]  # the Three Card Poker and Six-Card Fortune seeds: one each
+)
+"""The sections whose text the seeds (docs: the seeds' README) hold."""
+
+
+def test_irregularities_cite_only_sections_the_seeds_hold() -> None:
+    """§ 670a.13 is named by § 670a.11 but its text is not in the seeds: a Six-Card Fortune
+    misdeal is voided by the documented house rule, cited as such."""
+    cited = [rule.section for rules in RULES.values() for rule in rules.values()]
+    cited += [LATE_EXPOSURE.section, CHIP_COUNT_SECTION]
+    cited += [procedure.misdeal_reason for procedure in GAMES.values()]
+    cited += [p.rest_of_round_void_reason for p in GAMES.values() if p.rest_of_round_void_reason]
+    for text in cited:
+        sections = re.findall(r"§ (\d+a\.\d+)", text)
+        assert sections or HOUSE_RULE in text, text
+        assert set(sections) <= SEEDED_SECTIONS, text
+    assert irregularity_rule("six-card-fortune-pai-gow", K.MISDEAL).section == HOUSE_RULE
 
 
 def test_what_the_seeds_do_not_rule_on_is_refused() -> None:

@@ -42,4 +42,7 @@ count(KEYS[5], {'irregularities', kind}, 1)
 local reply = cjson.encode({table_id = table_id, round_id = round_id, kind = kind,
   effect = ARGV[4], section = ARGV[5], reason = ARGV[6]})
 redis.call('HSET', KEYS[1], 'irregularity_reply:' .. kind, reply)
+if ARGV[4] == 'bonus_settles' then  -- settle.lua then refuses a settlement of the whole round
+  redis.call('HSET', KEYS[1], 'rest_void', ARGV[6])
+end
 return {reply, 'new', epoch, int(seq)}

@@ -18,14 +18,17 @@
 --         a fixed award's amount_cents (a decimal string) is final,
 --       5 meter ids JSON (KEYS[6..]'s order), 6 round retention seconds, 7 link_group_id,
 --       8 the lockout fingerprint the plan was made against,
---       9, 10 the table's last acknowledged journal position (epoch id, seq)
+--       9, 10 the table's last acknowledged journal position (epoch id, seq),
+--       11 '1' if the settlement carries rest_of_round_void (then it claims no base game win)
+-- A round for which report_irregularity.lua recorded "bonus_settles" (its rest_void field,
+-- § 647a.13(a), (d)) is settled only with rest_of_round_void: only its bonus wagers settle.
 -- Answers {reply JSON, 'new' | 'replay', epoch id, journal seq}.
 local table_id, round_id, fp, link_group_id = ARGV[1], ARGV[2], ARGV[3], ARGV[7]
 local where = 'round ' .. round_id .. ' of table ' .. table_id
 local epoch = check_epoch(KEYS[6], KEYS[2], KEYS[3], 'table ' .. table_id, ARGV[9], ARGV[10])
 
 local round = redis.call('HMGET', KEYS[1], 'state', 'settle_fp', 'settle_reply', 'lockout_fp',
-  'v')
+  'v', 'rest_void')
 local state, seen_fp = round[1], round[2]
 if not state then
   refuse('NOT_LOCKED', where .. ' was never locked out (or its record has expired); a round '
@@ -46,6 +49,11 @@ if state == 'irregular' then
   refuse('IRREGULAR', where .. ' is held: the dealer\'s chip count differed from the '
     .. 'Progressive Payout Wagers accepted (§ 639a.8(b)); call a supervisor to confirm or '
     .. 'void the round before it is settled')
+end
+if round[6] and ARGV[11] ~= '1' then
+  refuse('REST_VOID', where .. ': the dealer reported ' .. round[6] .. '; settle only its '
+    .. 'Texas Hold \'Em Bonus Wagers, with rest_of_round_void set to that reason and no base '
+    .. 'game win')
 end
 if round[4] ~= ARGV[8] then
   refuse('CONFLICT', where .. ' changed while it was being settled; retry the request')
