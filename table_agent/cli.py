@@ -50,6 +50,7 @@ from jackpot.money import format_cents
 from jackpot.times import utc_logs
 from table_agent.client import (
     ControllerClient,
+    ControllerMisconfigured,
     ControllerRefused,
     ControllerUnreachable,
     TableInfo,
@@ -167,6 +168,16 @@ def _parser() -> argparse.ArgumentParser:
         help="PROGRESSIVE OFFLINE (no side wagers) once the controller has not answered for "
         f"this long (default {OFFLINE_AFTER_S:.0f}; 1 to 3600, below --retry-for)",
     )
+    add_metrics_arguments(parser)
+    add_sign_arguments(parser)
+    tls.add_arguments(parser)
+    parser.add_argument("--quiet", action="store_true", help="print only awards and errors")
+    return parser
+
+
+def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--metrics-port`` and ``--metrics-host``: the agent's Prometheus metrics, for the
+    simulated agent and the dealer console alike."""
     parser.add_argument(
         "--metrics-port",
         type=int,
@@ -180,10 +191,18 @@ def _parser() -> argparse.ArgumentParser:
         help="the address of --metrics-port (default 127.0.0.1; 0.0.0.0 for a Prometheus "
         "on another host)",
     )
-    add_sign_arguments(parser)
-    tls.add_arguments(parser)
-    parser.add_argument("--quiet", action="store_true", help="print only awards and errors")
-    return parser
+
+
+def check_metrics(args: argparse.Namespace) -> str | None:
+    """What is wrong with ``--metrics-port`` (None: nothing)."""
+    if args.metrics_port is not None and not 1 <= args.metrics_port <= 65535:
+        return f"--metrics-port must be 1 to 65535, not {args.metrics_port}"
+    if args.metrics_port is not None and importlib.util.find_spec("prometheus_client") is None:
+        return (
+            "--metrics-port needs the Prometheus client, which this installation lacks: "
+            "pip install 'table-jackpot[metrics]'"
+        )
+    return None
 
 
 def check_retry(args: argparse.Namespace) -> str | None:
@@ -207,22 +226,18 @@ def controller_tls(args: argparse.Namespace) -> tuple[tls.ClientTLS | None, str 
     ``--insecure``, or why they are refused (a bad address, a missing or unreadable file)."""
     try:
         tls.target(args.controller)
-        return tls.from_arguments(args), None
+        files = tls.from_arguments(args)
+        if files is not None:
+            files.check()  # e.g. "the key does not match the certificate", before connecting
+        return files, None
     except (ValueError, tls.TLSConfigError) as error:
         return None, str(error)
 
 
 def _check_link(args: argparse.Namespace) -> str | None:
-    problem = check_retry(args)
+    problem = check_retry(args) or check_metrics(args)
     if problem:
         return problem
-    if args.metrics_port is not None and not 1 <= args.metrics_port <= 65535:
-        return f"--metrics-port must be 1 to 65535, not {args.metrics_port}"
-    if args.metrics_port is not None and importlib.util.find_spec("prometheus_client") is None:
-        return (
-            "--metrics-port needs the Prometheus client, which this installation lacks: "
-            "pip install 'table-jackpot[metrics]'"
-        )
     return check_sign_arguments(args)
 
 
@@ -294,7 +309,7 @@ async def _run(
     outbox = Outbox(args.state_dir, args.table_id) if args.state_dir else None
     agent = TableAgent(args.table_id, client, outbox)
     try:
-        endpoint = _serve_metrics(agent, args)
+        endpoint = serve_metrics(agent, args)
     except MetricsPortError:
         await client.close()
         raise
@@ -364,7 +379,9 @@ async def _open_sign(
     return table_sign
 
 
-def _serve_metrics(agent: TableAgent, args: argparse.Namespace) -> MetricsEndpoint | None:
+def serve_metrics(agent: TableAgent, args: argparse.Namespace) -> MetricsEndpoint | None:
+    """The agent's metrics endpoint on ``--metrics-port`` (None without it);
+    :class:`MetricsPortError` naming the port when it cannot be served."""
     if args.metrics_port is None:
         return None
     from table_agent.metrics import MetricsEndpoint  # prometheus-client only when asked
@@ -445,6 +462,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ControllerRefused as refusal:
         print(f"table-agent: the controller refused a report: {refusal}", file=sys.stderr)
         return 1
+    except ControllerMisconfigured as error:
+        print(f"table-agent: cannot reach the controller: {error}", file=sys.stderr)
+        return 2
     except ControllerUnreachable as error:
         kept = "; what was not acknowledged stays in the outbox" if args.state_dir else ""
         print(f"table-agent: {error}{kept}", file=sys.stderr)

@@ -99,6 +99,16 @@ class ControllerUnreachable(Exception):
     """The report could not be delivered within the retry window; it must be sent again."""
 
 
+class ControllerMisconfigured(ControllerUnreachable):
+    """The controller cannot be reached because of the TLS configuration, the table's or
+    the controller's (:func:`jackpot.tls.diagnose`, in one sentence): retrying cannot mend
+    it, so the report is left in the outbox at once."""
+
+
+DIAGNOSE_EVERY_S = 5.0
+"""How often a client that is not answered looks for why (a TLS handshake of its own)."""
+
+
 _WAGER_KINDS = pb.WagerKind.DESCRIPTOR
 _IRREGULARITY_KINDS = pb.IrregularityKind.DESCRIPTOR
 
@@ -183,6 +193,11 @@ class ControllerClient:
         channel: aio.Channel | None = None,
         link: Link | None = None,
     ) -> None:
+        self._target = None if channel else target
+        self._tls_files = tls_files
+        self._diagnosed_at = -DIAGNOSE_EVERY_S
+        self._why: tls.Unreachable | None = None
+        """The last diagnosis while the controller does not answer."""
         self._channel = channel or tls.aio_channel(target, tls_files)
         self._stub = pb_grpc.TableServiceStub(self._channel)
         self._call_timeout_s = call_timeout_s
@@ -222,10 +237,11 @@ class ControllerClient:
                     self.link.answered()
                 if code not in RETRYABLE:
                     raise ControllerRefused(code, error.details() or "") from None
+                why = await self._diagnose() if code is grpc.StatusCode.UNAVAILABLE else None
                 if time.monotonic() + delay_s > deadline:
+                    said = why.sentence if why else f"{code.name}: {error.details()}"
                     raise ControllerUnreachable(
-                        f"{what}: controller unreachable for {self._retry_for_s:.0f}s "
-                        f"({code.name}: {error.details()})"
+                        f"{what}: controller unreachable for {self._retry_for_s:.0f}s ({said})"
                     ) from None
                 log.warning(
                     "%s: %s (%s); retrying the same report in %.2fs",
@@ -237,8 +253,24 @@ class ControllerClient:
                 await asyncio.sleep(delay_s * random.uniform(0.5, 1.0))
                 delay_s = min(delay_s * 2, MAX_RETRY_DELAY_S)
             else:
+                self._why = None
                 self.link.answered()
                 return answer
+
+    async def _diagnose(self) -> tls.Unreachable | None:
+        """Why the controller does not answer (at most every :data:`DIAGNOSE_EVERY_S`);
+        :class:`ControllerMisconfigured` when two diagnoses in a row find the TLS
+        configuration wrong (one could be a controller stopping mid-handshake)."""
+        now = time.monotonic()
+        if self._target is None or now - self._diagnosed_at < DIAGNOSE_EVERY_S:
+            return self._why
+        self._diagnosed_at = now
+        why = await asyncio.to_thread(tls.diagnose, self._target, self._tls_files)
+        if why is not None and why.lasting and self._why is not None and self._why.lasting:
+            raise ControllerMisconfigured(why.sentence)
+        self._why = why
+        log.warning("the controller does not answer: %s", why or "no reason found")
+        return why
 
     async def get_table(self, table_id: str) -> TableInfo:
         """The table's registration and last round (TableService.GetTable); a table the

@@ -210,16 +210,26 @@ class TableAgent:
         )
 
     def still_locked(self, round_id: int) -> None:
-        """The controller refused the round's settlement or void: a refusal changes nothing,
-        so the round is still locked out there, to be settled (with corrected cards) or
-        voided again. The dealer's console calls this; the simulator never does."""
+        """The controller refused a report of a locked-out round (its settlement, void, chip
+        count or irregularity): a refusal changes nothing, so the round is still locked out
+        there, to be settled (with corrected cards, or once the floor supervisor confirmed a
+        held round) or voided again. Calling it again, or after a refusal that already left
+        the round locked (a held round's settlement), changes nothing. The dealer's console
+        calls this; the simulator never does. :class:`RoundStateError` for a round that was
+        never locked out."""
         state = self.states.get(round_id)
-        if state not in (RoundState.SETTLED, RoundState.VOIDED):
+        if state not in (RoundState.LOCKED, RoundState.SETTLED, RoundState.VOIDED):
             raise RoundStateError(
                 f"round {round_id} of table {self.table_id} is {state or 'unknown'}; only a "
-                "refused settlement or void leaves it locked out"
+                "locked-out round can stay locked out after a refusal"
             )
         self.states[round_id] = RoundState.LOCKED
+
+    def voided_elsewhere(self, round_id: int) -> None:
+        """The controller answered that the round is void: the floor supervisor voided it
+        (a held round, ``jackpotctl irregularities void``); it is over here too."""
+        self.held.discard(round_id)
+        self.states[round_id] = RoundState.VOIDED
 
     async def report_chip_count(self, round_id: int, chips: int) -> ChipCountResult:
         """Report the dealer's count of the value chips collected for Progressive Payout

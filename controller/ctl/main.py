@@ -1009,6 +1009,17 @@ def _odds(args: argparse.Namespace) -> int:
     return 0
 
 
+def _unreachable(args: argparse.Namespace) -> str | None:
+    """Why ``--controller`` did not answer, in one sentence (:func:`jackpot.tls.diagnose`);
+    None when nothing is found wrong (gRPC's own words are shown then)."""
+    try:
+        files = tls.from_arguments(args)
+    except tls.TLSConfigError as error:
+        return str(error)
+    found = tls.diagnose(args.controller, files)
+    return found.sentence if found else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``jackpotctl`` console script."""
     args = _parser().parse_args(argv)
@@ -1018,7 +1029,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except grpc.RpcError as error:
         code = error.code() if isinstance(error, grpc.Call) else None
         details = error.details() if isinstance(error, grpc.Call) else str(error)
-        print(f"jackpotctl: {code.name if code else 'error'}: {details}", file=sys.stderr)
+        why = _unreachable(args) if code is grpc.StatusCode.UNAVAILABLE else None
+        said = why or f"{code.name if code else 'error'}: {details}"
+        print(f"jackpotctl: {said}", file=sys.stderr)
         return 1
     except (
         JackpotError,

@@ -11,7 +11,9 @@ number, none twice), settle with every result and award (a jackpot awaiting a su
 validation with its id), or void with a reason; the live meters in a corner, PROGRESSIVE
 OFFLINE when the controller stops answering. Every report goes through the outbox in
 ``--state-dir``, as does the round record (``<table id>.rounds.jsonl``) and the log
-(``<table id>.console.log``). It needs the ``console`` extra (prompt_toolkit).
+(``<table id>.console.log``). ``--metrics-port`` serves the agent's Prometheus metrics, as
+for the simulated agent (:mod:`table_agent.metrics`; the ``metrics`` extra). It needs the
+``console`` extra (prompt_toolkit).
 """
 
 from __future__ import annotations
@@ -26,8 +28,22 @@ from pathlib import Path
 
 from jackpot import tls
 from jackpot.times import utc_logs
-from table_agent.cli import TableSetupError, check_retry, controller_tls, learn_table
-from table_agent.client import ControllerClient, ControllerRefused, ControllerUnreachable
+from table_agent.cli import (
+    MetricsPortError,
+    TableSetupError,
+    add_metrics_arguments,
+    check_metrics,
+    check_retry,
+    controller_tls,
+    learn_table,
+    serve_metrics,
+)
+from table_agent.client import (
+    ControllerClient,
+    ControllerMisconfigured,
+    ControllerRefused,
+    ControllerUnreachable,
+)
 from table_agent.console.desk import Desk
 from table_agent.console.record import RoundRecord
 from table_agent.console.session import DealerSession
@@ -70,6 +86,7 @@ def parser() -> argparse.ArgumentParser:
         help=f"PROGRESSIVE OFFLINE after this long without an answer (default "
         f"{OFFLINE_AFTER_S:.0f})",
     )
+    add_metrics_arguments(parser)
     parser.set_defaults(seats=None, wager_cents=None)  # what learn_table checks besides --game
     tls.add_arguments(parser)
     return parser
@@ -83,6 +100,11 @@ async def _run(args: argparse.Namespace, tls_files: tls.ClientTLS | None) -> Non
         args.controller, tls_files=tls_files, retry_for_s=args.retry_for, link=link
     )
     agent = TableAgent(args.table_id, client, Outbox(args.state_dir, args.table_id))
+    try:
+        endpoint = serve_metrics(agent, args)
+    except MetricsPortError:
+        await client.close()
+        raise
     try:
         recovered = await agent.recover()
         try:
@@ -99,6 +121,8 @@ async def _run(args: argparse.Namespace, tls_files: tls.ClientTLS | None) -> Non
         desk = Desk(agent, session, RoundRecord(args.state_dir, args.table_id))
         await screen.run(desk, game)
     finally:
+        if endpoint is not None:
+            endpoint.close()
         await client.close()
 
 
@@ -117,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if importlib.util.find_spec("prompt_toolkit") is None:
         print(f"table-agent console: {MISSING_EXTRA}", file=sys.stderr)
         return 2
-    problem = check_retry(args)
+    problem = check_retry(args) or check_metrics(args)
     tls_files, refused = controller_tls(args)
     problem = problem or refused
     if problem:
@@ -133,9 +157,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TableSetupError as error:
         print(f"table-agent console: cannot run table {args.table_id}: {error}", file=sys.stderr)
         return 2
+    except MetricsPortError as error:
+        print(f"table-agent console: {error}", file=sys.stderr)
+        return 1
     except ControllerRefused as refusal:
         print(f"table-agent console: the controller refused: {refusal}", file=sys.stderr)
         return 1
+    except ControllerMisconfigured as error:
+        print(f"table-agent console: cannot reach the controller: {error}", file=sys.stderr)
+        return 2
     except ControllerUnreachable as error:
         print(
             f"table-agent console: {error}; what was not acknowledged stays in the outbox "

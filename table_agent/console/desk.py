@@ -23,6 +23,7 @@ from grpc import aio
 from table_agent.client import ControllerRefused, ControllerUnreachable
 from table_agent.console.entry import EntryError
 from table_agent.console.record import RoundRecord
+from table_agent.console.refusals import refusal_words, was_voided
 from table_agent.console.session import DealerSession, Send
 from table_agent.link import ProgressiveOffline
 from table_agent.table import TableAgent
@@ -57,7 +58,9 @@ class Desk:
         return self.agent.link.check()
 
     async def submit(self, line: str) -> bool:
-        """Carry out the command ``line``; False when the dealer quits."""
+        """Carry out the command ``line``; False when the dealer quits. Nothing raises out
+        of here: every refusal and every failure is shown to the dealer in plain words
+        (:func:`~table_agent.console.refusals.refusal_words`), what to do next included."""
         session = self.session
         if line.strip():
             session.say(f"> {line.strip()}")
@@ -65,6 +68,11 @@ class Desk:
             send = session.handle(line)
         except EntryError as error:
             session.say(f"refused: {error}")
+            return True
+        except Exception as error:  # a bug of the console's: said, never raised to the screen
+            log.exception("the command %r failed", line)
+            name = line.split()[0].lower()  # handle() only fails on a command it read
+            session.halt(refusal_words(Send(name, session.round_id), error))
             return True
         if send is None:
             return True
@@ -79,6 +87,8 @@ class Desk:
         self.refresh()
         try:
             await self._send(send)
+        except Exception as error:  # the one place a failed report is worded for the dealer
+            self._failed(send, error)
         finally:
             session.sending = ""
             self.refresh()
@@ -86,29 +96,56 @@ class Desk:
 
     async def _send(self, send: Send) -> None:
         session, agent = self.session, self.agent
+        if send.phase == "lockout":
+            session.locked_out(await agent.lockout(send.round_id, send.wagers))
+        elif send.phase == "chip_count":
+            session.chip_counted(await agent.report_chip_count(send.round_id, send.chips))
+        elif send.phase == "settle" and send.report is not None:
+            self.record.append(session.settled(await agent.settle(send.round_id, send.report)))
+        elif send.phase == "void":
+            session.voiding(send.reason)
+            self.record.append(session.voided(await agent.void(send.round_id, send.reason)))
+        elif send.phase == "irregularity" and send.kind is not None:
+            result = await agent.report_irregularity(
+                send.round_id, send.kind, after_initial_cards=send.after_initial_cards
+            )
+            finished = session.irregularity_applied(result)
+            if finished is not None:
+                self.record.append(finished)
+
+    def _failed(self, send: Send, error: Exception) -> None:
+        """``send`` did not go through: say why and what to do next, and leave the round
+        where the controller has it."""
+        session, agent = self.session, self.agent
+        line = refusal_words(send, error)
         try:
-            if send.phase == "lockout":
-                session.locked_out(await agent.lockout(send.round_id, send.wagers))
-            elif send.phase == "chip_count":
-                session.chip_counted(await agent.report_chip_count(send.round_id, send.chips))
-            elif send.phase == "settle" and send.report is not None:
-                self.record.append(session.settled(await agent.settle(send.round_id, send.report)))
-            elif send.phase == "void":
-                session.voiding(send.reason)
-                self.record.append(session.voided(await agent.void(send.round_id, send.reason)))
-        except ProgressiveOffline as error:
-            session.offline(str(error))
-        except ControllerRefused as refusal:
-            log.error("the %s of round %s was refused: %s", send.phase, send.round_id, refusal)
-            if send.phase == "lockout":
-                session.refused(send, refusal.message, next_round_id=agent.new_round())
-            else:
-                if send.phase in ("settle", "void"):
+            if isinstance(error, ProgressiveOffline):
+                if send.phase != "lockout":
                     agent.still_locked(send.round_id)
-                session.refused(send, refusal.message)
-        except ControllerUnreachable as error:
-            log.error("the %s of round %s was not answered: %s", send.phase, send.round_id, error)
-            session.unreachable(send, str(error))
+                session.offline(line)
+            elif isinstance(error, ControllerRefused):
+                log.error("the %s of round %s was refused: %s", send.phase, send.round_id, error)
+                if send.phase == "lockout":
+                    session.refused(send, line, next_round_id=agent.new_round())
+                elif was_voided(error):  # the floor supervisor voided the held round
+                    agent.voided_elsewhere(send.round_id)
+                    session.voided_by_supervisor()
+                else:
+                    agent.still_locked(send.round_id)
+                    session.refused(send, line)
+            elif isinstance(error, ControllerUnreachable):
+                log.error(
+                    "the %s of round %s was not answered: %s", send.phase, send.round_id, error
+                )
+                session.halt(line)
+            else:
+                log.error("the %s of round %s failed", send.phase, send.round_id, exc_info=error)
+                session.halt(line)
+        except Exception as failure:  # never to the screen's event loop
+            log.exception(
+                "the %s of round %s: the refusal itself failed", send.phase, send.round_id
+            )
+            session.halt(refusal_words(send, failure))
 
     async def watch_meters(self) -> None:
         """Until cancelled: the table's meters from the controller's stream, into the

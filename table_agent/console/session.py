@@ -23,6 +23,10 @@ Commands (``help`` lists them):
 ``dealer C C ...``        the dealer's cards; ``community C C``: the community cards
 ``settle``                the cards go to the controller, which settles every wager
 ``void REASON``           void the locked-out round (an irregularity): its wagers are returned
+``irregularity KIND``     a seeded irregularity (misdeal, wrong_card_count, cards_exposed
+                          [after], dealer_card_exposed, shoe_jam): the controller applies the
+                          game's rule - the round void, or at Texas Hold 'Em Bonus the rest of
+                          the round void (§ 647a.13), settled then with only the bonus wagers
 ``quit``                  leave the console (not while a round is locked out)
 ========================  ==================================================================
 """
@@ -36,11 +40,13 @@ from enum import StrEnum
 from jackpot.cards import check_no_duplicates
 from jackpot.errors import InvalidCards
 from jackpot.hands.words import hand_words
-from jackpot.kinds import Extra, wager_title
+from jackpot.irregularities import RULES, TITLES
+from jackpot.kinds import Extra, IrregularityKind, wager_title
 from jackpot.money import format_cents
 from jackpot.results import (
     AcceptedWager,
     ChipCountResult,
+    IrregularityResult,
     LockoutResult,
     SeatOutcome,
     SeatResult,
@@ -89,7 +95,7 @@ class Phase(StrEnum):
 class Send:
     """What the dealer asked of the controller: ``phase`` is ``open`` (a new round id),
     ``lockout`` (``wagers``), ``chip_count`` (``chips``), ``settle`` (``report``), ``void``
-    (``reason``) or ``quit``."""
+    (``reason``), ``irregularity`` (``kind``, ``after_initial_cards``) or ``quit``."""
 
     phase: str
     round_id: int = 0
@@ -97,6 +103,8 @@ class Send:
     report: SettleReport | None = None
     reason: str = ""
     chips: int = 0
+    kind: IrregularityKind | None = None
+    after_initial_cards: bool = False
 
 
 @dataclass
@@ -108,7 +116,10 @@ class RoundSheet:
     as the controller recorded it (None: not given), ``chip_count_matched`` its verdict (a
     count that differs holds the round for a supervisor, § 639a.8(b)). ``hands`` by seat,
     ``folded`` seats, the ``dealer``'s and the ``community`` cards; then the ``settlement`` or
-    the ``void`` with its ``void_reason``.
+    the ``void`` with its ``void_reason``. ``rest_of_round_void``: the controller's reason
+    when a seeded irregularity voided the rest of a Texas Hold 'Em Bonus round (§ 647a.13):
+    the settlement carries it. ``held``: the chip count differed and the controller holds
+    the round until the floor supervisor confirms or voids it.
     """
 
     round_id: int
@@ -123,6 +134,8 @@ class RoundSheet:
     settlement: SettleResult | None = None
     void_reason: str = ""
     void: VoidResult | None = None
+    rest_of_round_void: str = ""
+    held: bool = False
 
     @property
     def accepted(self) -> tuple[AcceptedWager, ...]:
@@ -182,6 +195,7 @@ class DealerSession:
             "community": ((Phase.LOCKED,), self._community),
             "settle": ((Phase.LOCKED,), self._settle),
             "void": ((Phase.LOCKED,), self._void),
+            "irregularity": ((Phase.LOCKED,), self._irregularity),
             "quit": ((Phase.IDLE, Phase.WAGERS, Phase.HALTED), self._quit),
         }
 
@@ -210,6 +224,11 @@ class DealerSession:
             if not sheet.wagers:
                 return f"round {sheet.round_id}: enter wagers (wager SEAT KIND [AMOUNT]), or again"
             return f"round {sheet.round_id}: more wagers, or lockout (no more bets)"
+        if sheet.held:
+            return (
+                f"round {sheet.round_id} is held: call the floor supervisor to confirm or void "
+                "it, then settle"
+            )
         missing = self.missing_cards()
         count = " (count N: the chip count)" if sheet.chip_count is None else ""
         if missing:
@@ -239,7 +258,7 @@ class DealerSession:
         self.say(
             "commands: open | wager SEAT KIND [AMOUNT] [dealer] [envy] | remove SEAT [KIND] | "
             "again | lockout | count N | cards SEAT CARDS | fold SEAT | dealer CARDS | "
-            "community CARDS | settle | void REASON | quit"
+            "community CARDS | settle | void REASON | irregularity KIND [after] | quit"
         )
         kinds = ", ".join(
             f"{offer.kind.value} {limits(offer)}"
@@ -247,6 +266,8 @@ class DealerSession:
             if (offer := self.layout.offer(kind)) is not None
         )
         self.say(f"this table takes: {kinds or 'no side wagers'}")
+        ruled = ", ".join(kind.value for kind in RULES.get(self.layout.game, {}))
+        self.say(f"irregularities the controller rules on here: {ruled or 'none (use void)'}")
         return None
 
     def _open(self, _: list[str]) -> Send:
@@ -298,13 +319,14 @@ class DealerSession:
         Progressive Payout Wagers holds the round until a supervisor confirms or voids it."""
         sheet = self._sheet()
         sheet.chip_count, sheet.chip_count_matched = result.chips, result.matched
+        sheet.held = not result.matched
         if result.matched:
             self.say(f"chip count {result.chips}: matches the accepted progressive wagers")
         else:
             self.say(
                 f"IRREGULARITY: chip count {result.chips}, but {result.accepted} progressive "
-                "wager(s) were accepted (§ 639a.8(b)); the round is held: call the floor "
-                "supervisor to confirm or void it"
+                f"wager(s) were accepted (§ 639a.8(b)); the round is held: call the floor "
+                f"supervisor to confirm or void round {sheet.round_id}"
             )
 
     def _check_new_cards(self, whose: str, cards: tuple[DeckCard, ...]) -> None:
@@ -410,6 +432,7 @@ class DealerSession:
             folded=tuple(sorted(sheet.folded)),
             dealer=sheet.dealer,
             community=sheet.community,
+            rest_of_round_void=sheet.rest_of_round_void,
         )
         return Send("settle", sheet.round_id, report=report)
 
@@ -419,6 +442,27 @@ class DealerSession:
         if not reason:
             raise EntryError("void REASON: say why the round is void (e.g. misdeal)")
         return Send("void", sheet.round_id, reason=reason)
+
+    def _irregularity(self, words: list[str]) -> Send:
+        sheet = self._sheet()
+        ruled = RULES.get(self.layout.game, {})
+        usage = "irregularity KIND [after]: " + (
+            ", ".join(kind.value for kind in ruled) or "none at this game (use void REASON)"
+        )
+        if not 1 <= len(words) <= 2 or (len(words) == 2 and words[1].lower() != "after"):
+            raise EntryError(usage)
+        try:
+            kind = IrregularityKind(words[0].lower())
+        except ValueError:
+            raise EntryError(f"no irregularity {words[0]!r}; {usage}") from None
+        if kind not in ruled:
+            raise EntryError(
+                f"the rules of {self.game.facts.title} give no effect for {TITLES[kind]}: "
+                "void REASON instead"
+            )
+        if sheet.rest_of_round_void:
+            raise EntryError("the rest of this round is already void: enter the cards, settle")
+        return Send("irregularity", sheet.round_id, kind=kind, after_initial_cards=len(words) == 2)
 
     def _quit(self, _: list[str]) -> Send:
         return Send("quit")
@@ -486,6 +530,33 @@ class DealerSession:
         )
         return self._finish()
 
+    def irregularity_applied(self, result: IrregularityResult) -> RoundSheet | None:
+        """The controller applied a seeded irregularity: the round void (it is over; the
+        finished sheet is returned for the round record), or the rest of a Texas Hold 'Em
+        Bonus round void (it stays locked: the cards, then settle with only the bonus wagers
+        settling)."""
+        sheet = self._sheet()
+        if result.voided:
+            self.voiding(result.reason)
+            void = VoidResult(
+                result.table_id, result.round_id, result.reversed, result.meters, result.replayed
+            )
+            return self.voided(void)
+        sheet.rest_of_round_void = result.reason
+        self.say(f"round {sheet.round_id}: rest of the round void: {result.reason}")
+        self.say("enter the cards and settle: only the bonus wagers are settled")
+        return None
+
+    def voided_by_supervisor(self) -> None:
+        """The floor supervisor voided the held round at the controller: its wagers were
+        returned there, and the round is over here."""
+        sheet = self._sheet()
+        self.say(
+            f"round {sheet.round_id} was voided by the floor supervisor: its wagers are "
+            "returned to the players; type open for the next round"
+        )
+        self._finish()
+
     def _finish(self) -> RoundSheet:
         sheet = self._sheet()
         self.phase = Phase.IDLE
@@ -495,11 +566,13 @@ class DealerSession:
         """The void of the round is on its way, for ``reason``."""
         self._sheet().void_reason = reason
 
-    def refused(self, send: Send, message: str, next_round_id: int = 0) -> None:
-        """The controller refused ``send`` (final; nothing changed there). A refused lockout
-        used up its round id: the wagers stay entered for the next one, ``next_round_id``.
-        A refused settlement or void leaves the round locked: correct and send again."""
-        self.say(f"REFUSED by the controller: {message}")
+    def refused(self, send: Send, line: str, next_round_id: int = 0) -> None:
+        """The controller refused ``send`` (final; nothing changed there); ``line`` says so in
+        plain words (:mod:`~table_agent.console.refusals`). A refused lockout used up its
+        round id: the wagers stay entered for the next one, ``next_round_id``. A refused
+        settlement, void, chip count or irregularity leaves the round locked: correct and send
+        again (a held round: once the floor supervisor confirmed it)."""
+        self.say(line)
         if send.phase == "lockout" and self.sheet is not None:
             wagers = self.sheet.wagers
             self.sheet = RoundSheet(next_round_id, wagers=wagers)
@@ -507,15 +580,14 @@ class DealerSession:
         elif send.phase == "void" and self.sheet is not None:
             self.sheet.void_reason = ""
 
-    def offline(self, message: str) -> None:
+    def offline(self, line: str) -> None:
         """The lockout was refused while the table is PROGRESSIVE OFFLINE: nothing was sent,
         the round stays open."""
-        self.say(f"{message}; take the side wagers down, or lock out once the table is online")
+        self.say(line)
 
-    def unreachable(self, send: Send, message: str) -> None:
-        """``send`` went unanswered for the whole retry window: it stays in the outbox, and
-        the console stops taking rounds until it is started again (which re-sends it)."""
+    def halt(self, line: str) -> None:
+        """A report went unanswered for the whole retry window (it stays in the outbox), or
+        the console failed: it stops taking rounds until it is started again (which re-sends
+        what the outbox holds)."""
         self.phase = Phase.HALTED
-        self.say(f"NOT ANSWERED: {message}")
-        self.say(f"the {send.phase} of round {send.round_id} stays in the outbox: quit and start")
-        self.say("the console again; it re-sends it (a round left locked out is then voided)")
+        self.say(line)

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 import redis
+import yaml
 
 from controller import cli as controller_cli
 from controller import settings
@@ -39,6 +40,7 @@ SYSTEMD = ROOT / "deploy" / "systemd"
 UNITS = sorted(p for p in SYSTEMD.iterdir() if p.suffix in (".service", ".timer"))
 SERVICES = [p for p in UNITS if p.suffix == ".service"]
 CONTROLLER_TOML = SYSTEMD / "controller.toml"
+PROMETHEUS_YML = ROOT / "deploy" / "prometheus" / "prometheus.yml"
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
 REQUIRED = os.environ.get("JACKPOT_REQUIRE_SYSTEMD") == "1"  # set by .ci/run
 PASSWORD = "0123456789abcdef" * 4
@@ -309,6 +311,11 @@ def test_agent_command() -> None:
         assert file.parent == DIRS["d"] and file.name in creds, file
     assert creds["table.key"] == "/etc/table-agent/%i/%i.key", "the table's own key"
     assert one(unit, "Service", "Restart") == "always"
+    scraped = yaml.safe_load(PROMETHEUS_YML.read_text(encoding="utf-8"))
+    (agents,) = [job for job in scraped["scrape_configs"] if job["job_name"] == "jackpot-agent"]
+    ports = {target.rsplit(":", 1)[1] for c in agents["static_configs"] for target in c["targets"]}
+    assert ports == {str(args.metrics_port)}, "the console serves what Prometheus scrapes"
+    assert args.metrics_host == "0.0.0.0", "Prometheus scrapes the table PC from its own host"
     tty = one(unit, "Service", "TTYPath").removeprefix("/dev/")
     assert one(unit, "Unit", "Conflicts") == f"getty@{tty}.service"
 

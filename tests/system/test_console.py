@@ -6,6 +6,12 @@ A Caribbean Stud round with a royal flush on seat 2: the award line on screen (1
 meter, awaiting a supervisor's validation, with its jackpot id) is the controller's pending
 jackpot, and the meter is back at its reset. Then a round locked out when the console dies:
 the restarted console delivers its void from the outbox, and the meter gives the wagers back.
+
+A dealer's bad night: a chip count that differs holds the round, ``settle`` is refused in
+plain words naming the round for the floor supervisor, and goes through once the supervisor
+confirmed it; a second held round the supervisor voids is refused and over; the controller
+lost mid-settlement and back: the settlement goes through on its return. The screen never
+crashes, and the console serves the agent's metrics meanwhile.
 """
 
 from __future__ import annotations
@@ -23,12 +29,13 @@ from pathlib import Path
 
 import pytest
 
-from controller.testing import ControllerProcess, RedisServer
+from controller.testing import ControllerProcess, RedisServer, TestPKI, free_port
 from jackpot import tls
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.console.cli import main as console_main
-from tests.helpers import SUPERVISOR
+from tests.helpers import CARIBBEAN_RULES, SUPERVISOR
+from tests.system.test_agent_offline import scrape
 
 TABLE = "cs-1"
 METER = "cs-main"
@@ -135,17 +142,38 @@ async def _admin(controller: ControllerProcess, jackpot_id: str) -> tuple[pb.Met
         await channel.close(None)
 
 
-def _console(controller: ControllerProcess, state: Path) -> list[str]:
+async def _resolve(controller: ControllerProcess, round_id: int, decision: int) -> None:
+    """The floor supervisor's decision on a held round (``jackpotctl irregularities``)."""
+    assert controller.pki is not None
+    channel = tls.aio_channel(controller.target, controller.pki.client(*SUPERVISOR))
+    try:
+        await pb_grpc.AdminServiceStub(channel).ResolveIrregularity(
+            pb.ResolveIrregularityRequest(
+                table_id=TABLE,
+                round_id=round_id,
+                decision=pb.IrregularityDecision.ValueType(decision),
+                note="recounted on camera",
+            ),
+            timeout=10,
+        )
+    finally:
+        await channel.close(None)
+
+
+def _console(
+    controller: ControllerProcess, state: Path, *extra: str, table: str = TABLE
+) -> list[str]:
     return [
         TABLE_AGENT,
         "console",
         "--table-id",
-        TABLE,
+        table,
         "--controller",
         controller.target,
-        *controller.client_args("table", TABLE),
+        *controller.client_args("table", table),
         "--state-dir",
         str(state),
+        *extra,
     ]
 
 
@@ -212,6 +240,88 @@ def test_a_dealer_plays_a_royal_flush_round_then_a_crash_loses_nothing(
     assert asyncio.run(_admin(controller, ""))[0].amount_cents == RESET_CENTS
     pane.type("open", then="round 3 open")
     pane.type("quit", then="CONSOLE EXITED 0")
+
+
+@pytest.mark.slow
+def test_a_held_round_a_refused_settle_and_a_lost_controller_never_crash_the_screen(
+    system: tuple[RedisServer, ControllerProcess], tmp_path: Path, tmux_socket: Path
+) -> None:
+    _, controller = system
+    metrics = free_port()
+    extra = ("--metrics-port", str(metrics), "--offline-after", "2", "--retry-for", "120")
+    pane = Pane(tmux_socket, _console(controller, tmp_path / "state", *extra))
+    pane.wait_for("type open for the next round")
+
+    # A chip count that differs: the round is held, settle is refused, the screen stays.
+    pane.type("open", then="round 1 open")
+    pane.type("wager 2 progressive", then="seat 2: Progressive Payout Wager $1.00")
+    pane.type("lockout", then="round 1: NO MORE BETS")
+    pane.type("count 3", then="call the floor supervisor to confirm or void round 1")
+    pane.type("cards 2 AS KS QS JS TS", then="seat 2: AS KS QS JS TS")
+    pane.type("dealer 4H 6H 9D QC KD", then="dealer: 4H 6H 9D QC KD")
+    screen = pane.type("settle", then="REFUSED: round 1 is held")
+    assert "call the floor supervisor to confirm or void round 1, then type settle again" in (
+        screen.replace("\n", "")
+    )
+    assert "Unhandled exception" not in screen and "round 1: LOCKED" in screen
+    asyncio.run(_resolve(controller, 1, pb.IRREGULARITY_DECISION_CONFIRM))
+    pane.type("settle", then="round 1 settled")
+
+    # A second held round, voided by the supervisor: its settle is refused, the round is over.
+    pane.type("open", then="round 2 open")
+    pane.type("wager 3 progressive", then="seat 3: Progressive Payout Wager $1.00")
+    pane.type("lockout", then="round 2: NO MORE BETS")
+    pane.type("count 0", then="call the floor supervisor to confirm or void round 2")
+    pane.type("cards 3 2C 5D 8H JS KD", then="seat 3: 2C 5D 8H JS KD")
+    pane.type("dealer 4H 6H 9D QC AD", then="dealer: 4H 6H 9D QC AD")
+    asyncio.run(_resolve(controller, 2, pb.IRREGULARITY_DECISION_VOID))
+    pane.type("settle", then="round 2 was voided by the floor supervisor")
+    pane.wait_for("type open for the next round")
+
+    # The controller lost mid-round, and back: the settlement goes through on its return.
+    pane.type("open", then="round 3 open")
+    pane.type("wager 4 progressive", then="seat 4: Progressive Payout Wager $1.00")
+    pane.type("lockout", then="round 3: NO MORE BETS")
+    pane.type("cards 4 2C 5D 8H JS KD", then="seat 4: 2C 5D 8H JS KD")
+    pane.type("dealer 4H 6H 9D QC AD", then="dealer: 4H 6H 9D QC AD")
+    controller.stop()
+    screen = pane.type("settle", then="sending the settle to the controller...")
+    screen = pane.wait_for("PROGRESSIVE OFFLINE")
+    samples = scrape(metrics)  # the console's metrics: the table offline, a report in flight
+    assert samples['jackpot_agent_progressive_offline{table="cs-1"}'] == 1
+    assert samples['jackpot_agent_outbox_depth{table="cs-1"}'] == 1
+    controller.start()
+    screen = pane.wait_for("round 3 settled", timeout_s=60)
+    assert "Unhandled exception" not in screen
+    pane.wait_for(" ONLINE")  # the header again
+    assert scrape(metrics)['jackpot_agent_outbox_depth{table="cs-1"}'] == 0
+    pane.type("quit", then="CONSOLE EXITED 0")
+
+
+@pytest.mark.slow
+def test_a_texas_holdem_bonus_rest_of_round_void_entered_at_the_console(
+    tmp_path: Path, pki: TestPKI, tmux_socket: Path
+) -> None:
+    with RedisServer(tmp_path / "redis") as redis:
+        rules = CARIBBEAN_RULES.with_name("texas-holdem-bonus.toml")
+        with ControllerProcess(redis.url, tmp_path / "controller.log", pki=pki, rules=rules) as c:
+            pane = Pane(tmux_socket, _console(c, tmp_path / "state", table="thb-1"))
+            pane.wait_for("type open for the next round")
+            pane.type("open", then="round 1 open")
+            pane.type("wager 2 bonus 5", then="seat 2: Bonus Wager $5.00")
+            pane.type("lockout", then="round 1: NO MORE BETS")
+            pane.type("irregularity dealer_card_exposed", then="rest of the round void")
+            pane.type("cards 2 AS KS", then="seat 2: AS KS")
+            pane.type("dealer 2C 7D", then="dealer: 2C 7D")
+            screen = pane.type("settle", then="round 1 settled")
+            assert "§ 647a.13(d)" in screen and "Unhandled exception" not in screen
+            pane.type("quit", then="CONSOLE EXITED 0")
+            settles = [
+                line
+                for line in (tmp_path / "state" / "thb-1.outbox.jsonl").read_text().splitlines()
+                if '"settle"' in line
+            ]
+            assert settles and "647a.13(d)" in settles[0], settles
 
 
 def test_the_console_needs_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

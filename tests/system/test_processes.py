@@ -101,7 +101,7 @@ def test_a_plaintext_client_gets_nothing_from_a_tls_controller(
     plaintext = run(
         "controller.ctl.main", "--controller", controller.target, "--insecure", "meters", "list"
     )
-    assert plaintext.returncode == 1 and "UNAVAILABLE" in plaintext.stderr
+    assert plaintext.returncode == 1 and "this controller requires TLS" in plaintext.stderr
     no_certificate = run("controller.ctl.main", "--controller", controller.target, "meters", "list")
     assert no_certificate.returncode == 1
     assert "give --ca, --cert, --key" in no_certificate.stderr

@@ -66,7 +66,9 @@ async def test_reports_go_through_the_outbox_and_refusals_leave_the_round_correc
     assert session.meters == {"m": 1_000_000}
     await desk.submit("cards 2 AS KS QS JS TS")
     await desk.submit("settle")
-    assert session.messages[-1] == "REFUSED by the controller: seat 9 does not exist"
+    assert session.messages[-1] == (
+        "REFUSED by the controller: seat 9 does not exist; correct the cards and type settle again"
+    )
     assert phase_of(session) is Phase.LOCKED and agent.states.get(2) is RoundState.LOCKED
     await desk.submit("settle")  # corrected and sent again
     assert phase_of(session) is Phase.IDLE and agent.states.get(2) is RoundState.SETTLED

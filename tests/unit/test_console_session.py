@@ -318,7 +318,7 @@ def test_an_unanswered_report_halts_the_console_until_it_is_restarted() -> None:
     locked(console, "wager 1 progressive")
     with pytest.raises(EntryError, match="quit is not possible now"):
         console.handle("quit")
-    console.unreachable(Send("void", 5, reason="x"), "controller unreachable for 300s")
+    console.halt("NOT ANSWERED: the controller did not answer the void of round 5")
     assert phase_of(console) is Phase.HALTED
     assert "quit, and start the console again" in console.expected()
     assert console.handle("quit") == Send("quit")
