@@ -4,8 +4,9 @@ For each link group: its title (``[[link_groups]] title``, else its description,
 id), the games its tables deal (the regulation's titles: "Caribbean Stud Poker"), and for
 each meter its title (``[[meters]] title``, else "Progressive Jackpot") and the top award it
 pays ("Royal Flush wins 100% of meter"). A link group without a meter (Texas Hold 'Em Bonus)
-shows its games' fixed top awards instead ("Bonus: Royal Flush pays 500 to 1"), and
-"no progressive". A link group of no submission this controller was given shows its ids.
+shows its games' fixed top awards instead (for each wager, its top lines: ``{"wager":
+"Bonus", "lines": [["Ace Ace Dealer and Player", "1,000 to 1"], ...]}``), and "no
+progressive". A link group of no submission this controller was given shows its ids.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from controller.domain.games import get_game
 from controller.domain.submission import RulesSubmission
 from jackpot.kinds import AwardKind
 
-TOP_AWARDS = 3
+TOP_AWARDS = 5
 """Fixed top awards shown for each wager of a link group without a meter."""
 DEFAULT_METER_TITLE = "Progressive Jackpot"
 
@@ -41,7 +42,7 @@ class SignDisplay:
     title: str
     games: list[str] = field(default_factory=list)
     meters: dict[str, dict[str, str]] = field(default_factory=dict)
-    fixed_awards: list[str] = field(default_factory=list)
+    fixed_awards: list[dict[str, Any]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         """The ``display`` field of the sign's events."""
@@ -73,11 +74,13 @@ def sign_displays(submissions: Iterable[RulesSubmission]) -> dict[str, SignDispl
                 for name in game_names:
                     for offer in rules.games.get(name, {}).values():
                         fixed = [
-                            f"{words(line)} pays {rule.text}"
+                            [words(line), rule.text]
                             for line, rule in offer.paytable.lines[:TOP_AWARDS]
                         ]
                         if fixed:
-                            shown.fixed_awards.append(f"{words(offer.wager)}: " + ", ".join(fixed))
+                            shown.fixed_awards.append(
+                                {"wager": words(offer.wager), "lines": fixed}
+                            )
             found[gid] = shown
     return found
 

@@ -37,8 +37,9 @@ CELEBRATE_MS = 12_000
 """How long the page celebrates a new hit (the page reads it from its
 ``data-celebrate-ms``)."""
 CELEBRATE_WITHIN_MS = 120_000
-"""A winner the page sees for the first time is celebrated only if it hit this recently by
-the server's clock (a sign switched on long after a hit does not celebrate it)."""
+"""A new winner is celebrated only if it hit this recently by the server's clock (a sign
+back after a long outage does not celebrate old hits; one just switched on celebrates none
+of the winners its first event lists)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +83,8 @@ def snapshot(
     names players read instead of ids (``display``: ``title``, ``games``, ``meters`` by id
     with their ``title`` and ``top_award``, ``fixed_awards``, ``progressive``; absent, the
     page shows the ids). A winner ``pending`` is shown "awaiting verification"; a winner
-    new to the page, hit within :data:`CELEBRATE_WITHIN_MS`, is celebrated for
-    :data:`CELEBRATE_MS`."""
+    that appears after the page's first event, hit within :data:`CELEBRATE_WITHIN_MS`, is
+    celebrated for :data:`CELEBRATE_MS` (naming its table and seat)."""
     data: dict[str, Any] = {
         "title": title,
         "meters": [{"meter_id": meter_id, "cents": cents} for meter_id, cents in meters],

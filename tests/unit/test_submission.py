@@ -341,7 +341,8 @@ def test_the_sign_reads_the_titles_of_the_submission() -> None:
         {},
         False,
     )
-    assert pit["fixed_awards"][0].startswith("Bonus: ") and "1,000 to 1" in pit["fixed_awards"][0]
+    (bonus,) = pit["fixed_awards"]
+    assert bonus["wager"] == "Bonus" and bonus["lines"][0][1] == "1,000 to 1"
     untitled = changed(("link_groups",), [{"id": "floor"}])
     untitled["meters"][0].pop("title")
     (display,) = sign_displays([parse_submission(untitled)]).values()
