@@ -105,7 +105,9 @@ def post_from_page(page: Any, path: str, fields: dict[str, object]) -> tuple[int
     return int(status), str(body)
 
 
-def confirm_in_dialog(page: Any, amount: str | None, note: str | None) -> None:
+def confirm_in_dialog(
+    page: Any, amount: str | None, note: str | None, shot: str | None = None
+) -> None:
     """Fill the confirmation dialog: the amount typed back (wrong first: refused by the page)
     and the note; then confirm."""
     dialog = page.locator("#confirm")
@@ -119,6 +121,8 @@ def confirm_in_dialog(page: Any, amount: str | None, note: str | None) -> None:
         assert ok.is_disabled(), "the note is required"
         page.fill("#confirm-note", note)
     assert ok.is_enabled()
+    if shot:
+        screenshot(page, shot)
     ok.click()
     eventually(lambda: not dialog.is_visible(), "the dialog closes")
 
@@ -243,7 +247,7 @@ def test_sign_and_floor_view_in_chromium(
 
         row.locator("button.approve").click()
         assert floor.inner_text("#confirm-expected") == money
-        confirm_in_dialog(floor, money, None)
+        confirm_in_dialog(floor, money, None, "floor-approve-dialog")
 
         def status_of(jackpot_id: str, status: str) -> Any:
             found = stub.GetJackpot(pb.GetJackpotRequest(jackpot_id=jackpot_id), timeout=10)
@@ -296,7 +300,7 @@ def test_sign_and_floor_view_in_chromium(
         eventually(cage_row.count, "the cage sees the jackpot to pay")
         screenshot(cage, "floor-to-pay-cage")
         cage_row.locator("button.paid").click()
-        confirm_in_dialog(cage, money, "cage receipt 1187")
+        confirm_in_dialog(cage, money, "cage receipt 1187", "floor-paid-dialog")
         paid = eventually(lambda: status_of(jackpot.jackpot_id, "paid"), "the hand-pay is stored")
         assert paid.paid_by == "jackpot://cashier/cage-1" and paid.paid_note == "cage receipt 1187"
         assert paid.paid_by_cert == fingerprint(pki, "cashier", "cage-1")
