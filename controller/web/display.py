@@ -78,9 +78,7 @@ def sign_displays(submissions: Iterable[RulesSubmission]) -> dict[str, SignDispl
                             for line, rule in offer.paytable.lines[:TOP_AWARDS]
                         ]
                         if fixed:
-                            shown.fixed_awards.append(
-                                {"wager": words(offer.wager), "lines": fixed}
-                            )
+                            shown.fixed_awards.append({"wager": words(offer.wager), "lines": fixed})
             found[gid] = shown
     return found
 

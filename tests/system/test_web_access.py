@@ -351,7 +351,8 @@ def test_a_table_is_online_while_its_agent_calls(web, pki: TestPKI) -> None:
     play(controller, "cs-1", "--rounds", "0")  # its agent starts, probes, plays no round
 
     def table(table_id: str) -> dict[str, Any]:
-        return {t["table_id"]: t for t in _state(call)["tables"]}[table_id]
+        tables: list[dict[str, Any]] = _state(call)["tables"]
+        return next(t for t in tables if t["table_id"] == table_id)
 
     probed = _eventually(lambda: table("cs-1")["state"] == "online" and table("cs-1"), "online")
     assert probed["last_round_id"] == 0 and probed["heard_ms"] > 0
