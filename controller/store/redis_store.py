@@ -2081,8 +2081,9 @@ class RedisStore:
 
     async def record_tables_heard(self, heard: Mapping[str, int]) -> None:
         """Record when tables' agents were last heard from (``{table_id: ms}``); a time
-        never goes back (another replica may have heard a table later)."""
-        if not heard:
+        never goes back (another replica may have heard a table later). Nothing is written
+        to a Redis without the installation record (a controller creates nothing there)."""
+        if not heard or not await self._read(self._client.exists(keys.INSTALLATION)):
             return
         known = await self._read(self._client.hmget(keys.TABLE_SEEN, list(heard)))
         later: dict[Any, Any] = {
