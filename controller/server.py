@@ -21,6 +21,7 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2
 from controller.api.admin_service import AdminService
 from controller.api.interceptor import ServerInterceptor
 from controller.api.limits import RateLimiter, StreamSlots
+from controller.api.liveness import TableLiveness
 from controller.api.meter_watch import MeterWatcher
 from controller.api.peers import Authenticator, DenyList
 from controller.api.status import CODE_LABELS
@@ -176,6 +177,7 @@ class ControllerServer:
             deny_list=self.deny_list,
             observe=self.metrics.set_client_certificate,
         )
+        self.liveness = TableLiveness(self.store)
         self.interceptor = ServerInterceptor(
             self.metrics,
             self.authenticator,
@@ -186,6 +188,7 @@ class ControllerServer:
                 MAX_CONCURRENT_RPCS, config.max_calls_per_caller, "calls in progress"
             ),
             first_message_s=config.first_message_s,
+            liveness=self.liveness,
         )
         self.server = aio.server(
             interceptors=[self.interceptor],
@@ -287,6 +290,7 @@ class ControllerServer:
         self.serving = True
         await self._set_health(redis_up=True)
         self._refresher = asyncio.create_task(self._refresh_forever())
+        self.liveness.start()
         log.info(
             "controller serving on %s:%d with %s (metrics and /healthz on port %s, "
             "signs and floor view on port %s)",
@@ -308,6 +312,7 @@ class ControllerServer:
             port=port,
             tls=self.config.tls,
             handshake_timeout_s=self.config.handshake_timeout_s,
+            rules=self.config.rules,
         )
         try:
             await self.web.start()
@@ -433,6 +438,7 @@ class ControllerServer:
             )
         if self.web is not None:
             await self.web.close()
+        await self.liveness.close()
         await self.watcher.close()
         await self.server.stop(grace_s)
         if self._http is not None:

@@ -97,6 +97,9 @@ WEB_ACCESS: Mapping[str, Access] = {
     "/floor": Access(JACKPOT_READERS),
     # Approve or reject from the floor view: as ApproveJackpot and RejectJackpot.
     "/floor/review": Access(SUPERVISOR),
+    # The cage's Paid button: cashiers only (a supervisor other than the approver may still
+    # record a hand-pay with jackpotctl, RecordJackpotPaid; the floor view is the cage's).
+    "/floor/paid": Access(frozenset({Role.CASHIER})),
 }
 """The web port's pages (``--web-port``) and the roles each admits, deny by default."""
 

@@ -23,13 +23,12 @@ from controller.domain import bounds
 from controller.domain.bounds import check_id, check_jackpot_id, check_range, check_text, excerpt
 from controller.domain.config import LinkGroupConfig
 from controller.domain.digests import void_fingerprint
-from controller.domain.identity import Role
 from controller.domain.records import (
     ADJUSTMENT_STATUSES,
     IRREGULARITY_STATUSES,
     MYSTERY_HIT_VOID,
 )
-from controller.jackpot_review import review_jackpot
+from controller.jackpot_review import pay_jackpot, review_jackpot
 from controller.metrics import Metrics
 from controller.state_guard import StateGuard
 from controller.store.redis_store import MAX_REBASE_ROUND_ID, RedisStore, Resolution
@@ -308,17 +307,7 @@ class AdminService(pb_grpc.AdminServiceServicer):
     ) -> pb.Jackpot:
         """The cage or floor records the hand-pay of an approved jackpot; the payer is the
         caller's certificate and, with certificates, never the approver."""
-        jackpot_id = check_jackpot_id(request.jackpot_id)
-        note = check_text(request.note, "note", bounds.NOTE_MAX_CHARS)
-        payer = caller()
-        record = await self._store.pay_jackpot(
-            jackpot_id,
-            payer=payer.uri,
-            payer_cert=payer.fingerprint,
-            note=note,
-            two_people=payer.role is not Role.INSECURE,
-        )
-        log.info("jackpot %s paid by %s", record.jackpot_id, payer)
+        record = await pay_jackpot(self._store, caller(), request.jackpot_id, request.note)
         return convert.jackpot(record)
 
     async def ListIrregularities(

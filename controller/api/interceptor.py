@@ -9,7 +9,9 @@ of the caller's call slots (RESOURCE_EXHAUSTED beyond ``calls.per_caller`` calls
 progress); then the request, which must arrive within ``first_message_s`` (else
 RESOURCE_EXHAUSTED: a call that sends nothing holds a slot that long at most), decoded here
 rather than by gRPC (a malformed body is INVALID_ARGUMENT, not UNKNOWN with a traceback), a
-table's certificate naming another table (PERMISSION_DENIED); then the servicer.
+table's certificate naming another table (PERMISSION_DENIED); then the servicer. Every
+call admitted from a table's certificate, and every stream it holds open, tells
+:class:`~controller.api.liveness.TableLiveness` that its agent runs (the floor view).
 
 To see the call before its request, unary methods are served as client-streaming ones
 (the wire is the same): gRPC hands a unary handler its call only once the request has
@@ -26,6 +28,7 @@ logged and answered INTERNAL without its details.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import time
@@ -38,6 +41,7 @@ from grpc import aio
 
 from controller.api.access import check_role, check_table, set_caller
 from controller.api.limits import LogSampler, RateLimiter, StreamSlots
+from controller.api.liveness import TableLiveness
 from controller.api.peers import Authenticator
 from controller.api.status import code_label, status_for
 from controller.domain.identity import Identity, Role
@@ -74,6 +78,7 @@ class ServerInterceptor(_Interceptor):
         streams: StreamSlots,
         calls: StreamSlots | None = None,
         first_message_s: float = FIRST_MESSAGE_S,
+        liveness: TableLiveness | None = None,
     ) -> None:
         self._metrics = metrics
         self._authenticator = authenticator
@@ -82,6 +87,7 @@ class ServerInterceptor(_Interceptor):
         self.streams = streams
         self.calls = calls or StreamSlots(1 << 30, 1 << 30, "calls in progress")
         self.first_message_s = first_message_s
+        self.liveness = liveness
         self._log_sampler = LogSampler()
         self._wrapped: dict[str, Handler] = {}
 
@@ -142,6 +148,8 @@ class ServerInterceptor(_Interceptor):
         rates = self._table_rates if caller.role is Role.TABLE else self._client_rates
         rates.acquire(caller.uri, caller.uri)
         set_caller(caller)
+        if caller.role is Role.TABLE and self.liveness is not None:
+            self.liveness.heard(caller.name)  # any call: the agent runs (the floor view)
         return caller, access.for_own_table
 
     def _refuse(
@@ -206,7 +214,12 @@ class ServerInterceptor(_Interceptor):
         """The replies of the handler call ``start`` makes, once the caller holds one of its
         stream slots (until the stream ends); it ends UNAUTHENTICATED at the first reply after
         its certificate is revoked."""
-        with self.streams.hold(caller.uri):
+        heard = (
+            self.liveness.streaming(caller.name)
+            if caller.role is Role.TABLE and self.liveness is not None
+            else contextlib.nullcontext()
+        )
+        with self.streams.hold(caller.uri), heard:
             async for reply in _responses(start()):
                 try:
                     self._authenticator.check_not_revoked(caller)

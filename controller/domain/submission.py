@@ -9,9 +9,11 @@ Every refusal names the file's entry and cites the section it breaks. Example::
 
     [[link_groups]]
     id = "floor"
+    title = "Caribbean Stud Progressive"  # the sign's title (optional; else the id)
 
     [[meters]]
     id = "cs-main"
+    title = "Jackpot"          # the meter's name on the sign (optional)
     link_group = "floor"
     game = "caribbean-stud"
     reset = "10000"            # dollars: initial and reset amount
@@ -97,6 +99,10 @@ class RulesSubmission:
     tables: tuple[TableOffer, ...]
     payout_limits: dict[str, int] = field(default_factory=dict)
     validation_thresholds: dict[str, int] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)
+    """The names the players read on the sign (:mod:`controller.web.display`): a link
+    group's ``title`` (``[[link_groups]] title = "Caribbean Stud Progressive"``) and a
+    meter's (``[[meters]] title = "Mega Jackpot"``), by id; absent: none given."""
 
     def table_configs(self) -> list[TableConfig]:
         """Every table as the controller registers it, with every wager its game offers."""
@@ -116,7 +122,7 @@ class RulesSubmission:
 
 _KEYS = {
     "submission": {"operator", "submitted", "notes"},
-    "link_groups": {"id", "description"},
+    "link_groups": {"id", "description", "title"},
     "meters": {
         "id",
         "link_group",
@@ -127,6 +133,7 @@ _KEYS = {
         "ceiling",
         "kind",
         "must_hit_by",
+        "title",
     },
     "tables": {"id", "game", "seats", "link_group"},
     "wager": {
@@ -425,11 +432,32 @@ def parse_submission(data: Mapping[str, Any]) -> RulesSubmission:
         )
         _check_table(where, table, games, meter_by_id, group_ids)
         tables.append(table)
+    titles = {
+        str(item["id"]): _title(f"{section}.{item['id']}", item)
+        for section in ("link_groups", "meters")
+        for item in _table_of(data, section)
+        if "title" in item
+    }
     submission = RulesSubmission(
-        operator, groups, tuple(meters), games, tuple(tables), limits, thresholds
+        operator, groups, tuple(meters), games, tuple(tables), limits, thresholds, titles
     )
     _configs(submission)  # every table validates as the controller will register it
     return submission
+
+
+TITLE_MAX_CHARS = 60
+"""A title on the sign: one line, read across a pit."""
+
+
+def _title(where: str, data: Mapping[str, Any]) -> str:
+    """A sign's title: printable text of 1 to :data:`TITLE_MAX_CHARS` characters."""
+    title = str(_entry(where, data, "title"))
+    if not 0 < len(title.strip()) <= TITLE_MAX_CHARS or not title.isprintable():
+        raise InvalidConfiguration(
+            f"{where}: title must be printable text of 1 to {TITLE_MAX_CHARS} characters, "
+            f"got {title[:80]!r}"
+        )
+    return title.strip()
 
 
 def _configs(submission: RulesSubmission) -> list[TableConfig]:

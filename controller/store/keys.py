@@ -23,6 +23,10 @@ INSTALLATION = f"{PREFIX}:installation"
 jackpot state at all: a new installation, or a Redis that lost its data (never told apart
 without it, so a controller creates nothing on a Redis without it unless told
 ``--first-install``)."""
+TABLE_SEEN = f"{PREFIX}:tables:heard"
+"""Hash table_id -> when the controller last heard from that table's agent (ms since the Unix
+epoch, the replica's clock; :mod:`controller.api.liveness`). Not jackpot state: the floor
+view's "online"/"offline" only, never journaled, never restored."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -2084,6 +2084,34 @@ class RedisStore:
                 )
             entries.append(entry)
         return entries
+
+    async def record_tables_heard(self, heard: Mapping[str, int]) -> None:
+        """Record when tables' agents were last heard from (``{table_id: ms}``); a time
+        never goes back (another replica may have heard a table later). Nothing is written
+        to a Redis without the installation record (a controller creates nothing there)."""
+        if not heard or not await self._read(self._client.exists(keys.INSTALLATION)):
+            return
+        known = await self._read(self._client.hmget(keys.TABLE_SEEN, list(heard)))
+        later: dict[Any, Any] = {
+            table_id: at_ms
+            for (table_id, at_ms), old in zip(heard.items(), known, strict=True)
+            if not (old and str(old).isdigit() and int(old) >= at_ms)
+        }
+        if later:
+            await self._read(self._client.hset(keys.TABLE_SEEN, mapping=later))
+
+    async def tables_heard(self, table_ids: Sequence[str]) -> dict[str, int]:
+        """When each of ``table_ids``' agents was last heard from (ms); absent: never, or a
+        value that does not read (it is no jackpot state: ignored, overwritten at the next
+        call)."""
+        if not table_ids:
+            return {}
+        found = await self._read(self._client.hmget(keys.TABLE_SEEN, list(table_ids)))
+        return {
+            table_id: int(value)
+            for table_id, value in zip(table_ids, found, strict=True)
+            if value is not None and str(value).isdigit() and len(str(value)) < 16
+        }
 
     async def last_rounds(
         self,

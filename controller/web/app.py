@@ -4,7 +4,12 @@
   and its server-sent events: the ``display`` role;
 * ``GET /floor`` and ``GET /floor/state`` — the floor view and its data (JSON, cents):
   supervisors, operators, auditors and the cage (the roles that may list jackpots);
-* ``POST /floor/review`` — approve or reject a pending jackpot: supervisors.
+* ``POST /floor/review`` — approve or reject a pending jackpot: supervisors. The body names
+  the amount the supervisor confirmed (``amount_cents``); another amount than the record's
+  (a stale page) is refused 409 and changes nothing;
+* ``POST /floor/paid`` — record the hand-pay of an approved jackpot: the cage (``cashier``)
+  only, with the amount confirmed and the cage's receipt (``note``, required), by the one
+  path of ``jackpotctl jackpots paid`` (:func:`~controller.jackpot_review.pay_jackpot`).
 
 The roles are :data:`~controller.api.access.WEB_ACCESS`, beside the RPCs'.
 
@@ -20,18 +25,22 @@ answered 401 and closed at once, so it cannot hold the port's connections; one i
 holds at most :data:`MAX_CONNECTIONS_PER_CALLER` connections and
 :data:`MAX_STREAMS_PER_CALLER` signs.
 
-A review is a POST of a small JSON body, refused unless it comes from the floor view's own
-origin: ``Origin`` must name this server (``Sec-Fetch-Site``, when the browser sends it, must
-be ``same-origin``) and the body must be ``application/json`` (which no cross-site form can
-send without a CORS preflight, never granted here). Every refusal is a precise 4xx and changes
-nothing; the review itself takes the one path of :func:`~controller.jackpot_review.review_jackpot`.
+A review or a payment is a POST of a small JSON body, refused unless it comes from the floor
+view's own origin: ``Origin`` must name this server (``Sec-Fetch-Site``, when the browser
+sends it, must be ``same-origin``) and the body must be ``application/json`` (which no
+cross-site form can send without a CORS preflight, never granted here). Every refusal is a
+precise 4xx and changes nothing; the review itself takes the one path of
+:func:`~controller.jackpot_review.review_jackpot`.
+
+The sign's events carry the names players read (:mod:`controller.web.display`) from the
+Rules Submissions this controller was given; a link group of none shows its description.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterable
 from importlib import resources
 from typing import Any
 
@@ -41,10 +50,12 @@ from controller.api.meter_watch import MeterWatcher
 from controller.api.peers import Authenticator
 from controller.domain.bounds import check_id
 from controller.domain.identity import Identity, Role
-from controller.jackpot_review import review_jackpot
+from controller.domain.submission import RulesSubmission
+from controller.jackpot_review import pay_jackpot, review_jackpot
 from controller.metrics import Metrics
 from controller.store.redis_store import RedisStore
 from controller.tls import TLSFiles, WebCertificates
+from controller.web.display import SignDisplay, sign_displays
 from controller.web.floor import FloorView
 from controller.web.sign_feed import RecentWinners, sign_events
 from jackpot import errors
@@ -63,7 +74,10 @@ from jackpot.web.server import (
 log = logging.getLogger("controller.web")
 
 MAX_BODY_BYTES = 4096
-"""A review's body: a jackpot id, a decision and a note of at most 500 characters."""
+"""A review's or payment's body: a jackpot id, a decision, an amount and a note of at most
+500 characters."""
+MAX_AMOUNT_CENTS = 10**13
+"""An amount confirmed is an integer of cents below this (far above any award)."""
 MAX_STREAMS = 200
 """Signs open at once on one controller (each is one event per second, no Redis of its own)."""
 MAX_STREAMS_PER_CALLER = 8
@@ -115,8 +129,10 @@ class WebApp:
         port: int,
         tls: TLSFiles | None,
         handshake_timeout_s: float = HANDSHAKE_TIMEOUT_S,
+        rules: Iterable[RulesSubmission] = (),
     ) -> None:
         self._store = store
+        self._displays = sign_displays(rules)
         self._metrics = metrics
         self._watcher = watcher
         self._authenticator = authenticator
@@ -200,11 +216,14 @@ class WebApp:
             check_role("/sign", caller, WEB_ACCESS)
             _method(request, "GET")
             link_group_id = check_id(parts[1], "link group id")
-            await self._store.get_link_group(link_group_id)  # NotFound: 404
+            group = await self._store.get_link_group(link_group_id)  # NotFound: 404
             if len(parts) == 2:
                 return Response(200, sign.page(), "text/html; charset=utf-8")
             if parts[2] == "events":
-                events = sign_events(self._watcher, self._winners, link_group_id)
+                shown = self._displays.get(link_group_id)
+                if shown is None:
+                    shown = SignDisplay(group.description or link_group_id)
+                events = sign_events(self._watcher, self._winners, link_group_id, shown.as_json())
                 return EventStream(self._while_not_revoked(caller, events))
         elif parts[0] == "floor" and len(parts) <= 2:
             page = parts[1] if len(parts) == 2 else ""
@@ -212,6 +231,10 @@ class WebApp:
                 check_role("/floor/review", caller, WEB_ACCESS)
                 _method(request, "POST")
                 return await self._review(request, caller)
+            if page == "paid":
+                check_role("/floor/paid", caller, WEB_ACCESS)
+                _method(request, "POST")
+                return await self._paid(request, caller)
             check_role("/floor", caller, WEB_ACCESS)
             _method(request, "GET")
             if page == "":
@@ -220,6 +243,7 @@ class WebApp:
                 state = dict(await self._floor.snapshot())
                 state["caller"] = caller.uri
                 state["can_review"] = caller.role in (Role.SUPERVISOR, Role.INSECURE)
+                state["can_pay"] = caller.role in (Role.CASHIER, Role.INSECURE)
                 return json_response(200, state)
         raise errors.NotFound(
             f"no page at {request.path[:100]!r}; the pages are /sign/<link group id> and /floor"
@@ -243,7 +267,9 @@ class WebApp:
 
     async def _review(self, request: Request, caller: Identity) -> Response:
         _same_origin(request)
-        fields = _review_fields(request.body)
+        fields = _fields(request.body, {"jackpot_id", "decision", "note", "amount_cents"})
+        if fields.get("decision") not in ("approve", "reject"):
+            raise errors.InvalidArgument("decision must be 'approve' or 'reject'")
         record = await review_jackpot(
             self._store,
             self._metrics,
@@ -251,6 +277,7 @@ class WebApp:
             fields["jackpot_id"],
             fields.get("note", ""),
             approve=fields["decision"] == "approve",
+            expected_cents=fields["amount_cents"],
         )
         self._floor.forget()
         return json_response(
@@ -260,6 +287,28 @@ class WebApp:
                 "status": record.status,
                 "reviewed_by": record.reviewed_by,
                 "note": record.note,
+            },
+        )
+
+    async def _paid(self, request: Request, caller: Identity) -> Response:
+        _same_origin(request)
+        fields = _fields(request.body, {"jackpot_id", "note", "amount_cents"})
+        record = await pay_jackpot(
+            self._store,
+            caller,
+            fields["jackpot_id"],
+            fields.get("note", ""),
+            expected_cents=fields["amount_cents"],
+            require_note=True,
+        )
+        self._floor.forget()
+        return json_response(
+            200,
+            {
+                "jackpot_id": record.jackpot_id,
+                "status": record.status,
+                "paid_by": record.paid_by,
+                "paid_note": record.paid_note,
             },
         )
 
@@ -293,26 +342,29 @@ def _same_origin(request: Request) -> None:
         raise _UnsupportedMedia(f"a review is application/json, not {content_type[:60]!r}")
 
 
-_REVIEW_FIELDS = {"jackpot_id", "decision", "note"}
-
-
-def _review_fields(body: bytes) -> dict[str, str]:
-    """The review's fields: ``jackpot_id``, ``decision`` (approve or reject) and ``note``,
-    all strings (the store step and :func:`review_jackpot` check their content)."""
+def _fields(body: bytes, allowed: set[str]) -> dict[str, Any]:
+    """A review's or payment's fields, of ``allowed``: ``jackpot_id`` (required),
+    ``decision`` and ``note`` strings, ``amount_cents`` (required) the integer of cents the
+    person confirmed (the store step and the review's function check their content)."""
     try:
         data: Any = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise errors.InvalidArgument("the body is not JSON") from None
     if not isinstance(data, dict):
         raise errors.InvalidArgument("the body must be a JSON object")
-    unknown = sorted(set(data) - _REVIEW_FIELDS)
+    unknown = sorted(set(data) - allowed)
     if unknown:
         raise errors.InvalidArgument(f"unknown fields {', '.join(unknown)[:100]}")
-    for name in _REVIEW_FIELDS:
+    for name in ("jackpot_id", "decision", "note"):
         if name in data and not isinstance(data[name], str):
             raise errors.InvalidArgument(f"{name} must be a string")
     if "jackpot_id" not in data:
         raise errors.InvalidArgument("jackpot_id is required")
-    if data.get("decision") not in ("approve", "reject"):
-        raise errors.InvalidArgument("decision must be 'approve' or 'reject'")
+    amount = data.get("amount_cents")
+    if amount is None:
+        raise errors.InvalidArgument(
+            "amount_cents is required: the amount the person confirmed, in cents"
+        )
+    if type(amount) is not int or not 0 <= amount < MAX_AMOUNT_CENTS:
+        raise errors.InvalidArgument("amount_cents must be a whole number of cents")
     return data

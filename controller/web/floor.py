@@ -1,4 +1,5 @@
-"""The floor view's data: pending jackpots, tables and their state, meters, recent hits.
+"""The floor view's data: pending jackpots, the cage's queue of approved jackpots to pay,
+tables and their state, meters, recent hits (each with who approved and who paid it).
 
 One snapshot serves every open floor view for :data:`SNAPSHOT_TTL_S` (a few supervisors'
 browsers polling every second cost Redis one read of each kind per second). A table's state
@@ -7,10 +8,14 @@ is what the controller can know from Redis, in this order:
 * ``stopped`` — its link group is stopped (Redis lost state; nothing is served);
 * ``maintenance`` — its link group is in maintenance (lockouts with a wager are refused);
 * ``irregularity`` — a chip count differed and the round waits for a supervisor;
-* ``offline`` — no round locked out within :data:`IDLE_AFTER_S` (the controller sees a
-  table only through its reports: a closed table and a table whose agent cannot reach any
-  controller look the same here; the agent's own PROGRESSIVE OFFLINE says which);
-* ``playing`` — otherwise;
+* ``offline`` — the controller heard nothing from the table's agent for
+  :data:`OFFLINE_AFTER_S`: no call of any kind from the table's certificate (a running agent
+  probes with ``GetTable`` at least every 10 s and holds its ``WatchMeters`` stream open;
+  :mod:`controller.api.liveness`), on any replica, and no round locked out. A closed table
+  and a table whose agent cannot reach any controller look the same here; the agent's own
+  PROGRESSIVE OFFLINE says which;
+* ``online`` — otherwise: its agent runs and reaches the controller (whether or not a round
+  is being played: see its last round);
 * ``corrupt`` — its record in Redis does not read (shown by id; nothing else is known).
 
 A stored record that does not read (a corrupt meter, table, jackpot or irregularity) never
@@ -33,10 +38,14 @@ from jackpot.money import floor_cents
 
 SNAPSHOT_TTL_S = 1.0
 """How long one snapshot serves every floor view."""
-IDLE_AFTER_S = 300
-"""A table that locked out no round for this long is shown ``offline``."""
+OFFLINE_AFTER_S = 30
+"""A table whose agent was not heard from for this long is shown ``offline`` (three of its
+probes missed, as the agent's own PROGRESSIVE OFFLINE after 30 s)."""
 RECENT_HITS = 20
 """Hits shown, newest first."""
+MAX_TO_PAY = 100
+"""Approved jackpots waiting for their hand-pay shown (the cage's queue), oldest approval
+first."""
 
 
 def _jackpot(j: Jackpot) -> dict[str, Any]:
@@ -53,7 +62,19 @@ def _jackpot(j: Jackpot) -> dict[str, Any]:
         "status": j.status,
         "hit_at_ms": j.hit_at_ms,
         "reviewed_by": j.reviewed_by,
+        "reviewed_at_ms": j.reviewed_at_ms,
         "note": j.note,
+        "wager": j.wager,
+        "wager_cents": j.wager_cents,
+        "on_dealer_hand": j.on_dealer_hand,
+        "envy_for_seat": j.envy_for_seat,
+        "award_text": j.award_text,
+        "meter_before_cents": j.meter_before_cents,
+        "meter_after_cents": j.meter_after_cents,
+        "journal_seq": j.journal_seq,
+        "paid_by": j.paid_by,
+        "paid_at_ms": j.paid_at_ms,
+        "paid_note": j.paid_note,
     }
 
 
@@ -100,9 +121,11 @@ class FloorView:
                     "state": "corrupt",
                     "last_round_id": 0,
                     "last_round_ms": 0,
+                    "heard_ms": 0,
                 }
                 for error in bad_tables
             ]
+            heard = await store.tables_heard([table.table_id for table in group_tables])
             if not group.stopped:
                 ids = [table.table_id for table in group_tables]
                 bad_rounds: list[CorruptRecord] = []
@@ -112,6 +135,7 @@ class FloorView:
                 hits += await store.list_jackpots(group.link_group_id, skipped=corrupt)
             for table in group_tables:
                 round_id, at_ms = rounds.get(table.table_id, (0, 0))
+                heard_ms = max(heard.get(table.table_id, 0), at_ms)  # a lockout is a call
                 if group.stopped:
                     state = "stopped"
                 elif table.table_id in unreadable:
@@ -120,10 +144,10 @@ class FloorView:
                     state = "maintenance"
                 elif table.table_id in held:
                     state = "irregularity"
-                elif not at_ms or now_ms - at_ms > IDLE_AFTER_S * 1000:
+                elif not heard_ms or now_ms - heard_ms > OFFLINE_AFTER_S * 1000:
                     state = "offline"
                 else:
-                    state = "playing"
+                    state = "online"
                 tables.append(
                     {
                         "table_id": table.table_id,
@@ -132,9 +156,11 @@ class FloorView:
                         "state": state,
                         "last_round_id": round_id,
                         "last_round_ms": at_ms,
+                        "heard_ms": heard_ms,
                     }
                 )
         pending = await store.list_pending_jackpots(skipped=corrupt)
+        to_pay = sorted((j for j in hits if j.status == "approved"), key=lambda j: j.reviewed_at_ms)
         meters: list[dict[str, Any]] = []
         for group in groups:
             bad_meters: list[CorruptRecord] = []
@@ -155,8 +181,9 @@ class FloorView:
         tables.sort(key=lambda t: (t["link_group_id"], t["table_id"]))
         return {
             "now_ms": now_ms,
-            "idle_after_s": IDLE_AFTER_S,
+            "offline_after_s": OFFLINE_AFTER_S,
             "pending": [_jackpot(j) for j in pending],
+            "to_pay": [_jackpot(j) for j in to_pay[:MAX_TO_PAY]],
             "tables": tables,
             "meters": meters,
             "hits": [_jackpot(j) for j in hits[:RECENT_HITS]],

@@ -14,7 +14,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
+from typing import Any
 
 from controller.api.meter_watch import MeterWatcher, Values
 from controller.store.redis_store import RedisStore
@@ -31,7 +32,8 @@ WINNERS_TTL_S = 1.0
 
 
 class RecentWinners:
-    """The last winners of each link group (not rejected), newest first, cached briefly."""
+    """The last winners of each link group (not rejected or voided; a pending one marked:
+    the sign says "awaiting verification"), newest first, cached briefly."""
 
     def __init__(self, store: RedisStore) -> None:
         self._store = store
@@ -50,12 +52,15 @@ class RecentWinners:
             except StoreUnavailable:
                 return winners
             latest = sorted(
-                (j for j in jackpots if j.status != "rejected"),
+                (j for j in jackpots if j.status not in ("rejected", "voided")),
                 key=lambda j: j.journal_seq,
                 reverse=True,
             )[: sign.MAX_WINNERS]
             winners = tuple(
-                sign.Winner(j.table_id, j.seat, j.hand, j.amount_cents, j.hit_at_ms) for j in latest
+                sign.Winner(
+                    j.table_id, j.seat, j.hand, j.amount_cents, j.hit_at_ms, j.jackpot_id, j.status
+                )
+                for j in latest
             )
             if len(self._cached) > 1000:  # link groups are few; never grow without bound
                 self._cached.clear()
@@ -64,7 +69,10 @@ class RecentWinners:
 
 
 async def sign_events(
-    watcher: MeterWatcher, winners: RecentWinners, link_group_id: str
+    watcher: MeterWatcher,
+    winners: RecentWinners,
+    link_group_id: str,
+    display: Mapping[str, Any] | None = None,
 ) -> AsyncGenerator[bytes, None]:
     """The encoded events of one sign of ``link_group_id`` until the client leaves."""
     yield sign.retry()
@@ -90,6 +98,7 @@ async def sign_events(
                 await winners.get(link_group_id),
                 age_ms=sign.STALE_AFTER_MS + 1 if age is None else int(age * 1000),
                 now_ms=time.time_ns() // 1_000_000,
+                display=display,
             )
     finally:
         task.cancel()

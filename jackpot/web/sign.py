@@ -14,7 +14,7 @@ formats them to dollars with string arithmetic (no division of cents in floating
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -33,6 +33,13 @@ OFFLINE_AFTER_MS = 3000
 ``data-offline-after-ms``)."""
 MAX_WINNERS = 5
 """The last winners a sign shows."""
+CELEBRATE_MS = 12_000
+"""How long the page celebrates a new hit (the page reads it from its
+``data-celebrate-ms``)."""
+CELEBRATE_WITHIN_MS = 120_000
+"""A new winner is celebrated only if it hit this recently by the server's clock (a sign
+back after a long outage does not celebrate old hits; one just switched on celebrates none
+of the winners its first event lists)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +52,20 @@ class Winner:
     hand: str
     amount_cents: int
     hit_at_ms: int
+    jackpot_id: str = ""
+    status: str = ""  # "pending": awaiting a supervisor's verification (the sign says so)
 
 
 def page() -> bytes:
     """The sign's page (read once per call from the installed package)."""
     html = resources.files("jackpot.web").joinpath(PAGE_FILE).read_text(encoding="utf-8")
-    return html.replace("{{OFFLINE_AFTER_MS}}", str(OFFLINE_AFTER_MS)).encode("utf-8")
+    for name, value in (
+        ("OFFLINE_AFTER_MS", OFFLINE_AFTER_MS),
+        ("CELEBRATE_MS", CELEBRATE_MS),
+        ("CELEBRATE_WITHIN_MS", CELEBRATE_WITHIN_MS),
+    ):
+        html = html.replace("{{" + name + "}}", str(value))
+    return html.encode("utf-8")
 
 
 def snapshot(
@@ -60,10 +75,16 @@ def snapshot(
     *,
     age_ms: int,
     now_ms: int,
+    display: Mapping[str, Any] | None = None,
 ) -> bytes:
     """One ``meters`` event: ``title`` (the link group), each meter as ``(meter_id, cents)``,
     the last :data:`MAX_WINNERS` winners (newest first), ``age_ms`` since the values were
-    last read (``stale`` past :data:`STALE_AFTER_MS`), and the server's clock ``now_ms``."""
+    last read (``stale`` past :data:`STALE_AFTER_MS`), the server's clock ``now_ms``, and the
+    names players read instead of ids (``display``: ``title``, ``games``, ``meters`` by id
+    with their ``title`` and ``top_award``, ``fixed_awards``, ``progressive``; absent, the
+    page shows the ids). A winner ``pending`` is shown "awaiting verification"; a winner
+    that appears after the page's first event, hit within :data:`CELEBRATE_WITHIN_MS`, is
+    celebrated for :data:`CELEBRATE_MS` (naming its table and seat)."""
     data: dict[str, Any] = {
         "title": title,
         "meters": [{"meter_id": meter_id, "cents": cents} for meter_id, cents in meters],
@@ -74,6 +95,8 @@ def snapshot(
                 "hand": w.hand,
                 "amount_cents": w.amount_cents,
                 "hit_at_ms": w.hit_at_ms,
+                "jackpot_id": w.jackpot_id,
+                "status": w.status,
             }
             for w in list(winners)[:MAX_WINNERS]
         ],
@@ -81,6 +104,8 @@ def snapshot(
         "stale": age_ms > STALE_AFTER_MS,
         "now_ms": now_ms,
     }
+    if display is not None:
+        data["display"] = display
     return event("meters", data)
 
 

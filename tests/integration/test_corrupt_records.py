@@ -235,7 +235,7 @@ async def test_a_corrupt_table_refuses_that_table_only(
     status, state = await _floor_state(RedisStore(redis_client))
     assert status == 200
     states = {t["table_id"]: t["state"] for t in state["tables"]}
-    assert states == {"t1": "corrupt", "t2": "playing", "t3": "corrupt"}
+    assert states == {"t1": "corrupt", "t2": "online", "t3": "corrupt"}
     assert [(c["kind"], c["name"]) for c in state["corrupt"]] == [("table", "t1"), ("table", "t3")]
 
     report = await audit.verify(RedisStore(redis_client))

@@ -10,8 +10,9 @@ import ssl
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 import redis
@@ -19,6 +20,7 @@ import redis
 from controller.store import keys
 from controller.testing import ControllerProcess, RedisServer, TestPKI
 from controller.testing.children import free_port
+from controller.web.floor import OFFLINE_AFTER_S
 from jackpot import tls
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
@@ -82,7 +84,17 @@ class Web:
         sent = {name: value for name, value in sent.items() if value}
         return self(who, "/floor/review", json.dumps(fields).encode(), sent)
 
+    def paid(self, who: tuple[str, str], fields: Mapping[str, object]) -> tuple[int, str]:
+        sent = {"Origin": f"https://127.0.0.1:{self.port}", "Content-Type": "application/json"}
+        return self(who, "/floor/paid", json.dumps(fields).encode(), sent)
 
+
+def good_paid(jackpot: pb.Jackpot) -> dict[str, object]:
+    """A hand-pay as the floor view sends it: the amount confirmed and the cage's receipt."""
+    return {"jackpot_id": jackpot.jackpot_id, "amount_cents": jackpot.amount_cents, "note": "r-1"}
+
+
+CASHIER = ("cashier", "cage-1")
 DISPLAY = ("display", "pit-sign")
 SUPERVISOR = ("supervisor", "floor-boss")
 AUDITOR = ("auditor", "audit")
@@ -148,6 +160,19 @@ def test_the_sign_streams_integer_cents(web, pki: TestPKI) -> None:
     data = json.loads(lines[3].removeprefix(b"data: "))
     assert data["meters"] == [{"meter_id": "cs-main", "cents": 1_000_000}]
     assert data["title"] == "floor" and data["stale"] is False and data["winners"] == []
+    # The names players read, from the Rules Submission, not the ids.
+    assert data["display"] == {
+        "title": "Caribbean Stud Progressive",
+        "games": ["Caribbean Stud Poker"],
+        "meters": {
+            "cs-main": {
+                "title": "Progressive Jackpot",
+                "top_award": "Royal Flush wins 100% of the meter",
+            }
+        },
+        "fixed_awards": [],
+        "progressive": True,
+    }
 
 
 def test_a_review_not_from_the_floor_view_changes_nothing(
@@ -162,7 +187,7 @@ def test_a_review_not_from_the_floor_view_changes_nothing(
     state = json.loads(call(AUDITOR, "/floor/state")[1])
     tables = {table["table_id"]: table for table in state["tables"]}
     played = tables["cs-2"]
-    assert played["state"] == "playing" and played["last_round_id"] >= 1
+    assert played["state"] == "online" and played["last_round_id"] >= 1
     assert 0 <= state["now_ms"] - played["last_round_ms"] < 3_600_000
     assert (tables["cs-1"]["state"], tables["cs-1"]["last_round_id"]) == ("offline", 0)
     journal = keys.LinkGroupKeys("floor").journal
@@ -171,7 +196,13 @@ def test_a_review_not_from_the_floor_view_changes_nothing(
         stub = pb_grpc.AdminServiceStub(channel)
         listed = stub.ListPendingJackpots(pb.ListPendingJackpotsRequest(), timeout=10).jackpots
         (pending,) = [j for j in listed if (j.table_id, j.seat) == ("cs-2", 2)]
-        good = {"jackpot_id": pending.jackpot_id, "decision": "approve", "note": ""}
+        good = {
+            "jackpot_id": pending.jackpot_id,
+            "decision": "approve",
+            "note": "",
+            "amount_cents": pending.amount_cents,
+        }
+        other = pending.amount_cents + 100
         before = client.xlen(journal)
         refusals = [
             (call.review(SUPERVISOR, good, Origin="https://evil.example"), 403, "Origin"),
@@ -189,6 +220,18 @@ def test_a_review_not_from_the_floor_view_changes_nothing(
             (call.review(SUPERVISOR, {**good, "decision": "reject"}), 400, "needs its reason"),
             (call.review(SUPERVISOR, {**good, "jackpot_id": "floor:99999"}), 404, "floor:99999"),
             (call.review(SUPERVISOR, {**good, "jackpot_id": "nope"}), 400, "not a jackpot id"),
+            # The amount the supervisor confirmed is required, and must be the jackpot's.
+            (call.review(SUPERVISOR, {**good, "amount_cents": None}), 400, "amount_cents is"),
+            (call.review(SUPERVISOR, {**good, "amount_cents": "1"}), 400, "whole number"),
+            (call.review(SUPERVISOR, {**good, "amount_cents": 1.5}), 400, "whole number"),
+            (call.review(SUPERVISOR, {**good, "amount_cents": -1}), 400, "whole number"),
+            (call.review(SUPERVISOR, {**good, "amount_cents": True}), 400, "whole number"),
+            (call.review(SUPERVISOR, {**good, "amount_cents": other}), 409, "reload the page"),
+            # Nobody pays a jackpot not approved; only the cage pays from the floor view.
+            (call.paid(CASHIER, good_paid(pending)), 409, ""),
+            (call.paid(SUPERVISOR, good_paid(pending)), 403, "it is for: cashier"),
+            (call.paid(AUDITOR, good_paid(pending)), 403, "it is for: cashier"),
+            (call.review(CASHIER, good), 403, "it is for: supervisor"),
         ]
         for (status, message), expected, says in refusals:
             assert status == expected and says in message, (status, message, says)
@@ -200,6 +243,7 @@ def test_a_review_not_from_the_floor_view_changes_nothing(
         )
         assert bad_json == (400, "the body is not JSON\n")
         assert client.xlen(journal) == before, "no refusal wrote to the journal"
+        assert tables["cs-2"]["heard_ms"] >= played["last_round_ms"] > 0
         still = stub.GetJackpot(pb.GetJackpotRequest(jackpot_id=pending.jackpot_id), timeout=10)
         assert still.status == "pending" and not still.reviewed_by
 
@@ -213,6 +257,114 @@ def test_a_review_not_from_the_floor_view_changes_nothing(
         }
         again = call.review(SUPERVISOR, good)  # decided: the store refuses another decision
         assert again[0] == 409, again
+
+
+def _state(call: Web, who: tuple[str, str] = AUDITOR) -> dict[str, Any]:
+    status, body = call(who, "/floor/state")
+    assert status == 200, body
+    return cast(dict[str, Any], json.loads(body))
+
+
+def _eventually(check: Callable[[], Any], what: str, timeout_s: float = 15.0) -> Any:
+    deadline = time.monotonic() + timeout_s
+    value: Any = None
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"{what}: not within {timeout_s}s (last seen: {value!r})")
+
+
+def test_the_cage_pays_an_approved_jackpot_from_the_floor_view(
+    web, pki: TestPKI, tmp_path: Path
+) -> None:
+    server, controller, port = web
+    call = Web(pki, port)
+    script = tmp_path / "royal.json"
+    script.write_text(json.dumps({"hands": {"2": ROYAL_SPADES}}))
+    play(controller, "cs-2", "--rounds", "0", "--script", str(script))
+    (pending,) = [j for j in _state(call)["pending"] if (j["table_id"], j["seat"]) == ("cs-2", 2)]
+    jackpot_id, cents = pending["jackpot_id"], pending["amount_cents"]
+    # The floor view has what the hand-pay slip has.
+    assert pending["cards"] == ROYAL_SPADES and pending["hand"] == "royal_flush"
+    assert pending["round_id"] >= 1 and pending["wager"] == "progressive"
+    assert pending["wager_cents"] == 100 and pending["meter_id"] == "cs-main"
+    assert pending["meter_before_cents"] > pending["meter_after_cents"] > 0
+    assert pending["hit_at_ms"] > 0 and pending["award_text"] == "100% of meter"
+    approve = {"jackpot_id": jackpot_id, "decision": "approve", "amount_cents": cents}
+    status, body = call.review(SUPERVISOR, approve)
+    assert status == 200 and json.loads(body)["status"] == "approved", body
+    state = _state(call, CASHIER)
+    assert state["can_pay"] is True and state["can_review"] is False
+    assert [j["jackpot_id"] for j in state["to_pay"]] == [jackpot_id]
+    assert state["to_pay"][0]["reviewed_by"] == "jackpot://supervisor/floor-boss"
+
+    journal = keys.LinkGroupKeys("floor").journal
+    client = redis.Redis.from_url(server.url, decode_responses=True)
+    with client:
+        before = client.xlen(journal)
+        paid = {"jackpot_id": jackpot_id, "amount_cents": cents, "note": "cage receipt 1187"}
+        cross = {"Origin": "https://evil.example", "Content-Type": "application/json"}
+        refusals = [
+            (call.paid(CASHIER, {**paid, "note": ""}), 400, "receipt"),
+            (call.paid(CASHIER, {**paid, "note": "   "}), 400, "receipt"),
+            (call.paid(CASHIER, {**paid, "note": "x" * 501}), 400, "at most 500"),
+            (call.paid(CASHIER, {**paid, "amount_cents": cents - 1}), 409, "reload the page"),
+            (call.paid(CASHIER, {k: v for k, v in paid.items() if k != "amount_cents"}), 400, ""),
+            (call.paid(CASHIER, {**paid, "decision": "approve"}), 400, "unknown fields"),
+            (call.paid(CASHIER, {**paid, "jackpot_id": "floor:99999"}), 404, "floor:99999"),
+            (call.paid(SUPERVISOR, paid), 403, "it is for: cashier"),
+            (call.paid(AUDITOR, paid), 403, "it is for: cashier"),
+            (call.paid(DISPLAY, paid), 403, "it is for: cashier"),
+            (call(CASHIER, "/floor/paid", json.dumps(paid).encode(), cross), 403, "Origin"),
+            (call(CASHIER, "/floor/paid"), 405, "POST only"),
+        ]
+        for (status, message), expected, says in refusals:
+            assert status == expected and says in message, (status, message, says)
+        assert client.xlen(journal) == before, "no refusal wrote to the journal"
+        status, body = call.paid(CASHIER, paid)
+        assert status == 200, body
+        assert json.loads(body) == {
+            "jackpot_id": jackpot_id,
+            "status": "paid",
+            "paid_by": "jackpot://cashier/cage-1",
+            "paid_note": "cage receipt 1187",
+        }
+        paid_at = client.xlen(journal)
+        assert call.paid(CASHIER, paid)[0] == 200  # a retry by the same cage changes nothing
+        assert call.paid(("cashier", "cage-2"), paid)[0] == 409  # paid once
+        assert client.xlen(journal) == paid_at
+    state = _state(call)
+    assert state["to_pay"] == []
+    (hit,) = [j for j in state["hits"] if j["jackpot_id"] == jackpot_id]
+    assert (hit["status"], hit["reviewed_by"], hit["paid_by"]) == (
+        "paid",
+        "jackpot://supervisor/floor-boss",
+        "jackpot://cashier/cage-1",
+    )
+
+
+def test_a_table_is_online_while_its_agent_calls(web, pki: TestPKI) -> None:
+    server, controller, port = web
+    call = Web(pki, port)
+    play(controller, "cs-1", "--rounds", "0")  # its agent starts, probes, plays no round
+
+    def table(table_id: str) -> dict[str, Any]:
+        tables: list[dict[str, Any]] = _state(call)["tables"]
+        return next(t for t in tables if t["table_id"] == table_id)
+
+    probed = _eventually(lambda: table("cs-1")["state"] == "online" and table("cs-1"), "online")
+    assert probed["last_round_id"] == 0 and probed["heard_ms"] > 0
+    assert table("cs-3")["state"] == "offline"  # never heard from
+    # Offline after OFFLINE_AFTER_S of silence, whatever the last lockout.
+    client = redis.Redis.from_url(server.url, decode_responses=True)
+    with client:
+        now_ms = int(time.time() * 1000)
+        client.hset(keys.TABLE_SEEN, "cs-3", now_ms)
+        _eventually(lambda: table("cs-3")["state"] == "online", "cs-3 heard just now")
+        client.hset(keys.TABLE_SEEN, "cs-3", now_ms - (OFFLINE_AFTER_S + 1) * 1000)
+        _eventually(lambda: table("cs-3")["state"] == "offline", "cs-3 silent too long")
 
 
 def test_insecure_development_pages_are_plain_http_on_loopback(tmp_path: Path) -> None:

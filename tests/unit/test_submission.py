@@ -315,3 +315,43 @@ def test_a_percent_of_meter_line_never_pays_from_a_must_hit_by_meter() -> None:
         match=r"games\.caribbean-stud\.wagers\.progressive: .* from must-hit-by meter cs-mystery",
     ):
         parse_submission(data)
+
+
+def test_the_sign_reads_the_titles_of_the_submission() -> None:
+    """Display names for the sign: the link group's and each meter's title, the game's, the
+    top award; a link group without a meter shows its fixed top awards."""
+    from controller.web.display import sign_displays
+
+    shown = {
+        group: display.as_json()
+        for path in EXAMPLES
+        for group, display in sign_displays([load_submission(path)]).items()
+    }
+    assert shown["floor"]["title"] == "Caribbean Stud Progressive"
+    assert shown["floor"]["meters"]["cs-main"] == {
+        "title": "Progressive Jackpot",
+        "top_award": "Royal Flush wins 100% of the meter",
+    }
+    assert shown["carnival"]["meters"]["tcp-main"]["title"] == "Mini Royal Jackpot"
+    assert len(shown["carnival"]["meters"]) == 2
+    pit = shown["poker-pit"]
+    assert (pit["title"], pit["games"], pit["meters"], pit["progressive"]) == (
+        "Texas Hold 'Em Bonus",
+        ["Texas Hold 'Em Bonus Poker"],
+        {},
+        False,
+    )
+    (bonus,) = pit["fixed_awards"]
+    assert bonus["wager"] == "Bonus" and bonus["lines"][0][1] == "1,000 to 1"
+    untitled = changed(("link_groups",), [{"id": "floor"}])
+    untitled["meters"][0].pop("title")
+    (display,) = sign_displays([parse_submission(untitled)]).values()
+    assert display.title == "floor"
+    assert display.meters["cs-main"]["title"] == "Progressive Jackpot"
+
+
+@pytest.mark.parametrize("title", ["", "   ", "x" * 61, "two\nlines", 5])
+def test_a_title_the_sign_cannot_show_is_refused(title: Any) -> None:
+    data = changed(("link_groups",), [{"id": "floor", "title": title}])
+    with pytest.raises(InvalidConfiguration, match=r"link_groups\.floor: .?title.? must be"):
+        parse_submission(data)
