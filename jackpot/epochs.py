@@ -29,7 +29,6 @@ in its refresh loop, for ``GetTable``) and the tests check the Lua against.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import re
 from dataclasses import dataclass, field
@@ -82,11 +81,19 @@ class JournalPosition:
 def position_mac(key: bytes, table_id: str, epoch: str, seq: int) -> str:
     """The MAC a controller answers with a table's position: HMAC-SHA256 under its position
     key of the table id, epoch id and seq, each length-prefixed (64 hex digits)."""
-    message = MAC_DOMAIN + b"".join(
-        len(part).to_bytes(2, "big") + part
-        for part in (table_id.encode(), epoch.encode(), str(seq).encode())
+    table, epoch_, seq_ = table_id.encode(), epoch.encode(), str(seq).encode()
+    message = b"".join(
+        (
+            MAC_DOMAIN,
+            len(table).to_bytes(2, "big"),
+            table,
+            len(epoch_).to_bytes(2, "big"),
+            epoch_,
+            len(seq_).to_bytes(2, "big"),
+            seq_,
+        )
     )
-    return hmac.new(key, message, hashlib.sha256).hexdigest()
+    return hmac.digest(key, message, "sha256").hex()  # one-shot, in C: hmac.new's result
 
 
 def verified(key: bytes | None, table_id: str, known: JournalPosition) -> JournalPosition:

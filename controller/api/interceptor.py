@@ -176,20 +176,35 @@ class ServerInterceptor(_Interceptor):
             log.warning("refused %s: %s%s", method, denied, since)
         raise denied
 
-    async def _first(self, requests: AsyncIterator[bytes], method: str) -> bytes:
-        """The one request of a unary call, once it arrives (within ``first_message_s``)."""
+    async def _first(self, context: Context, method: str) -> bytes:
+        """The one request of a unary call, once it arrives (within ``first_message_s``).
+        Read from the call itself (what the request iterator reads), under a plain timer
+        that cancels this task: as ``asyncio.timeout``, a cancellation that is not the
+        timer's passes on unchanged."""
+        task = asyncio.current_task()
+        assert task is not None
+        cancelling = task.cancelling()
+        expired: list[bool] = []
+        timer = asyncio.get_running_loop().call_later(self.first_message_s, _expire, task, expired)
         try:
-            async with asyncio.timeout(self.first_message_s):
-                return await anext(requests)
-        except TimeoutError:
-            raise ResourceExhausted(
-                f"no request within {self.first_message_s:g} s of the call's start; "
-                "send the request with the call"
-            ) from None
-        except StopAsyncIteration:
+            raw = await context.read()
+        except asyncio.CancelledError:
+            if expired and task.uncancel() <= cancelling:
+                raise ResourceExhausted(
+                    f"no request within {self.first_message_s:g} s of the call's start; "
+                    "send the request with the call"
+                ) from None
+            raise
+        else:
+            if expired:  # the timer fired as the request came: the call goes on
+                task.uncancel()
+        finally:
+            timer.cancel()
+        if raw is aio.EOF:  # type: ignore[attr-defined]  # the stubs lack it
             raise InvalidArgument(
                 f"the call of {method.rsplit('/', 1)[-1]} ended without a request"
             ) from None
+        return raw  # type: ignore[no-any-return]
 
     def _admit(
         self,
@@ -239,10 +254,14 @@ class ServerInterceptor(_Interceptor):
         async def unary(requests: AsyncIterator[bytes], context: Context) -> Any:
             async with _Observed(series, context):
                 caller, own_table = self._identify(method, context)
-                with self.calls.hold(caller.uri):
-                    raw = await self._first(requests, method)
+                uri, calls = caller.uri, self.calls
+                calls.take(uri)
+                try:
+                    raw = await self._first(context, method)
                     request = self._admit(method, caller, own_table, raw, decode)
                     return await behaviour(request, context)
+                finally:
+                    calls.give(uri)
 
         return unary
 
@@ -259,7 +278,7 @@ class ServerInterceptor(_Interceptor):
             async with _Observed(series, context):
                 caller, own_table = self._identify(method, context)
                 with self.calls.hold(caller.uri):
-                    raw = await self._first(requests, method)
+                    raw = await self._first(context, method)
                     request = self._admit(method, caller, own_table, raw, decode)
                     start = functools.partial(behaviour, request, context)
                     async for response in self._streamed(method, caller, start):
@@ -300,6 +319,12 @@ async def _responses(result: Any) -> AsyncIterator[Any]:
             yield response
     else:
         await result
+
+
+def _expire(task: asyncio.Task[Any], expired: list[bool]) -> None:
+    """The first-message timer of :meth:`ServerInterceptor._first`: mark it, cancel the call."""
+    expired.append(True)
+    task.cancel()
 
 
 def _decode(method: str, raw: bytes, decode: Callable[[bytes], Any] | None) -> Any:

@@ -84,6 +84,15 @@ class StreamSlots:
     @contextlib.contextmanager
     def hold(self, caller: str) -> Iterator[None]:
         """Hold a slot for one stream of ``caller`` while the block runs."""
+        self.take(caller)
+        try:
+            yield
+        finally:
+            self.give(caller)
+
+    def take(self, caller: str) -> None:
+        """Take a slot for ``caller`` (RESOURCE_EXHAUSTED when none is left); :meth:`give`
+        it back when its call ends (:meth:`hold` does both around a block)."""
         if self._count >= self.total:
             raise ResourceExhausted(
                 f"the controller has {self.total} {self.what} already; retry later"
@@ -95,15 +104,15 @@ class StreamSlots:
             )
         self._open[caller] = mine + 1
         self._count += 1
-        try:
-            yield
-        finally:
-            self._count -= 1
-            left = self._open[caller] - 1
-            if left:
-                self._open[caller] = left
-            else:
-                del self._open[caller]
+
+    def give(self, caller: str) -> None:
+        """Give back a slot :meth:`take` took for ``caller``."""
+        self._count -= 1
+        left = self._open[caller] - 1
+        if left:
+            self._open[caller] = left
+        else:
+            del self._open[caller]
 
 
 class LogSampler:

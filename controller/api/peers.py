@@ -219,6 +219,7 @@ class Authenticator:
         self._observe = observe
         self._certificates: dict[bytes, _Certificate] = {}
         self._observed: set[str] = set()  # fingerprints whose expiry was reported
+        self._identities: dict[tuple[str, str], Identity] = {}  # parsed once a certificate
 
     def _certificate(self, key: bytes, der: Callable[[], bytes]) -> _Certificate:
         cached = self._certificates.get(key)
@@ -227,6 +228,7 @@ class Authenticator:
             if len(self._certificates) >= _CACHE_LIMIT:
                 self._certificates.clear()
                 self._observed.clear()
+                self._identities.clear()
             self._certificates[key] = cached
         return cached
 
@@ -290,10 +292,13 @@ class Authenticator:
                 f"the client certificate names {len(names)} jackpot identities; exactly one "
                 "URI SAN jackpot://<role>/<name> is required",
             )
-        try:
-            identity = Identity.parse(names[0], fingerprint)
-        except IdentityError as error:
-            raise Unauthenticated("no_identity", f"the client certificate: {error}") from None
+        identity = self._identities.get((fingerprint, names[0]))
+        if identity is None:
+            try:
+                identity = Identity.parse(names[0], fingerprint)
+            except IdentityError as error:
+                raise Unauthenticated("no_identity", f"the client certificate: {error}") from None
+            self._identities[fingerprint, names[0]] = identity
         if self._observe is not None and fingerprint not in self._observed:
             self._observed.add(fingerprint)  # once per certificate admitted
             self._observe(identity, certificate.not_after)
