@@ -22,6 +22,7 @@ import pytest
 
 from controller.domain.games import get_game
 from controller.testing import ControllerProcess, TestPKI
+from jackpot.hands.words import hand_words
 from jackpot.kinds import AwardKind, WagerKind
 from jackpot.results import LockoutResult, SeatOutcome, SeatResult, SettleResult
 from jackpot.v1 import jackpot_pb2 as pb
@@ -253,7 +254,7 @@ async def test_a_simulated_table_of_each_game_settles_every_wager(
             top = K.PROGRESSIVE if layout.offer(K.PROGRESSIVE) else K.BONUS
             paid = next(r for r in settlement.results if (r.seat, r.kind) == (seat, top))
             assert paid.outcome is SeatOutcome.PAID and hand in paid.hand, settlement.results
-            assert any(f"seat {seat} " in line and hand in line for line in lines)
+            assert any(f"seat {seat} " in line and hand_words(hand) in line for line in lines)
         finally:
             await client.close()
 

@@ -524,7 +524,12 @@ async def test_an_honest_session_meets_no_limit(
         supervisor = pki.client(*SUPERVISOR)
         for _ in range(3):  # the floor view polls
             assert (await web_get(controller, supervisor, "/floor/state"))[0] == 200
-        review = {"jackpot_id": hit.jackpot_id, "decision": "approve", "note": "verified"}
+        review = {
+            "jackpot_id": hit.jackpot_id,
+            "decision": "approve",
+            "note": "verified",
+            "amount_cents": hit.amount_cents,  # the amount the supervisor confirmed
+        }
         status, body = await web_get(
             controller, supervisor, "/floor/review", body=json.dumps(review).encode()
         )
