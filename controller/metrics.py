@@ -540,8 +540,8 @@ class Metrics:
         """Create at zero every business series the tables' wagers can move: wagers,
         contributions and voids of each meter; hits of each percentage line; awards of each
         wager kind and award kind (envy included); the handle of each table and wager kind;
-        the replay counters. Show each table's link group and game, and each percentage
-        line's probability per wager."""
+        each table's refusals of a position ahead; the replay counters. Show each table's
+        link group and game, and each percentage line's probability per wager."""
         for phase in ("lockout", "settle", "void", "chip_count", "irregularity"):
             self.replays.labels(phase)
         for irregularity in IrregularityKind:
@@ -549,6 +549,7 @@ class Metrics:
         for table in tables:
             self.table_info.labels(table.table_id, table.link_group_id, table.game).set(1)
             self.counted.create("void_wagers", table.table_id)
+            self.position_ahead.labels(table=table.table_id)
             for offer in table.wagers:
                 self._initialise_offer(table, offer)
 

@@ -118,7 +118,8 @@ def judge(
     position is verified, or when another table (``first_claim``: the epoch record's
     ``unverified_claim``, "<epoch id> <who>") claimed so unverified in this epoch before;
     else ``(REFUSE_TABLE, why)``: only this table is refused, and it becomes the first
-    claim when there was none."""
+    claim when there was none (the epoch record's ``unverified_claim``, journaled as an
+    ``unverified_claim`` entry: with the stop, the only writes a refused step makes)."""
     why = verdict(known, epoch, seq, who)
     if why is None:
         return SERVE, None

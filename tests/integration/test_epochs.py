@@ -132,8 +132,16 @@ async def test_the_lua_judges_every_position_as_the_reference_does(redis_client:
             else:
                 assert action == REFUSE_TABLE and stopped == "", (case, known, error)
                 assert "only this table is refused" in str(error)
-                assert await redis_client.xlen(journal_key) == 0
-                assert claim == (first if first.startswith(current) else f"{current} table t")
+                if first.startswith(current):  # this epoch's claim was made: nothing written
+                    assert await redis_client.xlen(journal_key) == 0
+                    assert claim == first
+                else:  # the first claim of the epoch: remembered and journaled
+                    assert claim == f"{current} table t"
+                    rows = await redis_client.xrange(journal_key) or []
+                    entries = [fields or {} for _, fields in rows]
+                    assert [e["type"] for e in entries] == ["unverified_claim"], case
+                    assert entries[0]["by"] == "table t" and expected in entries[0]["reason"]
+                    assert str(await redis_client.get(seq_key)) == str(seq + 1)
         else:
             assert action == SERVE, (case, known, expected)
     assert outcomes == {SERVE, REFUSE_TABLE, STOP_GROUP}

@@ -67,6 +67,12 @@ async def stopped(redis_client: Redis) -> str:
     return str(await redis_client.hget(keys.LinkGroupKeys("floor").epoch, "stopped") or "")
 
 
+async def claims(redis_client: Redis) -> list[str]:
+    """Who made each journaled first unverified claim of an epoch, in order."""
+    entries = await journal(redis_client)
+    return [entry["by"] for _, entry in entries if entry["type"] == "unverified_claim"]
+
+
 async def forge(stub: pb_grpc.TableServiceAsyncStub, known: pb.JournalPosition) -> None:
     """t1's GetTable with a made-up position: refused, for t1 only."""
     await expect_refusal(
@@ -104,11 +110,12 @@ async def test_one_table_forging_positions_stops_no_other_table(
     ]
     for known in forgeries:
         await forge(forger, known)
-    # Every other table plays on, before and after; nothing stopped, nothing journaled.
+    # Every other table plays on, before and after; nothing stopped, the claim journaled once.
     await play(t2)
     await play(t3)
     assert await stopped(redis_client) == ""
     assert all(entry["type"] != "link_group_stopped" for _, entry in await journal(redis_client))
+    assert await claims(redis_client) == ["table t1"]
     await controller.check_state()
     assert "floor" not in controller.guard.problems
     assert (
@@ -151,6 +158,7 @@ async def test_one_table_forging_positions_stops_no_other_table(
     await play(t3)
     assert await stopped(redis_client) == ""
     assert ahead_count(controller, "t1") == before + 6
+    assert await claims(redis_client) == ["table t1", "table t1"]  # once in each epoch
 
 
 def position_mac_of(pki: TestPKI, table_id: str, epoch: str, seq: int) -> str:
@@ -184,6 +192,7 @@ async def test_two_tables_claiming_unverified_positions_stop_the_group(
     )
     assert "two tables agree" in await stopped(redis_client)
     assert (await journal(redis_client))[-1][1]["type"] == "link_group_stopped"
+    assert await claims(redis_client) == ["table t1"]  # the first claim, journaled
     with pytest.raises(ControllerUnreachable, match="link group"):
         await t3.client.get_table("t3")
 

@@ -26,10 +26,13 @@ left locked out.
 Asserted after every example: the status is never INTERNAL, UNKNOWN or DATA_LOSS, nor
 DEADLINE_EXCEEDED for a unary call (a hang), and its details hold no traceback; a refused call
 (any status but OK, a cancelled stream included) leaves Redis byte-for-byte as it was (every
-key's type, content and whether it expires). After every test: the controller is alive and
-still serves table cs-1, wrote no "Traceback" and no "unexpected error" to its log, its
-resident memory grew by less than 64 MiB since the module's first test began, and
-``audit verify`` finds every meter equal to its journal.
+key's type, content and whether it expires), but for the two journaled writes a refusal makes
+(docs/journal.md, "Verified positions"): a table position ahead of Redis that stops the link
+group (which an operator then resumes), and a table's first unverifiable such claim of an
+epoch, remembered on the epoch record and journaled (exactly that, checked). After every
+test: the controller is alive and still serves table cs-1, wrote no "Traceback" and no
+"unexpected error" to its log, its resident memory grew by less than 64 MiB since the
+module's first test began, and ``audit verify`` finds every meter equal to its journal.
 """
 
 from __future__ import annotations
@@ -78,7 +81,12 @@ STREAM_TIMEOUT_S = 2.0
 MAX_RSS_GROWTH = 64 * 1024 * 1024
 FORBIDDEN = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN, grpc.StatusCode.DATA_LOSS}
 ACCESS_REFUSALS = {grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED}
-STOP_KEYS = {b"jp:{lg:floor}:epoch", b"jp:{lg:floor}:journal", b"jp:{lg:floor}:seq"}
+EPOCH_KEY = b"jp:{lg:floor}:epoch"
+JOURNAL_KEY = b"jp:{lg:floor}:journal"
+SEQ_KEY = b"jp:{lg:floor}:seq"
+STOP_KEYS = {EPOCH_KEY, JOURNAL_KEY, SEQ_KEY}
+UNVERIFIED_CLAIM = "only this table is refused and the link group serves on"
+"""In the refusal of a table's unverifiable position ahead of Redis (``check_epoch``)."""
 LOG_FAULTS = ("Traceback", "unexpected error")
 
 FUZZ = settings(
@@ -527,7 +535,8 @@ class Fuzzed:
 
     def attack(self, rpc: Rpc, body: bytes) -> None:
         """Send one request and check its status and what it left in Redis."""
-        role, name = caller_for(rpc, table_id_of(rpc, body))
+        table_id = table_id_of(rpc, body)
+        role, name = caller_for(rpc, table_id)
         code, details = call(self.channel(role, name), rpc, body)
         self.codes[code] += 1
         what = f"{rpc.name} as {role}/{name} with {len(body):,} bytes {body[:300]!r}"
@@ -535,21 +544,24 @@ class Fuzzed:
         hung = code is grpc.StatusCode.DEADLINE_EXCEEDED and not rpc.server_streams
         assert not hung, f"{what}: no answer in {UNARY_TIMEOUT_S} s"
         assert "Traceback" not in details, f"{what}: {details!r}"
-        after = redis_state(self.redis)
-        if code is not grpc.StatusCode.OK:
-            changed = changed_keys(self.state, after)
-            stopped = "link group is stopped" in details or "is not served" in details
-            if code is grpc.StatusCode.UNAVAILABLE and stopped:
-                # A table claiming a journal position Redis lacks stops its link group (the
-                # one write a refusal makes, journaled: design.md "Epochs"); resume it.
-                assert set(changed) <= STOP_KEYS, f"{what}: stopping it changed {changed}"
-                self.resume(details)
-                after = redis_state(self.redis)
-            else:
-                assert not changed, (
-                    f"{what}: refused ({code.name} {details!r}) but changed {changed}"
-                )
-        self.state = after
+        before = self.state
+        # The next example is judged from what this one left, also when this one fails: a
+        # write is named once, at the call that made it.
+        self.state = after = redis_state(self.redis)
+        if code is grpc.StatusCode.OK:
+            return
+        changed = changed_keys(before, after)
+        stopped = "link group is stopped" in details or "is not served" in details
+        if code is grpc.StatusCode.UNAVAILABLE and stopped:
+            # A table claiming a journal position Redis lacks stops its link group (a write a
+            # refusal makes, journaled: docs/journal.md "Verified positions"); resume it.
+            assert set(changed) <= STOP_KEYS, f"{what}: stopping it changed {changed}"
+            self.resume(details)
+            self.state = redis_state(self.redis)
+        elif code is grpc.StatusCode.UNAVAILABLE and UNVERIFIED_CLAIM in details:
+            check_claim(what, f"table {table_id}", before, after)
+        else:
+            assert not changed, f"{what}: refused ({code.name} {details!r}) but changed {changed}"
 
     def resume(self, why: str) -> None:
         """An operator resumes the stopped link group (a new epoch, journaled)."""
@@ -585,6 +597,27 @@ class Fuzzed:
             channel.close()
         self._channels.clear()
         self.redis.close()
+
+
+def check_claim(what: str, who: str, before: dict[Any, Any], after: dict[Any, Any]) -> None:
+    """A refused unverifiable claim (``who``'s position ahead of Redis) wrote nothing, or
+    exactly the epoch's first claim: the epoch record's ``unverified_claim`` and one journal
+    entry ``unverified_claim`` by ``who`` (docs/journal.md, "Verified positions")."""
+    changed = changed_keys(before, after)
+    if not changed:
+        return  # this epoch's claim was made before
+    assert set(changed) == STOP_KEYS, f"{what}: the claim changed {changed}"
+    old, new = before[EPOCH_KEY][1], after[EPOCH_KEY][1]
+    claim = new[b"id"] + b" " + who.encode()
+    assert not old.get(b"unverified_claim", b"").startswith(new[b"id"] + b" "), (
+        f"{what}: claimed again in epoch {new[b'id']!r}: {old} -> {new}"
+    )
+    assert new == {**old, b"unverified_claim": claim}, f"{what}: the epoch became {new}"
+    entries = after[JOURNAL_KEY][1]
+    assert entries[:-1] == before[JOURNAL_KEY][1], f"{what}: the journal changed, not grew"
+    entry = entries[-1][1]
+    assert entry[b"type"] == b"unverified_claim" and entry[b"by"] == who.encode(), entry
+    assert int(after[SEQ_KEY][1]) == int(before[SEQ_KEY][1]) + 1, f"{what}: seq"
 
 
 async def _verify(redis_url: str) -> audit.AuditReport:

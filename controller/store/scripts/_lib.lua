@@ -335,11 +335,14 @@ local UNVERIFIED_ADVICE = '; the controller cannot verify that it answered this 
 -- Check the link group's epoch before a table's step; return {epoch id, seq}. A missing
 -- record or a stopped group is refused. known_seq is the seq's digits, followed by '!' when
 -- the controller verified the table's mac over that position (docs/journal.md, "Verified
--- positions"). A table that knows more than Redis holds stops the group - the one
--- deliberate write before a refusal, so that every table of it stops - when its position
--- is verified, or when it is the second table identity claiming so without verification in
--- this epoch (the epoch record's 'unverified_claim' remembers the first: "<epoch> <who>").
--- A first unverified claim refuses only the claiming table (code UNVERIFIED).
+-- positions"). A table that knows more than Redis holds stops the group - a deliberate
+-- write before a refusal, journaled ('link_group_stopped'), so that every table of it stops -
+-- when its position is verified, or when it is the second table identity claiming so without
+-- verification in this epoch. A first unverified claim refuses only the claiming table (code
+-- UNVERIFIED), and is the other deliberate write before a refusal, journaled too: the epoch
+-- record's 'unverified_claim' remembers it ("<epoch> <who>"), and the journal's
+-- 'unverified_claim' entry says who claimed what, once per epoch (that table's claims again
+-- write nothing), so that a second table's claim can stop the group on any replica.
 local function check_epoch(epoch_key, journal_key, seq_key, who, known_epoch, known_seq)
   local f = redis.call('HMGET', epoch_key, 'id', 'lineage', 'stopped', 'unverified_claim')
   if not f[1] then
@@ -363,6 +366,7 @@ local function check_epoch(epoch_key, journal_key, seq_key, who, known_epoch, kn
       if first == '' then
         first = nil
         redis.call('HSET', epoch_key, 'unverified_claim', prefix .. who)
+        journal(journal_key, seq_key, 'unverified_claim', '', 0, 0, {'by', who, 'reason', why})
       end
       if not first or first == who then
         refuse('UNVERIFIED', why .. UNVERIFIED_ADVICE)
