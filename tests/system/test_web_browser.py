@@ -220,7 +220,11 @@ def test_sign_and_floor_view_in_chromium(
         # What the hand-pay slip shows: table, round, seat, cards and hand, wager, meter, time.
         cells = row.locator("td").all_inner_texts()
         assert cells[:4] == [jackpot.jackpot_id, "cs-2", str(jackpot.round_id), "2"]
-        assert cells[4].split("\n") == ["A\u2660 K\u2660 Q\u2660 J\u2660 10\u2660", "Royal Flush"]
+        hand_cell = row.locator("td").nth(4)  # its text, not innerText: that follows the layout
+        assert (
+            hand_cell.locator(".cards").text_content() == "A\u2660 K\u2660 Q\u2660 J\u2660 10\u2660"
+        )
+        assert hand_cell.locator(".hand").text_content() == "Royal Flush"
         assert cells[5] == "Progressive $1.00" and cells[6] == money
         assert cells[7] == (
             f"cs-main: {format_cents(jackpot.meter_before_cents)} \u2192 "
