@@ -26,7 +26,7 @@ from controller.metrics import Metrics
 from controller.state_guard import StateGuard
 from controller.store.locked_rounds import LockedRound
 from controller.store.redis_store import RedisStore
-from jackpot.epochs import NO_POSITION, JournalPosition, position_mac, verified
+from jackpot.epochs import NO_POSITION, JournalPosition, PositionMacs
 from jackpot.errors import (
     IdempotencyConflict,
     InvalidArgument,
@@ -81,19 +81,19 @@ class TableService(pb_grpc.TableServiceServicer):
         self._metrics = metrics
         self._watcher = watcher
         self._guard = guard
-        self._position_key = position_key
+        self._macs = PositionMacs(position_key) if position_key is not None else None
 
     def _known(self, table_id: str, wire: pb.JournalPosition) -> JournalPosition:
         """The position the table sends (checked), verified when its mac is this
         controller's for this table (docs/journal.md, "Verified positions")."""
-        return verified(self._position_key, table_id, convert.known_position(wire))
+        known = convert.known_position(wire)
+        return known if self._macs is None else self._macs.verify(table_id, known)
 
     def _answer(self, table_id: str, answer: Answer) -> Answer:
         """``answer`` with its journal position's mac for ``table_id`` (none without a key)."""
-        if self._position_key is not None and answer.journal.epoch:
-            answer.journal.mac = position_mac(
-                self._position_key, table_id, answer.journal.epoch, answer.journal.seq
-            )
+        if self._macs is not None and answer.journal.epoch:
+            journal = answer.journal
+            journal.mac = self._macs.sign(table_id, journal.epoch, journal.seq)
         return answer
 
     async def _step(

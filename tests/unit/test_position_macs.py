@@ -10,7 +10,7 @@ import pytest
 
 from controller.cli import main as controller_main
 from controller.position_key import read_position_key, write_position_key
-from jackpot.epochs import JournalPosition, claimed_seq, position_mac, verified
+from jackpot.epochs import JournalPosition, PositionMacs, claimed_seq, position_mac, verified
 from jackpot.errors import InvalidArgument, InvalidConfiguration
 from table_agent.outbox import Outbox
 
@@ -67,6 +67,39 @@ def test_only_this_keys_mac_for_this_table_verifies() -> None:
     assert claimed_seq(JournalPosition("e1", 10, mac)) == "10"  # sent is not verified
     with pytest.raises(InvalidArgument, match="mac"):
         JournalPosition("e1", 10, "zz")
+
+
+def test_the_last_answered_mac_verifies_by_comparison_and_nothing_else_does() -> None:
+    macs = PositionMacs(KEY)
+    mac = macs.sign("t1", "e1", 10)
+    assert mac == position_mac(KEY, "t1", "e1", 10)
+    assert macs.verify("t1", JournalPosition("e1", 10, mac)).verified
+    # The remembered mac vouches for its own position only, and for its own table only.
+    assert not macs.verify("t1", JournalPosition("e1", 11, mac)).verified
+    assert not macs.verify("t1", JournalPosition("e2", 10, mac)).verified
+    assert not macs.verify("t2", JournalPosition("e1", 10, mac)).verified
+    assert not macs.verify("t1", JournalPosition("e1", 10, "0" * 64)).verified
+    # An older genuine position still verifies, by computing its mac.
+    macs.sign("t1", "e1", 12)
+    assert macs.verify("t1", JournalPosition("e1", 10, mac)).verified
+    assert not macs.verify("t1", JournalPosition("e1", 10)).verified
+
+
+def test_the_remembered_macs_are_bounded() -> None:
+    macs = PositionMacs(KEY)
+    macs.max_tables = 3
+    for number in range(10):
+        macs.sign(f"t{number}", "e1", number)
+    assert len(macs._answered) <= 3
+    first = position_mac(KEY, "t0", "e1", 0)  # forgotten: verified by computing
+    assert macs.verify("t0", JournalPosition("e1", 0, first)).verified
+
+
+def test_an_epoch_id_is_ascii() -> None:
+    assert JournalPosition("0123abcd-ef", 1).epoch == "0123abcd-ef"
+    for bad in ("e\u0663", "e 1", "e/1", "x" * 65):
+        with pytest.raises(InvalidArgument, match="epoch id"):
+            JournalPosition(bad, 1)
 
 
 def test_the_agent_keeps_the_mac_with_its_position(tmp_path: Path) -> None:
