@@ -38,6 +38,8 @@ from controller.store import codec
 from controller.store.redis_store import RedisStore
 from jackpot.errors import FailedPrecondition, InvalidArgument, NotFound, StoreUnavailable
 
+ENTRY_TYPE = day_close.ENTRY_TYPE
+"""The journal entry a close writes: ``day_closed``."""
 RACES = 20
 """How many times a close computes again when play wrote entries meanwhile."""
 
@@ -217,7 +219,10 @@ def entry_problems(
 ) -> list[str]:
     """The audit's check of ``day_closed`` entry #``seq``: its statement's digest, its
     signature (with ``keys``), and each meter's closing against the journal's sums before
-    the entry (``value``, ``reserve``) less what moved after the day (``after_day``)."""
+    the entry (``value``, ``reserve``) less what moved after the day (``after_day``). Any
+    other entry: nothing to check (no problems)."""
+    if fields.get("type") != day_close.ENTRY_TYPE:
+        return []
     where = f"{group}: journal #{seq} (gaming day {fields.get('day', '?')} closed)"
     try:
         document = json.loads(fields.get("statement", ""))
