@@ -35,7 +35,7 @@ class RedisServer(Started):
         self.appendfsync = appendfsync
         self.extra_args = extra_args
         self.environment = environment
-        """Added to the server's environment (e.g. :class:`controller.testing.clock.ShiftedClock`'s)."""
+        """Added to the server's environment (a test clock: :mod:`controller.testing.clock`)."""
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
