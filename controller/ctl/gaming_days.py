@@ -58,6 +58,14 @@ def definition(args: argparse.Namespace) -> GamingDay:
     )
 
 
+def optional(args: argparse.Namespace) -> GamingDay | None:
+    """The gaming day when the command line gives one (``--rules`` or ``--zone``), else
+    None: for output that only adds it (a slip), never for one that counts by it."""
+    if args.zone is None and args.day_start is None and args.rules is None:
+        return None
+    return definition(args)
+
+
 def parse_day(text: str) -> date:
     """A gaming day named ``YYYY-MM-DD``."""
     try:
