@@ -218,6 +218,8 @@ async def test_three_gaming_days_balance_against_the_tally(
     code, out, err = await _close(capsys, redis_url, "2026-03-07", private, "--format", "json")
     assert code == 0 and json.loads(out) == [statements[date(2026, 3, 7)]]
     assert "journaled as #" in err
+    seq_said = err.splitlines()[-1].partition("journaled as ")[2]
+    assert seq_said.startswith("#")
     # Verified, audited, and reproduced from an export alone.
     assert await ctl(["day", "verify", "2026-03-07", "--redis", redis_url,
                        "--checkpoint-key", str(public)]) == 0  # fmt: skip
@@ -240,6 +242,21 @@ async def test_three_gaming_days_balance_against_the_tally(
         await ctl(["audit", "verify", "--file", str(export), "--checkpoint-key", str(public)]) == 0
     )
     capsys.readouterr()
+    # Restore carries the closed days: Redis lost everything, restored from the export, and
+    # the close of a closed day still answers its entry.
+    client = Redis.from_url(redis_url, decode_responses=True)
+    try:
+        await client.flushall()
+        restore = ["restore", "--redis", redis_url, "--from", str(export), "--link-group", "floor"]
+        code = await ctl([*restore, "--reason", "test", "--checkpoint-key", str(public)])
+        assert code == 0, capsys.readouterr().err
+        assert await client.hlen(keys.LinkGroupKeys("floor").days_closed) == 3
+    finally:
+        await client.aclose()
+    capsys.readouterr()
+    code, out, err = await _close(capsys, redis_url, "2026-03-07", private, "--format", "json")
+    assert code == 0 and json.loads(out) == [statements[date(2026, 3, 7)]], err
+    assert seq_said in err
     # CSV: one row per meter and table, then the total.
     assert await ctl(["day", "close", "2026-03-08", "--file", str(export), *ZONE,
                        "--format", "csv"]) == 0  # fmt: skip
