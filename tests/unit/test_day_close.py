@@ -10,7 +10,10 @@ from collections import Counter
 from datetime import UTC, date, datetime
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from controller import checkpoint_signature
+from controller.day_close import entry_problems
 from controller.domain import day_close
 from controller.domain.day_close import BalanceError
 from controller.domain.gaming_day import GamingDay
@@ -235,3 +238,43 @@ def test_restore_refuses_a_closed_day_no_entry_closed() -> None:
         _compare_days_closed(replay, [], {"days_closed": {"2026-03-07": f"9 {'ab' * 32}"}})
     with pytest.raises(ExportError, match="closed by journal entry #9"):
         _compare_days_closed(replay, [entry], {"days_closed": {"2026-03-07": "9 " + "cd" * 32}})
+
+
+def test_the_audit_checks_a_day_closed_entry_digest_signature_and_closing() -> None:
+    journal = _floor()
+    journal.round("2026-03-07 12:00", "t1", 1, 2)
+    statement = day_close.compute("floor", NEW_YORK_6AM, date(2026, 3, 7), journal.entries)
+    journal.round("2026-03-08 12:00", "t1", 2, 1)  # after the day, before the close entry
+    document = statement.document()
+    digest = day_close.digest(document)
+    key = Ed25519PrivateKey.generate()
+    fields = {
+        "type": "day_closed",
+        "day": "2026-03-07",
+        "statement": day_close.canonical(document).decode(),
+        "digest": digest,
+        "after_day": json.dumps({"m1": [15 * MICRO, 5 * MICRO]}),
+        "signature": key.sign(day_close.signed_message("floor", "2026-03-07", digest)).hex(),
+        "signed_by": checkpoint_signature.key_id(key.public_key()),
+    }
+    value = Counter({"m1": SEED + 3 * 15 * MICRO})
+    reserve = Counter({"m1": 3 * 5 * MICRO})
+    assert entry_problems("floor", 9, fields, value, reserve, key.public_key()) == []
+    altered = json.loads(fields["statement"])
+    altered["meters"][0]["closing_value_microcents"] += 1
+    forged = fields | {"statement": json.dumps(altered)}
+    [digest_problem, closing_problem] = entry_problems(
+        "floor", 9, forged, value, reserve, key.public_key()
+    )
+    assert "is not the one its digest names" in digest_problem
+    assert "meter m1 closes with value" in closing_problem
+    assert "(difference $0.00 +1u)" in closing_problem
+    resigned = fields | {"digest": "0" * 64}
+    problems = entry_problems("floor", 9, resigned, value, reserve, key.public_key())
+    assert any("does not match its signature" in problem for problem in problems)
+    other = Ed25519PrivateKey.generate().public_key()
+    [problem] = entry_problems("floor", 9, fields, value, reserve, other)
+    assert "not by a key given" in problem
+    moved = Counter({"m1": SEED + 3 * 15 * MICRO + MICRO})  # a microcent the journal lacks
+    [problem] = entry_problems("floor", 9, fields, moved, reserve, key.public_key())
+    assert "journal #9 (gaming day 2026-03-07 closed): meter m1 closes with value" in problem
