@@ -22,8 +22,10 @@ from redis.asyncio import Redis
 
 from controller.ctl.main import main as jackpotctl
 from controller.store import keys
+from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer
 from controller.testing.clock import ShiftedClock
+from jackpot.errors import InvalidArgument, StoreUnavailable
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import (
@@ -322,3 +324,30 @@ async def test_a_day_not_ended_a_tampered_meter_and_a_deleted_entry_are_refused(
         assert code == 1 and "journal entry #5 is missing" in err
     finally:
         await client.aclose()
+
+
+async def test_the_close_step_refuses_a_malformed_day_and_a_journal_that_moved_on(
+    clock: ShiftedClock, admin: pb_grpc.AdminServiceAsyncStub, redis_url: str
+) -> None:
+    clock.set(_ms("2026-03-06 15:00"))
+    await Floor(admin).create(tables=())
+    clock.set(_ms("2026-03-09 12:00"))
+    store = RedisStore.from_url(redis_url)
+    try:
+        seq = (await store.audit_snapshot("floor")).seq
+        ended = _ms("2026-03-07 11:00")
+
+        def fields(head: int) -> list[object]:
+            return ["ab" * 32, ended, head, "{}", "{}", "", "", "UTC", 0, head, "test"]
+
+        with pytest.raises(InvalidArgument, match="a gaming day is YYYY-MM-DD"):
+            await store.close_day("floor", "7 March", fields(seq))
+        with pytest.raises(StoreUnavailable, match="moved on"):
+            await store.close_day("floor", "2026-03-06", fields(seq - 1))
+        assert await store.days_closed("floor") == {}
+        closed = await store.close_day("floor", "2026-03-06", fields(seq))
+        assert closed == seq + 1
+        assert await store.close_day("floor", "2026-03-06", fields(seq)) == closed
+        assert await store.days_closed("floor") == {"2026-03-06": (closed, "ab" * 32)}
+    finally:
+        await store.close()
