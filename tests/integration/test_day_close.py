@@ -21,10 +21,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
 from controller.ctl.main import main as jackpotctl
+from controller.domain.gaming_day import GamingDay
 from controller.store import keys
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer
 from controller.testing.clock import ShiftedClock
+from controller.web.floor import FloorView
 from jackpot.errors import InvalidArgument, StoreUnavailable
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
@@ -284,6 +286,17 @@ async def test_a_day_not_ended_a_tampered_meter_and_a_deleted_entry_are_refused(
 ) -> None:
     await _play_days(clock, admin, tables)
     private, _ = key_files
+    # The floor view names each hit's gaming day: both of 05:30 EDT on 8 March are the 7th's.
+    store = RedisStore.from_url(redis_url)
+    try:
+        view = await FloorView(store, GamingDay("America/New_York", 6)).snapshot()
+        assert {(j["hand"], j["gaming_day"]) for j in view["pending"]} == {
+            ("straight_flush", "2026-03-07"),
+            ("royal_flush", "2026-03-07"),
+        }
+        assert all(not j["gaming_day"] for j in (await FloorView(store).snapshot())["pending"])
+    finally:
+        await store.close()
     client = Redis.from_url(redis_url, decode_responses=True)
     group = keys.LinkGroupKeys("floor")
     try:
