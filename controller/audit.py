@@ -27,6 +27,11 @@ and Redis lost, fails (docs/journal.md § 3 and § 7).
 way, offline: the chain of ``journal.jsonl`` from its first entry (or the signed checkpoint
 in ``chain_start.json``), every checkpoint it meets, and the snapshot's meters against the
 sums.
+
+A gaming day's statement (a ``day_closed`` entry, ``jackpotctl day close``) is checked where
+the audit meets it (:func:`controller.day_close.entry_problems`): its digest, its signature
+with the checkpoint key given, and each meter's closing against the audit's own sums there
+less what the entry says moved after the day.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller import checkpoint_signature, journal_export
+from controller import checkpoint_signature, day_close, journal_export
 from controller.checkpoint_signature import PublicKeys
 from controller.domain.mystery import CommitmentCheck
 from controller.domain.records import Checkpoint, LinkGroupSnapshot
@@ -157,6 +162,10 @@ async def _audit_once(
             rotations.append((entry.seq, entry.fields.get("handover", "")))
         if expected and entry.seq == expected[0]:
             expected_hash = entry.fields.get("hash", "")
+        if entry.fields.get("type") == day_close.ENTRY_TYPE:  # a gaming day's statement
+            report.differences += day_close.entry_problems(
+                link_group_id, entry.seq, entry.fields, value, reserve, checkpoint_key
+            )
         if entry.meter_id:
             value[entry.meter_id] += entry.delta_meter_microcents
             reserve[entry.meter_id] += entry.delta_reserve_microcents
@@ -454,6 +463,8 @@ def _verify_export_group(
             and latest.seq < chain.last_seq <= end
         ):
             rotations.append((chain.last_seq, str(fields.get("handover", ""))))
+        sums = (value, reserve)
+        _check_statement(link_group_id, chain.last_seq, end, fields, sums, report, checkpoint_key)
         if chain.last_seq <= end and fields.get("meter"):
             value[fields["meter"]] += int(fields["d_meter"])
             reserve[fields["meter"]] += int(fields["d_reserve"])
@@ -475,6 +486,23 @@ def _verify_export_group(
                     f"{link_group_id}/{meter_id}: {name} is {_money(stored)} in the snapshot "
                     f"(#{end}) but the journal sums to {_money(summed[meter_id])}"
                 )
+
+
+def _check_statement(
+    link_group_id: str,
+    seq: int,
+    end: int,
+    fields: dict[str, str],
+    sums: tuple[Counter[str], Counter[str]],
+    report: AuditReport,
+    checkpoint_key: PublicKeys = None,
+) -> None:
+    """An exported gaming day's statement (``day_closed``, up to the snapshot's seq ``end``)
+    against the sums of the exported entries before it."""
+    if seq <= end:
+        report.differences += day_close.entry_problems(
+            link_group_id, seq, fields, sums[0], sums[1], checkpoint_key
+        )
 
 
 def _export_epochs(snapshot: dict[str, Any]) -> Collection[str] | None:

@@ -53,6 +53,10 @@ written until every check below passed; the first difference found is the refusa
 
    * the group's maintenance by its last ``maintenance_entered`` / ``maintenance_left``.
 
+   * the closed gaming days (``days_closed``: day -> seq and digest) by the ``day_closed``
+     entries (``jackpotctl day close``); the statement itself is the entry, checked by the
+     offline audit (item 1: digest, signature, closing against the sums).
+
    A record no entry explains (a jackpot, adjustment, meter or table the journal never made),
    and an entry's record the snapshot lacks, are refused. Not rebuilt: a meter's statistics
    counters (``hits_total``, ``wagers_total``, ...), the group's event counters, times, a
@@ -1106,6 +1110,10 @@ types (reset, void, transfers, maintenance, irregularities, ...) make none of th
 rebuilt here (their money is in the sums the audit checks)."""
 
 
+DAY_CLOSED = "day_closed"
+"""A gaming day's statement (:mod:`controller.day_close`): it makes the closed-days record."""
+
+
 def _decoded(what: str, raw: Any) -> dict[str, Any]:
     """A JSON record of the snapshot (a jackpot, an adjustment, a retired meter)."""
     try:
@@ -1137,11 +1145,35 @@ def check_rebuilt(
     _compare_meters(replay, snapshot)
     _compare_tables(replay, snapshot)
     _compare_open_rounds(replay, snapshot)
+    _compare_days_closed(replay, fields, snapshot)
     maintenance: Mapping[str, Any] = snapshot.get("maintenance") or {}
     if replay.maintenance is not None:
         replay.maintenance.compare(replay.where, maintenance)
     elif not replay.history_start and maintenance.get("state", "play") != "play":
         raise ExportError(f"{replay.where} its maintenance: no journal entry entered it")
+
+
+def _compare_days_closed(
+    replay: _Replay, fields: Sequence[Mapping[str, str]], snapshot: Mapping[str, Any]
+) -> None:
+    """The closed gaming days (day -> "<seq> <digest>") against the ``day_closed`` entries
+    that closed them; a day closed before a trimmed export's first entry is accepted as
+    held (a statement moves no money)."""
+    made = {
+        entry.get("day", ""): f"{entry['seq']} {entry.get('digest', '')}"
+        for entry in fields
+        if entry.get("type") == DAY_CLOSED
+    }
+    held: Mapping[str, Any] = snapshot.get("days_closed") or {}
+    for day in sorted(set(made) | set(held)):
+        where = f"{replay.where} gaming day {day}"
+        if day in made and _text(held.get(day)) != made[day]:
+            raise ExportError(
+                f"{where} was closed by journal entry #{made[day].split()[0]} with "
+                f"{made[day]!r} but the record of closed days holds {held.get(day)!r}"
+            )
+        if day not in made and int(_text(held[day]).partition(" ")[0] or 0) > replay.history_start:
+            raise ExportError(f"{where} is recorded closed, but no journal entry closed it")
 
 
 def _made_before(replay: _Replay, kind: str, record_id: str) -> ExportError:

@@ -38,6 +38,12 @@ def load_submission(path: Path) -> RulesSubmission:
 def describe(submission: RulesSubmission) -> list[str]:
     """The submission in lines for people."""
     lines = [f"operator: {submission.operator or '-'}"]
+    day = submission.gaming_day
+    lines.append(
+        f"gaming day: from {day.start_hour:02d}:00 in {day.zone}"
+        if day
+        else "gaming day: not declared ([gaming_day] zone and start_hour)"
+    )
     for meter in submission.meters:
         lines.append(
             f"meter {meter.meter_id} ({meter.link_group_id}, {meter.game}): reset "

@@ -34,6 +34,8 @@ command -v prometheus-alertmanager >/dev/null || missing+=(prometheus-alertmanag
 # The sign and floor view tests drive Debian's Chromium headless (Playwright, its own driver,
 # never its browser downloads: the network is closed).
 command -v chromium >/dev/null || missing+=(chromium)
+# The gaming-day tests build a tiny LD_PRELOAD clock for their redis-server (controller/testing/clock.py).
+command -v gcc >/dev/null || missing+=(gcc libc6-dev)
 if [ ! -x "$VENV/bin/python" ] && ! "$PYTHON" -c 'import ensurepip' 2>/dev/null; then
   missing+=("python3-venv")
 fi

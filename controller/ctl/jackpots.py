@@ -20,7 +20,9 @@ import argparse
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 
+from controller.ctl import gaming_days
 from controller.ctl.remote import call, print_records, show
+from controller.domain.gaming_day import GamingDay
 from jackpot.hands.words import hand_words
 from jackpot.money import format_cents
 from jackpot.results import METER_AFTER
@@ -53,6 +55,7 @@ def add_commands(top: argparse._SubParsersAction) -> None:  # type: ignore[type-
     slip = jackpots.add_parser("show", help="one jackpot's hand-pay slip")
     slip.add_argument("jackpot_id")
     slip.add_argument("--format", choices=("table", "json"), default="table")
+    gaming_days.add_arguments(slip)  # optional here: the slip then names the hit's gaming day
     slip.set_defaults(handler=_show_slip)
     for decision in ("approve", "reject"):
         review = jackpots.add_parser(
@@ -131,8 +134,9 @@ def _table(jackpots: Sequence[pb.Jackpot]) -> list[str]:
     ]
 
 
-def slip_lines(j: pb.Jackpot) -> list[str]:
-    """The hand-pay slip of a jackpot, for people (amounts in dollars, times in UTC)."""
+def slip_lines(j: pb.Jackpot, gaming_day: GamingDay | None = None) -> list[str]:
+    """The hand-pay slip of a jackpot, for people (amounts in dollars, times in UTC; with
+    ``gaming_day``, the gaming day the hit is counted in)."""
     wager = j.wager + (" on the dealer's hand" if j.on_dealer_hand else "")
     hand = f"{hand_words(j.hand)}: {j.cards}" if j.cards else hand_words(j.hand)
     if j.envy_for_seat:
@@ -155,6 +159,11 @@ def slip_lines(j: pb.Jackpot) -> list[str]:
         f"  journal      #{j.journal_seq} ({j.link_group_id})",
         f"  hit          {format_time(j.hit_at_ms)}",
     ]
+    if gaming_day is not None:
+        lines.append(
+            f"  gaming day   {gaming_day.day_of(j.hit_at_ms)} ({gaming_day.zone} from "
+            f"{gaming_day.start_hour:02d}:00)"
+        )
     if j.reviewed_by:
         lines.append(
             f"  {j.status if j.status in ('rejected', 'voided') else 'approved':<12} "
@@ -180,7 +189,7 @@ def _show_slip(args: argparse.Namespace) -> int:
     reply = call(args, "GetJackpot", pb.GetJackpotRequest(jackpot_id=args.jackpot_id))
     if args.format == "json":
         args.json = True
-    return show(args, reply, "\n".join(slip_lines(reply)))
+    return show(args, reply, "\n".join(slip_lines(reply, gaming_days.optional(args))))
 
 
 def jackpot_line(jackpot: pb.Jackpot) -> str:

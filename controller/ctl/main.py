@@ -58,7 +58,7 @@ import grpc
 
 from controller import certs, checkpoint_signature, journal_export, reconcile, settings
 from controller.audit import AuditReport, export_heads, verify, verify_export
-from controller.ctl import controls, irregularities, jackpots, odds, reports
+from controller.ctl import controls, days, irregularities, jackpots, odds, reports
 from controller.ctl.hands import classify_stream
 from controller.ctl.remote import call as _call
 from controller.ctl.remote import show as _show
@@ -413,6 +413,7 @@ def _parser() -> argparse.ArgumentParser:
     jackpots.add_commands(top)
     irregularities.add_commands(top)
     reports.add_commands(top, _redis_arguments, _store)
+    days.add_commands(top, _redis_arguments, _store, _actor)
     controls.add_commands(groups, meters, tables)
     return parser
 

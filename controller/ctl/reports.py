@@ -4,6 +4,8 @@
     jackpotctl report handle  --redis URL --from 2025-03-01T06:00 --to 2025-03-01T14:00 --table cs-1
     jackpotctl report hits    --redis URL --format csv          # the last 25 hits
     jackpotctl report changes --redis URL --format json         # configuration changes
+    jackpotctl report meters  --redis URL --day 2025-03-01 --rules rules.toml  # a gaming day
+    jackpotctl report handle  --redis URL --month 2025-03 --zone America/New_York --day-start 6
 
 The figures are computed by :mod:`controller.domain.reports` from the journal entries Redis
 wrote in the window (``--from`` inclusive, ``--to`` exclusive; a date alone for ``--to``
@@ -11,7 +13,9 @@ takes the whole day; UTC unless the time carries an offset; no ``--from`` is the
 start, no ``--to`` is now), so they reconcile to the journal to the cent. ``--table`` keeps
 the entries that name that table. ``--format table`` prints dollars; ``csv`` and ``json``
 print the integers the journal holds (cents, and microcents where a column says so) and
-frequencies as exact fractions ("1/649740").
+frequencies as exact fractions ("1/649740"). ``--day YYYY-MM-DD`` / ``--month YYYY-MM`` take
+gaming days instead (:mod:`controller.ctl.gaming_days`: the zone and start hour of ``--rules``
+or ``--zone``/``--day-start``), and say on stderr which days, hours and zone they counted.
 
 A window that starts before the first entry Redis still holds of a link group's trimmed
 journal (``jackpotctl journal trim``) is refused, naming where Redis's journal starts: the
@@ -39,6 +43,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from controller import journal_export
+from controller.ctl import gaming_days
 from controller.ctl.jackpots import parse_when
 from controller.domain import reports
 from controller.domain.config import TableConfig
@@ -85,6 +90,9 @@ def add_commands(
         help="read an export directory (jackpotctl journal export --dir DIR) instead of Redis: "
         "it holds what a trim took out of Redis",
     )
+    report.add_argument("--day", metavar="YYYY-MM-DD", help="one gaming day (not with --from/--to)")
+    report.add_argument("--month", metavar="YYYY-MM", help="the gaming days of a month")
+    gaming_days.add_arguments(report)
     report.set_defaults(handler=lambda args: _report(args, store))
 
 
@@ -97,6 +105,11 @@ def _report(
         )
     from_ms = parse_when(args.since) if args.since else 0
     to_ms = parse_when(args.until, end_of_day=True) if args.until else 0
+    if args.day or args.month:
+        if args.since or args.until or (args.day and args.month):
+            raise InvalidArgument("give one of --day, --month or --from/--to")
+        from_ms, to_ms, counted = gaming_days.window(args)
+        gaming_days.say(counted)
     if to_ms and to_ms <= from_ms:
         raise InvalidArgument(
             f"the window from {args.since} to {args.until} is empty; --to must be after --from"

@@ -67,6 +67,7 @@ from controller.domain.config import (
     payout_limit_floor_cents,
 )
 from controller.domain.games import Game, get_game
+from controller.domain.gaming_day import GamingDay
 from controller.domain.offers import WagerDeclaration, wager_offer
 from controller.domain.wagers import SUIT_NAMES
 from jackpot.errors import InvalidAmount, InvalidConfiguration
@@ -103,6 +104,10 @@ class RulesSubmission:
     """The names the players read on the sign (:mod:`controller.web.display`): a link
     group's ``title`` (``[[link_groups]] title = "Caribbean Stud Progressive"``) and a
     meter's (``[[meters]] title = "Mega Jackpot"``), by id; absent: none given."""
+    gaming_day: GamingDay | None = None
+    """The casino's gaming day (``[gaming_day] zone = "America/New_York"``, ``start_hour =
+    6``): what every report's ``--day`` and ``jackpotctl day close`` count in; None when the
+    submission does not declare one (those commands then refuse unless given one)."""
 
     def table_configs(self) -> list[TableConfig]:
         """Every table as the controller registers it, with every wager its game offers."""
@@ -148,8 +153,9 @@ _KEYS = {
         "declared_suit",
     },
     "game": {"wagers", "payout_limit", "validation_threshold"},
+    "gaming_day": {"zone", "start_hour"},
     "line": {"hand", "suit", "award"},
-    "top": {"submission", "link_groups", "meters", "games", "tables"},
+    "top": {"submission", "link_groups", "meters", "games", "tables", "gaming_day"},
 }
 
 
@@ -439,10 +445,31 @@ def parse_submission(data: Mapping[str, Any]) -> RulesSubmission:
         if "title" in item
     }
     submission = RulesSubmission(
-        operator, groups, tuple(meters), games, tuple(tables), limits, thresholds, titles
+        operator,
+        groups,
+        tuple(meters),
+        games,
+        tuple(tables),
+        limits,
+        thresholds,
+        titles,
+        _gaming_day(data),
     )
     _configs(submission)  # every table validates as the controller will register it
     return submission
+
+
+def _gaming_day(data: Mapping[str, Any]) -> GamingDay | None:
+    """The ``[gaming_day]`` table: an IANA ``zone`` and a whole ``start_hour`` 0-23."""
+    if "gaming_day" not in data:
+        return None
+    raw = data["gaming_day"]
+    if not isinstance(raw, dict):
+        raise InvalidConfiguration("[gaming_day] must be a table with zone and start_hour")
+    _only("gaming_day", raw, "gaming_day")
+    zone = _entry("gaming_day", raw, "zone")
+    hour = _entry("gaming_day", raw, "start_hour", int)
+    return GamingDay(zone, hour)
 
 
 TITLE_MAX_CHARS = 60

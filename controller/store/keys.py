@@ -159,6 +159,11 @@ class LinkGroupKeys:
         """Hash: meter id -> the retired meter's last record and its retirement (JSON)."""
         return self._key("retired-meters")
 
+    @property
+    def days_closed(self) -> str:
+        """Hash: gaming day (YYYY-MM-DD) -> "<seq of its day_closed entry> <digest>"."""
+        return self._key("days-closed")
+
     def meter(self, meter_id: str) -> str:
         """Hash: one meter's parameters, values (microcents) and counters."""
         return self._key("meter", meter_id)

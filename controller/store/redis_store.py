@@ -178,6 +178,7 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     # tables changed while a control read them; the same request again can succeed.
     "TABLE_CHANGED": StoreUnavailable,
     "RETRY": StoreUnavailable,
+    "NOT_ENDED": FailedPrecondition,  # a gaming day not yet ended is not closed
     "VERSION": StoreUnavailable,  # a stored record of a schema version this release cannot read
 }
 
@@ -190,6 +191,7 @@ SNAPSHOT_HASHES = (
     "maintenance",
     "adjustments",
     "retired_meters",
+    "days_closed",
 )
 """The link group's hashes an export carries and a restore writes back whole: each is the
 name of the snapshot's field and of the :class:`keys.LinkGroupKeys` property."""
@@ -1022,6 +1024,7 @@ class RedisStore:
                     group.adjustments,
                     group.pending_adjustments,
                     group.retired_meters,
+                    group.days_closed,
                     *(group.meter(meter_id) for meter_id in meter_ids),
                     *(group.table(table_id) for table_id in table_ids),
                     *round_keys,
@@ -1068,6 +1071,28 @@ class RedisStore:
                 [seq, int(time.time() * 1000)],
             )
         )
+
+    async def close_day(self, link_group_id: str, day: str, fields: Sequence[Any]) -> int:
+        """Journal a gaming day's statement once (``close_day.lua``: ``fields`` are its
+        ARGV from the digest on); answer its ``day_closed`` entry's seq. The same digest
+        again answers the same seq; another digest for a closed day is refused."""
+        group = keys.LinkGroupKeys(link_group_id)
+        reply = await self._run(
+            self._scripts.close_day,
+            [group.days_closed, group.journal, group.seq],
+            [day, *fields],
+        )
+        return int(reply)
+
+    async def days_closed(self, link_group_id: str) -> dict[str, tuple[int, str]]:
+        """The link group's closed gaming days: day -> (seq of its entry, digest)."""
+        group = keys.LinkGroupKeys(link_group_id)
+        held = await self._read(self._client.hgetall(group.days_closed))
+        closed = {}
+        for day, value in held.items():
+            seq, _, digest = str(value).partition(" ")
+            closed[str(day)] = (int(seq), digest)
+        return closed
 
     async def checkpoint(self, link_group_id: str) -> Checkpoint:
         """The link group's checkpoint: where its journal was trimmed and exported."""

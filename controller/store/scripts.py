@@ -52,6 +52,7 @@ SCRIPT_NAMES = (
     "restore_request",
     "restore_apply",
     "restore_finish",
+    "close_day",
 )
 CONTROL_SCRIPTS = frozenset(SCRIPT_NAMES[SCRIPT_NAMES.index("enter_maintenance") :])
 """The scripts of meter and table controls: ``_controls.lua`` is prepended to them too."""
@@ -117,6 +118,7 @@ class Scripts:
     restore_request: AsyncScript
     restore_apply: AsyncScript
     restore_finish: AsyncScript
+    close_day: AsyncScript
 
     @classmethod
     def register(cls, client: Redis) -> Scripts:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import time
@@ -24,6 +25,7 @@ class RedisServer(Started):
         appendonly: bool = True,
         appendfsync: str = "always",
         extra_args: tuple[str, ...] = (),
+        environment: dict[str, str] | None = None,
     ) -> None:
         binary = program("redis-server", "redis-server")
         self.binary = binary
@@ -32,6 +34,8 @@ class RedisServer(Started):
         self.appendonly = appendonly
         self.appendfsync = appendfsync
         self.extra_args = extra_args
+        self.environment = environment
+        """Added to the server's environment (a test clock: :mod:`controller.testing.clock`)."""
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -62,7 +66,8 @@ class RedisServer(Started):
             str(self.data_dir / "redis.log"),
             *self.extra_args,
         ]
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        env = {**os.environ, **self.environment} if self.environment else None
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=env)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -132,12 +132,15 @@ class WebApp:
         rules: Iterable[RulesSubmission] = (),
     ) -> None:
         self._store = store
+        rules = tuple(rules)
         self._displays = sign_displays(rules)
         self._metrics = metrics
         self._watcher = watcher
         self._authenticator = authenticator
         self._winners = RecentWinners(store)
-        self._floor = FloorView(store)
+        self._floor = FloorView(  # the first submission declaring a gaming day
+            store, next((r.gaming_day for r in rules if r.gaming_day), None)
+        )
         self._log_sampler = LogSampler()
         self.server = WebServer(
             host,

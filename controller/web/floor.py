@@ -31,6 +31,7 @@ import asyncio
 import time
 from typing import Any
 
+from controller.domain.gaming_day import GamingDay
 from controller.domain.records import Jackpot
 from controller.store.redis_store import RedisStore
 from jackpot.errors import CorruptRecord
@@ -48,8 +49,9 @@ MAX_TO_PAY = 100
 first."""
 
 
-def _jackpot(j: Jackpot) -> dict[str, Any]:
+def _jackpot(j: Jackpot, gaming_day: GamingDay | None = None) -> dict[str, Any]:
     return {
+        "gaming_day": str(gaming_day.day_of(j.hit_at_ms)) if gaming_day else "",
         "jackpot_id": j.jackpot_id,
         "link_group_id": j.link_group_id,
         "meter_id": j.meter_id,
@@ -81,8 +83,11 @@ def _jackpot(j: Jackpot) -> dict[str, Any]:
 class FloorView:
     """Builds (and briefly caches) the floor view's snapshot."""
 
-    def __init__(self, store: RedisStore) -> None:
+    def __init__(self, store: RedisStore, gaming_day: GamingDay | None = None) -> None:
         self._store = store
+        self._gaming_day = gaming_day
+        """The casino's gaming day (the Rules Submission's): each jackpot's ``gaming_day``
+        is its hit's ("" without one)."""
         self._lock = asyncio.Lock()
         self._cached: tuple[float, dict[str, Any]] | None = None
 
@@ -182,11 +187,11 @@ class FloorView:
         return {
             "now_ms": now_ms,
             "offline_after_s": OFFLINE_AFTER_S,
-            "pending": [_jackpot(j) for j in pending],
-            "to_pay": [_jackpot(j) for j in to_pay[:MAX_TO_PAY]],
+            "pending": [_jackpot(j, self._gaming_day) for j in pending],
+            "to_pay": [_jackpot(j, self._gaming_day) for j in to_pay[:MAX_TO_PAY]],
             "tables": tables,
             "meters": meters,
-            "hits": [_jackpot(j) for j in hits[:RECENT_HITS]],
+            "hits": [_jackpot(j, self._gaming_day) for j in hits[:RECENT_HITS]],
             "corrupt": _corrupt(corrupt),
         }
 

@@ -1,0 +1,291 @@
+"""Closing a gaming day: compute its statement from the journal, sign it, journal it once.
+
+:func:`close` reads a link group's whole journal from Redis (from its trim checkpoint on) and
+its meters at one instant, computes the gaming day's statement
+(:func:`controller.domain.day_close.compute`, which refuses one that does not balance, naming
+where), signs its digest with the checkpoint key (the Ed25519 key ``journal trim`` signs
+with, :mod:`controller.checkpoint_signature`), and journals it in one atomic step
+(``close_day.lua``): a ``day_closed`` entry holding the statement, its digest and signature,
+the gaming-day definition, and ``after_day``: what each meter's value and reserve moved after
+the day up to the entry (so the audit checks the closing against its own sums there). Closing
+a closed day again answers the same entry; another statement for it is refused.
+
+:func:`from_export` recomputes a day from an export directory alone
+(``jackpotctl journal export``), and :func:`verify` checks a journaled statement: its digest,
+its signature, and that recomputing the day from the journal gives the same statement.
+:func:`entry_problems` is the audit's check of one ``day_closed`` entry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from controller import checkpoint_signature, journal_export
+from controller.domain import day_close
+from controller.domain.day_close import Statement
+from controller.domain.gaming_day import GamingDay
+from controller.domain.records import Checkpoint, JournalEntry, MeterBalance
+from controller.store import codec
+from controller.store.redis_store import RedisStore
+from jackpot.errors import FailedPrecondition, InvalidArgument, NotFound, StoreUnavailable
+
+ENTRY_TYPE = day_close.ENTRY_TYPE
+"""The journal entry a close writes: ``day_closed``."""
+RACES = 20
+"""How many times a close computes again when play wrote entries meanwhile."""
+
+
+@dataclass(frozen=True, slots=True)
+class Closed:
+    """A closed (or recomputed) day: the statement, its document and digest, and the seq of
+    its ``day_closed`` entry (0: recomputed, not journaled)."""
+
+    statement: Statement
+    document: dict[str, Any]
+    digest: str
+    seq: int = 0
+
+
+async def _read(store: RedisStore, group: str) -> tuple[Any, list[JournalEntry]]:
+    snapshot = await store.audit_snapshot(group)
+    entries = [
+        entry
+        async for entry in store.journal(group, end=snapshot.last_entry_id or "+", unreadable=True)
+    ]
+    return snapshot, entries
+
+
+def _after_day(statement: Statement, entries: Sequence[JournalEntry]) -> dict[str, list[int]]:
+    """Per meter, [value, reserve] moved by the entries after the statement's last one."""
+    moved: dict[str, list[int]] = {}
+    for entry in entries:
+        if entry.seq > statement.through_seq and entry.meter_id:
+            pair = moved.setdefault(entry.meter_id, [0, 0])
+            pair[0] += entry.delta_meter_microcents
+            pair[1] += entry.delta_reserve_microcents
+    return moved
+
+
+async def close(
+    store: RedisStore,
+    group: str,
+    gaming_day: GamingDay,
+    day: date,
+    signing_key: Ed25519PrivateKey,
+    actor: str,
+) -> Closed:
+    """Close gaming ``day`` of link group ``group`` (see the module)."""
+    _, to_ms = gaming_day.window_ms(day)
+    for _ in range(RACES):
+        snapshot, entries = await _read(store, group)
+        statement = day_close.compute(
+            group,
+            gaming_day,
+            day,
+            entries,
+            checkpoint=snapshot.checkpoint,
+            meters_now=snapshot.meters,
+            head_seq=snapshot.seq,
+        )
+        document = statement.document()
+        digest = day_close.digest(document)
+        signature = signing_key.sign(day_close.signed_message(group, day.isoformat(), digest))
+        fields = [
+            digest,
+            to_ms,
+            snapshot.seq,
+            day_close.canonical(document).decode(),
+            json.dumps(_after_day(statement, entries), sort_keys=True, separators=(",", ":")),
+            signature.hex(),
+            checkpoint_signature.key_id(signing_key.public_key()),
+            gaming_day.zone,
+            gaming_day.start_hour,
+            statement.through_seq,
+            actor,
+        ]
+        try:
+            seq = await store.close_day(group, day.isoformat(), fields)
+        except StoreUnavailable as error:
+            if "moved on" in str(error):
+                continue  # play wrote entries since the read: compute again
+            raise
+        return Closed(statement, document, digest, seq)
+    raise StoreUnavailable(f"link group {group}: the journal kept moving; close the day again")
+
+
+def exported(directory: Path, group: str) -> tuple[Checkpoint, list[JournalEntry], Any]:
+    """An export's chain start, journal entries and snapshot."""
+    from controller.ctl.reports import _exported_entries  # the one reader of journal.jsonl
+
+    target = journal_export.group_directory(directory, group)
+    try:
+        snapshot = json.loads((target / journal_export.SNAPSHOT_FILE).read_bytes())
+        start_path = target / journal_export.CHAIN_START_FILE
+        start = (
+            codec.checkpoint(json.loads(start_path.read_bytes()))
+            if start_path.exists()
+            else Checkpoint()
+        )
+    except OSError as error:
+        raise NotFound(f"cannot read the export of link group {group}: {error}") from None
+    except ValueError as error:
+        raise InvalidArgument(f"the export of link group {group} does not read: {error}") from None
+    entries = _exported_entries(target / journal_export.JOURNAL_FILE, group)
+    return start, entries, snapshot
+
+
+def _snapshot_meters(snapshot: Mapping[str, Any]) -> list[MeterBalance]:
+    return [
+        MeterBalance(
+            str(meter_id),
+            int(meter.get("value_microcents", 0)),
+            int(meter.get("reserve_microcents", 0)),
+            0,
+        )
+        for meter_id, meter in sorted((snapshot.get("meters") or {}).items())
+    ]
+
+
+def from_export(directory: Path, group: str, gaming_day: GamingDay, day: date) -> Closed:
+    """Recompute gaming ``day`` of ``group`` from the export in ``directory`` alone; the
+    snapshot's meters are checked against the exported journal's sums at its seq. When the
+    export holds the day's ``day_closed`` entry, its seq is answered (compare the digests)."""
+    start, entries, snapshot = exported(directory, group)
+    seq = int(snapshot.get("seq", 0))
+    kept = [entry for entry in entries if entry.seq <= seq]
+    statement = day_close.compute(
+        group,
+        gaming_day,
+        day,
+        kept,
+        checkpoint=start,
+        meters_now=_snapshot_meters(snapshot),
+        head_seq=seq,
+    )
+    document = statement.document()
+    journaled = _journaled(kept, day)
+    return Closed(
+        statement, document, day_close.digest(document), journaled.seq if journaled else 0
+    )
+
+
+def _journaled(entries: Sequence[JournalEntry], day: date) -> JournalEntry | None:
+    for entry in entries:
+        if entry.type == day_close.ENTRY_TYPE and entry.fields.get("day") == day.isoformat():
+            return entry
+    return None
+
+
+def signature_problem(
+    keys: checkpoint_signature.PublicKeys, group: str, fields: Mapping[str, str]
+) -> str | None:
+    """Why a ``day_closed`` entry's signature fails with the trusted ``keys``; None when it
+    holds (or no key is given: nothing to check it with)."""
+    if keys is None:
+        return None
+    given = [keys] if isinstance(keys, Ed25519PublicKey) else list(keys)
+    by_id = {checkpoint_signature.key_id(key): key for key in given}
+    where = f"{group}: the statement of gaming day {fields.get('day', '?')}"
+    key = by_id.get(fields.get("signed_by", ""))
+    if key is None:
+        return (
+            f"{where} is signed by key {fields.get('signed_by') or '(none)'}, not by a key given "
+            f"({', '.join(sorted(by_id))})"
+        )
+    message = day_close.signed_message(group, fields.get("day", ""), fields.get("digest", ""))
+    try:
+        key.verify(bytes.fromhex(fields.get("signature", "")), message)
+    except (InvalidSignature, ValueError):
+        return f"{where} does not match its signature: altered or forged"
+    return None
+
+
+def entry_problems(
+    group: str,
+    seq: int,
+    fields: Mapping[str, str],
+    value: Mapping[str, int],
+    reserve: Mapping[str, int],
+    keys: checkpoint_signature.PublicKeys = None,
+) -> list[str]:
+    """The audit's check of ``day_closed`` entry #``seq``: its statement's digest, its
+    signature (with ``keys``), and each meter's closing against the journal's sums before
+    the entry (``value``, ``reserve``) less what moved after the day (``after_day``). Any
+    other entry: nothing to check (no problems)."""
+    if fields.get("type") != day_close.ENTRY_TYPE:
+        return []
+    where = f"{group}: journal #{seq} (gaming day {fields.get('day', '?')} closed)"
+    try:
+        document = json.loads(fields.get("statement", ""))
+        after = json.loads(fields.get("after_day", "") or "{}")
+        rows = {str(row["meter_id"]): row for row in document["meters"]}
+    except (ValueError, KeyError, TypeError) as error:
+        return [f"{where}: its statement does not read ({error!r})"]
+    problems = []
+    if day_close.digest(document) != fields.get("digest"):
+        problems.append(f"{where}: its statement is not the one its digest names: altered")
+    problem = signature_problem(keys, group, fields)
+    if problem:
+        problems.append(problem)
+    for meter_id in sorted(set(rows) | {m for m in value if value[m] or reserve.get(m, 0)}):
+        row = rows.get(meter_id, {})
+        moved = after.get(meter_id, [0, 0])
+        for name, sums, index in (("value", value, 0), ("reserve", reserve, 1)):
+            closing = int(row.get(f"closing_{name}_microcents", 0))
+            summed = sums.get(meter_id, 0) - int(moved[index])
+            if closing != summed:
+                problems.append(
+                    f"{where}: meter {meter_id} closes with {name} "
+                    f"{day_close.money(closing)} but the journal sums it to "
+                    f"{day_close.money(summed)} at the day's end (difference "
+                    f"{day_close.money(closing - summed)})"
+                )
+    return problems
+
+
+def verify(
+    group: str,
+    day: date,
+    entries: Sequence[JournalEntry],
+    keys: checkpoint_signature.PublicKeys,
+    checkpoint: Checkpoint | None = None,
+) -> tuple[JournalEntry, list[str]]:
+    """Check the journaled statement of gaming ``day``: its digest and signature, and that
+    the day recomputed from ``entries`` (with the definition the entry names) is the same
+    statement. Answers the entry and the problems found (none: it verifies)."""
+    entry = _journaled(entries, day)
+    if entry is None:
+        raise NotFound(f"link group {group}: gaming day {day} is not closed in this journal")
+    f = entry.fields
+    problems = []
+    sums_value: Counter[str] = Counter(checkpoint.value_microcents if checkpoint else {})
+    sums_reserve: Counter[str] = Counter(checkpoint.reserve_microcents if checkpoint else {})
+    for before in entries:
+        if before.seq >= entry.seq:
+            break
+        if before.meter_id:
+            sums_value[before.meter_id] += before.delta_meter_microcents
+            sums_reserve[before.meter_id] += before.delta_reserve_microcents
+    problems += entry_problems(group, entry.seq, f, sums_value, sums_reserve, keys)
+    if keys is None:
+        problems.append(f"{group}: give the checkpoint public key (--checkpoint-key) to verify")
+    try:
+        gaming_day = GamingDay(f.get("zone", ""), int(f.get("start_hour", "-1")))
+        statement = day_close.compute(group, gaming_day, day, entries, checkpoint=checkpoint)
+    except (FailedPrecondition, ValueError) as error:
+        return entry, [*problems, str(error)]
+    if day_close.digest(statement.document()) != f.get("digest"):
+        problems.append(
+            f"{group}: journal #{entry.seq}: the statement of gaming day {day} is not what the "
+            "journal gives when the day is computed again"
+        )
+    return entry, problems
