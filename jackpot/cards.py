@@ -10,7 +10,7 @@ Ranks are integers 2..14 (ace high, 14), as § 639a.6(a) orders them; all suits 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jackpot.errors import InvalidCards
 
@@ -49,10 +49,17 @@ class Card:
 
     rank: int
     suit: str
+    _hash: int = field(init=False, repr=False, compare=False)
+    """``hash((rank, suit))``, computed once: cards are hashed in every duplicate check and
+    hand evaluation of every round."""
 
     def __post_init__(self) -> None:
         if self.rank not in _TEXT_BY_RANK or self.suit not in SUITS:
             raise InvalidCards(f"not a card: rank {self.rank!r}, suit {self.suit!r}")
+        object.__setattr__(self, "_hash", hash((self.rank, self.suit)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def __str__(self) -> str:
         return _TEXT_BY_RANK[self.rank] + self.suit
