@@ -22,7 +22,9 @@ A stored record that does not read (a corrupt meter, table, jackpot or irregular
 takes the view down: it is left out where it would be, marked (a table ``corrupt``, a meter
 without an amount), and listed under ``corrupt`` with its Redis key and what to do.
 
-Times are milliseconds since the Unix epoch from Redis's clock; amounts are integer cents.
+Times are milliseconds since the Unix epoch from Redis's clock; amounts are integer cents;
+hands are their machine labels (``hand``), with the words people read beside them
+(``hand_words``, :func:`jackpot.hands.words.hand_words`, as the CLI, console and slip show them).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any
 from controller.domain.records import Jackpot
 from controller.store.redis_store import RedisStore
 from jackpot.errors import CorruptRecord
+from jackpot.hands.words import hand_words
 from jackpot.money import floor_cents
 
 SNAPSHOT_TTL_S = 1.0
@@ -57,6 +60,7 @@ def _jackpot(j: Jackpot) -> dict[str, Any]:
         "round_id": j.round_id,
         "seat": j.seat,
         "hand": j.hand,
+        "hand_words": hand_words(j.hand),
         "cards": j.cards,
         "amount_cents": j.amount_cents,
         "status": j.status,
