@@ -7,7 +7,8 @@ pays ("royal flush wins 100% of the meter"). A link group without a meter (Texas
 Bonus) shows its games' fixed top awards instead (for each wager, its top lines: ``{"wager":
 "Bonus", "lines": [["ace-ace (dealer and player)", "1,000 to 1"], ...]}``), and "no
 progressive". Paytable lines are in the words of :func:`jackpot.hands.words.hand_words`, the
-one helper the CLI, the console and the slip use (the page capitalizes their first letter). A link group of no submission this controller was given shows its ids.
+one helper the CLI, the console and the slip use (the page capitalizes their first letter).
+A link group of no submission this controller was given shows its ids.
 """
 
 from __future__ import annotations
