@@ -36,6 +36,7 @@ from typing import Any
 from controller.domain.records import Jackpot
 from controller.store.redis_store import RedisStore
 from jackpot.errors import CorruptRecord
+from jackpot.games import GAMES
 from jackpot.hands.words import hand_words
 from jackpot.money import floor_cents
 
@@ -122,6 +123,7 @@ class FloorView:
                     "table_id": error.name,
                     "link_group_id": group.link_group_id,
                     "game": "",
+                    "game_title": "",
                     "state": "corrupt",
                     "last_round_id": 0,
                     "last_round_ms": 0,
@@ -157,6 +159,7 @@ class FloorView:
                         "table_id": table.table_id,
                         "link_group_id": table.link_group_id,
                         "game": table.game,
+                        "game_title": _game_title(table.game),
                         "state": state,
                         "last_round_id": round_id,
                         "last_round_ms": at_ms,
@@ -193,6 +196,13 @@ class FloorView:
             "hits": [_jackpot(j) for j in hits[:RECENT_HITS]],
             "corrupt": _corrupt(corrupt),
         }
+
+
+def _game_title(game: str) -> str:
+    """The regulation's title of ``game`` ("Caribbean Stud Poker"), as the sign and the
+    console name it; an unknown name as it is."""
+    facts = GAMES.get(game)
+    return facts.title if facts else game
 
 
 def _corrupt(found: list[CorruptRecord]) -> list[dict[str, str]]:

@@ -34,6 +34,7 @@ from jackpot.money import format_cents
 from jackpot.times import format_time
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from jackpot.web import sign as sign_module
 from tests.helpers import CARIBBEAN_RULES, ROYAL_SPADES
 from tests.system.browser import chromium, eventually, needs_chromium, screenshot
 
@@ -245,6 +246,8 @@ def test_sign_and_floor_view_in_chromium(
         assert cells[8] == format_time(jackpot.hit_at_ms)  # the slip's time, UTC, labelled
         table_state = floor.locator('#tables tr[data-table-id="cs-2"] .state')
         assert table_state.inner_text() == "online"
+        game_cell = floor.locator('#tables tr[data-table-id="cs-2"] td').nth(1)
+        assert game_cell.inner_text() == "Caribbean Stud Poker"  # the game's title, not its id
         screenshot(floor, "floor-pending")
 
         # The wrong certificates: the cage and the auditor cannot approve.
@@ -295,6 +298,7 @@ def test_sign_and_floor_view_in_chromium(
             lambda: status_of(second.jackpot_id, "rejected"), "the rejection reaches the store"
         )
         assert rejected.note == "misdeal: the dealer exposed a card"
+        eventually(lambda: not celebration.is_visible(), "no celebration of a rejected hit")
 
         # The cage's queue: the approved jackpot, which only the cage may mark paid.
         to_pay = floor.locator(f'#to-pay tr[data-jackpot-id="{jackpot.jackpot_id}"]')
@@ -348,6 +352,31 @@ def test_sign_and_floor_view_in_chromium(
         assert not small.locator("#celebration").is_visible()  # an old hit is not celebrated
         screenshot(small, "sign-1280x800-verified")
         small.close()
+
+        # A hit rejected while the sign celebrates it: the celebration ends at once.
+        script.write_text(json.dumps({"hands": {"3": ROYAL_SPADES}}))
+        play(controller, "cs-1", "--rounds", "0", "--script", str(script))
+        eventually(
+            lambda: (
+                celebration.is_visible()
+                and sign.inner_text("#celebration-where") == "Table cs-1 \u00b7 Seat 3"
+            ),
+            "the sign celebrates the third hit",
+        )
+        pending = stub.ListPendingJackpots(pb.ListPendingJackpotsRequest(), timeout=10).jackpots
+        (third,) = [j for j in pending if (j.table_id, j.seat) == ("cs-1", 3)]
+        boss = tls.channel(controller.target, pki.client("supervisor", "floor-boss"))
+        with boss:
+            pb_grpc.AdminServiceStub(boss).RejectJackpot(
+                pb.ReviewJackpotRequest(jackpot_id=third.jackpot_id, note="cards misread"),
+                timeout=10,
+            )
+        eventually(
+            lambda: not celebration.is_visible(),
+            "the celebration of a rejected hit ends",
+            timeout_s=sign_module.CELEBRATE_MS / 1000 / 2,
+        )
+        assert all("Seat 3" not in text for text in rows.all_inner_texts())
 
         os.kill(controller.pid, signal.SIGSTOP)
         try:
