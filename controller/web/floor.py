@@ -39,6 +39,7 @@ from jackpot.errors import CorruptRecord
 from jackpot.games import GAMES
 from jackpot.hands.words import hand_words
 from jackpot.money import floor_cents
+from jackpot.results import METER_AFTER
 
 SNAPSHOT_TTL_S = 1.0
 """How long one snapshot serves every floor view."""
@@ -189,6 +190,7 @@ class FloorView:
         return {
             "now_ms": now_ms,
             "offline_after_s": OFFLINE_AFTER_S,
+            "meter_after": METER_AFTER,  # what "meter after" means, as the slip labels it
             "pending": [_jackpot(j) for j in pending],
             "to_pay": [_jackpot(j) for j in to_pay[:MAX_TO_PAY]],
             "tables": tables,

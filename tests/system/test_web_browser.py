@@ -31,6 +31,7 @@ from controller.testing.children import free_port
 from jackpot import tls
 from jackpot.hands.words import hand_words
 from jackpot.money import format_cents
+from jackpot.results import METER_AFTER
 from jackpot.times import format_time
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
@@ -266,6 +267,12 @@ def test_sign_and_floor_view_in_chromium(
 
         row.locator("button.approve").click()
         assert floor.inner_text("#confirm-expected") == money
+        slip = floor.locator("#confirm-slip dd").all_text_contents()
+        assert (  # the slip's one definition of "meter after"
+            f"cs-main: {format_cents(jackpot.meter_before_cents)} \u2192 "
+            f"{format_cents(jackpot.meter_after_cents)} ({METER_AFTER})"
+        ) in slip
+        assert format_time(jackpot.hit_at_ms) in slip
         confirm_in_dialog(floor, money, None, "floor-approve-dialog")
 
         def status_of(jackpot_id: str, status: str) -> Any:
