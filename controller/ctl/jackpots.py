@@ -24,6 +24,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from controller.ctl.remote import call, print_records, show
 from jackpot.hands.words import hand_words
+from jackpot.kinds import wager_words
 from jackpot.money import format_cents, parse_dollars_cents
 from jackpot.results import METER_AFTER
 from jackpot.times import format_time
@@ -143,7 +144,7 @@ def _table(jackpots: Sequence[pb.Jackpot]) -> list[str]:
 
 def slip_lines(j: pb.Jackpot) -> list[str]:
     """The hand-pay slip of a jackpot, for people (amounts in dollars, times in UTC)."""
-    wager = j.wager + (" on the dealer's hand" if j.on_dealer_hand else "")
+    wager = wager_words(j.wager, on_dealer_hand=j.on_dealer_hand)
     hand = f"{hand_words(j.hand)}: {j.cards}" if j.cards else hand_words(j.hand)
     if j.envy_for_seat:
         hand = f"envy bonus for seat {j.envy_for_seat}'s {hand}"

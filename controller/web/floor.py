@@ -38,6 +38,7 @@ from controller.store.redis_store import RedisStore
 from jackpot.errors import CorruptRecord
 from jackpot.games import GAMES
 from jackpot.hands.words import hand_words
+from jackpot.kinds import wager_words
 from jackpot.money import floor_cents
 from jackpot.results import METER_AFTER
 
@@ -71,6 +72,7 @@ def _jackpot(j: Jackpot) -> dict[str, Any]:
         "reviewed_at_ms": j.reviewed_at_ms,
         "note": j.note,
         "wager": j.wager,
+        "wager_words": wager_words(j.wager, on_dealer_hand=j.on_dealer_hand),
         "wager_cents": j.wager_cents,
         "on_dealer_hand": j.on_dealer_hand,
         "envy_for_seat": j.envy_for_seat,

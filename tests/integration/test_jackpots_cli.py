@@ -64,7 +64,7 @@ async def test_a_jackpot_from_hit_to_paid_on_the_command_line(
     slip = capsys.readouterr().out
     assert f"HAND-PAY SLIP - jackpot {royal} (pending)" in slip
     assert "table        t1, seat 2, round 1" in slip
-    assert "wager        progressive $1.00" in slip
+    assert "wager        Progressive Payout Wager $1.00" in slip  # as the console names it
     assert f"hand         royal flush: {ROYAL_SPADES}" in slip
     assert "meter        cs-main $" in slip and " -> $10,000.00" in slip
     assert " UTC" in slip.split("hit", 1)[1]

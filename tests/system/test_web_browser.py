@@ -239,7 +239,7 @@ def test_sign_and_floor_view_in_chromium(
             hand_cell.locator(".cards").text_content() == "A\u2660 K\u2660 Q\u2660 J\u2660 10\u2660"
         )
         assert hand_cell.locator(".hand").text_content() == hand_words("royal_flush")
-        assert cells[5] == "Progressive $1.00" and cells[6] == money
+        assert cells[5] == "Progressive Payout Wager $1.00" and cells[6] == money  # the slip's
         assert cells[7] == (
             f"cs-main: {format_cents(jackpot.meter_before_cents)} \u2192 "
             f"{format_cents(jackpot.meter_after_cents)}"
@@ -311,6 +311,8 @@ def test_sign_and_floor_view_in_chromium(
         to_pay = floor.locator(f'#to-pay tr[data-jackpot-id="{jackpot.jackpot_id}"]')
         eventually(to_pay.count, "the approved jackpot waits in the to-pay queue")
         assert "jackpot://supervisor/floor-boss" in to_pay.inner_text()
+        hit = floor.locator(f'#hits tr[data-jackpot-id="{jackpot.jackpot_id}"]')
+        assert hit.locator(".status").inner_text() == "approved, awaiting the cage"  # not paid
         queued = to_pay.locator("td").all_text_contents()
         assert queued[4].endswith(hand_words("royal_flush"))  # its cards, then the hand
         assert queued[6] == format_time(approved.reviewed_at_ms)
@@ -334,8 +336,8 @@ def test_sign_and_floor_view_in_chromium(
         paid = eventually(lambda: status_of(jackpot.jackpot_id, "paid"), "the hand-pay is stored")
         assert paid.paid_by == "jackpot://cashier/cage-1" and paid.paid_note == "cage receipt 1187"
         assert paid.paid_by_cert == fingerprint(pki, "cashier", "cage-1")
-        hit = floor.locator(f'#hits tr[data-jackpot-id="{jackpot.jackpot_id}"]')
         eventually(lambda: "jackpot://cashier/cage-1" in hit.inner_text(), "paid by, on the hit")
+        assert hit.locator(".status").inner_text() == "paid"
         assert "jackpot://supervisor/floor-boss" in hit.inner_text()
         listed_hit = hit.locator("td").all_text_contents()
         assert listed_hit[1] == format_time(jackpot.hit_at_ms) and listed_hit[4] == "royal flush"
