@@ -124,7 +124,9 @@ class RoundSheet:
     the ``void`` with its ``void_reason``. ``rest_of_round_void``: the controller's reason
     when a seeded irregularity voided the rest of a Texas Hold 'Em Bonus round (§ 647a.13):
     the settlement carries it. ``held``: the chip count differed and the controller holds
-    the round until the floor supervisor confirms or voids it.
+    the round until the floor supervisor confirms or voids it. ``base_game_win_cents``: what
+    each seat's base game won as the last settlement sent reported it (Texas Hold 'Em Bonus,
+    § 647a.12(c)), integer cents by seat.
     """
 
     round_id: int
@@ -141,6 +143,7 @@ class RoundSheet:
     void: VoidResult | None = None
     rest_of_round_void: str = ""
     held: bool = False
+    base_game_win_cents: dict[int, int] = field(default_factory=dict)
 
     @property
     def accepted(self) -> tuple[AcceptedWager, ...]:
@@ -491,6 +494,7 @@ class DealerSession:
                     f"enter the seat's cards (cards {wager.seat} ...) instead of fold"
                 )
         won = self._base_game_wins(words)
+        sheet.base_game_win_cents = won
         report = SettleReport(
             hands=dict(sorted(sheet.hands.items())),
             folded=tuple(sorted(sheet.folded)),

@@ -362,6 +362,14 @@ def test_the_dealer_enters_the_base_games_winnings_with_a_texas_holdem_bonus_set
                 if "report" in r and r["report"]["phase"] == "settle"
             ]  # the refused entries sent nothing
             assert settle["base_game_win_cents"] == {"2": 4_995_000}
+            [record] = [
+                json.loads(line)
+                for line in (tmp_path / "state" / "thb-1.rounds.jsonl").read_text().splitlines()
+            ]
+            assert record["base_game_win_cents"] == {"2": 4_995_000}
+            assert [(r["amount_cents"], r["limited_from_cents"]) for r in record["results"]] == [
+                (5_500, 13_000)
+            ]
 
 
 def test_the_console_needs_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
