@@ -12,7 +12,9 @@ The hand-pay is recorded by :func:`pay_jackpot`, the one path of ``RecordJackpot
 (``jackpotctl jackpots paid``) and of the floor view's Paid button: the payer is the
 caller's certificate, never the approver (the store refuses that). The floor view also sends
 the amount the person confirmed (``expected_cents``): a page showing another amount than the
-record's (a stale page) is refused, and nothing changes.
+record's (a stale page) is refused, and nothing changes. ``jackpotctl jackpots approve``
+sends the amount the supervisor typed (``--amount``) with ``ApproveJackpot``, checked the
+same way (``amount_advice`` says what to do instead of "reload the page").
 """
 
 from __future__ import annotations
@@ -40,16 +42,19 @@ async def review_jackpot(
     *,
     approve: bool,
     expected_cents: int | None = None,
+    amount_advice: str = "",
 ) -> Jackpot:
     """Approve or reject ``jackpot_id`` as ``reviewer`` (§ 639a.11(c)(5)(iii)); the record
     as it is now. :class:`InvalidArgument` for a malformed id or note, or a rejection
-    without its reason; the store's refusals otherwise. Nothing changes on a refusal."""
+    without its reason; :class:`FailedPrecondition` when ``expected_cents`` (the amount the
+    person confirmed, integer cents) is given and is not the jackpot's; the store's refusals
+    otherwise. Nothing changes on a refusal."""
     jackpot_id = check_jackpot_id(jackpot_id)
     note = check_text(note, "note", bounds.NOTE_MAX_CHARS)
     if not approve and not note:
         raise InvalidArgument("a rejection needs its reason: give the note")
     if expected_cents is not None:
-        await check_amount(store, jackpot_id, expected_cents)
+        await check_amount(store, jackpot_id, expected_cents, amount_advice)
     record = await store.review_jackpot(
         jackpot_id,
         approve=approve,
@@ -63,15 +68,19 @@ async def review_jackpot(
     return record
 
 
-async def check_amount(store: RedisStore, jackpot_id: str, expected_cents: int) -> Jackpot:
+async def check_amount(
+    store: RedisStore, jackpot_id: str, expected_cents: int, advice: str = ""
+) -> Jackpot:
     """The record of ``jackpot_id`` if its amount is ``expected_cents`` (what the person
-    confirmed), else :class:`FailedPrecondition` naming both. A jackpot's amount never
-    changes once it hit, so the check holds for the step that follows it."""
+    confirmed, integer cents), else :class:`FailedPrecondition` naming both and ``advice``
+    (what to do; the floor view's by default). A jackpot's amount never changes once it hit,
+    so the check holds for the step that follows it."""
     record = await store.get_jackpot(jackpot_id)
     if record.amount_cents != expected_cents:
         raise FailedPrecondition(
             f"jackpot {jackpot_id} is {format_cents(record.amount_cents)}, not the "
-            f"{format_cents(expected_cents)} confirmed: reload the page and check the slip"
+            f"{format_cents(expected_cents)} confirmed: "
+            + (advice or "reload the page and check the slip")
         )
     return record
 

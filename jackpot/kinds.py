@@ -82,3 +82,14 @@ class IrregularityEffect(StrEnum):
 
     VOID = "void"  # all hands void, all wagers returned
     BONUS_SETTLES = "bonus_settles"  # the rest of the round is void; bonus wagers settle
+
+
+def wager_words(name: str, *, on_dealer_hand: bool = False) -> str:
+    """A record's wager (its kind's value, e.g. ``progressive``) as people read it wherever
+    it is shown (the hand-pay slip, the floor view): :func:`wager_title`, "Progressive
+    Payout Wager"; a name that is no kind stays as it is."""
+    try:
+        kind = WagerKind(name)
+    except ValueError:
+        return name + (" on the dealer's hand" if on_dealer_hand else "")
+    return wager_title(kind, on_dealer_hand=on_dealer_hand)

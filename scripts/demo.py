@@ -260,6 +260,8 @@ def summarise(
                 "jackpots",
                 "approve",
                 hit["jackpot_id"],
+                "--amount",  # as read on the slip: the controller refuses another amount
+                format_cents(int(hit["amount_cents"])),
                 "--note",
                 "hand verified on the layout",
             ]

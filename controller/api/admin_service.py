@@ -296,9 +296,23 @@ class AdminService(pb_grpc.AdminServiceServicer):
         return await self._review(request, approve=False)
 
     async def _review(self, request: pb.ReviewJackpotRequest, *, approve: bool) -> pb.Jackpot:
-        """A supervisor's validation, by the one path the floor view takes too."""
+        """A supervisor's validation, by the one path the floor view takes too; the amount
+        the supervisor confirmed (``confirmed_amount_cents``), when given, must be the
+        jackpot's."""
+        expected = None
+        if request.HasField("confirmed_amount_cents"):
+            expected = bounds.check_range(
+                request.confirmed_amount_cents, "confirmed_amount_cents", 0, MAX_METER_CENTS
+            )
         record = await review_jackpot(
-            self._store, self._metrics, caller(), request.jackpot_id, request.note, approve=approve
+            self._store,
+            self._metrics,
+            caller(),
+            request.jackpot_id,
+            request.note,
+            approve=approve,
+            expected_cents=expected,
+            amount_advice="check its hand-pay slip (jackpotctl jackpots show) and give its amount",
         )
         return convert.jackpot(record)
 

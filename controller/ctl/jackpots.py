@@ -3,7 +3,7 @@
     jackpotctl jackpots list [--status pending] [--table cs-1] [--from 2025-03-01 --to 2025-03-31]
                              [--format table|csv|json]
     jackpotctl jackpots show floor:42            # the hand-pay slip
-    jackpotctl jackpots approve floor:42 --note "hand verified"     # a supervisor
+    jackpotctl jackpots approve floor:42 --amount 10016.05 --note "hand verified"  # a supervisor
     jackpotctl jackpots reject floor:42 --note "misdeal: two cards exposed"
     jackpotctl jackpots paid floor:42 --note "cage receipt 1187"    # the cage (cashier)
 
@@ -11,7 +11,9 @@ A jackpot is ``pending`` (awaiting a supervisor's validation), then ``approved``
 or ``rejected`` with its reason. Dates and times are UTC unless they carry an offset
 (``2025-03-01``, ``2025-03-01T18:30``, ``2025-03-01T18:30-05:00``); ``--to`` a date takes the
 whole day. Amounts print in dollars; ``--format csv`` and ``json`` print every field of the
-slip as the controller holds it (cents, milliseconds since the Unix epoch).
+slip as the controller holds it (cents, milliseconds since the Unix epoch). An approval names
+the amount the supervisor read on the slip (``--amount``, in dollars as ``jackpots show``
+prints it): the controller refuses another amount than the jackpot's, and nothing changes.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from controller.ctl import gaming_days
 from controller.ctl.remote import call, print_records, show
 from controller.domain.gaming_day import GamingDay
 from jackpot.hands.words import hand_words
-from jackpot.money import format_cents
+from jackpot.kinds import wager_words
+from jackpot.money import format_cents, parse_dollars_cents
 from jackpot.results import METER_AFTER
 from jackpot.times import format_time
 from jackpot.v1 import jackpot_pb2 as pb
@@ -68,6 +71,14 @@ def add_commands(top: argparse._SubParsersAction) -> None:  # type: ignore[type-
             required=decision == "reject",
             help="the reason (required to reject)" if decision == "reject" else "a note",
         )
+        if decision == "approve":
+            review.add_argument(
+                "--amount",
+                required=True,
+                metavar="DOLLARS",
+                help="the jackpot's amount as the hand-pay slip shows it (e.g. 10016.05): "
+                "another amount is refused",
+            )
         review.set_defaults(handler=_review, decision=decision)
     paid = jackpots.add_parser(
         "paid", help="record the hand-pay of an approved jackpot (the cage, or another supervisor)"
@@ -137,7 +148,7 @@ def _table(jackpots: Sequence[pb.Jackpot]) -> list[str]:
 def slip_lines(j: pb.Jackpot, gaming_day: GamingDay | None = None) -> list[str]:
     """The hand-pay slip of a jackpot, for people (amounts in dollars, times in UTC; with
     ``gaming_day``, the gaming day the hit is counted in)."""
-    wager = j.wager + (" on the dealer's hand" if j.on_dealer_hand else "")
+    wager = wager_words(j.wager, on_dealer_hand=j.on_dealer_hand)
     hand = f"{hand_words(j.hand)}: {j.cards}" if j.cards else hand_words(j.hand)
     if j.envy_for_seat:
         hand = f"envy bonus for seat {j.envy_for_seat}'s {hand}"
@@ -211,8 +222,11 @@ def jackpot_line(jackpot: pb.Jackpot) -> str:
 
 
 def _review(args: argparse.Namespace) -> int:
+    request = pb.ReviewJackpotRequest(jackpot_id=args.jackpot_id, note=args.note)
+    if args.decision == "approve":
+        request.confirmed_amount_cents = parse_dollars_cents(args.amount)
     method = "ApproveJackpot" if args.decision == "approve" else "RejectJackpot"
-    reply = call(args, method, pb.ReviewJackpotRequest(jackpot_id=args.jackpot_id, note=args.note))
+    reply = call(args, method, request)
     return show(args, reply, jackpot_line(reply))
 
 

@@ -9,6 +9,7 @@ from controller.domain.games import Game
 from controller.domain.odds import PaytableOdds, paytable_odds
 from controller.domain.submission import RulesSubmission
 from jackpot.errors import InvalidConfiguration
+from jackpot.hands.words import hand_words
 from jackpot.money import format_cents, format_percent
 
 
@@ -71,16 +72,18 @@ def as_json(odds: PaytableOdds, rate_ppm: int | None) -> dict[str, Any]:
 
 
 def as_table(odds: PaytableOdds, title: str, rate_ppm: int | None) -> str:
-    """A table for people."""
+    """A table for people (hands in words, as the slip and the console name them; the JSON
+    keeps the labels)."""
+    width = max([24, *(len(hand_words(line.hand)) + 2 for line in odds.lines)])
     rows = [
         f"{title}, paytable {odds.paytable}, meter {format_cents(odds.meter_cents)}, "
         f"wager {format_cents(odds.wager_cents)}",
-        f"{'hand':<24}{'award':>16}{'combinations':>14}{'probability':>16}{'1 in':>14}",
+        f"{'hand':<{width}}{'award':>16}{'combinations':>14}{'probability':>16}{'1 in':>14}",
     ]
     for line in odds.lines:
         one_in = f"{float(1 / line.probability):,.1f}" if line.probability else "-"
         rows.append(
-            f"{line.hand:<24}{line.award.text:>16}{line.combinations:>14,}"
+            f"{hand_words(line.hand):<{width}}{line.award.text:>16}{line.combinations:>14,}"
             f"{float(line.probability):>16.10f}{one_in:>14}"
         )
     rows.append(

@@ -3,10 +3,12 @@
 For each link group: its title (``[[link_groups]] title``, else its description, else its
 id), the games its tables deal (the regulation's titles: "Caribbean Stud Poker"), and for
 each meter its title (``[[meters]] title``, else "Progressive Jackpot") and the top award it
-pays ("Royal Flush wins 100% of meter"). A link group without a meter (Texas Hold 'Em Bonus)
-shows its games' fixed top awards instead (for each wager, its top lines: ``{"wager":
-"Bonus", "lines": [["Ace Ace Dealer and Player", "1,000 to 1"], ...]}``), and "no
-progressive". A link group of no submission this controller was given shows its ids.
+pays ("royal flush wins 100% of the meter"). A link group without a meter (Texas Hold 'Em
+Bonus) shows its games' fixed top awards instead (for each wager, its top lines: ``{"wager":
+"Bonus", "lines": [["ace-ace (dealer and player)", "1,000 to 1"], ...]}``), and "no
+progressive". Paytable lines are in the words of :func:`jackpot.hands.words.hand_words`, the
+one helper the CLI, the console and the slip use (the page capitalizes their first letter).
+A link group of no submission this controller was given shows its ids.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from controller.domain.games import get_game
 from controller.domain.submission import RulesSubmission
+from jackpot.hands.words import hand_words
 from jackpot.kinds import AwardKind
 
 TOP_AWARDS = 5
@@ -25,7 +28,8 @@ DEFAULT_METER_TITLE = "Progressive Jackpot"
 
 
 def words(name: str) -> str:
-    """A paytable line or wager as people read it: ``royal_flush`` -> ``Royal Flush``."""
+    """A wager's name as a title: ``progressive_payout`` -> ``Progressive Payout`` (a
+    paytable line or hand is :func:`~jackpot.hands.words.hand_words`)."""
     parts = [part for part in name.replace("-", "_").split("_") if part]
     return " ".join(
         part if i and part in _SMALL else part.capitalize() for i, part in enumerate(parts)
@@ -74,7 +78,7 @@ def sign_displays(submissions: Iterable[RulesSubmission]) -> dict[str, SignDispl
                 for name in game_names:
                     for offer in rules.games.get(name, {}).values():
                         fixed = [
-                            [words(line), rule.text]
+                            [hand_words(line), rule.text]
                             for line, rule in offer.paytable.lines[:TOP_AWARDS]
                         ]
                         if fixed:
@@ -96,5 +100,5 @@ def _top_award(rules: RulesSubmission, game_names: list[str], meter_id: str) -> 
                     text = rule.text.removesuffix(" " + rule.meter).replace(
                         "of meter", "of the meter"
                     )
-                    return f"{words(line)} wins {text}"
+                    return f"{hand_words(line)} wins {text}"
     return ""

@@ -22,7 +22,9 @@ A stored record that does not read (a corrupt meter, table, jackpot or irregular
 takes the view down: it is left out where it would be, marked (a table ``corrupt``, a meter
 without an amount), and listed under ``corrupt`` with its Redis key and what to do.
 
-Times are milliseconds since the Unix epoch from Redis's clock; amounts are integer cents.
+Times are milliseconds since the Unix epoch from Redis's clock; amounts are integer cents;
+hands are their machine labels (``hand``), with the words people read beside them
+(``hand_words``, :func:`jackpot.hands.words.hand_words`, as the CLI, console and slip show them).
 """
 
 from __future__ import annotations
@@ -35,7 +37,11 @@ from controller.domain.gaming_day import GamingDay
 from controller.domain.records import Jackpot
 from controller.store.redis_store import RedisStore
 from jackpot.errors import CorruptRecord
+from jackpot.games import GAMES
+from jackpot.hands.words import hand_words
+from jackpot.kinds import wager_words
 from jackpot.money import floor_cents
+from jackpot.results import METER_AFTER
 
 SNAPSHOT_TTL_S = 1.0
 """How long one snapshot serves every floor view."""
@@ -59,6 +65,7 @@ def _jackpot(j: Jackpot, gaming_day: GamingDay | None = None) -> dict[str, Any]:
         "round_id": j.round_id,
         "seat": j.seat,
         "hand": j.hand,
+        "hand_words": hand_words(j.hand),
         "cards": j.cards,
         "amount_cents": j.amount_cents,
         "status": j.status,
@@ -67,6 +74,7 @@ def _jackpot(j: Jackpot, gaming_day: GamingDay | None = None) -> dict[str, Any]:
         "reviewed_at_ms": j.reviewed_at_ms,
         "note": j.note,
         "wager": j.wager,
+        "wager_words": wager_words(j.wager, on_dealer_hand=j.on_dealer_hand),
         "wager_cents": j.wager_cents,
         "on_dealer_hand": j.on_dealer_hand,
         "envy_for_seat": j.envy_for_seat,
@@ -123,6 +131,7 @@ class FloorView:
                     "table_id": error.name,
                     "link_group_id": group.link_group_id,
                     "game": "",
+                    "game_title": "",
                     "state": "corrupt",
                     "last_round_id": 0,
                     "last_round_ms": 0,
@@ -158,6 +167,7 @@ class FloorView:
                         "table_id": table.table_id,
                         "link_group_id": table.link_group_id,
                         "game": table.game,
+                        "game_title": _game_title(table.game),
                         "state": state,
                         "last_round_id": round_id,
                         "last_round_ms": at_ms,
@@ -187,6 +197,7 @@ class FloorView:
         return {
             "now_ms": now_ms,
             "offline_after_s": OFFLINE_AFTER_S,
+            "meter_after": METER_AFTER,  # what "meter after" means, as the slip labels it
             "pending": [_jackpot(j, self._gaming_day) for j in pending],
             "to_pay": [_jackpot(j, self._gaming_day) for j in to_pay[:MAX_TO_PAY]],
             "tables": tables,
@@ -194,6 +205,13 @@ class FloorView:
             "hits": [_jackpot(j, self._gaming_day) for j in hits[:RECENT_HITS]],
             "corrupt": _corrupt(corrupt),
         }
+
+
+def _game_title(game: str) -> str:
+    """The regulation's title of ``game`` ("Caribbean Stud Poker"), as the sign and the
+    console name it; an unknown name as it is."""
+    facts = GAMES.get(game)
+    return facts.title if facts else game
 
 
 def _corrupt(found: list[CorruptRecord]) -> list[dict[str, str]]:

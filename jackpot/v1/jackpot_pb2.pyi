@@ -2353,21 +2353,30 @@ class ReviewJackpotRequest(_message.Message):
 
     JACKPOT_ID_FIELD_NUMBER: _builtins.int
     NOTE_FIELD_NUMBER: _builtins.int
+    CONFIRMED_AMOUNT_CENTS_FIELD_NUMBER: _builtins.int
     jackpot_id: _builtins.str
     """"<link group id>:<journal sequence>" """
     note: _builtins.str
     """at most 500 characters"""
+    confirmed_amount_cents: _builtins.int
+    """The amount the supervisor confirmed, in cents (jackpotctl jackpots approve --amount; the
+    floor view has it typed back): another amount than the jackpot's is FAILED_PRECONDITION
+    and nothing changes. Absent: not checked (jackpotctl always sends it with an approval).
+    """
     def __init__(
         self,
         *,
         jackpot_id: _builtins.str = ...,
         note: _builtins.str = ...,
+        confirmed_amount_cents: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_confirmed_amount_cents", b"_confirmed_amount_cents", "confirmed_amount_cents", b"confirmed_amount_cents"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["jackpot_id", b"jackpot_id", "note", b"note"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_confirmed_amount_cents", b"_confirmed_amount_cents", "confirmed_amount_cents", b"confirmed_amount_cents", "jackpot_id", b"jackpot_id", "note", b"note"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__confirmed_amount_cents: _TypeAlias = _typing.Literal["confirmed_amount_cents"]  # noqa: Y015
+    _WhichOneofArgType__confirmed_amount_cents: _TypeAlias = _typing.Literal["_confirmed_amount_cents", b"_confirmed_amount_cents"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__confirmed_amount_cents) -> _WhichOneofReturnType__confirmed_amount_cents | None: ...
 
 Global___ReviewJackpotRequest: _TypeAlias = ReviewJackpotRequest  # noqa: Y015
 

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from jackpot.hands.words import hand_words
+from jackpot.times import format_time
 from jackpot.web.server import event
 
 PAGE_FILE = "sign.html"
@@ -84,7 +86,10 @@ def snapshot(
     with their ``title`` and ``top_award``, ``fixed_awards``, ``progressive``; absent, the
     page shows the ids). A winner ``pending`` is shown "awaiting verification"; a winner
     that appears after the page's first event, hit within :data:`CELEBRATE_WITHIN_MS`, is
-    celebrated for :data:`CELEBRATE_MS` (naming its table and seat)."""
+    celebrated for :data:`CELEBRATE_MS` (naming its table and seat). Each winner carries its
+    machine ``hand`` and ``hit_at_ms`` and what the page shows of them: ``hand_words`` (the
+    words the CLI, console and slip use) and ``hit_at`` (the project's one time convention,
+    UTC and labelled: ``2025-03-01 18:30:05 UTC``)."""
     data: dict[str, Any] = {
         "title": title,
         "meters": [{"meter_id": meter_id, "cents": cents} for meter_id, cents in meters],
@@ -93,8 +98,10 @@ def snapshot(
                 "table_id": w.table_id,
                 "seat": w.seat,
                 "hand": w.hand,
+                "hand_words": hand_words(w.hand),
                 "amount_cents": w.amount_cents,
                 "hit_at_ms": w.hit_at_ms,
+                "hit_at": format_time(w.hit_at_ms),
                 "jackpot_id": w.jackpot_id,
                 "status": w.status,
             }

@@ -5,8 +5,10 @@ voided. Each line holds what the dealer entered and what the controller answered
 id, the wagers accepted at lockout (seat, kind, amount_cents, on_dealer_hand, envy), the
 dealer's chip count of the progressive wagers (null when none was given) and whether it
 matched, the cards (hands by seat, folded seats, dealer, community), and the outcome: the
-settlement's results (seat, kind, hand, outcome, amount_cents, jackpot_id, pending_validation)
-and ``paid_cents``, or the void's reason and ``reversed_microcents``. Amounts are integers.
+settlement's results (seat, kind, hand, outcome, amount_cents, jackpot_id, pending_validation,
+limited_from_cents: the award before the payout limit cut it, 0 when uncut), what each seat's
+base game won as reported with it (``base_game_win_cents`` by seat; Texas Hold 'Em Bonus) and
+``paid_cents``, or the void's reason and ``reversed_microcents``. Amounts are integers.
 
 The record is the table's account for the floor (a chip count that did not match is kept
 here); the reports themselves go through the agent's outbox (:mod:`table_agent.outbox`),
@@ -53,6 +55,9 @@ def round_data(sheet: RoundSheet) -> dict[str, Any]:
     if sheet.settlement is not None:
         data["outcome"] = "settled"
         data["paid_cents"] = sheet.settlement.paid_cents
+        data["base_game_win_cents"] = {
+            str(seat): cents for seat, cents in sheet.base_game_win_cents.items()
+        }
         data["results"] = [
             {
                 "seat": result.seat,
@@ -64,6 +69,7 @@ def round_data(sheet: RoundSheet) -> dict[str, Any]:
                 "amount_cents": result.amount_cents,
                 "pending_validation": result.pending_validation,
                 "jackpot_id": result.jackpot_id,
+                "limited_from_cents": result.limited_from_cents,
             }
             for result in sheet.settlement.results
         ]

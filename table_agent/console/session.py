@@ -21,7 +21,10 @@ Commands (``help`` lists them):
 ``count N``               the dealer's chip count of the progressive wagers collected
 ``cards SEAT C C ...``    a seat's cards; ``fold SEAT``: the seat folded
 ``dealer C C ...``        the dealer's cards; ``community C C``: the community cards
-``settle``                the cards go to the controller, which settles every wager
+``settle [SEAT $ ...]``    the cards go to the controller, which settles every wager; at Texas
+                          Hold 'Em Bonus, with what each seat's Ante, Flop, Turn and River
+                          Wagers won (``settle 2 150 4 40.50``, dollars) for the payout limit
+                          per hand (§ 647a.12(c)); a seat not given won nothing
 ``void REASON``           void the locked-out round (an irregularity): its wagers are returned
 ``irregularity KIND``     a seeded irregularity (misdeal, wrong_card_count, cards_exposed
                           [after], dealer_card_exposed, shoe_jam): the controller applies the
@@ -38,11 +41,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from jackpot.cards import check_no_duplicates
-from jackpot.errors import InvalidCards
+from jackpot.errors import InvalidAmount, InvalidCards
 from jackpot.hands.words import hand_words
 from jackpot.irregularities import RULES, TITLES
 from jackpot.kinds import Extra, IrregularityKind, wager_title
-from jackpot.money import format_cents
+from jackpot.money import MAX_METER_CENTS, format_cents, parse_dollars_cents
 from jackpot.results import (
     AcceptedWager,
     ChipCountResult,
@@ -69,6 +72,8 @@ from table_agent.wagers import PlacedWager, TableLayout
 
 MAX_MESSAGES = 500
 """The messages kept for the screen (the oldest are dropped; the round record keeps rounds)."""
+MAX_BASE_GAME_WIN_CENTS = MAX_METER_CENTS
+"""The most a seat's base game may be reported to have won (the controller's bound too)."""
 
 
 def settled_line(round_id: int, settlement: SettleResult) -> str:
@@ -119,7 +124,9 @@ class RoundSheet:
     the ``void`` with its ``void_reason``. ``rest_of_round_void``: the controller's reason
     when a seeded irregularity voided the rest of a Texas Hold 'Em Bonus round (§ 647a.13):
     the settlement carries it. ``held``: the chip count differed and the controller holds
-    the round until the floor supervisor confirms or voids it.
+    the round until the floor supervisor confirms or voids it. ``base_game_win_cents``: what
+    each seat's base game won as the last settlement sent reported it (Texas Hold 'Em Bonus,
+    § 647a.12(c)), integer cents by seat.
     """
 
     round_id: int
@@ -136,6 +143,7 @@ class RoundSheet:
     void: VoidResult | None = None
     rest_of_round_void: str = ""
     held: bool = False
+    base_game_win_cents: dict[int, int] = field(default_factory=dict)
 
     @property
     def accepted(self) -> tuple[AcceptedWager, ...]:
@@ -233,7 +241,8 @@ class DealerSession:
         count = " (count N: the chip count)" if sheet.chip_count is None else ""
         if missing:
             return f"round {sheet.round_id}: cards of {_list(missing)}{count}; or void REASON"
-        return f"round {sheet.round_id}: settle{count}; or void REASON"
+        won = " [SEAT WON ...]" if self._takes_base_game_wins() else ""
+        return f"round {sheet.round_id}: settle{won}{count}; or void REASON"
 
     # ---- commands -----------------------------------------------------------------------
 
@@ -258,8 +267,14 @@ class DealerSession:
         self.say(
             "commands: open | wager SEAT KIND [AMOUNT] [dealer] [envy] | remove SEAT [KIND] | "
             "again | lockout | count N | cards SEAT CARDS | fold SEAT | dealer CARDS | "
-            "community CARDS | settle | void REASON | irregularity KIND [after] | quit"
+            "community CARDS | settle [SEAT WON ...] | void REASON | irregularity KIND [after] | "
+            "quit"
         )
+        if self.game.base_game_wagers:
+            self.say(
+                f"settle SEAT WON ...: what each seat's {self.game.base_game_wagers} won, in "
+                "dollars, for the payout limit per hand (e.g. settle 2 150 4 40.50)"
+            )
         kinds = ", ".join(
             f"{offer.kind.value} {limits(offer)}"
             for kind in self.game.kinds
@@ -412,7 +427,58 @@ class DealerSession:
             missing.append("the community")
         return missing
 
-    def _settle(self, _: list[str]) -> Send:
+    def _takes_base_game_wins(self) -> bool:
+        sheet = self._sheet()
+        return bool(self.game.base_game_wagers) and not sheet.rest_of_round_void
+
+    def _base_game_wins(self, words: list[str]) -> dict[int, int]:
+        """``SEAT WON`` pairs after ``settle``: what each seat's base game won, in cents (a
+        seat not given won 0). Only where the game's settlement carries them, at most one
+        pair per seat holding an accepted wager, each amount 0 to
+        :data:`MAX_BASE_GAME_WIN_CENTS`."""
+        if not words:
+            return {}
+        sheet = self._sheet()
+        wagers = self.game.base_game_wagers
+        if not wagers:
+            raise EntryError(
+                f"settle takes no base-game winnings at {self.game.facts.title}: type settle alone"
+            )
+        if sheet.rest_of_round_void:
+            raise EntryError(
+                f"the rest of round {sheet.round_id} is void (§ 647a.13(d)): its {wagers} win "
+                "nothing; type settle alone"
+            )
+        usage = (
+            f"settle SEAT WON ...: each seat once with what its {wagers} won, in dollars "
+            "(e.g. settle 2 150 4 40.50)"
+        )
+        if len(words) % 2 or len(words) > 2 * self.layout.seats:
+            raise EntryError(usage)
+        holding = {wager.seat for wager in sheet.accepted} - sheet.folded
+        won: dict[int, int] = {}
+        for seat_text, amount_text in zip(words[::2], words[1::2], strict=True):
+            seat = read_seat(seat_text, self.layout)
+            if seat in won:
+                raise EntryError(f"seat {seat} is given twice; {usage}")
+            if seat not in holding:
+                raise EntryError(
+                    f"seat {seat} holds no wager in round {sheet.round_id}: its winnings are "
+                    "not reported"
+                )
+            try:
+                cents = parse_dollars_cents(amount_text)
+            except InvalidAmount as error:
+                raise EntryError(f"seat {seat}'s winnings: {error}") from None
+            if cents > MAX_BASE_GAME_WIN_CENTS:
+                raise EntryError(
+                    f"seat {seat}'s winnings: {format_cents(cents)} is more than "
+                    f"{format_cents(MAX_BASE_GAME_WIN_CENTS)}"
+                )
+            won[seat] = cents
+        return dict(sorted(won.items()))
+
+    def _settle(self, words: list[str]) -> Send:
         sheet = self._sheet()
         missing = self.missing_cards()
         if missing:
@@ -427,13 +493,21 @@ class DealerSession:
                     f"seat {wager.seat}: a {facts.title} is settled even when the player folds; "
                     f"enter the seat's cards (cards {wager.seat} ...) instead of fold"
                 )
+        won = self._base_game_wins(words)
+        sheet.base_game_win_cents = won
         report = SettleReport(
             hands=dict(sorted(sheet.hands.items())),
             folded=tuple(sorted(sheet.folded)),
             dealer=sheet.dealer,
             community=sheet.community,
             rest_of_round_void=sheet.rest_of_round_void,
+            base_game_win_cents=won,
         )
+        if won:
+            self.say(
+                f"round {sheet.round_id}: {self.game.base_game_wagers} won "
+                + _list([f"seat {seat} {format_cents(cents)}" for seat, cents in won.items()])
+            )
         return Send("settle", sheet.round_id, report=report)
 
     def _void(self, words: list[str]) -> Send:

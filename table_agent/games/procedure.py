@@ -29,7 +29,10 @@ class GameProcedure:
     Stud, § 639a.11(b)); None where folding forfeits none. ``misdeal_reason`` is the reason a
     misdealt round is voided for, citing the game's rule; ``rest_of_round_void_reason`` the
     irregularity after the first two cards after which only the bonus wagers settle (Texas
-    Hold 'Em Bonus, § 647a.13(d)); empty where none applies.
+    Hold 'Em Bonus, § 647a.13(d)); empty where none applies. ``base_game_wagers`` names the
+    wagers whose winnings a settlement reports for the aggregate payout limit per hand (Texas
+    Hold 'Em Bonus: "Ante, Flop, Turn and River Wagers", § 647a.12(c)); empty where the
+    controller needs none.
     """
 
     facts: GameFacts
@@ -38,6 +41,7 @@ class GameProcedure:
     misdeal_reason: str
     folds: Callable[[Sequence[DeckCard]], bool] | None = None
     rest_of_round_void_reason: str = ""
+    base_game_wagers: str = ""
 
     @property
     def kinds(self) -> tuple[WagerKind, ...]:

@@ -39,4 +39,5 @@ PROCEDURE = GameProcedure(
         "River Wager: the rest of the round is void, Texas Hold 'Em Bonus Wagers settle "
         "(§ 647a.13(d))"
     ),
+    base_game_wagers="Ante, Flop, Turn and River Wagers",
 )

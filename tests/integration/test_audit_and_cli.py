@@ -12,6 +12,7 @@ from controller.ctl.main import main as jackpotctl
 from controller.server import ControllerServer
 from controller.store import keys
 from controller.testing import TestPKI
+from jackpot.money import format_cents
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from table_agent.simulator import SimulationConfig, TableSimulator
@@ -144,10 +145,10 @@ async def test_admin_commands(
     assert "reserve rate 2.5%" in out
     assert await ctl(*target, "jackpots", "list") == 0
     assert "no jackpots" in capsys.readouterr().out
-    assert await ctl(*supervisor, "jackpots", "approve", "floor:1") == 1
+    assert await ctl(*supervisor, "jackpots", "approve", "floor:1", "--amount", "1") == 1
     assert "NOT_FOUND: jackpot floor:1 does not exist" in capsys.readouterr().err
     # An operator does not validate jackpots: that is a supervisor's certificate's role.
-    assert await ctl(*target, "jackpots", "approve", "floor:1") == 1
+    assert await ctl(*target, "jackpots", "approve", "floor:1", "--amount", "1") == 1
     assert "PERMISSION_DENIED: jackpot://operator/ops may not call ApproveJackpot" in (
         capsys.readouterr().err
     )
@@ -181,12 +182,14 @@ async def test_a_second_supervisor_is_told_the_jackpot_was_reviewed(
     await play(tables)
     pending = await admin.ListPendingJackpots(pb.ListPendingJackpotsRequest())
     royal = pending.jackpots[-1].jackpot_id
+    amount = format_cents(pending.jackpots[-1].amount_cents)
     address = ["--controller", f"127.0.0.1:{controller.port}"]
     first = [*address, *pki.client_args("supervisor", "day-shift")]
     second = [*address, *pki.client_args("supervisor", "night-shift")]
-    assert await ctl(*first, "jackpots", "approve", royal, "--note", "verified") == 0
+    approve = ("jackpots", "approve", royal, "--amount", amount)
+    assert await ctl(*first, *approve, "--note", "verified") == 0
     assert "reviewed by jackpot://supervisor/day-shift" in capsys.readouterr().out
-    assert await ctl(*first, "jackpots", "approve", royal) == 0  # the same review again
+    assert await ctl(*first, *approve) == 0  # the same review again
     assert await ctl(*second, "jackpots", "reject", royal, "--note", "misread") == 1
     assert (
         f"FAILED_PRECONDITION: jackpot {royal} was already approved by "

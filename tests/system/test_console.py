@@ -324,6 +324,54 @@ def test_a_texas_holdem_bonus_rest_of_round_void_entered_at_the_console(
             assert settles and "647a.13(d)" in settles[0], settles
 
 
+@pytest.mark.slow
+def test_the_dealer_enters_the_base_games_winnings_with_a_texas_holdem_bonus_settle(
+    tmp_path: Path, pki: TestPKI, tmux_socket: Path
+) -> None:
+    """The Ante, Flop, Turn and River Wagers' winnings typed with ``settle`` reach the
+    controller, whose payout limit per hand (§ 647a.12(c), $50,000 here) cuts the bonus; a
+    bad entry is refused in words, sends nothing, and the round stays to settle."""
+    with RedisServer(tmp_path / "redis") as redis:
+        rules = CARIBBEAN_RULES.with_name("texas-holdem-bonus.toml")
+        with ControllerProcess(redis.url, tmp_path / "controller.log", pki=pki, rules=rules) as c:
+            pane = Pane(tmux_socket, _console(c, tmp_path / "state", table="thb-1"))
+            pane.wait_for("type open for the next round")
+            pane.type("open", then="round 1 open")
+            pane.type("wager 2 bonus 5", then="seat 2: Bonus Wager $5.00")
+            pane.type("lockout", then="round 1: NO MORE BETS")
+            pane.type("cards 2 AS KS", then="seat 2: AS KS")
+            pane.type("dealer 2C 7D", then="settle [SEAT WON ...]")
+            pane.type("settle 2 lots", then="refused: seat 2's winnings: 'lots' is not an amount")
+            pane.type("settle 3 10", then="refused: seat 3 holds no wager in round 1")
+            screen = pane.type("settle 2 49,950", then="round 1 settled")
+            assert "Ante, Flop, Turn and River Wagers won seat 2 $49,950.00" in screen
+            # 25 to 1 on $5 wins $125: $50 of room is left under the limit, and the stake back.
+            assert (
+                "seat 2 Bonus Wager: ace-king (same suit) wins 25 to 1 = $55.00 (limited from "
+                "$130.00 by the payout limit)" in screen
+            ), screen
+            assert "Unhandled exception" not in screen
+            pane.type("quit", then="CONSOLE EXITED 0")
+            records = [
+                json.loads(line)
+                for line in (tmp_path / "state" / "thb-1.outbox.jsonl").read_text().splitlines()
+            ]
+            (settle,) = [
+                r["report"]["payload"]
+                for r in records
+                if "report" in r and r["report"]["phase"] == "settle"
+            ]  # the refused entries sent nothing
+            assert settle["base_game_win_cents"] == {"2": 4_995_000}
+            [record] = [
+                json.loads(line)
+                for line in (tmp_path / "state" / "thb-1.rounds.jsonl").read_text().splitlines()
+            ]
+            assert record["base_game_win_cents"] == {"2": 4_995_000}
+            assert [(r["amount_cents"], r["limited_from_cents"]) for r in record["results"]] == [
+                (5_500, 13_000)
+            ]
+
+
 def test_the_console_needs_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--table-id", TABLE, "--controller", "127.0.0.1:1", "--insecure"]
     assert console_main([*argv, "--state-dir", str(tmp_path)]) == 2

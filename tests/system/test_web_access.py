@@ -167,7 +167,7 @@ def test_the_sign_streams_integer_cents(web, pki: TestPKI) -> None:
         "meters": {
             "cs-main": {
                 "title": "Progressive Jackpot",
-                "top_award": "Royal Flush wins 100% of the meter",
+                "top_award": "royal flush wins 100% of the meter",
             }
         },
         "fixed_awards": [],
@@ -288,6 +288,7 @@ def test_the_cage_pays_an_approved_jackpot_from_the_floor_view(
     jackpot_id, cents = pending["jackpot_id"], pending["amount_cents"]
     # The floor view has what the hand-pay slip has.
     assert pending["cards"] == ROYAL_SPADES and pending["hand"] == "royal_flush"
+    assert pending["hand_words"] == "royal flush"  # the machine label stays; words beside it
     assert pending["round_id"] >= 1 and pending["wager"] == "progressive"
     assert pending["wager_cents"] == 100 and pending["meter_id"] == "cs-main"
     assert pending["meter_before_cents"] > pending["meter_after_cents"] > 0

@@ -29,9 +29,13 @@ from controller.store import keys
 from controller.testing import ControllerProcess, RedisServer, TestPKI
 from controller.testing.children import free_port
 from jackpot import tls
+from jackpot.hands.words import hand_words
 from jackpot.money import format_cents
+from jackpot.results import METER_AFTER
+from jackpot.times import format_time
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from jackpot.web import sign as sign_module
 from tests.helpers import CARIBBEAN_RULES, ROYAL_SPADES
 from tests.system.browser import chromium, eventually, needs_chromium, screenshot
 
@@ -41,6 +45,7 @@ THREE_CARD_RULES = CARIBBEAN_RULES.parent / "three-card-poker.toml"
 pytestmark = [needs_chromium, pytest.mark.slow]
 
 RESET_CENTS = 1_000_000  # cs-main's reset amount in the example Rules Submission ($10,000)
+FIRST_LETTER = "e => getComputedStyle(e, '::first-letter').textTransform"
 
 
 @pytest.fixture
@@ -165,7 +170,11 @@ def test_sign_and_floor_view_in_chromium(
         assert sign.text_content("#games") == "Caribbean Stud Poker"
         meter = sign.locator('[data-meter-id="cs-main"]')
         assert meter.locator(".name").text_content() == "Progressive Jackpot"
-        assert meter.locator(".top").text_content() == "Royal Flush wins 100% of the meter"
+        # The paytable line in the words of the one helper (hand_words); the page only
+        # capitalizes its first letter.
+        top = meter.locator(".top")
+        assert top.text_content() == f"{hand_words('royal_flush')} wins 100% of the meter"
+        assert top.evaluate(FIRST_LETTER) == "uppercase"
         screenshot(sign, "sign-1920x1080-at-reset")
 
         play(controller, "cs-1", "--rounds", "3", "--occupancy-percent", "100")
@@ -188,20 +197,25 @@ def test_sign_and_floor_view_in_chromium(
         eventually(celebration.is_visible, "the sign celebrates the hit")
         assert sign.inner_text("#celebration-where") == "Table cs-2 \u00b7 Seat 2"
         assert sign.inner_text("#celebration-amount") == money
+        assert sign.text_content("#celebration-what") == "royal flush"
         assert sign.inner_text("#celebration-verify").lower() == "awaiting verification"
         screenshot(sign, "sign-1920x1080-celebration")
         after = meter_cents(stub)  # the reset (and any later hit of that round's seat 1)
         eventually(lambda: sign_shows(after), "the sign shows the meter after the royal flush")
-        expected = ["Table cs-2", "Seat 2", "Royal Flush", money]
+        # The hand in words, the time in UTC and labelled (jackpot.times), never local.
+        hit_at = format_time(jackpot.hit_at_ms)
+        expected = ["Table cs-2", "Seat 2", "royal flush", money, hit_at]
         rows = sign.locator("#winners tr.winner")
 
         def winner_row() -> Any:
             for i in range(rows.count()):
-                if rows.nth(i).locator("td").all_inner_texts()[:4] == expected:
+                if rows.nth(i).locator("td").all_text_contents()[:5] == expected:
                     return rows.nth(i)
             return None
 
         listed = eventually(winner_row, "the winner is listed")
+        assert hit_at.endswith(" UTC") and listed.locator("td.time").inner_text() == hit_at
+        assert listed.locator("td.hand").inner_text() == "Royal flush"  # capitalized, same words
         assert listed.locator("td.status").inner_text().lower() == "awaiting verification"
         eventually(lambda: not celebration.is_visible(), "the celebration ends", timeout_s=30)
         screenshot(sign, "sign-1920x1080-awaiting-verification")
@@ -224,15 +238,17 @@ def test_sign_and_floor_view_in_chromium(
         assert (
             hand_cell.locator(".cards").text_content() == "A\u2660 K\u2660 Q\u2660 J\u2660 10\u2660"
         )
-        assert hand_cell.locator(".hand").text_content() == "Royal Flush"
-        assert cells[5] == "Progressive $1.00" and cells[6] == money
+        assert hand_cell.locator(".hand").text_content() == hand_words("royal_flush")
+        assert cells[5] == "Progressive Payout Wager $1.00" and cells[6] == money  # the slip's
         assert cells[7] == (
             f"cs-main: {format_cents(jackpot.meter_before_cents)} \u2192 "
             f"{format_cents(jackpot.meter_after_cents)}"
         )
-        assert cells[8].endswith(" UTC") and cells[8][:2] == "20"
+        assert cells[8] == format_time(jackpot.hit_at_ms)  # the slip's time, UTC, labelled
         table_state = floor.locator('#tables tr[data-table-id="cs-2"] .state')
         assert table_state.inner_text() == "online"
+        game_cell = floor.locator('#tables tr[data-table-id="cs-2"] td').nth(1)
+        assert game_cell.inner_text() == "Caribbean Stud Poker"  # the game's title, not its id
         screenshot(floor, "floor-pending")
 
         # The wrong certificates: the cage and the auditor cannot approve.
@@ -251,6 +267,12 @@ def test_sign_and_floor_view_in_chromium(
 
         row.locator("button.approve").click()
         assert floor.inner_text("#confirm-expected") == money
+        slip = floor.locator("#confirm-slip dd").all_text_contents()
+        assert (  # the slip's one definition of "meter after"
+            f"cs-main: {format_cents(jackpot.meter_before_cents)} \u2192 "
+            f"{format_cents(jackpot.meter_after_cents)} ({METER_AFTER})"
+        ) in slip
+        assert format_time(jackpot.hit_at_ms) in slip
         confirm_in_dialog(floor, money, None, "floor-approve-dialog")
 
         def status_of(jackpot_id: str, status: str) -> Any:
@@ -283,11 +305,17 @@ def test_sign_and_floor_view_in_chromium(
             lambda: status_of(second.jackpot_id, "rejected"), "the rejection reaches the store"
         )
         assert rejected.note == "misdeal: the dealer exposed a card"
+        eventually(lambda: not celebration.is_visible(), "no celebration of a rejected hit")
 
         # The cage's queue: the approved jackpot, which only the cage may mark paid.
         to_pay = floor.locator(f'#to-pay tr[data-jackpot-id="{jackpot.jackpot_id}"]')
         eventually(to_pay.count, "the approved jackpot waits in the to-pay queue")
         assert "jackpot://supervisor/floor-boss" in to_pay.inner_text()
+        hit = floor.locator(f'#hits tr[data-jackpot-id="{jackpot.jackpot_id}"]')
+        assert hit.locator(".status").inner_text() == "approved, awaiting the cage"  # not paid
+        queued = to_pay.locator("td").all_text_contents()
+        assert queued[4].endswith(hand_words("royal_flush"))  # its cards, then the hand
+        assert queued[6] == format_time(approved.reviewed_at_ms)
         assert to_pay.locator("button").count() == 0 and "the cage only" in to_pay.inner_text()
         screenshot(floor, "floor-to-pay")
         paid_fields = {
@@ -308,9 +336,11 @@ def test_sign_and_floor_view_in_chromium(
         paid = eventually(lambda: status_of(jackpot.jackpot_id, "paid"), "the hand-pay is stored")
         assert paid.paid_by == "jackpot://cashier/cage-1" and paid.paid_note == "cage receipt 1187"
         assert paid.paid_by_cert == fingerprint(pki, "cashier", "cage-1")
-        hit = floor.locator(f'#hits tr[data-jackpot-id="{jackpot.jackpot_id}"]')
         eventually(lambda: "jackpot://cashier/cage-1" in hit.inner_text(), "paid by, on the hit")
+        assert hit.locator(".status").inner_text() == "paid"
         assert "jackpot://supervisor/floor-boss" in hit.inner_text()
+        listed_hit = hit.locator("td").all_text_contents()
+        assert listed_hit[1] == format_time(jackpot.hit_at_ms) and listed_hit[4] == "royal flush"
         eventually(lambda: not to_pay.count(), "the paid jackpot has left the queue")
         screenshot(floor, "floor-paid")
 
@@ -331,6 +361,31 @@ def test_sign_and_floor_view_in_chromium(
         assert not small.locator("#celebration").is_visible()  # an old hit is not celebrated
         screenshot(small, "sign-1280x800-verified")
         small.close()
+
+        # A hit rejected while the sign celebrates it: the celebration ends at once.
+        script.write_text(json.dumps({"hands": {"3": ROYAL_SPADES}}))
+        play(controller, "cs-1", "--rounds", "0", "--script", str(script))
+        eventually(
+            lambda: (
+                celebration.is_visible()
+                and sign.inner_text("#celebration-where") == "Table cs-1 \u00b7 Seat 3"
+            ),
+            "the sign celebrates the third hit",
+        )
+        pending = stub.ListPendingJackpots(pb.ListPendingJackpotsRequest(), timeout=10).jackpots
+        (third,) = [j for j in pending if (j.table_id, j.seat) == ("cs-1", 3)]
+        boss = tls.channel(controller.target, pki.client("supervisor", "floor-boss"))
+        with boss:
+            pb_grpc.AdminServiceStub(boss).RejectJackpot(
+                pb.ReviewJackpotRequest(jackpot_id=third.jackpot_id, note="cards misread"),
+                timeout=10,
+            )
+        eventually(
+            lambda: not celebration.is_visible(),
+            "the celebration of a rejected hit ends",
+            timeout_s=sign_module.CELEBRATE_MS / 1000 / 2,
+        )
+        assert all("Seat 3" not in text for text in rows.all_inner_texts())
 
         os.kill(controller.pid, signal.SIGSTOP)
         try:
@@ -376,7 +431,8 @@ def _fixed_and_several(page: Any, origin: str, size: str) -> None:
     assert page.inner_text("#fixed .label").lower() == "no progressive"
     assert page.text_content("#fixed .award caption") == "Bonus"
     top = page.locator("#fixed .award tr").first.locator("td").all_text_contents()
-    assert top == ["Ace Ace Dealer and Player", "1,000 to 1"]
+    assert top == [hand_words("ace_ace_dealer_and_player"), "1,000 to 1"]  # § 647a.12(b)
+    assert page.locator("#fixed .award td.hand").first.inner_text() == "Ace-ace (dealer and player)"
     assert not page.locator("#offline").is_visible()
     screenshot(page, f"sign-{size}-no-meter")
     page.goto(origin + "/sign/carnival")

@@ -5,15 +5,17 @@ checked, refusals that change nothing, the controller's answers moving the round
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from jackpot.kinds import AwardKind, WagerKind
+from jackpot.kinds import AwardKind, IrregularityKind, WagerKind
 from jackpot.results import (
     AcceptedWager,
     ChipCountResult,
     Contribution,
+    IrregularityResult,
     LockoutResult,
     MeterValue,
     SeatOutcome,
@@ -25,6 +27,7 @@ from table_agent.console.entry import EntryError
 from table_agent.console.record import RoundRecord, round_data
 from table_agent.console.session import DealerSession, Phase, RoundSheet, Send
 from table_agent.games import game_procedure
+from table_agent.reports import SettleReport
 from table_agent.wagers import PlacedWager, TableLayout, WagerOffer
 from tests.unit.test_console_entry import CS_TABLE, TCP_TABLE
 
@@ -232,6 +235,67 @@ def test_settle_needs_every_wagering_seat_and_the_dealer_where_a_wager_is_on_his
     assert send is not None and send.report is not None
     assert send.report.folded == (2,) and list(send.report.hands) == [1]
     assert send.report.dealer == ()
+
+
+def test_settle_carries_the_base_games_winnings_where_the_payout_limit_counts_them() -> None:
+    """Texas Hold 'Em Bonus: the Ante, Flop, Turn and River Wagers' winnings go with the
+    settlement (§ 647a.12(c)); every bad entry is refused in words and sends nothing."""
+    console = session(THB_TABLE)
+    locked(console, "wager 2 bonus 5", "wager 4 bonus 5")
+    console.handle("cards 2 AS KS")
+    console.handle("cards 4 2C 7D")
+    console.handle("dealer 9H 9S")
+    assert "settle [SEAT WON ...]" in console.expected()
+    for line, refusal in [
+        ("settle 2", "each seat once with what its Ante, Flop, Turn and River Wagers won"),
+        ("settle 2 10 4", "each seat once"),
+        ("settle 7 10", "'7' is not a seat of this table"),
+        ("settle 3 10", "seat 3 holds no wager in round 5"),
+        ("settle 2 10 2 20", "seat 2 is given twice"),
+        ("settle 2 ten", "seat 2's winnings: 'ten' is not an amount of dollars"),
+        ("settle 2 -5", "is not an amount of dollars"),
+        ("settle 2 10.005", "is not an amount of dollars"),
+        ("settle 2 999999999999999", "seat 2's winnings: $999,999,999,999,999.00 is more than"),
+    ]:
+        with pytest.raises(EntryError, match=re.escape(refusal)):
+            console.handle(line)
+        assert phase_of(console) is Phase.LOCKED and not console.sending
+    send = console.handle("settle 4 40.50 2 $49,900")
+    assert send is not None and send.report is not None
+    assert send.report.base_game_win_cents == {2: 4_990_000, 4: 4_050}
+    assert console.messages[-1] == (
+        "round 5: Ante, Flop, Turn and River Wagers won seat 2 $49,900.00 and seat 4 $40.50"
+    )
+    assert SettleReport.from_data(send.report.to_data()) == send.report  # the outbox keeps them
+    plain = console.handle("settle")
+    assert plain is not None and plain.report is not None
+    assert plain.report.base_game_win_cents == {}  # a seat not given won nothing
+
+
+def test_base_game_winnings_are_refused_where_nothing_counts_them() -> None:
+    cs = session()
+    locked(cs, "wager 1 progressive")
+    cs.handle("cards 1 AS KS QS JS TS")
+    assert "WON" not in cs.expected()
+    with pytest.raises(EntryError, match="settle takes no base-game winnings at Caribbean Stud"):
+        cs.handle("settle 1 10")
+    thb = session(THB_TABLE)
+    locked(thb, "wager 2 bonus 5")
+    thb.irregularity_applied(
+        IrregularityResult(
+            "thb-1",
+            5,
+            IrregularityKind.DEALER_CARD_EXPOSED,
+            "bonus_settles",
+            "§ 647a.13(d)",
+            "a dealer card was exposed (§ 647a.13(d))",
+        )
+    )
+    thb.handle("cards 2 AS KS")
+    thb.handle("dealer 9H 9S")
+    assert "WON" not in thb.expected()
+    with pytest.raises(EntryError, match=r"rest of round 5 is void .*: its Ante, Flop, Turn"):
+        thb.handle("settle 2 10")
 
 
 def test_community_cards_only_where_a_five_card_wager_was_accepted() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from jackpot.hands.words import hand_words
+from jackpot.kinds import wager_words
 
 
 @pytest.mark.parametrize(
@@ -23,3 +24,17 @@ from jackpot.hands.words import hand_words
 )
 def test_hand_names_in_words(label: str, words: str) -> None:
     assert hand_words(label) == words
+
+
+@pytest.mark.parametrize(
+    ("name", "on_dealer_hand", "words"),
+    [
+        ("progressive", False, "Progressive Payout Wager"),
+        ("five_card_bonus", True, "Five Card Hand Bonus Wager on the dealer's hand"),
+        ("not_a_kind", False, "not_a_kind"),  # an unknown name stays as it is
+    ],
+)
+def test_a_records_wager_in_the_words_the_console_uses(
+    name: str, on_dealer_hand: bool, words: str
+) -> None:
+    assert wager_words(name, on_dealer_hand=on_dealer_hand) == words

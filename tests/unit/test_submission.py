@@ -330,7 +330,7 @@ def test_the_sign_reads_the_titles_of_the_submission() -> None:
     assert shown["floor"]["title"] == "Caribbean Stud Progressive"
     assert shown["floor"]["meters"]["cs-main"] == {
         "title": "Progressive Jackpot",
-        "top_award": "Royal Flush wins 100% of the meter",
+        "top_award": "royal flush wins 100% of the meter",  # the words of hand_words
     }
     assert shown["carnival"]["meters"]["tcp-main"]["title"] == "Mini Royal Jackpot"
     assert len(shown["carnival"]["meters"]) == 2
@@ -342,7 +342,8 @@ def test_the_sign_reads_the_titles_of_the_submission() -> None:
         False,
     )
     (bonus,) = pit["fixed_awards"]
-    assert bonus["wager"] == "Bonus" and bonus["lines"][0][1] == "1,000 to 1"
+    assert bonus["wager"] == "Bonus"
+    assert bonus["lines"][0] == ["ace-ace (dealer and player)", "1,000 to 1"]  # § 647a.12(b)
     untitled = changed(("link_groups",), [{"id": "floor"}])
     untitled["meters"][0].pop("title")
     (display,) = sign_displays([parse_submission(untitled)]).values()
