@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from controller import journal_export
+from controller.ctl import theoretical
 from controller.ctl.jackpots import parse_when
 from controller.domain import reports
 from controller.domain.config import TableConfig
@@ -53,7 +54,7 @@ from jackpot.times import format_time
 
 T = TypeVar("T")
 
-KINDS = ("meters", "hits", "handle", "changes")
+KINDS = ("meters", "hits", "handle", "changes", "theoretical")
 FORMATS = ("table", "csv", "json")
 MAX_WINDOW_ENTRIES = 500_000
 """The most journal entries one report reads per link group (about a week of a busy floor):
@@ -85,12 +86,15 @@ def add_commands(
         help="read an export directory (jackpotctl journal export --dir DIR) instead of Redis: "
         "it holds what a trim took out of Redis",
     )
+    theoretical.add_arguments(report)
     report.set_defaults(handler=lambda args: _report(args, store))
 
 
 def _report(
     args: argparse.Namespace, open_store: Callable[[argparse.Namespace], RedisStore]
 ) -> int:
+    if args.kind == "theoretical":
+        return theoretical.run(args, open_store)
     if (args.redis is None) == (args.file is None):
         raise InvalidArgument(
             "a report reads Redis (--redis URL or --redis-cluster NODES) or an export (--file DIR)"
