@@ -95,6 +95,7 @@ def _report(
 ) -> int:
     if args.kind == "theoretical":
         return theoretical.run(args, open_store)
+    theoretical.refuse_own_options(args)
     if (args.redis is None) == (args.file is None):
         raise InvalidArgument(
             "a report reads Redis (--redis URL or --redis-cluster NODES) or an export (--file DIR)"

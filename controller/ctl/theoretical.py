@@ -60,29 +60,43 @@ def add_arguments(report: argparse.ArgumentParser) -> None:
     report.add_argument("--day", metavar="YYYY-MM-DD", help="one gaming day (theoretical)")
     report.add_argument("--month", metavar="YYYY-MM", help="a month of gaming days (theoretical)")
     report.add_argument(
-        "--zone",
-        default=DEFAULT_ZONE,
-        help=f"the gaming day's IANA time zone (default {DEFAULT_ZONE})",
+        "--zone", help=f"the gaming day's IANA time zone (theoretical; default {DEFAULT_ZONE})"
     )
     report.add_argument(
         "--day-start-hour",
         type=int,
-        default=DEFAULT_DAY_START_HOUR,
         metavar="H",
-        help=f"the local hour a gaming day starts, 0-23 (default {DEFAULT_DAY_START_HOUR})",
+        help="the local hour a gaming day starts, 0-23 (theoretical; default "
+        f"{DEFAULT_DAY_START_HOUR})",
     )
     report.add_argument(
         "--confidence",
         choices=tuple(CONFIDENCE_Z),
-        default=DEFAULT_CONFIDENCE,
-        help=f"the bands' two-sided confidence in percent (default {DEFAULT_CONFIDENCE})",
+        help=f"the bands' two-sided confidence in percent (theoretical; default "
+        f"{DEFAULT_CONFIDENCE})",
     )
+
+
+OWN_OPTIONS = ("day", "month", "zone", "day_start_hour", "confidence")
+"""The options only ``report theoretical`` reads (for now)."""
+
+
+def refuse_own_options(args: argparse.Namespace) -> None:
+    """Refuse this report's options on another report, which would ignore them."""
+    given = [name for name in OWN_OPTIONS if getattr(args, name) is not None]
+    if given:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise InvalidArgument(
+            f"{flags}: only report theoretical reads them, not report {args.kind}"
+        )
 
 
 def gaming_day(args: argparse.Namespace) -> GamingDay:
     """The gaming-day definition the report counts ``--day``/``--month`` in (the one place
     to rewire to the configured definition)."""
-    return GamingDay(args.zone, args.day_start_hour)
+    zone = DEFAULT_ZONE if args.zone is None else args.zone
+    start_hour = DEFAULT_DAY_START_HOUR if args.day_start_hour is None else args.day_start_hour
+    return GamingDay(zone, start_hour)
 
 
 def window(args: argparse.Namespace) -> tuple[int, int, str]:
@@ -140,8 +154,9 @@ def run(args: argparse.Namespace, open_store: Callable[[argparse.Namespace], Red
         windows = [
             (domain_reports.for_table(entries, args.table), tables) for entries, tables in windows
         ]
-    comparisons = compare(windows, args.confidence)
-    print(render(comparisons, args.format, described, args.confidence))
+    confidence = args.confidence or DEFAULT_CONFIDENCE
+    comparisons = compare(windows, confidence)
+    print(render(comparisons, args.format, described, confidence))
     return 0
 
 

@@ -283,3 +283,27 @@ async def test_the_metrics_the_alert_reads(played: Floor, controller: Controller
     assert series(probability, "bonus", "A", "pair_of_tens_or_better") == float(
         Fraction(1_098_240 * 5 // 13, HANDS)
     )
+
+
+@pytest.mark.parametrize(
+    ("kind", "argv", "flags"),
+    [
+        ("meters", ["--day", "2026-11-01"], "--day"),
+        ("hits", ["--month", "2026-11", "--zone", "UTC"], "--month, --zone"),
+        ("handle", ["--confidence", "99"], "--confidence"),
+    ],
+)
+async def test_the_other_reports_refuse_its_options(
+    played: Floor,
+    redis_url: str,
+    capsys: pytest.CaptureFixture[str],
+    kind: str,
+    argv: list[str],
+    flags: str,
+) -> None:
+    """They would ignore them and print the whole journal as if it were that day."""
+    code = await asyncio.to_thread(jackpotctl, ["report", kind, "--redis", redis_url, *argv])
+    assert code != 0
+    captured = capsys.readouterr()
+    assert f"{flags}: only report theoretical reads them, not report {kind}" in captured.err
+    assert captured.out == ""
