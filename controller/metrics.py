@@ -646,17 +646,20 @@ class Metrics:
             by_wager = known[1]
         else:  # registered or changed since this process last saw it
             by_wager = self._theoretical_series(table)
+        settled: dict[Counter, int] = {}
         for seat in result.results:
             if seat.kind is None or seat.envy_for_seat:
                 continue
             series = by_wager.get(seat.kind)
             if series is None:
                 continue
-            series[0].inc()
+            settled[series[0]] = settled.get(series[0], 0) + 1
             if seat.outcome is SeatOutcome.PAID:
                 hit = series[1].get(seat.line)
                 if hit is not None:
                     hit.inc()
+        for counter, wagers in settled.items():
+            counter.inc(wagers)
 
     # ------------------------------------------------------------ state
 
