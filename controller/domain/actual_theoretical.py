@@ -117,8 +117,8 @@ class Band:
 
 def band(observed: int, expected: Fraction, variance: Fraction, z: Fraction) -> Band:
     """The band ``expected +- z sqrt(variance)``: ``low``/``high`` are the least and the
-    greatest integer inside it (exact), so an integer ``observed`` is inside exactly when
-    ``low <= observed <= high``."""
+    greatest integer inside it (exact; no lower than 0, as hits and cents are not negative),
+    so an integer ``observed`` of 0 or more is inside exactly when ``low <= observed <= high``."""
     spread = z**2 * variance  # (z sd)^2, exact
     root = Fraction(math.isqrt(spread.numerator // spread.denominator))  # <= sqrt(spread)
 
@@ -129,9 +129,9 @@ def band(observed: int, expected: Fraction, variance: Fraction, z: Fraction) -> 
     while inside(high + 1):
         high += 1
     low = math.ceil(expected - root)
-    while inside(low - 1):
+    while low > 0 and inside(low - 1):
         low -= 1
-    return Band(observed, expected, variance, z, low, high)
+    return Band(observed, expected, variance, z, max(low, 0), high)
 
 
 @dataclass(frozen=True, slots=True)

@@ -173,7 +173,8 @@ def test_the_band_edges_are_the_integers_inside_it() -> None:
         (Fraction(0), Fraction(0)),
     ]:
         b = band(0, expected, variance, z)
-        for k in range(-5, 200):
+        assert b.low >= 0
+        for k in range(200):
             inside = (k - expected) ** 2 <= z**2 * variance
             assert inside == (b.low <= k <= b.high), (expected, variance, k)
     # an expected count of 100 with sd ~9.95 at 99%: 75 to 125
@@ -181,6 +182,8 @@ def test_the_band_edges_are_the_integers_inside_it() -> None:
     assert (edges.low, edges.high) == (75, 125)
     assert band(126, Fraction(100), Fraction(99), z).inside is False
     assert band(125, Fraction(100), Fraction(99), z).inside is True
+    # a count cannot be negative: the band of 3.36 expected hits starts at 0, not -1
+    assert band(0, Fraction(336, 100), Fraction(335, 100), z).low == 0
 
 
 def test_the_variance_equals_an_exhaustive_enumeration() -> None:
