@@ -11,6 +11,10 @@ of microcents and only converted at exposition, because the text format has no i
   table belong to (``*_info``, value 1, for the dashboards' variables); and the exact
   probability that one wager hits each percentage line (from the odds of the table's
   paytable, :mod:`controller.domain.odds`), to compare with the hits counted.
+* Actual against theoretical (docs/theoretical.md): this process's counts of settled wagers
+  and of the paytable line each was paid on, per link group, game, wager kind and paytable
+  (``jackpot_theoretical_*``, counted from the settlement's answer, no Redis work; aggregate
+  with ``sum``), and each line's exact probability.
 * Counters of business events (wagers, contributions, voids, hits per meter and paytable
   line, awards per wager kind and award kind, their amounts, the handle per table and wager
   kind): Redis counts them, in the same atomic step as the event (each link group's
@@ -224,6 +228,9 @@ class _StoredCounters(Collector):
             yield family
 
 
+_WagerSeries: TypeAlias = tuple[Counter, dict[str, Counter]]
+"""A wager's settled-wagers series and its hits series by paytable line."""
+
 Labels: TypeAlias = tuple[str, str, str]
 """An RPC's (grpc_type, grpc_service, grpc_method)."""
 
@@ -319,6 +326,30 @@ class Metrics:
             "Probability that one wager of the kind hits the percentage-of-meter line, exact "
             "from the paytable's odds (one in 1/p wagers); compare with hits / wagers.",
             ["meter", "line", "wager"],
+            multiprocess_mode="max",
+            registry=r,
+        )
+        theoretical = ["link_group", "game", "wager", "paytable"]
+        self.theoretical_wagers = Counter(
+            "jackpot_theoretical_wagers",
+            "Wagers settled by this process, by link group, game, wager kind and paytable "
+            "(envy bonuses apart; replays not counted): the trials of actual against "
+            "theoretical (docs/theoretical.md). Aggregate with sum.",
+            theoretical,
+            registry=r,
+        )
+        self.theoretical_hits = Counter(
+            "jackpot_theoretical_hits",
+            "Of those wagers, the ones paid on each paytable line (fixed and percentage lines): "
+            "compare with jackpot_theoretical_wagers_total x jackpot_theoretical_line_probability."
+            " Aggregate with sum.",
+            [*theoretical, "line"],
+            registry=r,
+        )
+        self.theoretical_probability = Gauge(
+            "jackpot_theoretical_line_probability",
+            "Exact probability (from the paytable's odds) that one wager is paid on the line.",
+            [*theoretical, "line"],
             multiprocess_mode="max",
             registry=r,
         )
@@ -490,6 +521,7 @@ class Metrics:
                 self.exposed.register(collector)
         self._meter_series: dict[str, Gauge] = {}
         self._wagers_of_meter: dict[str, set[str]] = {}
+        self._theoretical: dict[str, tuple[TableConfig, dict[str, _WagerSeries]]] = {}
 
     # ------------------------------------------------------------ certificates
 
@@ -552,6 +584,7 @@ class Metrics:
             self.position_ahead.labels(table=table.table_id)
             for offer in table.wagers:
                 self._initialise_offer(table, offer)
+            self._theoretical_series(table)
 
     def _initialise_offer(self, table: TableConfig, offer: WagerOffer) -> None:
         create = self.counted.create
@@ -586,6 +619,47 @@ class Metrics:
                 self.line_probability.labels(meter_id, line.hand, wager).set(
                     float(line.probability)
                 )
+
+    def _theoretical_series(self, table: TableConfig) -> dict[str, _WagerSeries]:
+        """The table's actual-against-theoretical series (created at zero) by wager kind, and
+        each line's probability; remembered with the configuration they were made from."""
+        by_wager: dict[str, _WagerSeries] = {}
+        for offer in table.wagers:
+            labels = (table.link_group_id, table.game, offer.wager, offer.paytable.name)
+            counts = table.game_rules.wager(offer.wager).line_counts()
+            odds = paytable_odds(offer.paytable, counts, meter_cents=0, wager_cents=1)
+            hits = {}
+            for line in odds.lines:
+                hits[line.hand] = self.theoretical_hits.labels(*labels, line.hand)
+                self.theoretical_probability.labels(*labels, line.hand).set(float(line.probability))
+            by_wager[offer.wager] = (self.theoretical_wagers.labels(*labels), hits)
+        self._theoretical[table.table_id] = (table, by_wager)
+        return by_wager
+
+    def record_wager_lines(self, table: TableConfig, result: SettleResult) -> None:
+        """Count a new settlement's wagers and the paytable line each was paid on, under the
+        paytable of ``table``, the configuration it was planned with (a replay: nothing)."""
+        if result.replayed:
+            return
+        known = self._theoretical.get(table.table_id)
+        if known is not None and (known[0] is table or known[0] == table):
+            by_wager = known[1]
+        else:  # registered or changed since this process last saw it
+            by_wager = self._theoretical_series(table)
+        settled: dict[Counter, int] = {}
+        for seat in result.results:
+            if seat.kind is None or seat.envy_for_seat:
+                continue
+            series = by_wager.get(seat.kind)
+            if series is None:
+                continue
+            settled[series[0]] = settled.get(series[0], 0) + 1
+            if seat.outcome is SeatOutcome.PAID:
+                hit = series[1].get(seat.line)
+                if hit is not None:
+                    hit.inc()
+        for counter, wagers in settled.items():
+            counter.inc(wagers)
 
     # ------------------------------------------------------------ state
 

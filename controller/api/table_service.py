@@ -172,6 +172,7 @@ class TableService(pb_grpc.TableServiceServicer):
             # changing nothing. Plan once more against the round as Redis has it.
             locked = await self._locked_round(table, round_id, known, fresh=True)
             result = await self._settle(table, round_id, locked, cards, fingerprint, known)
+        self._metrics.record_wager_lines(table, result)
         for seat in result.results:
             if seat.outcome is SeatOutcome.PAID and not result.replayed:
                 log.info(

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from controller import journal_export
-from controller.ctl import gaming_days
+from controller.ctl import gaming_days, theoretical
 from controller.ctl.jackpots import parse_when
 from controller.domain import reports
 from controller.domain.config import TableConfig
@@ -58,7 +58,7 @@ from jackpot.times import format_time
 
 T = TypeVar("T")
 
-KINDS = ("meters", "hits", "handle", "changes")
+KINDS = ("meters", "hits", "handle", "changes", "theoretical")
 FORMATS = ("table", "csv", "json")
 MAX_WINDOW_ENTRIES = 500_000
 """The most journal entries one report reads per link group (about a week of a busy floor):
@@ -93,12 +93,16 @@ def add_commands(
     report.add_argument("--day", metavar="YYYY-MM-DD", help="one gaming day (not with --from/--to)")
     report.add_argument("--month", metavar="YYYY-MM", help="the gaming days of a month")
     gaming_days.add_arguments(report)
+    theoretical.add_arguments(report)
     report.set_defaults(handler=lambda args: _report(args, store))
 
 
 def _report(
     args: argparse.Namespace, open_store: Callable[[argparse.Namespace], RedisStore]
 ) -> int:
+    if args.kind == "theoretical":
+        return theoretical.run(args, open_store)
+    theoretical.refuse_own_options(args)
     if (args.redis is None) == (args.file is None):
         raise InvalidArgument(
             "a report reads Redis (--redis URL or --redis-cluster NODES) or an export (--file DIR)"

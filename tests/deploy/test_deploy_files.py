@@ -91,6 +91,13 @@ METRICS: dict[str, frozenset[str]] = {
     "jackpot_link_group_serving": frozenset({"link_group"}),
     "jackpot_journal_entries": frozenset({"link_group"}),
     "jackpot_journal_last_export_timestamp_seconds": frozenset({"link_group"}),
+    "jackpot_theoretical_wagers_total": frozenset({"link_group", "game", "wager", "paytable"}),
+    "jackpot_theoretical_hits_total": frozenset(
+        {"link_group", "game", "wager", "paytable", "line"}
+    ),
+    "jackpot_theoretical_line_probability": frozenset(
+        {"link_group", "game", "wager", "paytable", "line"}
+    ),
     "up": frozenset(),  # synthesized by Prometheus for every scrape target
 }
 AGENT_METRICS: dict[str, frozenset[str]] = {
@@ -131,6 +138,7 @@ EXPECTED_ALERTS = frozenset(
         "JackpotAgentDown",
         "JackpotTableProgressiveOffline",
         "JackpotAgentOutboxNotDraining",
+        "JackpotLineHitRateOutsideBand",
     }
 )
 SEVERITIES = frozenset({"critical", "warning", "info"})
