@@ -348,3 +348,53 @@ def _not_due(old: SeatResult, unpaid: frozenset[str]) -> CorrectionLine:
         old.meter_before_cents,
     )
 
+
+
+CORRECTION_STATUSES = ("requested", "approved", "rejected")
+"""A correction is requested, then approved (applied) or rejected, once."""
+
+
+@dataclass(frozen=True, slots=True)
+class Correction:
+    """The record of a correction of a settled round (``<group>:<seq of its request>``).
+
+    ``lines`` and ``wagers`` are its :class:`CorrectionPlan`; ``pay_cents``,
+    ``recover_cents`` and ``operator_funded_cents`` its totals (cents). ``corrected_wagers``
+    and ``corrected_cards`` are the round as it should have been (JSON text, as requested);
+    ``settle_fp`` the settlement it was computed against. ``jackpot_ids``: the pending
+    jackpots its approval made (the normal validation and payment flow pays them).
+    ``from_table``: requested from the dealer's console inside the dealer's window.
+    Identities are certificate identities, with the certificate's SHA-256 beside them;
+    times are ms from Redis's clock."""
+
+    correction_id: str
+    link_group_id: str
+    table_id: str
+    round_id: int
+    status: str
+    reason: str
+    requested_by: str
+    request_seq: int
+    lines: tuple[CorrectionLine, ...] = ()
+    wagers: tuple[WagerChange, ...] = ()
+    pay_cents: int = 0
+    recover_cents: int = 0
+    operator_funded_cents: int = 0
+    corrected_wagers: str = ""
+    corrected_cards: str = ""
+    settle_fp: str = ""
+    content_fp: str = ""
+    request_id: str = ""
+    requested_by_cert: str = ""
+    requested_at_ms: int = 0
+    from_table: bool = False
+    decided_by: str = ""
+    decided_by_cert: str = ""
+    decided_at_ms: int = 0
+    decision_seq: int = 0
+    note: str = ""
+    jackpot_ids: tuple[str, ...] = ()
+
+    def by_seat(self) -> dict[int, int]:
+        """Per seat, the award difference in cents (positive: pay; negative: recover)."""
+        return CorrectionPlan(self.lines, self.wagers).by_seat()

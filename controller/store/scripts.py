@@ -52,6 +52,8 @@ SCRIPT_NAMES = (
     "restore_request",
     "restore_apply",
     "restore_finish",
+    "request_correction",
+    "review_correction",
 )
 CONTROL_SCRIPTS = frozenset(SCRIPT_NAMES[SCRIPT_NAMES.index("enter_maintenance") :])
 """The scripts of meter and table controls: ``_controls.lua`` is prepended to them too."""
@@ -117,6 +119,8 @@ class Scripts:
     restore_request: AsyncScript
     restore_apply: AsyncScript
     restore_finish: AsyncScript
+    request_correction: AsyncScript
+    review_correction: AsyncScript
 
     @classmethod
     def register(cls, client: Redis) -> Scripts:
