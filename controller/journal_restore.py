@@ -111,8 +111,8 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from controller import checkpoint_signature
-from controller.domain import correction_check
 from controller.audit import verify_export
+from controller.domain import correction_check
 from controller.domain.config import TableConfig
 from controller.domain.games import get_game
 from controller.domain.offers import WagerDeclaration, wager_offer
@@ -1507,7 +1507,8 @@ def _correction_requested(
     lines = json.loads(entry.get("lines") or "[]")
     found = correction_check.totals(lines if isinstance(lines, list) else [])
     declared = tuple(
-        int(entry.get(name) or 0) for name in ("pay_cents", "recover_cents", "operator_funded_cents")
+        int(entry.get(name) or 0)
+        for name in ("pay_cents", "recover_cents", "operator_funded_cents")
     )
     if found != declared:
         raise replay.refuse(entry, f"declares totals {declared} but its lines sum to {found}")
@@ -1563,8 +1564,10 @@ def _correction_decided(
         raise replay.refuse(entry, f"decides correction {correction_id} again")
     approved = entry["type"] == "round_corrected"
     request = replay.correction_entries.get(correction_id)
-    if approved and request is not None and json.loads(entry.get("lines") or "[]") != json.loads(
-        request.get("lines") or "[]"
+    if (
+        approved
+        and request is not None
+        and json.loads(entry.get("lines") or "[]") != json.loads(request.get("lines") or "[]")
     ):
         raise replay.refuse(entry, f"applies other lines than correction {correction_id}'s")
     expected.set(
@@ -1600,7 +1603,9 @@ def _correction_award(
             if _text(line.get("seat")) == entry.get("seat") and line.get("needs_validation")
         ]
         if int(entry.get("amount_cents") or 0) not in due:
-            raise replay.refuse(entry, f"holds an amount no line of correction {correction_id} is due")
+            raise replay.refuse(
+                entry, f"holds an amount no line of correction {correction_id} is due"
+            )
     jackpot_id = _made_id(replay.link_group_id, seq)
     jackpot = replay.jackpots[jackpot_id] = _Expected("jackpot", jackpot_id, made_seq=seq)
     jackpot.set(

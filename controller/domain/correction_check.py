@@ -18,7 +18,12 @@ import json
 from typing import Any
 
 PERCENT_BASES = frozenset(
-    {"kept", "meter_before_original_award", "meter_after_original_settlement", "recovered_from_seat"}
+    {
+        "kept",
+        "meter_before_original_award",
+        "meter_after_original_settlement",
+        "recovered_from_seat",
+    }
 )
 """The bases of a percentage line (its difference is never the live meter's)."""
 

@@ -290,9 +290,7 @@ def _due(
     if payout.award.kind is AwardKind.PERCENT_OF_METER:
         meter_id = payout.meter_id
         ppm = payout.award.meter_ppm
-        was_percent = (
-            old is not None and old.award_kind is AwardKind.PERCENT_OF_METER and paid > 0
-        )
+        was_percent = old is not None and old.award_kind is AwardKind.PERCENT_OF_METER and paid > 0
         if old is not None and was_percent and old.meter_id == meter_id:
             base = old.meter_before_cents
             if _share(base, ppm) == old.amount_cents and old.award_text == payout.award.text:
@@ -347,7 +345,6 @@ def _not_due(old: SeatResult, unpaid: frozenset[str]) -> CorrectionLine:
         old.meter_id,
         old.meter_before_cents,
     )
-
 
 
 CORRECTION_STATUSES = ("requested", "approved", "rejected")

@@ -160,9 +160,10 @@ class Corrections:
             [table.table_id, round_id, corrected_wagers, settle_fingerprint(cards), reason]
         )
         content_fp = hashlib.sha256(content.encode()).hexdigest()
-        request_id = request_id or "content:" + hashlib.sha256(
-            f"{actor}\n{content_fp}".encode()
-        ).hexdigest()[:32]
+        request_id = (
+            request_id
+            or "content:" + hashlib.sha256(f"{actor}\n{content_fp}".encode()).hexdigest()[:32]
+        )
         record = {
             "reason": reason,
             "lines": [dataclasses.asdict(line) for line in plan.lines],

@@ -4,14 +4,18 @@ is precise and changes nothing; the audit replays the result."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import grpc
+import pytest
 from redis.asyncio import Redis
 
 from controller.audit import verify
+from controller.ctl.main import main as jackpotctl
 from controller.server import ControllerServer
 from controller.store import keys
+from controller.testing import TestPKI
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import (
@@ -282,3 +286,43 @@ async def test_the_dealer_window_closes_at_the_next_lockout(
     assert (await stub(channels, ANN).RequestCorrection(ask(1, {3: FLUSH_CLUBS}))).status == (
         "requested"
     )
+
+
+async def test_corrections_on_the_command_line(
+    tables: pb_grpc.TableServiceAsyncStub,
+    controller: ControllerServer,
+    floor: Floor,
+    pki: TestPKI,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    address = ["--controller", f"127.0.0.1:{controller.port}"]
+    ann = [*address, *pki.client_args(*ANN)]
+    ops = [*address, *pki.client_args(*OPERATOR)]
+
+    async def ctl(*argv: str) -> tuple[int, str]:
+        status = await asyncio.to_thread(jackpotctl, list(argv))
+        out = capsys.readouterr()
+        return status, out.out + out.err
+
+    await play(tables, 1, {3: PAIR_KEYED, 5: HIGH_CARD})
+    seats = ["--seat", f"3={FLUSH_CLUBS}", "--seat", f"5={HIGH_CARD}", "--dealer", DEALER]
+    status, text = await ctl(*ann, "rounds", "correct", "t1", "1", *seats, "--reason", "KC")
+    assert status == 0, text
+    assert "seat 3 progressive: flush (flush), paid $0.00, due $50.00 (+$50.00; fixed)" in text
+    assert "seat 3: pay $50.00" in text
+    correction_id = text.split()[1]
+    status, text = await ctl(*ann, "rounds", "approve-correction", correction_id)
+    assert status == 1 and "FAILED_PRECONDITION" in text and "needs two people" in text
+    status, text = await ctl(*ops, "rounds", "corrections", "--status", "requested")
+    assert status == 0 and correction_id in text and "$50.00" in text
+    status, text = await ctl(*ops, "rounds", "approve-correction", correction_id, "--note", "ok")
+    assert status == 0 and f"approved by {OPS_URI}: ok" in text
+    status, text = await ctl(
+        *ann, "rounds", "correct", "t1", "1", *seats, "--wager", "3:roulette:1", "--reason", "x"
+    )
+    assert status == 1 and "no wager kind 'roulette'" in text
+    status, text = await ctl(*ann, "rounds", "correct", "t1", "1", "--seat", "3", "--reason", "x")
+    assert status == 1 and 'write N="CARDS"' in text
+    with pytest.raises(SystemExit):  # argparse: a rejection's note is required
+        await ctl(*ops, "rounds", "reject-correction", correction_id)
+    assert "--note" in capsys.readouterr().err

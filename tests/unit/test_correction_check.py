@@ -8,18 +8,50 @@ import json
 from controller.domain.correction_check import CorrectionCheck
 
 LINES = [
-    {"seat": 3, "kind": "progressive", "paid_cents": "0", "due_cents": "5000", "basis": "fixed",
-     "needs_validation": False},
-    {"seat": 1, "kind": "progressive", "paid_cents": "0", "due_cents": "1800000",
-     "basis": "meter_after_original_settlement", "needs_validation": True},
-    {"seat": 2, "kind": "progressive", "paid_cents": "5000", "due_cents": "0", "basis": "fixed",
-     "needs_validation": False},
+    {
+        "seat": 3,
+        "kind": "progressive",
+        "paid_cents": "0",
+        "due_cents": "5000",
+        "basis": "fixed",
+        "needs_validation": False,
+    },
+    {
+        "seat": 1,
+        "kind": "progressive",
+        "paid_cents": "0",
+        "due_cents": "1800000",
+        "basis": "meter_after_original_settlement",
+        "needs_validation": True,
+    },
+    {
+        "seat": 2,
+        "kind": "progressive",
+        "paid_cents": "5000",
+        "due_cents": "0",
+        "basis": "fixed",
+        "needs_validation": False,
+    },
 ]
 WAGERS = [
-    {"seat": 2, "kind": "progressive", "amount_cents": "100", "removed": True,
-     "meter_ids": ["m"], "to_meter_microcents": ["15000000"], "to_reserve_microcents": ["0"]},
-    {"seat": 4, "kind": "progressive", "amount_cents": "100", "removed": False,
-     "meter_ids": ["m"], "to_meter_microcents": {}, "to_reserve_microcents": {}},
+    {
+        "seat": 2,
+        "kind": "progressive",
+        "amount_cents": "100",
+        "removed": True,
+        "meter_ids": ["m"],
+        "to_meter_microcents": ["15000000"],
+        "to_reserve_microcents": ["0"],
+    },
+    {
+        "seat": 4,
+        "kind": "progressive",
+        "amount_cents": "100",
+        "removed": False,
+        "meter_ids": ["m"],
+        "to_meter_microcents": {},
+        "to_reserve_microcents": {},
+    },
 ]
 
 
@@ -28,15 +60,46 @@ def entries(**changes: str) -> list[dict[str, str]]:
     totals = {"pay_cents": "1805000", "recover_cents": "5000", "operator_funded_cents": "1800000"}
     lines = json.dumps(LINES)
     rows = [
-        {"seq": "1", "type": "correction_requested", "table": "t1", "round": "1",
-         "lines": lines, "wagers": json.dumps(WAGERS), **totals},
-        {"seq": "2", "type": "correction_contribution", "meter": "m", "d_meter": "-15000000",
-         "d_reserve": "0", "seat": "2", "wager": "progressive", "removed": "1", **common},
-        {"seq": "3", "type": "correction_contribution", "meter": "m", "d_meter": "15000000",
-         "d_reserve": "0", "seat": "4", "wager": "progressive", "removed": "0", **common},
+        {
+            "seq": "1",
+            "type": "correction_requested",
+            "table": "t1",
+            "round": "1",
+            "lines": lines,
+            "wagers": json.dumps(WAGERS),
+            **totals,
+        },
+        {
+            "seq": "2",
+            "type": "correction_contribution",
+            "meter": "m",
+            "d_meter": "-15000000",
+            "d_reserve": "0",
+            "seat": "2",
+            "wager": "progressive",
+            "removed": "1",
+            **common,
+        },
+        {
+            "seq": "3",
+            "type": "correction_contribution",
+            "meter": "m",
+            "d_meter": "15000000",
+            "d_reserve": "0",
+            "seat": "4",
+            "wager": "progressive",
+            "removed": "0",
+            **common,
+        },
         {"seq": "4", "type": "round_corrected", "lines": lines, **totals, **common},
-        {"seq": "5", "type": "correction_award", "seat": "1", "wager": "progressive",
-         "amount_cents": "1800000", **common},
+        {
+            "seq": "5",
+            "type": "correction_award",
+            "seat": "1",
+            "wager": "progressive",
+            "amount_cents": "1800000",
+            **common,
+        },
     ]
     for key, value in changes.items():
         seq, field = key.split("_", 1)
@@ -62,8 +125,11 @@ def test_a_request_whose_totals_are_not_its_lines_is_named() -> None:
 
 def test_an_application_with_other_lines_is_named() -> None:
     other = json.dumps(LINES[:1])
-    found = problems(entries(e4_lines=other, e4_pay_cents="5000", e4_recover_cents="0",
-                             e4_operator_funded_cents="0"))
+    found = problems(
+        entries(
+            e4_lines=other, e4_pay_cents="5000", e4_recover_cents="0", e4_operator_funded_cents="0"
+        )
+    )
     assert any("applies other lines" in p for p in found)
 
 

@@ -230,7 +230,12 @@ def test_a_rejected_jackpot_counts_as_not_paid() -> None:
     wagers = [Wager(1, P, 100)]
     cards = deal(seat(1, ROYAL), dealer=DEALER)
     plan = correct(
-        TABLE, wagers, cards, wagers, deal(seat(1, STRAIGHT), dealer=DEALER), unpaid=frozenset({"g:1"})
+        TABLE,
+        wagers,
+        cards,
+        wagers,
+        deal(seat(1, STRAIGHT), dealer=DEALER),
+        unpaid=frozenset({"g:1"}),
     )
     assert rows(plan) == [(1, "straight", 0, 1_000, corrections.FIXED)]
 
