@@ -7,6 +7,9 @@ console refuses, and the controller refuses the table, the window being closed."
 from __future__ import annotations
 
 import asyncio
+import shutil
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +19,19 @@ from jackpot import tls
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import SUPERVISOR
-from tests.system.test_console import Pane, _console, tmux_socket  # noqa: F401  (a fixture)
+from tests.system.test_console import Pane, _console
+
+
+@pytest.fixture
+def tmux_socket(tmp_path: Path) -> Iterator[Path]:
+    """A tmux server's socket, the server killed after the test."""
+    if shutil.which("tmux") is None:
+        pytest.fail("the console test needs tmux (make bootstrap installs it)")
+    socket = tmp_path / "tmux.sock"
+    yield socket
+    subprocess.run(
+        ["tmux", "-S", str(socket), "kill-server"], capture_output=True, timeout=30, check=False
+    )
 
 
 async def _approve(controller: ControllerProcess, correction_id: str) -> pb.Correction:
