@@ -21,9 +21,16 @@ from controller.domain.corrections import Correction, plan_correction
 from controller.domain.digests import settle_fingerprint
 from controller.domain.rounds import RoundCards, Wager
 from controller.store import codec, keys
+from controller.store.codec import SCHEMA_VERSION
 from jackpot.cards import format_cards
 from jackpot.data import items, record_from_data
-from jackpot.errors import CorruptRecord, FailedPrecondition, NotFound, RoundStateError
+from jackpot.errors import (
+    CorruptRecord,
+    FailedPrecondition,
+    NotFound,
+    RoundStateError,
+    StoreUnavailable,
+)
 from jackpot.results import AcceptedWager
 
 if TYPE_CHECKING:
@@ -57,9 +64,16 @@ def decode(raw: str | bytes, name: str = "?", key: str = "") -> Correction:
     """A stored correction record; a record that does not read is :class:`CorruptRecord`."""
     try:
         data = json.loads(raw)
-        return record_from_data(Correction, data)
+        version = int(data.get("v", 0))
+        record = record_from_data(Correction, data)
     except (TypeError, ValueError, KeyError, AttributeError) as error:
         raise CorruptRecord("correction", name, key, str(error)) from None
+    if version != SCHEMA_VERSION:
+        raise StoreUnavailable(
+            f"the stored record of correction {name} has schema version {version}; this "
+            f"release reads version {SCHEMA_VERSION}"
+        )
+    return record
 
 
 def cards_json(cards: RoundCards) -> str:
@@ -106,8 +120,10 @@ class Corrections:
         group = keys.LinkGroupKeys(table.link_group_id)
         round_key = group.round(table.table_id, round_id)
         where = f"round {round_id} of table {table.table_id}"
-        version, state, stored_wagers, reply, settle_fp = await store._read(
-            store.client.hmget(round_key, "v", "state", "wagers", "settle_reply", "settle_fp")
+        version, state, stored_wagers, reply, settle_fp, rest_void = await store._read(
+            store.client.hmget(
+                round_key, "v", "state", "wagers", "settle_reply", "settle_fp", "rest_void"
+            )
         )
         if state is None:
             raise NotFound(
@@ -117,6 +133,11 @@ class Corrections:
         if state != "settled" or reply is None:
             raise RoundStateError(
                 f"{where} is {state}, not settled; only a settled round is corrected"
+            )
+        if rest_void:
+            raise FailedPrecondition(
+                f"{where} was settled with the rest of the round void ({rest_void}); such a "
+                "round is not corrected here: use a two-person meter adjustment"
             )
         codec.locked_wagers(where, {"v": version, "wagers": stored_wagers}, round_key)
         original = tuple(

@@ -326,3 +326,47 @@ async def test_corrections_on_the_command_line(
     with pytest.raises(SystemExit):  # argparse: a rejection's note is required
         await ctl(*ops, "rounds", "reject-correction", correction_id)
     assert "--note" in capsys.readouterr().err
+
+
+async def test_a_round_with_a_jackpot_not_yet_paid_is_refused_until_it_is(
+    tables: pb_grpc.TableServiceAsyncStub,
+    channels: Channels,
+    floor: Floor,
+    redis_client: Redis,
+) -> None:
+    ann = stub(channels, ANN)
+    await tables.Lockout(lockout("t1", 1, [1]))
+    answer = await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES}, dealer=DEALER))
+    jackpot_id = answer.results[0].jackpot_id
+    fixed = ask(1, {1: "AS KS QS JS TD"}, reason="the TD was keyed as the TS")
+    await expect_refusal(
+        ann.RequestCorrection(fixed),
+        FAILED,
+        f"jackpot {jackpot_id} of round 1 of table t1 is pending",
+    )
+    # the normal flow first: the royal that was not is rejected, its award back in the meter
+    await ann.RejectJackpot(pb.ReviewJackpotRequest(jackpot_id=jackpot_id, note="not a royal"))
+    correction = await ann.RequestCorrection(fixed)
+    assert [(x.line, x.paid_cents, x.due_cents) for x in correction.lines] == [
+        ("straight", 0, 1_000)
+    ]
+    assert correction.recover_cents == 0  # the rejected award was never paid
+
+
+async def test_a_record_of_a_later_schema_version_is_refused_by_name(
+    tables: pb_grpc.TableServiceAsyncStub,
+    channels: Channels,
+    floor: Floor,
+    redis_client: Redis,
+) -> None:
+    ann = stub(channels, ANN)
+    await play(tables, 1, {3: PAIR_KEYED})
+    requested = await ann.RequestCorrection(ask(1, {3: FLUSH_CLUBS}))
+    corrections = keys.LinkGroupKeys("floor").corrections
+    record = json.loads(await redis_client.hget(corrections, requested.correction_id))
+    await redis_client.hset(corrections, requested.correction_id, json.dumps(record | {"v": 99}))
+    await expect_refusal(
+        stub(channels, SUE).ApproveCorrection(review(requested.correction_id)),
+        grpc.StatusCode.UNAVAILABLE,
+        f"correction {requested.correction_id} has schema version 99",
+    )
