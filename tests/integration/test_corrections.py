@@ -32,6 +32,7 @@ from tests.helpers import (
     settle,
     snapshot,
 )
+from tests.integration.test_mystery import _mystery_floor
 
 FAILED = grpc.StatusCode.FAILED_PRECONDITION
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
@@ -370,3 +371,24 @@ async def test_a_record_of_a_later_schema_version_is_refused_by_name(
         grpc.StatusCode.UNAVAILABLE,
         f"correction {requested.correction_id} has schema version 99",
     )
+
+
+async def test_a_correction_moving_a_must_hit_by_meter_is_refused_at_approval(
+    tables: pb_grpc.TableServiceAsyncStub,
+    channels: Channels,
+    controller: ControllerServer,
+    redis_client: Redis,
+) -> None:
+    table = await _mystery_floor(controller.store, "mg", 10**8)
+    await tables.Lockout(lockout(table.table_id, 1, [1]))
+    await tables.Settle(settle(table.table_id, 1, {1: HIGH_CARD}, dealer=DEALER))
+    correction = await stub(channels, ANN).RequestCorrection(
+        ask(1, {1: HIGH_CARD, 2: FLUSH_CLUBS}, wagers=[1, 2], table_id=table.table_id)
+    )
+    before = await snapshot(redis_client)
+    await expect_refusal(
+        stub(channels, SUE).ApproveCorrection(review(correction.correction_id)),
+        FAILED,
+        "meter mg-mystery is a must-hit-by meter: a correction moves no contribution of it",
+    )
+    assert await snapshot(redis_client) == before
