@@ -364,7 +364,7 @@ async def test_a_record_of_a_later_schema_version_is_refused_by_name(
     await play(tables, 1, {3: PAIR_KEYED})
     requested = await ann.RequestCorrection(ask(1, {3: FLUSH_CLUBS}))
     corrections = keys.LinkGroupKeys("floor").corrections
-    record = json.loads(await redis_client.hget(corrections, requested.correction_id))
+    record = json.loads(str(await redis_client.hget(corrections, requested.correction_id)))
     await redis_client.hset(corrections, requested.correction_id, json.dumps(record | {"v": 99}))
     await expect_refusal(
         stub(channels, SUE).ApproveCorrection(review(requested.correction_id)),
