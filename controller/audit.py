@@ -45,6 +45,7 @@ from typing import Any
 
 from controller import checkpoint_signature, day_close, journal_export
 from controller.checkpoint_signature import PublicKeys
+from controller.domain.correction_check import CorrectionCheck
 from controller.domain.mystery import CommitmentCheck
 from controller.domain.records import Checkpoint, LinkGroupSnapshot
 from controller.journal_chain import GENESIS, ChainCheck
@@ -143,6 +144,7 @@ async def _audit_once(
     reserve: Counter[str] = Counter(checkpoint.reserve_microcents)
     chain = _start(checkpoint)
     commitments = CommitmentCheck(link_group_id)
+    corrections = CorrectionCheck(link_group_id)
     rotations: list[tuple[int, str]] = []
     expected_hash = checkpoint.hash if expected and expected[0] == checkpoint.seq else None
     last_id = _stream_id(snapshot.last_entry_id)
@@ -158,6 +160,7 @@ async def _audit_once(
         report.entries += 1
         chain.add(entry.entry_id, entry.fields)
         commitments.add(entry.fields)
+        corrections.add(entry.fields)
         if entry.fields.get("type") == checkpoint_signature.ROTATION_ENTRY:
             rotations.append((entry.seq, entry.fields.get("handover", "")))
         if expected and entry.seq == expected[0]:
@@ -172,6 +175,7 @@ async def _audit_once(
     chain.finish(snapshot.seq)
     report.differences += [f"{link_group_id}: {problem}" for problem in chain.problems]
     report.differences += commitments.problems
+    report.differences += corrections.problems
     report.differences += checkpoint_signature.journal_problems(
         link_group_id, verdict.pending, rotations
     )
@@ -442,6 +446,7 @@ def _verify_export_group(
     reserve: Counter[str] = Counter(start.reserve_microcents)
     chain = _start(start)
     commitments = CommitmentCheck(link_group_id)
+    corrections = CorrectionCheck(link_group_id)
     journal_path = target / journal_export.JOURNAL_FILE
     try:
         text = journal_path.read_text(encoding="utf-8")
@@ -458,6 +463,7 @@ def _verify_export_group(
         report.entries += 1
         chain.add(entry_id, fields)
         commitments.add(fields)
+        corrections.add(fields)
         if (
             fields.get("type") == checkpoint_signature.ROTATION_ENTRY
             and latest.seq < chain.last_seq <= end
@@ -473,6 +479,7 @@ def _verify_export_group(
     chain.finish(end)
     report.differences += [f"{link_group_id}: {problem}" for problem in chain.problems]
     report.differences += commitments.problems
+    report.differences += corrections.problems
     report.differences += checkpoint_signature.journal_problems(
         link_group_id, verdict.pending, rotations
     )

@@ -36,6 +36,11 @@ written until every check below passed; the first difference found is the refusa
    * an adjustment (``<group>:<seq>``) is made by ``adjustment_requested`` #seq (meter,
      amount, reason, reference, requester) and decided by ``adjustment_approved`` /
      ``adjustment_rejected`` (status, decider, note, decision's seq).
+   * a correction of a settled round (``<group>:<seq>``) by ``correction_requested`` #seq
+     (round, requester, reason, totals that are its lines' sums) and decided by
+     ``round_corrected`` (the same lines; its ``correction_contribution`` entries each name
+     it) or ``correction_rejected``; each ``correction_award`` makes a pending jackpot of no
+     meter whose amount is a line of that applied correction awaiting validation.
    * a meter's definition (game, reset, rates, ceiling, kind, must-hit-by amount) by
      ``meter_created`` and each ``meter_updated``; its must-hit-by cycle and commitment by its
      last ``mystery_draw``; its last hit by its last ``award`` / ``mystery_hit``; its pending
@@ -111,6 +116,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from controller import checkpoint_signature
 from controller.audit import verify_export
+from controller.domain import correction_check
 from controller.domain.config import TableConfig
 from controller.domain.games import get_game
 from controller.domain.offers import WagerDeclaration, wager_offer
@@ -519,6 +525,10 @@ class _Replay:
     """Per round ``<table>:<round>``, its ``wagers_accepted`` entry."""
     finished: dict[str, Mapping[str, str]] = field(default_factory=dict)
     """Per round, the first entry of its settlement (an award) or its void."""
+    corrections: dict[str, _Expected] = field(default_factory=dict)
+    """Per correction of a settled round, what its entries make of its record."""
+    correction_entries: dict[str, Mapping[str, str]] = field(default_factory=dict)
+    """Per correction, its ``correction_requested`` entry (docs/corrections.md)."""
 
     def __post_init__(self) -> None:
         self.where = f"the export of {self.link_group_id} is not what its journal made:"
@@ -1142,6 +1152,7 @@ def check_rebuilt(
         replay.add(entry, fields[number + 1] if number + 1 < len(fields) else None)
     _compare_jackpots(replay, snapshot)
     _compare_adjustments(replay, snapshot)
+    _compare_corrections(replay, snapshot)
     _compare_meters(replay, snapshot)
     _compare_tables(replay, snapshot)
     _compare_open_rounds(replay, snapshot)
@@ -1512,3 +1523,181 @@ def _epochs(snapshot: Mapping[str, Any]) -> frozenset[str] | None:
         return None
     epoch = Epoch.from_fields(str(record["id"]), str(record.get("lineage") or ""), "")
     return frozenset({epoch.epoch_id, *(ancestor for ancestor, _ in epoch.lineage)})
+
+
+# ---------------------------------------------------------------- corrections of a round
+# docs/corrections.md: request_correction.lua and review_correction.lua write these entries.
+
+FINAL_CORRECTION = frozenset({"approved", "rejected"})
+"""A correction that can move no money any more."""
+
+
+def _correction_requested(
+    replay: _Replay, entry: Mapping[str, str], seq: int, before: int, following: Any
+) -> None:
+    correction_id = _made_id(replay.link_group_id, seq)
+    lines = json.loads(entry.get("lines") or "[]")
+    found = correction_check.totals(lines if isinstance(lines, list) else [])
+    declared = tuple(
+        int(entry.get(name) or 0)
+        for name in ("pay_cents", "recover_cents", "operator_funded_cents")
+    )
+    if found != declared:
+        raise replay.refuse(entry, f"declares totals {declared} but its lines sum to {found}")
+    expected = replay.corrections[correction_id] = _Expected(
+        "correction", correction_id, made_seq=seq
+    )
+    replay.correction_entries[correction_id] = entry
+    expected.set(
+        entry,
+        correction_id=correction_id,
+        link_group_id=replay.link_group_id,
+        table_id=entry.get("table"),
+        round_id=entry.get("round"),
+        status="requested",
+        reason=entry.get("reason"),
+        requested_by=entry.get("by"),
+        requested_by_cert=entry.get("by_cert"),
+        request_seq=seq,
+        request_id=entry.get("request_id"),
+        from_table=entry.get("from_table") == "1",
+        pay_cents=entry.get("pay_cents"),
+        recover_cents=entry.get("recover_cents"),
+        operator_funded_cents=entry.get("operator_funded_cents"),
+        decided_by="",
+        decision_seq=0,
+    )
+
+
+def _correction_named(replay: _Replay, entry: Mapping[str, str]) -> _Expected | None:
+    """The correction an entry names (None: requested before a trimmed journal's start)."""
+    correction_id = entry.get("correction", "")
+    expected = replay.corrections.get(correction_id)
+    if expected is None:
+        at = _seq_of(correction_id, replay.link_group_id)
+        if not at or at > replay.history_start:
+            raise replay.refuse(entry, f"names correction {correction_id!r}, which no entry made")
+    elif (expected.value("table_id"), expected.value("round_id")) != (
+        _text(entry.get("table")),
+        _text(entry.get("round")),
+    ):
+        raise replay.refuse(entry, f"names correction {correction_id} of another round")
+    return expected
+
+
+def _correction_decided(
+    replay: _Replay, entry: Mapping[str, str], seq: int, before: int, following: Any
+) -> None:
+    expected = _correction_named(replay, entry)
+    correction_id = entry.get("correction", "")
+    if expected is None:
+        expected = replay.corrections[correction_id] = _Expected("correction", correction_id)
+    elif expected.value("status") != "requested":
+        raise replay.refuse(entry, f"decides correction {correction_id} again")
+    approved = entry["type"] == "round_corrected"
+    request = replay.correction_entries.get(correction_id)
+    if (
+        approved
+        and request is not None
+        and json.loads(entry.get("lines") or "[]") != json.loads(request.get("lines") or "[]")
+    ):
+        raise replay.refuse(entry, f"applies other lines than correction {correction_id}'s")
+    expected.set(
+        entry,
+        status="approved" if approved else "rejected",
+        decided_by=entry.get("by"),
+        decided_by_cert=entry.get("by_cert"),
+        note=entry.get("note"),
+        decision_seq=seq,
+    )
+
+
+def _correction_contribution(
+    replay: _Replay, entry: Mapping[str, str], seq: int, before: int, following: Any
+) -> None:
+    expected = _correction_named(replay, entry)
+    if expected is not None and expected.value("status") != "requested":
+        raise replay.refuse(entry, f"moves money for decided correction {entry.get('correction')}")
+
+
+def _correction_award(
+    replay: _Replay, entry: Mapping[str, str], seq: int, before: int, following: Any
+) -> None:
+    expected = _correction_named(replay, entry)
+    correction_id = entry.get("correction", "")
+    if expected is not None and expected.value("status") != "approved":
+        raise replay.refuse(entry, f"holds an award of correction {correction_id}, not applied")
+    request = replay.correction_entries.get(correction_id)
+    if request is not None:
+        due = [
+            int(line["due_cents"]) - int(line["paid_cents"])
+            for line in json.loads(request.get("lines") or "[]")
+            if _text(line.get("seat")) == entry.get("seat") and line.get("needs_validation")
+        ]
+        if int(entry.get("amount_cents") or 0) not in due:
+            raise replay.refuse(
+                entry, f"holds an amount no line of correction {correction_id} is due"
+            )
+    jackpot_id = _made_id(replay.link_group_id, seq)
+    jackpot = replay.jackpots[jackpot_id] = _Expected("jackpot", jackpot_id, made_seq=seq)
+    jackpot.set(
+        entry,
+        jackpot_id=jackpot_id,
+        link_group_id=replay.link_group_id,
+        journal_seq=seq,
+        meter_id="",
+        table_id=entry.get("table"),
+        round_id=entry.get("round"),
+        seat=entry.get("seat"),
+        hand=entry.get("hand"),
+        wager=entry.get("wager"),
+        line=entry.get("line"),
+        award_text=f"correction {correction_id}: {entry.get('award')}",
+        on_dealer_hand=entry.get("on_dealer"),
+        amount_cents=entry.get("amount_cents"),
+        meter_before_cents="0",
+        meter_after_cents="0",
+        status="pending",
+        reviewed_by="",
+        paid_by="",
+    )
+
+
+_HANDLERS.update(
+    {
+        "correction_requested": _correction_requested,
+        "round_corrected": _correction_decided,
+        "correction_rejected": _correction_decided,
+        "correction_contribution": _correction_contribution,
+        "correction_award": _correction_award,
+    }
+)
+
+
+def _compare_corrections(replay: _Replay, snapshot: Mapping[str, Any]) -> None:
+    """Each correction record of the snapshot is what its entries made (one made before a
+    trimmed journal's start only once decided), and each one the entries made is there."""
+    where = replay.where
+    corrections: Mapping[str, Any] = snapshot.get("corrections") or {}
+    for correction_id, raw in sorted(corrections.items()):
+        record = _decoded(f"correction {correction_id}", raw)
+        if _text(record.get("correction_id")) != correction_id:
+            raise ExportError(f"{where} correction {correction_id} holds the record of another")
+        expected = replay.corrections.get(correction_id)
+        seq = _seq_of(correction_id, replay.link_group_id)
+        made_before = bool(seq) and seq <= replay.history_start
+        if expected is None or (made_before and not expected.made_seq):
+            if made_before and record.get("status") in FINAL_CORRECTION:
+                if expected is not None:
+                    expected.compare(where, record)
+                continue
+            if made_before:
+                raise _made_before(replay, "correction", correction_id)
+            raise ExportError(f"{where} correction {correction_id}: no journal entry made it")
+        expected.compare(where, record)
+    for correction_id, expected in sorted(replay.corrections.items()):
+        if correction_id not in corrections:
+            raise ExportError(
+                f"{where} journal entry #{next(iter(expected.fields.values()))[1]} made "
+                f"correction {correction_id}, which the snapshot lacks"
+            )

@@ -175,6 +175,18 @@ class TableInfo:
     max_round_step: int
 
 
+@dataclass(frozen=True, slots=True)
+class CorrectionAnswer:
+    """The controller's answer to a correction request from the dealer console: its id and
+    status, and per seat the difference in cents (positive: pay; negative: recover)."""
+
+    correction_id: str
+    status: str
+    seats: tuple[tuple[int, int], ...]
+    pay_cents: int
+    recover_cents: int
+
+
 class ControllerClient:
     """TableService over one gRPC channel to ``target`` (HOST:PORT), with the table's
     certificate (``tls``; None only for a development controller started ``--insecure``).
@@ -392,3 +404,33 @@ class ControllerClient:
         async for snapshot in self._stub.WatchMeters(request):
             self.link.answered()
             yield _meters(snapshot.meters)
+
+    async def request_correction(
+        self, table_id: str, round_id: int, report: SettleReport, reason: str
+    ) -> CorrectionAnswer:
+        """Ask for the correction of ``round_id`` (just settled, before the table's next
+        lockout: the dealer's window) to the cards of ``report``, the wagers as accepted, for
+        ``reason``; a supervisor approves it at the controller (docs/corrections.md). Not an
+        outbox report: idempotent by its content, the dealer asks again if it went unanswered."""
+        settle = _settle_request(table_id, round_id, report)
+        request = pb.RequestCorrectionRequest(
+            table_id=table_id,
+            round_id=round_id,
+            same_wagers=True,
+            seats=settle.seats,
+            dealer_cards=settle.dealer_cards,
+            community_cards=settle.community_cards,
+            reason=reason,
+        )
+        admin = pb_grpc.AdminServiceStub(self._channel)
+        reply: pb.Correction = await self._call(
+            f"correction {table_id}/{round_id}",
+            lambda: admin.RequestCorrection(request, timeout=self._call_timeout_s),
+        )
+        return CorrectionAnswer(
+            reply.correction_id,
+            reply.status,
+            tuple((s.seat, s.delta_cents) for s in reply.seats),
+            reply.pay_cents,
+            reply.recover_cents,
+        )

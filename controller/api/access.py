@@ -79,6 +79,12 @@ ACCESS: Mapping[str, Access] = {
     _ADMIN + "RecordJackpotPaid": Access(PAYERS),
     _ADMIN + "ListIrregularities": Access(READERS),
     _ADMIN + "ResolveIrregularity": Access(SUPERVISOR),
+    # Corrections of a settled round: a supervisor requests (the table itself inside the
+    # dealer's window, for its own round), another supervisor or an operator decides.
+    _ADMIN + "RequestCorrection": Access(SUPERVISOR | TABLE, for_own_table=True),
+    _ADMIN + "ApproveCorrection": Access(SUPERVISOR | OPERATOR),
+    _ADMIN + "RejectCorrection": Access(SUPERVISOR | OPERATOR),
+    _ADMIN + "ListCorrections": Access(READERS),
     # Any authenticated caller may ask whether the controller serves; the long-lived streams of
     # health and reflection are for the people and tools that operate it.
     "/grpc.health.v1.Health/Check": Access(EVERYONE),

@@ -19,6 +19,7 @@ from grpc import aio
 from controller import reconcile
 from controller.api import convert
 from controller.api.access import caller
+from controller.api.corrections import CorrectionRpcs
 from controller.domain import bounds
 from controller.domain.bounds import check_id, check_jackpot_id, check_range, check_text, excerpt
 from controller.domain.config import LinkGroupConfig
@@ -48,7 +49,7 @@ CONFIRM = pb.IRREGULARITY_DECISION_CONFIRM
 VOID = pb.IRREGULARITY_DECISION_VOID
 
 
-class AdminService(pb_grpc.AdminServiceServicer):
+class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
     """The operator-facing service."""
 
     def __init__(

@@ -59,6 +59,7 @@ import grpc
 from controller import certs, checkpoint_signature, journal_export, reconcile, settings
 from controller.audit import AuditReport, export_heads, verify, verify_export
 from controller.ctl import controls, days, irregularities, jackpots, odds, reports
+from controller.ctl import corrections as round_corrections
 from controller.ctl.hands import classify_stream
 from controller.ctl.remote import call as _call
 from controller.ctl.remote import show as _show
@@ -415,6 +416,7 @@ def _parser() -> argparse.ArgumentParser:
     reports.add_commands(top, _redis_arguments, _store)
     days.add_commands(top, _redis_arguments, _store, _actor)
     controls.add_commands(groups, meters, tables)
+    round_corrections.add_commands(top)
     return parser
 
 

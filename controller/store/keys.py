@@ -138,6 +138,13 @@ class LinkGroupKeys:
         return self._key("pending-adjustments")
 
     @property
+    def corrections(self) -> str:
+        """Hash: correction id (``<link group>:<seq of its request>``) -> the record (JSON) of a
+        correction of a settled round (docs/corrections.md). The round's own record names its
+        correction (``correction``) and each request id (``correction_req:<id>``)."""
+        return self._key("corrections")
+
+    @property
     def restore_steps(self) -> str:
         """Hash: ``<table>:<round>:<phase>`` -> a step a table was answered before a restore
         and the restored state lacked, with its reconciliation (JSON; controller/reconcile.py)."""

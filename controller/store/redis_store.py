@@ -174,6 +174,9 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "FEEDS": FailedPrecondition,
     "PENDING": FailedPrecondition,
     "OPEN_ROUNDS": FailedPrecondition,
+    "NOT_SETTLED": RoundStateError,  # a correction is of a settled round
+    "CORRECTED": FailedPrecondition,  # a round is corrected once
+    "WINDOW": FailedPrecondition,  # the dealer's window of a correction closed
     # Not now: the table's definition changed (its controller reads it again) or the group's
     # tables changed while a control read them; the same request again can succeed.
     "TABLE_CHANGED": StoreUnavailable,
@@ -192,6 +195,7 @@ SNAPSHOT_HASHES = (
     "adjustments",
     "retired_meters",
     "days_closed",
+    "corrections",
 )
 """The link group's hashes an export carries and a restore writes back whole: each is the
 name of the snapshot's field and of the :class:`keys.LinkGroupKeys` property."""
@@ -1025,6 +1029,7 @@ class RedisStore:
                     group.pending_adjustments,
                     group.retired_meters,
                     group.days_closed,
+                    group.corrections,
                     *(group.meter(meter_id) for meter_id in meter_ids),
                     *(group.table(table_id) for table_id in table_ids),
                     *round_keys,

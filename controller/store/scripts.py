@@ -53,6 +53,8 @@ SCRIPT_NAMES = (
     "restore_apply",
     "restore_finish",
     "close_day",
+    "request_correction",
+    "review_correction",
 )
 CONTROL_SCRIPTS = frozenset(SCRIPT_NAMES[SCRIPT_NAMES.index("enter_maintenance") :])
 """The scripts of meter and table controls: ``_controls.lua`` is prepended to them too."""
@@ -119,6 +121,8 @@ class Scripts:
     restore_apply: AsyncScript
     restore_finish: AsyncScript
     close_day: AsyncScript
+    request_correction: AsyncScript
+    review_correction: AsyncScript
 
     @classmethod
     def register(cls, client: Redis) -> Scripts:

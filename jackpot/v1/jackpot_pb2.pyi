@@ -2687,3 +2687,369 @@ class ResolveIrregularityRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ResolveIrregularityRequest: _TypeAlias = ResolveIrregularityRequest  # noqa: Y015
+
+@_typing.final
+class RequestCorrectionRequest(_message.Message):
+    """---------------------------------------------------------------- corrections of a round"""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    ROUND_ID_FIELD_NUMBER: _builtins.int
+    WAGERS_FIELD_NUMBER: _builtins.int
+    SAME_WAGERS_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    DEALER_CARDS_FIELD_NUMBER: _builtins.int
+    COMMUNITY_CARDS_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    round_id: _builtins.int
+    same_wagers: _builtins.bool
+    reason: _builtins.str
+    """why (journaled); required, at most 200 characters"""
+    request_id: _builtins.str
+    """idempotency key (optional: derived from the requester and content)"""
+    @_builtins.property
+    def wagers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Wager]:
+        """The wagers as they should have been accepted at lockout (every one of the round), unless
+        same_wagers: the wagers accepted at lockout.
+        """
+
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatCards]:
+        """The cards as they should have been reported (as a SettleRequest's)."""
+
+    @_builtins.property
+    def dealer_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def community_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        round_id: _builtins.int = ...,
+        wagers: _abc.Iterable[Global___Wager] | None = ...,
+        same_wagers: _builtins.bool = ...,
+        seats: _abc.Iterable[Global___SeatCards] | None = ...,
+        dealer_cards: _abc.Iterable[_builtins.str] | None = ...,
+        community_cards: _abc.Iterable[_builtins.str] | None = ...,
+        reason: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["community_cards", b"community_cards", "dealer_cards", b"dealer_cards", "reason", b"reason", "request_id", b"request_id", "round_id", b"round_id", "same_wagers", b"same_wagers", "seats", b"seats", "table_id", b"table_id", "wagers", b"wagers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RequestCorrectionRequest: _TypeAlias = RequestCorrectionRequest  # noqa: Y015
+
+@_typing.final
+class CorrectionLine(_message.Message):
+    """One award line the correction changes, in settlement order (amounts in cents)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    WAGER_FIELD_NUMBER: _builtins.int
+    ON_DEALER_HAND_FIELD_NUMBER: _builtins.int
+    ENVY_FOR_SEAT_FIELD_NUMBER: _builtins.int
+    HAND_FIELD_NUMBER: _builtins.int
+    LINE_FIELD_NUMBER: _builtins.int
+    AWARD_TEXT_FIELD_NUMBER: _builtins.int
+    AWARD_KIND_FIELD_NUMBER: _builtins.int
+    PAID_CENTS_FIELD_NUMBER: _builtins.int
+    DUE_CENTS_FIELD_NUMBER: _builtins.int
+    DELTA_CENTS_FIELD_NUMBER: _builtins.int
+    BASIS_FIELD_NUMBER: _builtins.int
+    METER_ID_FIELD_NUMBER: _builtins.int
+    METER_BASIS_CENTS_FIELD_NUMBER: _builtins.int
+    NEEDS_VALIDATION_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    wager: _builtins.str
+    on_dealer_hand: _builtins.bool
+    envy_for_seat: _builtins.int
+    hand: _builtins.str
+    line: _builtins.str
+    award_text: _builtins.str
+    award_kind: _builtins.str
+    paid_cents: _builtins.int
+    """what the settlement paid for it"""
+    due_cents: _builtins.int
+    """what the rules give for the corrected round"""
+    delta_cents: _builtins.int
+    """due - paid: positive paid to the seat, negative recovered"""
+    basis: _builtins.str
+    """fixed, kept, meter_before_original_award, meter_after_original_settlement or
+    recovered_from_seat (docs/corrections.md)
+    """
+    meter_id: _builtins.str
+    meter_basis_cents: _builtins.int
+    needs_validation: _builtins.bool
+    """a pending jackpot is made for it when applied"""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        wager: _builtins.str = ...,
+        on_dealer_hand: _builtins.bool = ...,
+        envy_for_seat: _builtins.int = ...,
+        hand: _builtins.str = ...,
+        line: _builtins.str = ...,
+        award_text: _builtins.str = ...,
+        award_kind: _builtins.str = ...,
+        paid_cents: _builtins.int = ...,
+        due_cents: _builtins.int = ...,
+        delta_cents: _builtins.int = ...,
+        basis: _builtins.str = ...,
+        meter_id: _builtins.str = ...,
+        meter_basis_cents: _builtins.int = ...,
+        needs_validation: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["award_kind", b"award_kind", "award_text", b"award_text", "basis", b"basis", "delta_cents", b"delta_cents", "due_cents", b"due_cents", "envy_for_seat", b"envy_for_seat", "hand", b"hand", "line", b"line", "meter_basis_cents", b"meter_basis_cents", "meter_id", b"meter_id", "needs_validation", b"needs_validation", "on_dealer_hand", b"on_dealer_hand", "paid_cents", b"paid_cents", "seat", b"seat", "wager", b"wager"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CorrectionLine: _TypeAlias = CorrectionLine  # noqa: Y015
+
+@_typing.final
+class CorrectionWager(_message.Message):
+    """A wager the correction removes (its recorded contribution leaves the meters) or adds."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    WAGER_FIELD_NUMBER: _builtins.int
+    AMOUNT_CENTS_FIELD_NUMBER: _builtins.int
+    ON_DEALER_HAND_FIELD_NUMBER: _builtins.int
+    ENVY_FIELD_NUMBER: _builtins.int
+    REMOVED_FIELD_NUMBER: _builtins.int
+    METER_IDS_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    wager: _builtins.str
+    amount_cents: _builtins.int
+    on_dealer_hand: _builtins.bool
+    envy: _builtins.bool
+    removed: _builtins.bool
+    @_builtins.property
+    def meter_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        wager: _builtins.str = ...,
+        amount_cents: _builtins.int = ...,
+        on_dealer_hand: _builtins.bool = ...,
+        envy: _builtins.bool = ...,
+        removed: _builtins.bool = ...,
+        meter_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "envy", b"envy", "meter_ids", b"meter_ids", "on_dealer_hand", b"on_dealer_hand", "removed", b"removed", "seat", b"seat", "wager", b"wager"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CorrectionWager: _TypeAlias = CorrectionWager  # noqa: Y015
+
+@_typing.final
+class SeatDifference(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    DELTA_CENTS_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    delta_cents: _builtins.int
+    """positive: pay the seat; negative: recover from it"""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        delta_cents: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["delta_cents", b"delta_cents", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatDifference: _TypeAlias = SeatDifference  # noqa: Y015
+
+@_typing.final
+class Correction(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CORRECTION_ID_FIELD_NUMBER: _builtins.int
+    LINK_GROUP_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    ROUND_ID_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    REQUESTED_BY_FIELD_NUMBER: _builtins.int
+    REQUESTED_BY_CERT_FIELD_NUMBER: _builtins.int
+    REQUESTED_AT_MS_FIELD_NUMBER: _builtins.int
+    REQUEST_SEQ_FIELD_NUMBER: _builtins.int
+    FROM_TABLE_FIELD_NUMBER: _builtins.int
+    DECIDED_BY_FIELD_NUMBER: _builtins.int
+    DECIDED_BY_CERT_FIELD_NUMBER: _builtins.int
+    DECIDED_AT_MS_FIELD_NUMBER: _builtins.int
+    DECISION_SEQ_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
+    LINES_FIELD_NUMBER: _builtins.int
+    WAGERS_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    PAY_CENTS_FIELD_NUMBER: _builtins.int
+    RECOVER_CENTS_FIELD_NUMBER: _builtins.int
+    OPERATOR_FUNDED_CENTS_FIELD_NUMBER: _builtins.int
+    JACKPOT_IDS_FIELD_NUMBER: _builtins.int
+    CORRECTED_WAGERS_FIELD_NUMBER: _builtins.int
+    CORRECTED_CARDS_FIELD_NUMBER: _builtins.int
+    correction_id: _builtins.str
+    """"<link group>:<journal seq of the request>" """
+    link_group_id: _builtins.str
+    table_id: _builtins.str
+    round_id: _builtins.int
+    status: _builtins.str
+    """"requested", "approved" (applied) or "rejected" """
+    reason: _builtins.str
+    requested_by: _builtins.str
+    requested_by_cert: _builtins.str
+    requested_at_ms: _builtins.int
+    request_seq: _builtins.int
+    from_table: _builtins.bool
+    """from the dealer console, inside the dealer's window"""
+    decided_by: _builtins.str
+    decided_by_cert: _builtins.str
+    decided_at_ms: _builtins.int
+    decision_seq: _builtins.int
+    """the round_corrected (or correction_rejected) entry"""
+    note: _builtins.str
+    pay_cents: _builtins.int
+    recover_cents: _builtins.int
+    operator_funded_cents: _builtins.int
+    """percentage differences: never from the live meter"""
+    corrected_wagers: _builtins.str
+    """JSON, as requested"""
+    corrected_cards: _builtins.str
+    """JSON, as requested"""
+    @_builtins.property
+    def lines(self) -> _containers.RepeatedCompositeFieldContainer[Global___CorrectionLine]: ...
+    @_builtins.property
+    def wagers(self) -> _containers.RepeatedCompositeFieldContainer[Global___CorrectionWager]: ...
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatDifference]:
+        """the new slip: per seat what to pay or recover"""
+
+    @_builtins.property
+    def jackpot_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """pending jackpots made when applied"""
+
+    def __init__(
+        self,
+        *,
+        correction_id: _builtins.str = ...,
+        link_group_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+        round_id: _builtins.int = ...,
+        status: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        requested_by: _builtins.str = ...,
+        requested_by_cert: _builtins.str = ...,
+        requested_at_ms: _builtins.int = ...,
+        request_seq: _builtins.int = ...,
+        from_table: _builtins.bool = ...,
+        decided_by: _builtins.str = ...,
+        decided_by_cert: _builtins.str = ...,
+        decided_at_ms: _builtins.int = ...,
+        decision_seq: _builtins.int = ...,
+        note: _builtins.str = ...,
+        lines: _abc.Iterable[Global___CorrectionLine] | None = ...,
+        wagers: _abc.Iterable[Global___CorrectionWager] | None = ...,
+        seats: _abc.Iterable[Global___SeatDifference] | None = ...,
+        pay_cents: _builtins.int = ...,
+        recover_cents: _builtins.int = ...,
+        operator_funded_cents: _builtins.int = ...,
+        jackpot_ids: _abc.Iterable[_builtins.str] | None = ...,
+        corrected_wagers: _builtins.str = ...,
+        corrected_cards: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["corrected_cards", b"corrected_cards", "corrected_wagers", b"corrected_wagers", "correction_id", b"correction_id", "decided_at_ms", b"decided_at_ms", "decided_by", b"decided_by", "decided_by_cert", b"decided_by_cert", "decision_seq", b"decision_seq", "from_table", b"from_table", "jackpot_ids", b"jackpot_ids", "lines", b"lines", "link_group_id", b"link_group_id", "note", b"note", "operator_funded_cents", b"operator_funded_cents", "pay_cents", b"pay_cents", "reason", b"reason", "recover_cents", b"recover_cents", "request_seq", b"request_seq", "requested_at_ms", b"requested_at_ms", "requested_by", b"requested_by", "requested_by_cert", b"requested_by_cert", "round_id", b"round_id", "seats", b"seats", "status", b"status", "table_id", b"table_id", "wagers", b"wagers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Correction: _TypeAlias = Correction  # noqa: Y015
+
+@_typing.final
+class ReviewCorrectionRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CORRECTION_ID_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
+    correction_id: _builtins.str
+    note: _builtins.str
+    """required for a rejection; at most 500 characters"""
+    def __init__(
+        self,
+        *,
+        correction_id: _builtins.str = ...,
+        note: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["correction_id", b"correction_id", "note", b"note"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReviewCorrectionRequest: _TypeAlias = ReviewCorrectionRequest  # noqa: Y015
+
+@_typing.final
+class ListCorrectionsRequest(_message.Message):
+    """Every filter is optional (empty: any)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LINK_GROUP_ID_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    link_group_id: _builtins.str
+    status: _builtins.str
+    table_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        link_group_id: _builtins.str = ...,
+        status: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["link_group_id", b"link_group_id", "status", b"status", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListCorrectionsRequest: _TypeAlias = ListCorrectionsRequest  # noqa: Y015
+
+@_typing.final
+class ListCorrectionsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CORRECTIONS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def corrections(self) -> _containers.RepeatedCompositeFieldContainer[Global___Correction]: ...
+    def __init__(
+        self,
+        *,
+        corrections: _abc.Iterable[Global___Correction] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["corrections", b"corrections"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListCorrectionsResponse: _TypeAlias = ListCorrectionsResponse  # noqa: Y015

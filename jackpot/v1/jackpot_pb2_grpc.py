@@ -558,6 +558,26 @@ class AdminServiceStub:
                 request_serializer=jackpot_dot_v1_dot_jackpot__pb2.RetireTableRequest.SerializeToString,
                 response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RetireTableResponse.FromString,
                 _registered_method=True)
+        self.RequestCorrection = channel.unary_unary(
+                '/jackpot.v1.AdminService/RequestCorrection',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.RequestCorrectionRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Correction.FromString,
+                _registered_method=True)
+        self.ApproveCorrection = channel.unary_unary(
+                '/jackpot.v1.AdminService/ApproveCorrection',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ReviewCorrectionRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Correction.FromString,
+                _registered_method=True)
+        self.RejectCorrection = channel.unary_unary(
+                '/jackpot.v1.AdminService/RejectCorrection',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ReviewCorrectionRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Correction.FromString,
+                _registered_method=True)
+        self.ListCorrections = channel.unary_unary(
+                '/jackpot.v1.AdminService/ListCorrections',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ListCorrectionsRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ListCorrectionsResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -823,6 +843,36 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RequestCorrection(self, request, context):
+        """Requests the correction of a settled round: the wagers and cards as they should have
+        been, and why; nothing moves until a second identity approves it (docs/corrections.md).
+        Role: supervisor; or the table itself, for its last round before its next lockout (the
+        dealer's window, from the dealer console).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ApproveCorrection(self, request, context):
+        """Applies a requested correction in one journaled step (never by its requester), or
+        rejects it. Role: supervisor or operator.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RejectCorrection(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListCorrections(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -985,6 +1035,26 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.RetireTable,
                     request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RetireTableRequest.FromString,
                     response_serializer=jackpot_dot_v1_dot_jackpot__pb2.RetireTableResponse.SerializeToString,
+            ),
+            'RequestCorrection': grpc.unary_unary_rpc_method_handler(
+                    servicer.RequestCorrection,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.RequestCorrectionRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Correction.SerializeToString,
+            ),
+            'ApproveCorrection': grpc.unary_unary_rpc_method_handler(
+                    servicer.ApproveCorrection,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ReviewCorrectionRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Correction.SerializeToString,
+            ),
+            'RejectCorrection': grpc.unary_unary_rpc_method_handler(
+                    servicer.RejectCorrection,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ReviewCorrectionRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Correction.SerializeToString,
+            ),
+            'ListCorrections': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCorrections,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ListCorrectionsRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.ListCorrectionsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1854,6 +1924,114 @@ class AdminService:
             '/jackpot.v1.AdminService/RetireTable',
             jackpot_dot_v1_dot_jackpot__pb2.RetireTableRequest.SerializeToString,
             jackpot_dot_v1_dot_jackpot__pb2.RetireTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RequestCorrection(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/RequestCorrection',
+            jackpot_dot_v1_dot_jackpot__pb2.RequestCorrectionRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.Correction.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ApproveCorrection(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/ApproveCorrection',
+            jackpot_dot_v1_dot_jackpot__pb2.ReviewCorrectionRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.Correction.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RejectCorrection(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/RejectCorrection',
+            jackpot_dot_v1_dot_jackpot__pb2.ReviewCorrectionRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.Correction.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCorrections(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/ListCorrections',
+            jackpot_dot_v1_dot_jackpot__pb2.ListCorrectionsRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.ListCorrectionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

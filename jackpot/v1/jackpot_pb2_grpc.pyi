@@ -344,6 +344,18 @@ class AdminServiceStub:
     """Retires a table: it leaves its link group (its id is never registered again), in
     maintenance and with no open round of the table. Role: operator.
     """
+    RequestCorrection: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.RequestCorrectionRequest, _jackpot_pb2.Correction]
+    """Requests the correction of a settled round: the wagers and cards as they should have
+    been, and why; nothing moves until a second identity approves it (docs/corrections.md).
+    Role: supervisor; or the table itself, for its last round before its next lockout (the
+    dealer's window, from the dealer console).
+    """
+    ApproveCorrection: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewCorrectionRequest, _jackpot_pb2.Correction]
+    """Applies a requested correction in one journaled step (never by its requester), or
+    rejects it. Role: supervisor or operator.
+    """
+    RejectCorrection: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewCorrectionRequest, _jackpot_pb2.Correction]
+    ListCorrections: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ListCorrectionsRequest, _jackpot_pb2.ListCorrectionsResponse]
 
 @_typing.type_check_only
 class AdminServiceAsyncStub(AdminServiceStub):
@@ -468,6 +480,18 @@ class AdminServiceAsyncStub(AdminServiceStub):
     """Retires a table: it leaves its link group (its id is never registered again), in
     maintenance and with no open round of the table. Role: operator.
     """
+    RequestCorrection: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.RequestCorrectionRequest, _jackpot_pb2.Correction]  # type: ignore[assignment]
+    """Requests the correction of a settled round: the wagers and cards as they should have
+    been, and why; nothing moves until a second identity approves it (docs/corrections.md).
+    Role: supervisor; or the table itself, for its last round before its next lockout (the
+    dealer's window, from the dealer console).
+    """
+    ApproveCorrection: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewCorrectionRequest, _jackpot_pb2.Correction]  # type: ignore[assignment]
+    """Applies a requested correction in one journaled step (never by its requester), or
+    rejects it. Role: supervisor or operator.
+    """
+    RejectCorrection: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewCorrectionRequest, _jackpot_pb2.Correction]  # type: ignore[assignment]
+    ListCorrections: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ListCorrectionsRequest, _jackpot_pb2.ListCorrectionsResponse]  # type: ignore[assignment]
 
 class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
     """---------------------------------------------------------------------------------------------
@@ -781,5 +805,41 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         """Retires a table: it leaves its link group (its id is never registered again), in
         maintenance and with no open round of the table. Role: operator.
         """
+
+    @_abc_1.abstractmethod
+    def RequestCorrection(
+        self,
+        request: _jackpot_pb2.RequestCorrectionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.Correction, _abc.Awaitable[_jackpot_pb2.Correction]]:
+        """Requests the correction of a settled round: the wagers and cards as they should have
+        been, and why; nothing moves until a second identity approves it (docs/corrections.md).
+        Role: supervisor; or the table itself, for its last round before its next lockout (the
+        dealer's window, from the dealer console).
+        """
+
+    @_abc_1.abstractmethod
+    def ApproveCorrection(
+        self,
+        request: _jackpot_pb2.ReviewCorrectionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.Correction, _abc.Awaitable[_jackpot_pb2.Correction]]:
+        """Applies a requested correction in one journaled step (never by its requester), or
+        rejects it. Role: supervisor or operator.
+        """
+
+    @_abc_1.abstractmethod
+    def RejectCorrection(
+        self,
+        request: _jackpot_pb2.ReviewCorrectionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.Correction, _abc.Awaitable[_jackpot_pb2.Correction]]: ...
+
+    @_abc_1.abstractmethod
+    def ListCorrections(
+        self,
+        request: _jackpot_pb2.ListCorrectionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.ListCorrectionsResponse, _abc.Awaitable[_jackpot_pb2.ListCorrectionsResponse]]: ...
 
 def add_AdminServiceServicer_to_server(servicer: AdminServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -105,6 +105,12 @@ class Desk:
         elif send.phase == "void":
             session.voiding(send.reason)
             self.record.append(session.voided(await agent.void(send.round_id, send.reason)))
+        elif send.phase == "correct" and send.report is not None:
+            session.correction_requested(
+                await agent.client.request_correction(
+                    agent.table_id, send.round_id, send.report, send.reason
+                )
+            )
         elif send.phase == "irregularity" and send.kind is not None:
             result = await agent.report_irregularity(
                 send.round_id, send.kind, after_initial_cards=send.after_initial_cards
@@ -119,7 +125,10 @@ class Desk:
         session, agent = self.session, self.agent
         line = refusal_words(send, error)
         try:
-            if isinstance(error, ProgressiveOffline):
+            if send.phase == "correct":  # no report of the round: nothing to keep or resend
+                log.error("the correction of round %s failed: %s", send.round_id, error)
+                session.say(line)
+            elif isinstance(error, ProgressiveOffline):
                 if send.phase != "lockout":
                     agent.still_locked(send.round_id)
                 session.offline(line)

@@ -26,6 +26,7 @@ WHAT = {
     "settle": "settlement",
     "void": "void",
     "irregularity": "irregularity",
+    "correct": "correction",
 }
 """Each report as the dealer names it."""
 
@@ -35,6 +36,7 @@ AGAIN = {
     "void": "type void REASON again",
     "irregularity": "check which irregularity it was and type irregularity KIND again, or void "
     "REASON",
+    "correct": "fix the cards and type correct REASON again, or call the floor supervisor",
 }
 """What the dealer does after a refusal of the content of each report."""
 

@@ -30,6 +30,9 @@ Commands (``help`` lists them):
                           [after], dealer_card_exposed, shoe_jam): the controller applies the
                           game's rule - the round void, or at Texas Hold 'Em Bonus the rest of
                           the round void (§ 647a.13), settled then with only the bonus wagers
+``fix SEAT|dealer C C``    after a settlement, before the next open: the cards as they should
+                          have been (:mod:`~table_agent.console.correction`)
+``correct REASON``        ask the controller for that correction (a supervisor approves it)
 ``quit``                  leave the console (not while a round is locked out)
 ========================  ==================================================================
 """
@@ -56,6 +59,8 @@ from jackpot.results import (
     SettleResult,
     VoidResult,
 )
+from table_agent.client import CorrectionAnswer
+from table_agent.console.correction import CorrectionDraft, answer_lines
 from table_agent.console.entry import (
     EntryError,
     limits,
@@ -205,7 +210,11 @@ class DealerSession:
             "void": ((Phase.LOCKED,), self._void),
             "irregularity": ((Phase.LOCKED,), self._irregularity),
             "quit": ((Phase.IDLE, Phase.WAGERS, Phase.HALTED), self._quit),
+            "fix": ((Phase.IDLE,), self._fix),
+            "correct": ((Phase.IDLE,), self._correct),
         }
+        self.draft: CorrectionDraft | None = None
+        """The correction of the round just settled being keyed (None: no window)."""
 
     # ---- what the screen shows ------------------------------------------------------------
 
@@ -268,7 +277,7 @@ class DealerSession:
             "commands: open | wager SEAT KIND [AMOUNT] [dealer] [envy] | remove SEAT [KIND] | "
             "again | lockout | count N | cards SEAT CARDS | fold SEAT | dealer CARDS | "
             "community CARDS | settle [SEAT WON ...] | void REASON | irregularity KIND [after] | "
-            "quit"
+            "quit; after a settlement: fix SEAT|dealer CARDS | correct REASON"
         )
         if self.game.base_game_wagers:
             self.say(
@@ -541,6 +550,28 @@ class DealerSession:
     def _quit(self, _: list[str]) -> Send:
         return Send("quit")
 
+    def _draft(self) -> CorrectionDraft:
+        if self.draft is None:
+            raise EntryError(
+                "a correction from the console is of the round just settled, before the next "
+                "open; later, the floor supervisor requests it (jackpotctl rounds correct)"
+            )
+        return self.draft
+
+    def _fix(self, words: list[str]) -> None:
+        self.say(self._draft().fix(words, self.layout, self.game))
+
+    def _correct(self, words: list[str]) -> Send:
+        draft = self._draft()
+        reason = " ".join(words).strip()
+        return Send("correct", draft.round_id, report=draft.report(reason), reason=reason)
+
+    def correction_requested(self, answer: CorrectionAnswer) -> None:
+        """The controller recorded the correction: nothing is paid until it is approved."""
+        for line in answer_lines(answer):
+            self.say(line)
+        self.draft = None
+
     def _sheet(self) -> RoundSheet:
         if self.sheet is None:
             raise EntryError("no round is open: type open")
@@ -551,6 +582,7 @@ class DealerSession:
     def opened(self, round_id: int) -> None:
         """The round ``round_id`` is open for wagers."""
         self.sheet = RoundSheet(round_id)
+        self.draft = None  # the dealer's window of the last round closes
         self.phase = Phase.WAGERS
         self.say(f"round {round_id} open: place your wagers")
 
@@ -578,6 +610,9 @@ class DealerSession:
         for result in settlement.results:
             self.say(self._result_line(result))
         self.say(settled_line(sheet.round_id, settlement))
+        self.draft = CorrectionDraft(
+            sheet.round_id, dict(sheet.hands), set(sheet.folded), sheet.dealer, sheet.community
+        )
         return self._finish()
 
     def _result_line(self, result: SeatResult) -> str:

@@ -7,7 +7,7 @@
 -- KEYS: 1 info, 2 epoch, 3 seq, 4 checkpoint, 5 meters set, 6 tables set, 7 jackpots,
 --       8 pending, 9 counters, 10 open rounds, 11 irregularities, 12 maintenance,
 --       13 adjustments, 14 pending adjustments, 15 retired meters, 16 closed gaming days,
---       then the meter hashes
+--       17 corrections, then the meter hashes
 --       (ARGV[1]'s order), the table hashes (ARGV[2]'s), the open rounds' hashes (ARGV[3]'s)
 --       and the retired tables' hashes (ARGV[4]'s)
 -- ARGV: 1 meter ids JSON, 2 table ids JSON, 3 open round names JSON ("<table>:<round>"),
@@ -20,7 +20,7 @@ local function map(flat)
   end
   return m
 end
-local FIXED = 16
+local FIXED = 17
 local meter_ids, table_ids = cjson.decode(ARGV[1]), cjson.decode(ARGV[2])
 local open_ids, retired_ids = cjson.decode(ARGV[3]), cjson.decode(ARGV[4])
 local meters, tables, rounds, retired_tables = {}, {}, {}, {}
@@ -52,4 +52,5 @@ return cjson.encode({info = map(redis.call('HGETALL', KEYS[1])),
   adjustments = map(redis.call('HGETALL', KEYS[13])),
   pending_adjustments = redis.call('SMEMBERS', KEYS[14]),
   retired_meters = map(redis.call('HGETALL', KEYS[15])), retired_tables = retired_tables,
-  days_closed = map(redis.call('HGETALL', KEYS[16]))})
+  days_closed = map(redis.call('HGETALL', KEYS[16])),
+  corrections = map(redis.call('HGETALL', KEYS[17]))})
