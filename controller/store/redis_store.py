@@ -174,6 +174,8 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "FEEDS": FailedPrecondition,
     "PENDING": FailedPrecondition,
     "OPEN_ROUNDS": FailedPrecondition,
+    "STAGED": FailedPrecondition,  # a meter with a staged change (docs/staged-changes.md)
+    "WOUND_DOWN": FailedPrecondition,  # a meter winding down (docs/staged-changes.md)
     # Not now: the table's definition changed (its controller reads it again) or the group's
     # tables changed while a control read them; the same request again can succeed.
     "TABLE_CHANGED": StoreUnavailable,

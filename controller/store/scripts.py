@@ -52,6 +52,9 @@ SCRIPT_NAMES = (
     "restore_request",
     "restore_apply",
     "restore_finish",
+    "stage_meter_change",
+    "cancel_meter_change",
+    "wind_down_meter",
 )
 CONTROL_SCRIPTS = frozenset(SCRIPT_NAMES[SCRIPT_NAMES.index("enter_maintenance") :])
 """The scripts of meter and table controls: ``_controls.lua`` is prepended to them too."""
@@ -117,6 +120,9 @@ class Scripts:
     restore_request: AsyncScript
     restore_apply: AsyncScript
     restore_finish: AsyncScript
+    stage_meter_change: AsyncScript
+    cancel_meter_change: AsyncScript
+    wind_down_meter: AsyncScript
 
     @classmethod
     def register(cls, client: Redis) -> Scripts:

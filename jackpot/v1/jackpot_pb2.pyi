@@ -237,6 +237,32 @@ IRREGULARITY_DECISION_VOID: IrregularityDecision.ValueType  # 2
 """void the round: its wagers are returned"""
 Global___IrregularityDecision: _TypeAlias = IrregularityDecision  # noqa: Y015
 
+class _MeterChangeAt:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _MeterChangeAtEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MeterChangeAt.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    METER_CHANGE_AT_NOW: _MeterChangeAt.ValueType  # 0
+    """at once, in maintenance"""
+    METER_CHANGE_AT_NEXT_HIT: _MeterChangeAt.ValueType  # 1
+    """by the next percentage-of-meter or must-hit-by hit"""
+    METER_CHANGE_AT_NEXT_RESET: _MeterChangeAt.ValueType  # 2
+    """by the next hit that resets the meter"""
+
+class MeterChangeAt(_MeterChangeAt, metaclass=_MeterChangeAtEnumTypeWrapper):
+    """---------------------------------------------------------------------------------------------
+    Staged meter changes and winding a meter down (docs/staged-changes.md).
+    """
+
+METER_CHANGE_AT_NOW: MeterChangeAt.ValueType  # 0
+"""at once, in maintenance"""
+METER_CHANGE_AT_NEXT_HIT: MeterChangeAt.ValueType  # 1
+"""by the next percentage-of-meter or must-hit-by hit"""
+METER_CHANGE_AT_NEXT_RESET: MeterChangeAt.ValueType  # 2
+"""by the next hit that resets the meter"""
+Global___MeterChangeAt: _TypeAlias = MeterChangeAt  # noqa: Y015
+
 @_typing.final
 class MeterValue(_message.Message):
     """A meter's value as a display shows it (whole cents, rounded down) and exactly."""
@@ -1066,6 +1092,7 @@ class UpdateMeterRequest(_message.Message):
     CEILING_CENTS_FIELD_NUMBER: _builtins.int
     RESET_CENTS_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    AT_FIELD_NUMBER: _builtins.int
     meter_id: _builtins.str
     rate_of_progression_percent: _builtins.str
     reserve_rate_percent: _builtins.str
@@ -1074,6 +1101,10 @@ class UpdateMeterRequest(_message.Message):
     reset_cents: _builtins.int
     reason: _builtins.str
     """required"""
+    at: Global___MeterChangeAt.ValueType
+    """When: now (in maintenance), or staged for the meter's next hit or next reset, applied by
+    the step that pays it (docs/staged-changes.md; no maintenance needed).
+    """
     def __init__(
         self,
         *,
@@ -1083,10 +1114,11 @@ class UpdateMeterRequest(_message.Message):
         ceiling_cents: _builtins.int | None = ...,
         reset_cents: _builtins.int | None = ...,
         reason: _builtins.str = ...,
+        at: Global___MeterChangeAt.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_ceiling_cents", b"_ceiling_cents", "_rate_of_progression_percent", b"_rate_of_progression_percent", "_reserve_rate_percent", b"_reserve_rate_percent", "_reset_cents", b"_reset_cents", "ceiling_cents", b"ceiling_cents", "rate_of_progression_percent", b"rate_of_progression_percent", "reserve_rate_percent", b"reserve_rate_percent", "reset_cents", b"reset_cents"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_ceiling_cents", b"_ceiling_cents", "_rate_of_progression_percent", b"_rate_of_progression_percent", "_reserve_rate_percent", b"_reserve_rate_percent", "_reset_cents", b"_reset_cents", "ceiling_cents", b"ceiling_cents", "meter_id", b"meter_id", "rate_of_progression_percent", b"rate_of_progression_percent", "reason", b"reason", "reserve_rate_percent", b"reserve_rate_percent", "reset_cents", b"reset_cents"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_ceiling_cents", b"_ceiling_cents", "_rate_of_progression_percent", b"_rate_of_progression_percent", "_reserve_rate_percent", b"_reserve_rate_percent", "_reset_cents", b"_reset_cents", "at", b"at", "ceiling_cents", b"ceiling_cents", "meter_id", b"meter_id", "rate_of_progression_percent", b"rate_of_progression_percent", "reason", b"reason", "reserve_rate_percent", b"reserve_rate_percent", "reset_cents", b"reset_cents"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__ceiling_cents: _TypeAlias = _typing.Literal["ceiling_cents"]  # noqa: Y015
     _WhichOneofArgType__ceiling_cents: _TypeAlias = _typing.Literal["_ceiling_cents", b"_ceiling_cents"]  # noqa: Y015
@@ -1675,6 +1707,8 @@ class Meter(_message.Message):
     MUST_HIT_BY_CENTS_FIELD_NUMBER: _builtins.int
     MYSTERY_CYCLE_FIELD_NUMBER: _builtins.int
     MYSTERY_COMMITMENT_FIELD_NUMBER: _builtins.int
+    STAGED_CHANGE_FIELD_NUMBER: _builtins.int
+    WOUND_DOWN_SEQ_FIELD_NUMBER: _builtins.int
     meter_id: _builtins.str
     link_group_id: _builtins.str
     game: _builtins.str
@@ -1707,6 +1741,12 @@ class Meter(_message.Message):
     """a must-hit-by meter's current cycle"""
     mystery_commitment: _builtins.str
     """its SHA-256 commitment; the hit point is secret"""
+    wound_down_seq: _builtins.int
+    """winding down since this journal entry (0: not)"""
+    @_builtins.property
+    def staged_change(self) -> Global___StagedMeterChange:
+        """a change waiting for its next hit or reset"""
+
     def __init__(
         self,
         *,
@@ -1730,10 +1770,12 @@ class Meter(_message.Message):
         must_hit_by_cents: _builtins.int = ...,
         mystery_cycle: _builtins.int = ...,
         mystery_commitment: _builtins.str = ...,
+        staged_change: Global___StagedMeterChange | None = ...,
+        wound_down_seq: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["staged_change", b"staged_change"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "amount_microcents", b"amount_microcents", "awards_cents_total", b"awards_cents_total", "ceiling_cents", b"ceiling_cents", "game", b"game", "hits_total", b"hits_total", "kind", b"kind", "link_group_id", b"link_group_id", "meter_id", b"meter_id", "must_hit_by_cents", b"must_hit_by_cents", "mystery_commitment", b"mystery_commitment", "mystery_cycle", b"mystery_cycle", "operator_seed_microcents_total", b"operator_seed_microcents_total", "pending_jackpots", b"pending_jackpots", "rate_of_progression_percent", b"rate_of_progression_percent", "reserve_cents", b"reserve_cents", "reserve_microcents", b"reserve_microcents", "reserve_rate_percent", b"reserve_rate_percent", "reset_cents", b"reset_cents", "wagers_total", b"wagers_total"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "amount_microcents", b"amount_microcents", "awards_cents_total", b"awards_cents_total", "ceiling_cents", b"ceiling_cents", "game", b"game", "hits_total", b"hits_total", "kind", b"kind", "link_group_id", b"link_group_id", "meter_id", b"meter_id", "must_hit_by_cents", b"must_hit_by_cents", "mystery_commitment", b"mystery_commitment", "mystery_cycle", b"mystery_cycle", "operator_seed_microcents_total", b"operator_seed_microcents_total", "pending_jackpots", b"pending_jackpots", "rate_of_progression_percent", b"rate_of_progression_percent", "reserve_cents", b"reserve_cents", "reserve_microcents", b"reserve_microcents", "reserve_rate_percent", b"reserve_rate_percent", "reset_cents", b"reset_cents", "staged_change", b"staged_change", "wagers_total", b"wagers_total", "wound_down_seq", b"wound_down_seq"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2678,3 +2720,108 @@ class ResolveIrregularityRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ResolveIrregularityRequest: _TypeAlias = ResolveIrregularityRequest  # noqa: Y015
+
+@_typing.final
+class StagedMeterChange(_message.Message):
+    """A change staged for a meter: the parameters it was staged against and those it gives."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AT_FIELD_NUMBER: _builtins.int
+    STAGED_SEQ_FIELD_NUMBER: _builtins.int
+    OLD_RESET_CENTS_FIELD_NUMBER: _builtins.int
+    OLD_RATE_OF_PROGRESSION_PERCENT_FIELD_NUMBER: _builtins.int
+    OLD_RESERVE_RATE_PERCENT_FIELD_NUMBER: _builtins.int
+    OLD_CEILING_CENTS_FIELD_NUMBER: _builtins.int
+    RESET_CENTS_FIELD_NUMBER: _builtins.int
+    RATE_OF_PROGRESSION_PERCENT_FIELD_NUMBER: _builtins.int
+    RESERVE_RATE_PERCENT_FIELD_NUMBER: _builtins.int
+    CEILING_CENTS_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    at: Global___MeterChangeAt.ValueType
+    staged_seq: _builtins.int
+    """its meter_change_staged journal entry"""
+    old_reset_cents: _builtins.int
+    old_rate_of_progression_percent: _builtins.str
+    old_reserve_rate_percent: _builtins.str
+    old_ceiling_cents: _builtins.int
+    reset_cents: _builtins.int
+    rate_of_progression_percent: _builtins.str
+    reserve_rate_percent: _builtins.str
+    ceiling_cents: _builtins.int
+    by: _builtins.str
+    reason: _builtins.str
+    def __init__(
+        self,
+        *,
+        at: Global___MeterChangeAt.ValueType = ...,
+        staged_seq: _builtins.int = ...,
+        old_reset_cents: _builtins.int = ...,
+        old_rate_of_progression_percent: _builtins.str = ...,
+        old_reserve_rate_percent: _builtins.str = ...,
+        old_ceiling_cents: _builtins.int = ...,
+        reset_cents: _builtins.int = ...,
+        rate_of_progression_percent: _builtins.str = ...,
+        reserve_rate_percent: _builtins.str = ...,
+        ceiling_cents: _builtins.int = ...,
+        by: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "by", b"by", "ceiling_cents", b"ceiling_cents", "old_ceiling_cents", b"old_ceiling_cents", "old_rate_of_progression_percent", b"old_rate_of_progression_percent", "old_reserve_rate_percent", b"old_reserve_rate_percent", "old_reset_cents", b"old_reset_cents", "rate_of_progression_percent", b"rate_of_progression_percent", "reason", b"reason", "reserve_rate_percent", b"reserve_rate_percent", "reset_cents", b"reset_cents", "staged_seq", b"staged_seq"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StagedMeterChange: _TypeAlias = StagedMeterChange  # noqa: Y015
+
+@_typing.final
+class CancelStagedMeterChangeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    METER_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    STAGED_SEQ_FIELD_NUMBER: _builtins.int
+    meter_id: _builtins.str
+    reason: _builtins.str
+    """required"""
+    staged_seq: _builtins.int
+    """the staged change seen (0: whichever waits)"""
+    def __init__(
+        self,
+        *,
+        meter_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        staged_seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["meter_id", b"meter_id", "reason", b"reason", "staged_seq", b"staged_seq"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelStagedMeterChangeRequest: _TypeAlias = CancelStagedMeterChangeRequest  # noqa: Y015
+
+@_typing.final
+class WindDownMeterRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    METER_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    meter_id: _builtins.str
+    reason: _builtins.str
+    """required"""
+    def __init__(
+        self,
+        *,
+        meter_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["meter_id", b"meter_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WindDownMeterRequest: _TypeAlias = WindDownMeterRequest  # noqa: Y015

@@ -1,7 +1,9 @@
 -- Lockout ("no more bets"): record a round's accepted wagers and apply their contributions.
 -- A wager contributes to every meter it feeds, at that meter's rate of progression (and
 -- reserve rate); above a meter's ceiling its share goes to that meter's reserve.
--- A contribution that reaches a must-hit-by meter's hit point wins it (the mystery section).
+-- A contribution that reaches a must-hit-by meter's hit point wins it (the mystery section);
+-- a change staged for the meter's next hit or reset is applied (or dropped) by that hit,
+-- before its reset and its next draw (docs/staged-changes.md): only a hit reads it.
 -- While the link group is in maintenance (an operator changes its meters or tables), a
 -- lockout with a progressive wager (one feeding a meter) is refused; one without is accepted.
 -- The table's revision (ARGV[12], of the definition the controller used) must be the stored
@@ -135,13 +137,14 @@ local function mystery_cross(m, c)
         .. ' does not open its commitment; nothing was paid')
     end
     local remainder = m.value - draw.hit * MICRO
+    local staged = staged_check(m, 'reset')  -- a staged change: the hit resets to its reset
     local from_reserve = math.min(m.reserve, m.reset)
     m.reserve = m.reserve - from_reserve
     m.value = m.reset + remainder
     m.draw = mystery_next(m, mystery.seed, draw.cycle + 1)
     local list = mystery.by_contribution[c] or {}
     list[#list + 1] = {draw = draw, next = m.draw, from_reserve = from_reserve,
-      after = m.value}
+      after = m.value, staged = staged}
     mystery.by_contribution[c] = list
     c.mystery_hits = #list  -- void_round.lua: this contribution was (in part) paid out
   end
@@ -167,6 +170,10 @@ local function mystery_write(c, a)
        table_id, 'round', round_id})
     mystery_commit(KEYS[3], KEYS[4], m.secret_key, m, h.next, {'table', table_id, 'round',
       round_id})
+    if h.staged then
+      staged_write(KEYS[3], KEYS[4], h.staged, {'table', table_id, 'round', round_id,
+        'hit_seq', int(seq)})
+    end
     local jackpot_id = ARGV[11] .. ':' .. seq
     local after_cents = int(math.floor(h.after / MICRO))
     redis.call('HSET', KEYS[mystery_first_key - 1], jackpot_id, cjson.encode({

@@ -8,6 +8,9 @@
 -- the plan marks pending_validation (above the table's validation threshold), become pending
 -- jackpots holding their hand-pay slip (the wager, hand, cards, amount, meter before and after,
 -- journal seq, and the hit's time in ms from Redis's clock); a fixed one changes no meter.
+-- A change staged for a meter's next hit or reset (docs/staged-changes.md) is applied (or
+-- dropped, journaled with why) by the award that hits it, before its reset: the meter resets
+-- to the new reset amount; only that branch reads the staged change.
 -- KEYS: 1 round, 2 journal, 3 seq, 4 jackpots, 5 pending, 6 epoch, 7 counters,
 --       8 open rounds, 9.. the table's meters
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint,
@@ -115,6 +118,8 @@ for i, p in ipairs(plan) do
       local seq = journal(KEYS[2], KEYS[3], 'award', m.id, -amount * MICRO, 0,
         {'amount_cents', int(amount), 'meter_before_cents', int(before),
          'meter_after_cents', int(math.floor(m.value / MICRO)), unpack(common)})
+      -- a change staged for this meter's next hit or reset (_lib.lua): read only here
+      local staged = staged_check(m, award.meter_ppm == MICRO and 'reset' or 'hit')
       local topup, from_reserve = 0, 0
       if award.meter_ppm == MICRO then
         topup = m.reset - m.value
@@ -125,6 +130,10 @@ for i, p in ipairs(plan) do
         journal(KEYS[2], KEYS[3], 'reset', m.id, topup, -from_reserve,
           {'operator_seed_microcents', int(topup - from_reserve), 'reset_cents',
            int(m.reset / MICRO), 'table', table_id, 'round', round_id})
+      end
+      if staged then
+        staged_write(KEYS[2], KEYS[3], staged, {'table', table_id, 'round', round_id,
+          'hit_seq', int(seq)})
       end
       r.amount_cents, r.meter_id, r.meter_before_cents = int(amount), m.id, int(before)
       r.meter_after_cents = int(math.floor(m.value / MICRO))
