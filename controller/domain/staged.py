@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from controller.domain.records import MeterState
+from jackpot.money import format_cents, format_percent
+
 STAGED_PARAMETERS = ("reset_cents", "rate_ppm", "reserve_rate_ppm", "ceiling_cents")
 """The meter parameters a staged change sets (cents; parts per million of each wager)."""
 
@@ -83,3 +86,25 @@ class StagedCheck:
     def _problem(self, fields: Mapping[str, str], text: str) -> None:
         where = f"{self._group}/{fields.get('meter', '')}: journal #{fields.get('seq', '?')}"
         self.problems.append(f"{where} ({fields.get('type')}) {text}")
+
+
+def describe(meter: MeterState) -> str:
+    """A meter's staged change and wind-down for people (the floor view, reports): "" when
+    neither, e.g. "at the next reset (journal #12): reset $10,500.00, rate 12.5%, reserve
+    rate 0%, ceiling none; staged by ...: why"."""
+    parts: list[str] = []
+    staged = meter.staged_change
+    if staged is not None:
+        ceiling = format_cents(staged.new_ceiling_cents) if staged.new_ceiling_cents else "none"
+        parts.append(
+            f"at the next {staged.at} (journal #{staged.staged_seq}): reset "
+            f"{format_cents(staged.new_reset_cents)}, rate {format_percent(staged.new_rate_ppm)}%, "
+            f"reserve rate {format_percent(staged.new_reserve_rate_ppm)}%, ceiling {ceiling}; "
+            f"staged by {staged.by}: {staged.reason}"
+        )
+    if meter.wound_down_seq:
+        parts.append(
+            f"winding down since journal #{meter.wound_down_seq}: no contributions; stays "
+            "until won or retired"
+        )
+    return "; ".join(parts)

@@ -32,6 +32,7 @@ import time
 from typing import Any
 
 from controller.domain.records import Jackpot
+from controller.domain.staged import describe as describe_staged
 from controller.store.redis_store import RedisStore
 from jackpot.errors import CorruptRecord
 from jackpot.money import floor_cents
@@ -169,6 +170,7 @@ class FloorView:
                     "meter_id": m.meter_id,
                     "link_group_id": m.link_group_id,
                     "cents": floor_cents(m.amount_microcents),
+                    "change": describe_staged(m),  # docs/staged-changes.md; "" for none
                 }
                 for m in await store.list_meters(group.link_group_id, skipped=bad_meters)
             ]

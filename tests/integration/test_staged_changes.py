@@ -15,8 +15,10 @@ import pytest
 from redis.asyncio import Redis
 
 from controller.audit import verify
+from controller.domain.reports import meter_report
 from controller.server import ControllerServer
 from controller.store import keys
+from controller.web.floor import FloorView
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import (
@@ -123,7 +125,7 @@ async def test_a_change_staged_for_the_next_reset_waits_and_the_hit_applies_it(
         "125000",
     )
     (applied,) = entries(rows, "meter_change_applied")
-    award = [e for e in entries(rows, "award") if e["round"] == "3"][0]
+    award = next(e for e in entries(rows, "award") if e["round"] == "3")
     (reset,) = [e for e in entries(rows, "reset") if e["round"] == "3"]
     assert int(award["seq"]) < int(reset["seq"]) < int(applied["seq"])
     assert reset["reset_cents"] == str(RESET_CENTS + 5_000)
@@ -236,7 +238,7 @@ async def test_a_must_hit_by_change_is_checked_when_staged_and_again_when_applie
         ({"ceiling_cents": RESET_CENTS + span}, "ceiling"),
     ):
         with pytest.raises(grpc.aio.AioRpcError) as caught:
-            await admin.UpdateMeter(staged_reset(meter_id="cs-mystery", **change))
+            await admin.UpdateMeter(staged_reset(NEXT_RESET, "cs-mystery", **change))
         assert caught.value.code() in (FAILED, INVALID), caught.value.details()
         assert text in str(caught.value.details())
     assert await snapshot(redis_client) == before
@@ -346,3 +348,26 @@ async def test_an_ordinary_round_reads_no_staged_change(
     assert settled.results[0].amount_cents > RESET_CENTS
     (dropped,) = entries(await journal(redis_client), "meter_change_dropped")
     assert dropped["reason"] == "dropped: its record does not read as JSON"
+
+
+async def test_a_staged_change_shows_on_the_floor_view_and_in_the_meter_report(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    controller: ControllerServer,
+) -> None:
+    view = FloorView(controller.store)
+    (shown,) = (await view.snapshot())["meters"]
+    assert shown["change"] == ""
+    seq = (await admin.UpdateMeter(staged_reset())).staged_change.staged_seq
+    view.forget()
+    (shown,) = (await view.snapshot())["meters"]
+    assert shown["change"] == (
+        f"at the next reset (journal #{seq}): reset $10,050.00, rate 12.5%, reserve rate 0%, "
+        "ceiling none; staged by jackpot://operator/ops: NZ rule 3.15.3"
+    )
+    store = controller.store
+    entries_ = [e async for e in store.journal("floor")]
+    meters = await store.list_meters("floor")
+    (line,) = meter_report(entries_, meters, [])
+    assert line.staged_change == shown["change"]

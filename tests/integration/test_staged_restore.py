@@ -52,7 +52,7 @@ async def _meters(redis: Redis) -> dict[str, dict[str, str]]:
     group = keys.LinkGroupKeys("floor")
     found: dict[str, dict[str, str]] = {}
     for meter_id in ("cs-main", "cs-mystery", "cs-old"):
-        fields = await redis.hgetall(group.meter(meter_id))
+        fields = {str(k): str(v) for k, v in (await redis.hgetall(group.meter(meter_id))).items()}
         for name in ("mystery_cycle", "mystery_commitment"):
             fields.pop(name, None)
         found[meter_id] = fields
@@ -170,10 +170,10 @@ def test_the_audit_names_a_staged_change_that_ends_otherwise_than_staged() -> No
         check.add(fields)
     assert check.problems == [] and check.applied == 1
     bad_cases = [
-        (good[:2] + [_entry(3, "reset", reset_cents="1000000")] + good[3:], "hit's reset"),
-        (good[:3] + [{**good[3], "new_rate_ppm": "1"}], "another new_rate_ppm"),
-        (good[:3] + [{**good[3], "staged_seq": "2"}], "but #1 waits"),
-        (good + [_entry(5, "meter_change_cancelled", staged_seq="1")], "none waits"),
+        ([*good[:2], _entry(3, "reset", reset_cents="1000000"), *good[3:]], "hit's reset"),
+        ([*good[:3], {**good[3], "new_rate_ppm": "1"}], "another new_rate_ppm"),
+        ([*good[:3], {**good[3], "staged_seq": "2"}], "but #1 waits"),
+        ([*good, _entry(5, "meter_change_cancelled", staged_seq="1")], "none waits"),
         ([good[0], _entry(2, "meter_change_staged", **STAGED)], "while #1 waits"),
     ]
     for entries, text in bad_cases:
