@@ -660,6 +660,7 @@ class _Replay:
             reviewed_by="",
             paid_by="",
         )
+        expected.set(entry, player_token=entry.get("player") or "")  # the seat's, if given
         if entry["type"] == "award":
             expected.set(
                 entry,
@@ -749,6 +750,7 @@ class _Replay:
             reviewed_by="",
             paid_by="",
         )
+        expected.set(entry, player_token=entry.get("player") or "")  # the seat's, if given
 
     def _mystery_hit(
         self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None

@@ -121,6 +121,7 @@ class Jackpot:
     paid_note: str = ""
     void_reason: str = ""  # a must-hit-by hit reversed by its round's void: why
     voided_seq: int = 0  # and its jackpot_voided journal entry
+    player_token: str = ""  # the winning seat's opaque player token given at lockout, if any
 
 
 @dataclass(frozen=True, slots=True)

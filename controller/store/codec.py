@@ -187,7 +187,7 @@ def locked_wagers(where: str, fields: Mapping[str, str], key: str = "") -> tuple
     record = upgraded("round", where, fields)
     with reading("round", where, key):
         return tuple(
-            Wager(a.seat, a.kind, a.amount_cents, a.on_dealer_hand, a.envy)
+            Wager(a.seat, a.kind, a.amount_cents, a.on_dealer_hand, a.envy, a.player_token)
             for a in (
                 record_from_data(AcceptedWager, item)
                 for item in items(json.loads(record["wagers"]))

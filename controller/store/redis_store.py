@@ -2174,7 +2174,7 @@ def _version_key(version: str) -> tuple[int, ...]:
 
 def _wager_item(table: TableConfig, wager: Wager) -> dict[str, Any]:
     offer = table.offer(wager.kind)
-    return {
+    item = {
         "seat": wager.seat,
         "kind": wager.kind,
         "amount_cents": wager.amount_cents,
@@ -2182,12 +2182,16 @@ def _wager_item(table: TableConfig, wager: Wager) -> dict[str, Any]:
         "envy": wager.envy,
         "meters": list(offer.meter_ids) if offer else [],
     }
+    if wager.player_token:  # only then: a round without tokens stores nothing more
+        item["player_token"] = wager.player_token
+    return item
 
 
 _PLAN_FIELDS = tuple(
     field.name
     for field in dataclasses.fields(Payout)
-    if field.name not in ("award", "amount_cents", "meter_id")  # these travel in the award
+    # these travel in the award; a player token only when given (_plan_item)
+    if field.name not in ("award", "amount_cents", "meter_id", "player_token")
 )
 
 
@@ -2204,6 +2208,8 @@ def _plan_item(payout: Payout) -> dict[str, Any]:
             "text": payout.award.text,
             "meter_id": payout.meter_id,
         }
+        if payout.player_token:  # the winner's player token, for the slip
+            item["player_token"] = payout.player_token
     return item
 
 

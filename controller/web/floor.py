@@ -76,6 +76,7 @@ def _jackpot(j: Jackpot) -> dict[str, Any]:
         "paid_by": j.paid_by,
         "paid_at_ms": j.paid_at_ms,
         "paid_note": j.paid_note,
+        "player_token": j.player_token,  # "" for none (docs/staged-changes.md)
     }
 
 

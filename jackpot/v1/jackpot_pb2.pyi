@@ -378,6 +378,7 @@ class LockoutRequest(_message.Message):
     ROUND_ID_FIELD_NUMBER: _builtins.int
     WAGERS_FIELD_NUMBER: _builtins.int
     KNOWN_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     round_id: _builtins.int
     """Increases with every round of the table, by at most the controller's max_round_step
@@ -391,6 +392,12 @@ class LockoutRequest(_message.Message):
     def known(self) -> Global___JournalPosition:
         """the table's last acknowledged position"""
 
+    @_builtins.property
+    def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatPlayer]:
+        """Optional: the rated player at a seat that has a wager, as an opaque token of the casino's
+        player system (docs/staged-changes.md, "The player at the seat"); never personal data.
+        """
+
     def __init__(
         self,
         *,
@@ -398,10 +405,11 @@ class LockoutRequest(_message.Message):
         round_id: _builtins.int = ...,
         wagers: _abc.Iterable[Global___Wager] | None = ...,
         known: Global___JournalPosition | None = ...,
+        players: _abc.Iterable[Global___SeatPlayer] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["known", b"known"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["known", b"known", "round_id", b"round_id", "table_id", b"table_id", "wagers", b"wagers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["known", b"known", "players", b"players", "round_id", b"round_id", "table_id", b"table_id", "wagers", b"wagers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -446,11 +454,14 @@ class AcceptedWager(_message.Message):
     CONTRIBUTIONS_FIELD_NUMBER: _builtins.int
     ON_DEALER_HAND_FIELD_NUMBER: _builtins.int
     ENVY_FIELD_NUMBER: _builtins.int
+    PLAYER_TOKEN_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     kind: Global___WagerKind.ValueType
     amount_cents: _builtins.int
     on_dealer_hand: _builtins.bool
     envy: _builtins.bool
+    player_token: _builtins.str
+    """the seat's player token given at lockout ("" for none)"""
     @_builtins.property
     def contributions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Contribution]:
         """empty for a wager that feeds no meter"""
@@ -464,10 +475,11 @@ class AcceptedWager(_message.Message):
         contributions: _abc.Iterable[Global___Contribution] | None = ...,
         on_dealer_hand: _builtins.bool = ...,
         envy: _builtins.bool = ...,
+        player_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "contributions", b"contributions", "envy", b"envy", "kind", b"kind", "on_dealer_hand", b"on_dealer_hand", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "contributions", b"contributions", "envy", b"envy", "kind", b"kind", "on_dealer_hand", b"on_dealer_hand", "player_token", b"player_token", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2161,6 +2173,7 @@ class Jackpot(_message.Message):
     PAID_NOTE_FIELD_NUMBER: _builtins.int
     VOID_REASON_FIELD_NUMBER: _builtins.int
     VOIDED_SEQ_FIELD_NUMBER: _builtins.int
+    PLAYER_TOKEN_FIELD_NUMBER: _builtins.int
     jackpot_id: _builtins.str
     link_group_id: _builtins.str
     meter_id: _builtins.str
@@ -2209,6 +2222,8 @@ class Jackpot(_message.Message):
     """
     voided_seq: _builtins.int
     """the jackpot_voided journal entry"""
+    player_token: _builtins.str
+    """the winning seat's player token given at lockout ("" for none)"""
     def __init__(
         self,
         *,
@@ -2243,10 +2258,11 @@ class Jackpot(_message.Message):
         paid_note: _builtins.str = ...,
         void_reason: _builtins.str = ...,
         voided_seq: _builtins.int = ...,
+        player_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "award_kind", b"award_kind", "award_text", b"award_text", "cards", b"cards", "envy_for_seat", b"envy_for_seat", "hand", b"hand", "hit_at_ms", b"hit_at_ms", "jackpot_id", b"jackpot_id", "journal_seq", b"journal_seq", "line", b"line", "link_group_id", b"link_group_id", "meter_after_cents", b"meter_after_cents", "meter_before_cents", b"meter_before_cents", "meter_id", b"meter_id", "note", b"note", "on_dealer_hand", b"on_dealer_hand", "paid_at_ms", b"paid_at_ms", "paid_by", b"paid_by", "paid_by_cert", b"paid_by_cert", "paid_note", b"paid_note", "reviewed_at_ms", b"reviewed_at_ms", "reviewed_by", b"reviewed_by", "reviewed_by_cert", b"reviewed_by_cert", "round_id", b"round_id", "seat", b"seat", "status", b"status", "table_id", b"table_id", "void_reason", b"void_reason", "voided_seq", b"voided_seq", "wager", b"wager", "wager_cents", b"wager_cents"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "award_kind", b"award_kind", "award_text", b"award_text", "cards", b"cards", "envy_for_seat", b"envy_for_seat", "hand", b"hand", "hit_at_ms", b"hit_at_ms", "jackpot_id", b"jackpot_id", "journal_seq", b"journal_seq", "line", b"line", "link_group_id", b"link_group_id", "meter_after_cents", b"meter_after_cents", "meter_before_cents", b"meter_before_cents", "meter_id", b"meter_id", "note", b"note", "on_dealer_hand", b"on_dealer_hand", "paid_at_ms", b"paid_at_ms", "paid_by", b"paid_by", "paid_by_cert", b"paid_by_cert", "paid_note", b"paid_note", "player_token", b"player_token", "reviewed_at_ms", b"reviewed_at_ms", "reviewed_by", b"reviewed_by", "reviewed_by_cert", b"reviewed_by_cert", "round_id", b"round_id", "seat", b"seat", "status", b"status", "table_id", b"table_id", "void_reason", b"void_reason", "voided_seq", b"voided_seq", "wager", b"wager", "wager_cents", b"wager_cents"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2825,3 +2841,29 @@ class WindDownMeterRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___WindDownMeterRequest: _TypeAlias = WindDownMeterRequest  # noqa: Y015
+
+@_typing.final
+class SeatPlayer(_message.Message):
+    """A seat's rated player at lockout: an opaque token (1-64 of [A-Za-z0-9._:-]) the casino's
+    player system issued, never a name or any personal data; at most one per seat.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    PLAYER_TOKEN_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    player_token: _builtins.str
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        player_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_token", b"player_token", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatPlayer: _TypeAlias = SeatPlayer  # noqa: Y015

@@ -160,10 +160,14 @@ local function mystery_write(c, a)
   local hit_at_ms = clock_ms()
   for _, h in ipairs(list) do
     local amount = h.draw.hit
-    local seq = journal(KEYS[3], KEYS[4], 'mystery_hit', m.id, -amount * MICRO, 0,
-      {'amount_cents', int(amount), 'cycle', int(h.draw.cycle), 'hit_cents', int(amount),
-       'salt', h.draw.salt, 'commitment', h.draw.commitment, 'table', table_id, 'round',
-       round_id, 'seat', a.seat, 'wager', a.kind, 'wager_cents', a.amount_cents})
+    local fields = {'amount_cents', int(amount), 'cycle', int(h.draw.cycle), 'hit_cents',
+      int(amount), 'salt', h.draw.salt, 'commitment', h.draw.commitment, 'table', table_id,
+      'round', round_id, 'seat', a.seat, 'wager', a.kind, 'wager_cents', a.amount_cents}
+    if a.player_token then  -- the seat's player token (docs/staged-changes.md)
+      fields[#fields + 1] = 'player'
+      fields[#fields + 1] = a.player_token
+    end
+    local seq = journal(KEYS[3], KEYS[4], 'mystery_hit', m.id, -amount * MICRO, 0, fields)
     local seed = m.reset - h.from_reserve
     journal(KEYS[3], KEYS[4], 'reset', m.id, m.reset, -h.from_reserve,
       {'operator_seed_microcents', int(seed), 'reset_cents', int(m.reset / MICRO), 'table',
@@ -184,7 +188,7 @@ local function mystery_write(c, a)
       award_text = 'must-hit-by mystery', amount_cents = int(amount),
       meter_before_cents = int(amount), meter_after_cents = after_cents, status = 'pending',
       journal_seq = seq, hit_at_ms = int(hit_at_ms), reset_topup_microcents = int(m.reset),
-      reset_from_reserve_microcents = int(h.from_reserve)}))
+      reset_from_reserve_microcents = int(h.from_reserve), player_token = a.player_token}))
     redis.call('SADD', KEYS[mystery_first_key], jackpot_id)
     c.mystery_jackpots = c.mystery_jackpots or {}  -- void_round.lua reverses these hits
     c.mystery_jackpots[#c.mystery_jackpots + 1] = jackpot_id
@@ -229,7 +233,8 @@ for i, w in ipairs(wagers) do
     mystery_cross(m, contributions[j])
   end
   accepted[i] = {seat = w.seat, kind = w.kind, amount_cents = int(w.amount_cents),
-    on_dealer_hand = w.on_dealer_hand, envy = w.envy, contributions = contributions}
+    on_dealer_hand = w.on_dealer_hand, envy = w.envy, contributions = contributions,
+    player_token = w.player_token}  -- nil (absent) for a wager without one
 end
 
 -- Write: journal the handle (every accepted wager by kind, whether or not it feeds a meter:

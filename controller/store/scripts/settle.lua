@@ -81,7 +81,8 @@ local function hold(r, p, award, seq, fields)
     wager = p.kind, wager_cents = int(p.wager_cents), on_dealer_hand = p.on_dealer_hand,
     envy_for_seat = p.envy_for_seat, cards = p.cards, line = p.line, award_kind = award.kind,
     award_text = award.text, amount_cents = r.amount_cents, meter_before_cents = '0',
-    meter_after_cents = '0', status = 'pending', journal_seq = seq, hit_at_ms = int(hit_at_ms)}
+    meter_after_cents = '0', status = 'pending', journal_seq = seq, hit_at_ms = int(hit_at_ms),
+    player_token = p.player_token}  -- nil (absent) without one
   for name, value in pairs(fields) do record[name] = value end
   redis.call('HSET', KEYS[4], jackpot_id, cjson.encode(record))
   redis.call('SADD', KEYS[5], jackpot_id)
@@ -108,6 +109,10 @@ for i, p in ipairs(plan) do
     count(KEYS[7], {'awards', p.kind, award.kind}, 1)
     local common = {'table', table_id, 'round', round_id, 'seat', p.seat, 'wager', p.kind,
       'on_dealer', tostring(p.on_dealer_hand), 'hand', p.hand, 'line', p.line, 'award', award.text}
+    if p.player_token then  -- the seat's player token (docs/staged-changes.md)
+      common[#common + 1] = 'player'
+      common[#common + 1] = p.player_token
+    end
     if award.kind == 'percent_of_meter' then
       local m = meters.by_id[award.meter_id]
       local before = math.floor(m.value / MICRO)
