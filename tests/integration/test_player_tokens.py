@@ -74,7 +74,7 @@ async def test_a_lockout_carries_player_tokens_onto_the_round_and_the_jackpot(
             "already locked out with other",
         )
     stored = json.loads(
-        await redis_client.hget(keys.LinkGroupKeys("floor").round("t1", 1), "wagers")
+        str(await redis_client.hget(keys.LinkGroupKeys("floor").round("t1", 1), "wagers"))
     )
     assert [w.get("player_token") for w in stored] == ["P-1001", "loyalty:77.a_b", None]
 
@@ -136,7 +136,7 @@ async def test_a_round_without_tokens_stores_and_journals_nothing_more(
     settled = await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES}, folded=[2]))
     (won,) = [r for r in settled.results if r.seat == 1]
     raw = await redis_client.hget(keys.LinkGroupKeys("floor").jackpots, won.jackpot_id)
-    assert "player" not in json.loads(raw)
+    assert "player" not in json.loads(str(raw))
     assert all("player" not in f for _, f in await journal(redis_client))
     assert (
         await admin.GetJackpot(pb.GetJackpotRequest(jackpot_id=won.jackpot_id))
