@@ -120,6 +120,9 @@ async def test_a_restore_carries_staged_applied_cancelled_and_wound_down_meters(
     # a staged change, a cancellation or a wind-down no entry made is refused
     for meter_id, name, value, message in (
         ("cs-mystery", "staged_change", '{"at":"hit"}', "staged_change"),
+        ("cs-old", "staged_change", '{"at":"hit"}', "staged_change"),  # never staged
+        ("cs-mystery", "staged_cancelled", "{}", "staged_cancelled"),  # never cancelled
+        ("cs-main", "wound_down_seq", "5", "wound_down_seq"),  # never wound down
         ("cs-mystery", "staged_seq", "3", "staged_seq"),
         ("cs-main", "staged_seq", "2", "staged_seq"),
         ("cs-old", "wound_down_seq", "", "wound_down_seq"),
