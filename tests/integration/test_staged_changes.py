@@ -15,7 +15,7 @@ import pytest
 from redis.asyncio import Redis
 
 from controller.audit import verify
-from controller.domain.reports import meter_report
+from controller.domain.reports import change_report, meter_report
 from controller.server import ControllerServer
 from controller.store import keys
 from controller.web.floor import FloorView
@@ -125,6 +125,11 @@ async def test_a_change_staged_for_the_next_reset_waits_and_the_hit_applies_it(
         "125000",
     )
     (applied,) = entries(rows, "meter_change_applied")
+    reported = change_report([e async for e in controller.store.journal("floor")])
+    assert [c.type for c in reported if c.type.startswith("meter_change")] == [
+        "meter_change_staged",
+        "meter_change_applied",
+    ]
     award = next(e for e in entries(rows, "award") if e["round"] == "3")
     (reset,) = [e for e in entries(rows, "reset") if e["round"] == "3"]
     assert int(award["seq"]) < int(reset["seq"]) < int(applied["seq"])

@@ -16,6 +16,7 @@ from redis.asyncio import Redis
 
 from controller.audit import verify
 from controller.ctl.main import main as jackpotctl
+from controller.domain.reports import change_report
 from controller.server import ControllerServer
 from controller.testing import TestPKI
 from jackpot.v1 import jackpot_pb2 as pb
@@ -97,6 +98,9 @@ async def test_a_wound_down_meter_takes_no_contributions_and_stays_until_won(
     )
     contributions = [e for e in rows if e["type"] == "contribution" and e["round"] == "2"]
     assert [(e["d_meter"], e["d_reserve"]) for e in contributions] == [("0", "0")] * 3
+    changes = change_report([e async for e in controller.store.journal("floor")])
+    (reported,) = [c for c in changes if c.type == "meter_wound_down"]  # the change report
+    assert reported.meter_id == "cs-main" and reported.fields["old_rate_ppm"] == "150000"
     report = await verify(controller.store)
     assert report.ok, report.differences
 
