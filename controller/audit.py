@@ -8,9 +8,10 @@ It checks that every meter's value and reserve equal the sums of their journal d
 contributions, awards, resets, voids, rejections), and that the pending-jackpot count of
 each meter matches the pending set, and that every must-hit-by hit reveals the hit point
 and salt that open the commitment its cycle started with, within the cycle's range
-(:class:`controller.domain.mystery.CommitmentCheck`). It reads Redis only, and may run while
-tables play: meters are read at one instant (one read-only script) and the journal is checked
-up to that instant's sequence number.
+(:class:`controller.domain.mystery.CommitmentCheck`), and that every staged meter change
+ends once, as staged (:class:`controller.domain.staged.StagedCheck`). It reads Redis only,
+and may run while tables play: meters are read at one instant (one read-only script) and the
+journal is checked up to that instant's sequence number.
 
 A trimmed journal (``jackpotctl journal trim``) starts after its signed checkpoint: the last
 trimmed entry's sequence number and hash, and what the trimmed entries summed to per meter.
@@ -48,6 +49,7 @@ from controller.checkpoint_signature import PublicKeys
 from controller.domain.correction_check import CorrectionCheck
 from controller.domain.mystery import CommitmentCheck
 from controller.domain.records import Checkpoint, LinkGroupSnapshot
+from controller.domain.staged import StagedCheck
 from controller.journal_chain import GENESIS, ChainCheck
 from controller.store import codec
 from controller.store.redis_store import RedisStore
@@ -145,6 +147,7 @@ async def _audit_once(
     chain = _start(checkpoint)
     commitments = CommitmentCheck(link_group_id)
     corrections = CorrectionCheck(link_group_id)
+    staged = StagedCheck(link_group_id)
     rotations: list[tuple[int, str]] = []
     expected_hash = checkpoint.hash if expected and expected[0] == checkpoint.seq else None
     last_id = _stream_id(snapshot.last_entry_id)
@@ -161,6 +164,7 @@ async def _audit_once(
         chain.add(entry.entry_id, entry.fields)
         commitments.add(entry.fields)
         corrections.add(entry.fields)
+        staged.add(entry.fields)
         if entry.fields.get("type") == checkpoint_signature.ROTATION_ENTRY:
             rotations.append((entry.seq, entry.fields.get("handover", "")))
         if expected and entry.seq == expected[0]:
@@ -176,6 +180,7 @@ async def _audit_once(
     report.differences += [f"{link_group_id}: {problem}" for problem in chain.problems]
     report.differences += commitments.problems
     report.differences += corrections.problems
+    report.differences += staged.problems
     report.differences += checkpoint_signature.journal_problems(
         link_group_id, verdict.pending, rotations
     )
@@ -447,6 +452,7 @@ def _verify_export_group(
     chain = _start(start)
     commitments = CommitmentCheck(link_group_id)
     corrections = CorrectionCheck(link_group_id)
+    staged = StagedCheck(link_group_id)
     journal_path = target / journal_export.JOURNAL_FILE
     try:
         text = journal_path.read_text(encoding="utf-8")
@@ -464,6 +470,7 @@ def _verify_export_group(
         chain.add(entry_id, fields)
         commitments.add(fields)
         corrections.add(fields)
+        staged.add(fields)
         if (
             fields.get("type") == checkpoint_signature.ROTATION_ENTRY
             and latest.seq < chain.last_seq <= end
@@ -480,6 +487,7 @@ def _verify_export_group(
     report.differences += [f"{link_group_id}: {problem}" for problem in chain.problems]
     report.differences += commitments.problems
     report.differences += corrections.problems
+    report.differences += staged.problems
     report.differences += checkpoint_signature.journal_problems(
         link_group_id, verdict.pending, rotations
     )

@@ -42,7 +42,10 @@ written until every check below passed; the first difference found is the refusa
      it) or ``correction_rejected``; each ``correction_award`` makes a pending jackpot of no
      meter whose amount is a line of that applied correction awaiting validation.
    * a meter's definition (game, reset, rates, ceiling, kind, must-hit-by amount) by
-     ``meter_created`` and each ``meter_updated``; its must-hit-by cycle and commitment by its
+     ``meter_created`` and each ``meter_updated``, ``meter_change_applied`` and
+     ``meter_wound_down``; a change staged for its next hit by ``meter_change_staged`` until a
+     ``meter_change_applied``, ``_dropped`` or ``_cancelled`` ends it (docs/staged-changes.md);
+     its must-hit-by cycle and commitment by its
      last ``mystery_draw``; its last hit by its last ``award`` / ``mystery_hit``; its pending
      count by the jackpots found pending; a retired meter by ``meter_retired``.
    * a table's definition (``config``) by ``table_registered`` and each ``table_updated``, its
@@ -671,6 +674,7 @@ class _Replay:
             reviewed_by="",
             paid_by="",
         )
+        expected.set(entry, player_token=entry.get("player") or "")  # the seat's, if given
         if entry["type"] == "award":
             expected.set(
                 entry,
@@ -760,6 +764,7 @@ class _Replay:
             reviewed_by="",
             paid_by="",
         )
+        expected.set(entry, player_token=entry.get("player") or "")  # the seat's, if given
 
     def _mystery_hit(
         self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None
@@ -939,6 +944,7 @@ class _Replay:
             must_hit_by_cents=entry.get("must_hit_by_cents") or "0",
             last_hit_seq="",
         )
+        expected.set(entry, **_UNSTAGED, staged_cancelled="", wound_down_seq="")
 
     def _contribution(
         self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None
@@ -1085,6 +1091,82 @@ class _Replay:
         if entry["type"] == "wagers_accepted":
             self.lockouts[f"{table_id}:{round_id}"] = entry
 
+    # staged changes and winding down (docs/staged-changes.md)
+
+    def _meter_change_staged(
+        self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None
+    ) -> None:
+        """stage_meter_change.lua: one change waits per meter, staged against the meter's
+        parameters as they are, its record (``staged``) saying what the entry says."""
+        meter = self._known("meter", self.meters, entry.get("meter", ""), entry)
+        if meter is None:
+            return
+        if meter.value("staged_seq") or meter.value("wound_down_seq"):
+            raise self.refuse(entry, f"stages a change of meter {meter.record_id}, which has one")
+        try:
+            record = json.loads(entry.get("staged", ""))
+        except json.JSONDecodeError:
+            record = None
+        if not isinstance(record, dict) or record.get("at") not in ("hit", "reset"):
+            raise self.refuse(entry, "holds no staged change record")
+        for name in ("at", "by", "reason", *_STAGED_FIELDS):
+            if _text(record.get(name)) != _text(entry.get(name)):
+                raise self.refuse(entry, f"stages another {name} than its record's")
+        self._check_old(entry, meter)
+        meter.set(entry, staged_change=entry.get("staged"), staged_seq=seq)
+
+    def _meter_change_resolved(
+        self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None
+    ) -> None:
+        """The staged change ends: applied (its new parameters) or dropped by the step that
+        paid the hit (settle.lua, lockout.lua), or cancelled (cancel_meter_change.lua)."""
+        meter = self._known("meter", self.meters, entry.get("meter", ""), entry)
+        if meter is None:
+            return
+        waiting = meter.value("staged_seq")
+        if not waiting or waiting != _text(entry.get("staged_seq")):
+            raise self.refuse(
+                entry,
+                f"ends staged change #{entry.get('staged_seq')} of meter {meter.record_id}, "
+                f"but {'#' + waiting if waiting else 'none'} waits",
+            )
+        if entry["type"] == "meter_change_applied":
+            staged = json.loads(meter.value("staged_change"))
+            for name in _STAGED_FIELDS:
+                if _text(staged.get(name)) != _text(entry.get(name)):
+                    raise self.refuse(entry, f"applies another {name} than the change staged")
+            self._check_old(entry, meter)
+            meter.set(entry, **{name: entry.get(f"new_{name}") for name in _METER_PARAMETERS})
+        if entry["type"] == "meter_change_cancelled":
+            meter.set(entry, staged_cancelled=entry.get("cancelled"))
+        meter.set(entry, **_UNSTAGED)
+
+    def _meter_wound_down(
+        self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None
+    ) -> None:
+        """wind_down_meter.lua: the rates become 0 (no contributions from then on)."""
+        meter = self._known("meter", self.meters, entry.get("meter", ""), entry)
+        if meter is None:
+            return
+        if meter.value("staged_seq") or meter.value("wound_down_seq"):
+            raise self.refuse(entry, f"winds meter {meter.record_id} down again, or while staged")
+        for name in ("rate_ppm", "reserve_rate_ppm"):
+            if _text(entry.get(f"old_{name}")) != meter.value(name) or entry.get(name) != "0":
+                raise self.refuse(entry, f"winds meter {meter.record_id}'s {name} from another")
+        meter.set(entry, rate_ppm="0", reserve_rate_ppm="0", wound_down_seq=seq)
+
+    def _check_old(self, entry: Mapping[str, str], meter: _Expected) -> None:
+        for name in _METER_PARAMETERS:
+            if _text(entry.get(f"old_{name}")) != meter.value(name):
+                raise self.refuse(entry, f"changes meter {meter.record_id}'s {name} from another")
+
+
+_METER_PARAMETERS = ("reset_cents", "rate_ppm", "reserve_rate_ppm", "ceiling_cents")
+"""The parameters a staged change changes (stage_meter_change.lua)."""
+_STAGED_FIELDS = tuple(f"{when}_{name}" for name in _METER_PARAMETERS for when in ("old", "new"))
+_UNSTAGED = {"staged_change": "", "staged_seq": ""}
+"""A meter's staged-change fields while none waits."""
+
 
 _FINISHING = frozenset({"award", "fixed_award", "void", "round_voided"})
 """Entry types written only when a round is settled (an award) or voided: a round with one
@@ -1114,6 +1196,11 @@ _HANDLERS: dict[str, _Handler] = {
     "maintenance_left": _Replay._maintenance,
     "wagers_accepted": _Replay._round,
     "table_rebased": _Replay._round,
+    "meter_change_staged": _Replay._meter_change_staged,
+    "meter_change_applied": _Replay._meter_change_resolved,
+    "meter_change_dropped": _Replay._meter_change_resolved,
+    "meter_change_cancelled": _Replay._meter_change_resolved,
+    "meter_wound_down": _Replay._meter_wound_down,
 }
 """Per entry type, how it changes the records or what it must move (:class:`_Replay`); other
 types (reset, void, transfers, maintenance, irregularities, ...) make none of the records

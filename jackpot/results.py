@@ -61,6 +61,7 @@ class AcceptedWager:
     contributions: tuple[Contribution, ...] = ()
     on_dealer_hand: bool = False
     envy: bool = False
+    player_token: str = ""  # the seat's opaque player token given at lockout, if any
 
     @property
     def contributed_microcents(self) -> int:

@@ -64,6 +64,8 @@ ACCESS: Mapping[str, Access] = {
     _ADMIN + "RejectAdjustment": Access(OPERATOR),
     _ADMIN + "UpdateTable": Access(OPERATOR),
     _ADMIN + "RetireTable": Access(OPERATOR),
+    _ADMIN + "CancelStagedMeterChange": Access(OPERATOR),
+    _ADMIN + "WindDownMeter": Access(OPERATOR),
     _ADMIN + "ListAdjustments": Access(READERS),
     _ADMIN + "GetLinkGroup": Access(READERS),
     _ADMIN + "ListLinkGroups": Access(READERS),

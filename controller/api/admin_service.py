@@ -22,18 +22,19 @@ from controller.api.access import caller
 from controller.api.corrections import CorrectionRpcs
 from controller.domain import bounds
 from controller.domain.bounds import check_id, check_jackpot_id, check_range, check_text, excerpt
-from controller.domain.config import LinkGroupConfig
+from controller.domain.config import LinkGroupConfig, MeterConfig
 from controller.domain.digests import void_fingerprint
 from controller.domain.records import (
     ADJUSTMENT_STATUSES,
     IRREGULARITY_STATUSES,
     MYSTERY_HIT_VOID,
+    MeterState,
 )
 from controller.jackpot_review import pay_jackpot, review_jackpot
 from controller.metrics import Metrics
 from controller.state_guard import StateGuard
 from controller.store.redis_store import MAX_REBASE_ROUND_ID, RedisStore, Resolution
-from jackpot.errors import InvalidArgument, InvalidConfiguration, NotFound
+from jackpot.errors import FailedPrecondition, InvalidArgument, InvalidConfiguration, NotFound
 from jackpot.irregularities import CHIP_COUNT_SECTION
 from jackpot.kinds import IrregularityKind
 from jackpot.money import MAX_METER_CENTS, format_cents, format_percent
@@ -426,9 +427,16 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         meter_id = check_id(request.meter_id, "meter id")
         why = convert.reason(request.reason)
         old = await self._store.get_meter(meter_id)
+        if old.wound_down_seq:
+            raise FailedPrecondition(
+                f"meter {meter_id} is winding down (journal #{old.wound_down_seq}): its "
+                "parameters do not change any more"
+            )
         new = convert.meter_update(request, old)
         self._guard.refuse_group(old.link_group_id)
         operator = caller()
+        if request.at != pb.METER_CHANGE_AT_NOW:
+            return await self._stage_meter_change(request.at, old, new, why)
         changed = await self._store.controls.update_meter(
             old, new, actor=operator.uri, actor_cert=operator.fingerprint, reason=why
         )
@@ -443,6 +451,73 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
                 format_percent(new.rate_ppm),
                 format_percent(new.reserve_rate_ppm),
                 format_cents(new.ceiling_cents) if new.ceiling_cents else "none",
+                why,
+            )
+        return convert.meter(state)
+
+    async def _stage_meter_change(
+        self, at: pb.MeterChangeAt.ValueType, old: MeterState, new: MeterConfig, why: str
+    ) -> pb.Meter:
+        """UpdateMeter with ``at``: staged for the meter's next hit or reset (validated as an
+        immediate change was, by the caller; docs/staged-changes.md)."""
+        when = convert.change_at(at)
+        operator = caller()
+        staged, seq = await self._store.controls.stage_meter_change(
+            old, new, at=when, actor=operator.uri, actor_cert=operator.fingerprint, reason=why
+        )
+        if staged:
+            log.warning(
+                "meter %s: change staged for its next %s at journal #%d by %s: reset %s, rate "
+                "%s%%, reserve rate %s%%, ceiling %s (%s)",
+                old.meter_id,
+                when,
+                seq,
+                operator,
+                format_cents(new.reset_cents),
+                format_percent(new.rate_ppm),
+                format_percent(new.reserve_rate_ppm),
+                format_cents(new.ceiling_cents) if new.ceiling_cents else "none",
+                why,
+            )
+        return convert.meter(await self._store.get_meter(old.meter_id))
+
+    async def CancelStagedMeterChange(
+        self, request: pb.CancelStagedMeterChangeRequest, context: Context
+    ) -> pb.Meter:
+        meter_id = check_id(request.meter_id, "meter id")
+        why = convert.reason(request.reason)
+        seen = check_range(request.staged_seq, "staged_seq", 0, convert.MAX_ROUND_ID)
+        self._guard.refuse_group(await self._store.controls.meter_link_group(meter_id))
+        operator = caller()
+        cancelled, seq = await self._store.controls.cancel_meter_change(
+            meter_id,
+            actor=operator.uri,
+            actor_cert=operator.fingerprint,
+            reason=why,
+            staged_seq=seen,
+        )
+        if cancelled:
+            log.warning(
+                "meter %s: staged change #%d cancelled by %s: %s", meter_id, seq, operator, why
+            )
+        return convert.meter(await self._store.get_meter(meter_id))
+
+    async def WindDownMeter(self, request: pb.WindDownMeterRequest, context: Context) -> pb.Meter:
+        meter_id = check_id(request.meter_id, "meter id")
+        why = convert.reason(request.reason)
+        self._guard.refuse_group(await self._store.controls.meter_link_group(meter_id))
+        operator = caller()
+        wound, seq = await self._store.controls.wind_down_meter(
+            meter_id, actor=operator.uri, actor_cert=operator.fingerprint, reason=why
+        )
+        state = await self._store.get_meter(meter_id)
+        self._metrics.set_meter_states([state])
+        if wound:
+            log.warning(
+                "meter %s winding down at journal #%d by %s: no contributions from now on (%s)",
+                meter_id,
+                seq,
+                operator,
                 why,
             )
         return convert.meter(state)

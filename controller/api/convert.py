@@ -33,6 +33,7 @@ from controller.domain.records import (
     LinkGroupState,
     MeterState,
     RetiredMeter,
+    StagedChange,
 )
 from controller.domain.rounds import Cards, RoundCards, SeatCards, Wager, cards_of
 from jackpot.cards import parse_cards
@@ -247,6 +248,40 @@ def meter(state: MeterState) -> pb.Meter:
         must_hit_by_cents=state.must_hit_by_cents,
         mystery_cycle=state.mystery_cycle,
         mystery_commitment=state.mystery_commitment,
+        staged_change=staged_change(state.staged_change),
+        wound_down_seq=state.wound_down_seq,
+    )
+
+
+CHANGE_AT = {pb.METER_CHANGE_AT_NEXT_HIT: "hit", pb.METER_CHANGE_AT_NEXT_RESET: "reset"}
+"""UpdateMeter's ``at`` as the store names it (docs/staged-changes.md); NOW is not staged."""
+
+
+def change_at(at: int) -> str:
+    """The store's name of a staged change's moment; InvalidArgument for an unknown one."""
+    if at not in CHANGE_AT:
+        raise InvalidArgument(f"at must be NOW, NEXT_HIT or NEXT_RESET, not {at}")
+    return CHANGE_AT[pb.MeterChangeAt.ValueType(at)]
+
+
+def staged_change(staged: StagedChange | None) -> pb.StagedMeterChange | None:
+    """A meter's staged change for the wire (None: none waits)."""
+    if staged is None:
+        return None
+    at = {name: value for value, name in CHANGE_AT.items()}[staged.at]
+    return pb.StagedMeterChange(
+        at=at,
+        staged_seq=staged.staged_seq,
+        old_reset_cents=staged.old_reset_cents,
+        old_rate_of_progression_percent=format_percent(staged.old_rate_ppm),
+        old_reserve_rate_percent=format_percent(staged.old_reserve_rate_ppm),
+        old_ceiling_cents=staged.old_ceiling_cents,
+        reset_cents=staged.new_reset_cents,
+        rate_of_progression_percent=format_percent(staged.new_rate_ppm),
+        reserve_rate_percent=format_percent(staged.new_reserve_rate_ppm),
+        ceiling_cents=staged.new_ceiling_cents,
+        by=staged.by,
+        reason=staged.reason,
     )
 
 

@@ -20,6 +20,7 @@ from controller.domain.bounds import MAX_WATCH_INTERVAL_MS, check_range
 from controller.domain.config import TableConfig
 from controller.domain.digests import lockout_fingerprint, settle_fingerprint, void_fingerprint
 from controller.domain.lockout import check_lockout
+from controller.domain.players import seat_players
 from controller.domain.rounds import RoundCards
 from controller.domain.settlement import plan_settlement
 from controller.metrics import Metrics
@@ -141,6 +142,9 @@ class TableService(pb_grpc.TableServiceServicer):
         known = self._known(table_id, request.known)
         table = await self._table(table_id, known)
         wagers = check_lockout(table, convert.wagers(request.wagers))
+        if request.players:  # docs/staged-changes.md: only then
+            pairs = [(item.seat, item.player_token) for item in request.players]
+            wagers = tuple(seat_players(wagers, pairs))
         result = await self._step(
             table_id,
             self._store.lockout(table, round_id, wagers, lockout_fingerprint(wagers), known),

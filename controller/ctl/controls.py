@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from controller.ctl import staged
 from controller.ctl.remote import call, show, table_line
 from jackpot.money import format_cents, parse_dollars_cents
 from jackpot.v1 import jackpot_pb2 as pb
@@ -47,6 +48,13 @@ def add_commands(groups: Subparsers, meters: Subparsers, tables: Subparsers) -> 
     update.add_argument("--ceiling", metavar="DOLLARS", help="0: none; never below the amount")
     update.add_argument("--reset", metavar="DOLLARS")
     update.add_argument("--reason", required=True)
+    update.add_argument(
+        "--at",
+        choices=sorted(staged.AT),
+        default="now",
+        help="now (in maintenance), or staged for the meter's next hit or next reset "
+        "(docs/staged-changes.md)",
+    )
     update.set_defaults(handler=_update_meter)
     retire = meters.add_parser(
         "retire",
@@ -127,7 +135,9 @@ def _maintenance(args: argparse.Namespace) -> int:
 
 
 def _update_meter(args: argparse.Namespace) -> int:
-    request = pb.UpdateMeterRequest(meter_id=args.meter_id, reason=args.reason)
+    request = pb.UpdateMeterRequest(
+        meter_id=args.meter_id, reason=args.reason, at=staged.AT[args.at]
+    )
     if args.rate is not None:
         request.rate_of_progression_percent = args.rate
     if args.reserve_rate is not None:
@@ -142,7 +152,7 @@ def _update_meter(args: argparse.Namespace) -> int:
         f"meter {meter.meter_id}: reset {format_cents(meter.reset_cents)}, rate "
         f"{meter.rate_of_progression_percent}%, reserve rate {meter.reserve_rate_percent}%, "
         f"ceiling {ceiling}; amount {format_cents(meter.amount_cents)}"
-    )
+    ) + staged.meter_status(meter)
     return show(args, meter, text)
 
 

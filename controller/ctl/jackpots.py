@@ -166,6 +166,8 @@ def slip_lines(j: pb.Jackpot, gaming_day: GamingDay | None = None) -> list[str]:
         )
     else:
         lines.append("  meter        none (a fixed award)")
+    if j.player_token:  # the rated player given at lockout (docs/staged-changes.md)
+        lines.append(f"  player       {j.player_token} (the player system's token)")
     lines += [
         f"  journal      #{j.journal_seq} ({j.link_group_id})",
         f"  hit          {format_time(j.hit_at_ms)}",

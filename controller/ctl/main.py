@@ -64,6 +64,8 @@ from controller.ctl.hands import classify_stream
 from controller.ctl.remote import call as _call
 from controller.ctl.remote import show as _show
 from controller.ctl.remote import table_line as _table_line
+from controller.ctl.staged import add_commands as add_staged_commands
+from controller.ctl.staged import meter_status
 from controller.domain.games import get_game
 from controller.domain.identity import CERTIFICATE_ROLES
 from controller.rules_file import describe, load_submission
@@ -417,6 +419,7 @@ def _parser() -> argparse.ArgumentParser:
     days.add_commands(top, _redis_arguments, _store, _actor)
     controls.add_commands(groups, meters, tables)
     round_corrections.add_commands(top)
+    add_staged_commands(meters)
     return parser
 
 
@@ -904,7 +907,7 @@ def _meter_line(meter: pb.Meter) -> str:
         f"reset {format_cents(meter.reset_cents)}, rate {meter.rate_of_progression_percent}%"
         f", reserve rate {meter.reserve_rate_percent}%, {meter.wagers_total} wagers, "
         f"{meter.hits_total} hits, {meter.pending_jackpots} pending"
-    )
+    ) + meter_status(meter)
 
 
 def _create_meter(args: argparse.Namespace) -> int:

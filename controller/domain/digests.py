@@ -24,7 +24,11 @@ def fingerprint(phase: str, content: object) -> str:
 
 def lockout_fingerprint(wagers: Sequence[Wager]) -> str:
     """The content digest of a lockout: its wagers, in a canonical order."""
-    rows = sorted([w.seat, w.kind, w.amount_cents, w.on_dealer_hand, w.envy] for w in wagers)
+    rows = sorted(
+        [w.seat, w.kind, w.amount_cents, w.on_dealer_hand, w.envy]
+        + ([w.player_token] if w.player_token else [])  # as before for a round without one
+        for w in wagers
+    )
     return fingerprint("lockout", rows)
 
 

@@ -30,6 +30,12 @@ awards and the reset are cents; rates are parts per million (ppm) of the wager. 
   its next cycle under a committed hit point).
 * **adjustment** (approved by a second operator, ``review_adjustment.lua``): its signed amount
   is added to the meter, which stays within zero and its ceiling;
+* **staged change** (docs/staged-changes.md, ``_lib.lua`` ``staged_check``): a change staged
+  for the next hit (``at="hit"``) or the next reset (``"reset"``) is applied by the award that
+  hits the meter, after the award is taken and before its reset (so the meter resets to the new
+  reset amount and later contributions run at the new rates), or dropped when the meter's
+  parameters are no longer those it was staged against or a new ceiling would not be above the
+  new reset and what the meter holds after the hit;
 * **retirement** (``retire_meter.lua``): the amount above the reset moves to the other meter
   (up to its ceiling, the rest to its reserve), the reserve to the other meter's reserve, the
   rest (the reset's part) back to the operator; the retired meter holds nothing after.
@@ -60,6 +66,13 @@ class MeterBook:
     last_hit_seq: int = 0
     hit_cents: int = 0
     """A must-hit-by meter's current hit point (cents); 0 for a progressive meter."""
+    staged: StagedChange | None = None
+    """A change waiting for the meter's next hit or reset."""
+
+    @property
+    def parameters(self) -> tuple[int, int, int, int]:
+        """(reset_cents, rate_ppm, reserve_rate_ppm, ceiling_cents), a staged change's order."""
+        return (self.reset_cents, self.rate_ppm, self.reserve_rate_ppm, self.ceiling_cents)
 
     @classmethod
     def created(
@@ -75,6 +88,32 @@ class MeterBook:
         return cls(
             meter_id, reset_cents * MICRO, 0, rate_ppm, reserve_rate_ppm, reset_cents, ceiling_cents
         )
+
+
+@dataclass(frozen=True, slots=True)
+class StagedChange:
+    """A staged change: ``at`` ``"hit"`` or ``"reset"``, the parameters it was staged against
+    and those it gives, each (reset_cents, rate_ppm, reserve_rate_ppm, ceiling_cents)."""
+
+    at: str
+    old: tuple[int, int, int, int]
+    new: tuple[int, int, int, int]
+
+
+def take_staged(book: MeterBook, resets: bool) -> bool | None:
+    """At a hit (``resets``: one that resets the meter), after its award is taken: apply the
+    staged change (True), drop it (False), or leave it waiting (None: none, or one for the
+    next reset at a hit that does not reset)."""
+    staged = book.staged
+    if staged is None or (staged.at == "reset" and not resets):
+        return None
+    book.staged = None
+    reset, ceiling = staged.new[0], staged.new[3]
+    after = reset * MICRO if resets else book.value
+    if staged.old != book.parameters or (ceiling and (ceiling <= reset or ceiling * MICRO < after)):
+        return False
+    book.reset_cents, book.rate_ppm, book.reserve_rate_ppm, book.ceiling_cents = staged.new
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +186,7 @@ def award_percent(book: MeterBook, ppm: int, seq: int) -> PercentAward:
     amount = percent_of_cents(before, ppm)
     book.value -= amount * MICRO
     book.last_hit_seq = seq
+    take_staged(book, ppm == FULL_PPM)
     if ppm != FULL_PPM:
         return PercentAward(amount, before)
     topup = book.reset_cents * MICRO - book.value

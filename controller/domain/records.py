@@ -14,6 +14,28 @@ from jackpot.results import MeterValue
 
 
 @dataclass(frozen=True, slots=True)
+class StagedChange:
+    """A meter change waiting for the meter's next hit (``at`` = ``"hit"``) or next reset
+    (``"reset"``), staged by ``by`` at journal entry ``staged_seq`` (docs/staged-changes.md):
+    the parameters it was staged against (``old_*``) and those it gives (``new_*``), cents
+    and parts per million of each wager. The step that pays that hit applies it, or drops it
+    (journaled with why) when the meter is no longer at ``old_*``."""
+
+    at: str
+    staged_seq: int
+    old_reset_cents: int
+    old_rate_ppm: int
+    old_reserve_rate_ppm: int
+    old_ceiling_cents: int
+    new_reset_cents: int
+    new_rate_ppm: int
+    new_reserve_rate_ppm: int
+    new_ceiling_cents: int
+    by: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class MeterState:
     """A meter's parameters, values and cumulative counters (NJ 13:69E-1.39A(b) meters)."""
 
@@ -35,6 +57,8 @@ class MeterState:
     must_hit_by_cents: int = 0
     mystery_cycle: int = 0  # a must-hit-by meter's current cycle (1 from creation)
     mystery_commitment: str = ""  # SHA-256 of "<hit point cents>:<salt>"; never the hit point
+    staged_change: StagedChange | None = None  # waiting for the next hit or reset
+    wound_down_seq: int = 0  # the meter_wound_down entry: it takes no contributions since
 
     @property
     def value(self) -> MeterValue:
@@ -97,6 +121,7 @@ class Jackpot:
     paid_note: str = ""
     void_reason: str = ""  # a must-hit-by hit reversed by its round's void: why
     voided_seq: int = 0  # and its jackpot_voided journal entry
+    player_token: str = ""  # the winning seat's opaque player token given at lockout, if any
 
 
 @dataclass(frozen=True, slots=True)

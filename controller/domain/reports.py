@@ -33,6 +33,7 @@ from fractions import Fraction
 from controller.domain.config import TableConfig
 from controller.domain.odds import paytable_odds
 from controller.domain.records import JournalEntry, MeterState
+from controller.domain.staged import describe as describe_staged
 from jackpot.errors import FailedPrecondition
 from jackpot.kinds import AwardKind
 from jackpot.times import format_time
@@ -282,6 +283,8 @@ class MeterLine:
     cumulative_hits: int = 0
     cumulative_paid_cents: int = 0
     expected_hit_frequency: Fraction | None = None
+    staged_change: str = ""
+    """Now: its staged change and wind-down, if any (:func:`controller.domain.staged.describe`)."""
 
     @property
     def hit_frequency(self) -> Fraction | None:
@@ -324,6 +327,7 @@ def meter_report(
             reserve_microcents=m.reserve_microcents,
             cumulative_hits=m.hits_total,
             cumulative_paid_cents=m.awards_cents_total,
+            staged_change=describe_staged(m),
         )
         for m in meters
     }

@@ -33,6 +33,7 @@ class Wager:
     amount_cents: int
     on_dealer_hand: bool = False
     envy: bool = False
+    player_token: str = ""  # the seat's opaque player token, if given (docs/staged-changes.md)
 
     @property
     def label(self) -> str:
@@ -92,6 +93,7 @@ class Payout:
     envy_for_seat: int = 0
     limited_from_cents: int = 0
     line: str = ""  # the paytable line paid, e.g. "ace_ace_dealer_and_player"
+    player_token: str = ""  # an award's: the seat's player token given at lockout, if any
     cards: str = ""
     wager_cents: int = 0
     pending_validation: bool = False

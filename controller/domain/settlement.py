@@ -148,6 +148,7 @@ def _wager_payout(table: TableConfig, wager: Wager, report: SeatCards, hands: Ro
             rule,
             meter_id=offer.meter_of(rule),
             line=line,
+            player_token=wager.player_token,
         )
     amount = rule.fixed_award_cents(wager.amount_cents)
     return Payout(
@@ -159,6 +160,7 @@ def _wager_payout(table: TableConfig, wager: Wager, report: SeatCards, hands: Ro
         rule,
         amount,
         line=line,
+        player_token=wager.player_token,
     )
 
 

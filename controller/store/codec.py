@@ -37,6 +37,7 @@ from controller.domain.records import (
     MeterBalance,
     MeterState,
     RetiredMeter,
+    StagedChange,
 )
 from controller.domain.rounds import Wager
 from jackpot.data import items, record_from_data
@@ -186,7 +187,7 @@ def locked_wagers(where: str, fields: Mapping[str, str], key: str = "") -> tuple
     record = upgraded("round", where, fields)
     with reading("round", where, key):
         return tuple(
-            Wager(a.seat, a.kind, a.amount_cents, a.on_dealer_hand, a.envy)
+            Wager(a.seat, a.kind, a.amount_cents, a.on_dealer_hand, a.envy, a.player_token)
             for a in (
                 record_from_data(AcceptedWager, item)
                 for item in items(json.loads(record["wagers"]))
@@ -280,7 +281,32 @@ def meter_state(fields: Mapping[str, str], *, key: str = "", name: str = "") -> 
             must_hit_by_cents=integer("must_hit_by_cents", fields.get("must_hit_by_cents", 0)),
             mystery_cycle=integer("mystery_cycle", fields.get("mystery_cycle", 0)),
             mystery_commitment=fields.get("mystery_commitment", ""),
+            staged_change=staged_change(fields.get("staged_change"), fields.get("staged_seq")),
+            wound_down_seq=integer("wound_down_seq", fields.get("wound_down_seq", 0)),
         )
+
+
+def staged_change(raw: str | None, seq: str | None) -> StagedChange | None:
+    """A meter's staged change (its fields ``staged_change``, JSON of strings, and
+    ``staged_seq``; stage_meter_change.lua), None when none waits; ValueError when corrupt."""
+    if raw is None:
+        return None
+    stored = _json(raw)
+    at = stored.get("at")
+    if at not in ("hit", "reset"):
+        raise ValueError(f"its staged change waits for {_shown(at)}, not 'hit' or 'reset'")
+    numbers = {
+        f"{when}_{name}": integer(f"staged {when}_{name}", stored.get(f"{when}_{name}"))
+        for when in ("old", "new")
+        for name in ("reset_cents", "rate_ppm", "reserve_rate_ppm", "ceiling_cents")
+    }
+    return StagedChange(
+        at=at,
+        staged_seq=integer("staged_seq", seq),
+        by=str(stored.get("by", "")),
+        reason=str(stored.get("reason", "")),
+        **numbers,
+    )
 
 
 def adjustment(raw: str | bytes, *, key: str = "", name: str = "") -> Adjustment:

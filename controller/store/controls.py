@@ -93,6 +93,60 @@ class Controls:
         )
         return bool(answer == "updated")
 
+    async def stage_meter_change(
+        self,
+        old: MeterState,
+        new: MeterConfig,
+        *,
+        at: str,
+        actor: str,
+        actor_cert: str,
+        reason: str,
+    ) -> tuple[bool, int]:
+        """Stage ``new``'s parameters (validated by the caller as an immediate change's,
+        against ``old``, the state it read) for the meter's next hit (``at="hit"``) or next
+        reset (``"reset"``), applied by the step that pays it (docs/staged-changes.md);
+        answers (True when staged now, False for a repeat of the same request) and the
+        staging entry's journal seq."""
+        group = keys.LinkGroupKeys(old.link_group_id)
+        before = (old.reset_cents, old.rate_ppm, old.reserve_rate_ppm, old.ceiling_cents)
+        after = (new.reset_cents, new.rate_ppm, new.reserve_rate_ppm, new.ceiling_cents)
+        answer, seq = await self._store._run(
+            self._store._scripts.stage_meter_change,
+            [group.meter(old.meter_id), group.journal, group.seq],
+            [old.meter_id, *before, *after, at, actor, actor_cert, reason],
+        )
+        return answer == "staged", int(seq)
+
+    async def cancel_meter_change(
+        self, meter_id: str, *, actor: str, actor_cert: str, reason: str, staged_seq: int = 0
+    ) -> tuple[bool, int]:
+        """Cancel the meter's staged change (``staged_seq``: the one the caller saw, 0: any);
+        answers (True when cancelled now, False for a repeat) and the staging entry's seq."""
+        link_group_id = await self._store._meter_link_group(meter_id)
+        group = keys.LinkGroupKeys(link_group_id)
+        answer, seq = await self._store._run(
+            self._store._scripts.cancel_meter_change,
+            [group.meter(meter_id), group.journal, group.seq],
+            [meter_id, actor, actor_cert, reason, str(staged_seq) if staged_seq else ""],
+        )
+        return answer == "cancelled", int(seq or 0)
+
+    async def wind_down_meter(
+        self, meter_id: str, *, actor: str, actor_cert: str, reason: str
+    ) -> tuple[bool, int]:
+        """Wind the meter down: no contributions from now on, it stays until won or is
+        retired into another meter (``wind_down_meter.lua``); answers (True when wound down
+        now, False for a repeat) and the ``meter_wound_down`` entry's seq."""
+        link_group_id = await self._store._meter_link_group(meter_id)
+        group = keys.LinkGroupKeys(link_group_id)
+        answer, seq = await self._store._run(
+            self._store._scripts.wind_down_meter,
+            [group.meter(meter_id), group.maintenance, group.journal, group.seq],
+            [meter_id, link_group_id, actor, actor_cert, reason],
+        )
+        return answer == "wound_down", int(seq)
+
     async def retire_meter(
         self,
         meter_id: str,

@@ -177,6 +177,8 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "NOT_SETTLED": RoundStateError,  # a correction is of a settled round
     "CORRECTED": FailedPrecondition,  # a round is corrected once
     "WINDOW": FailedPrecondition,  # the dealer's window of a correction closed
+    "STAGED": FailedPrecondition,  # a meter with a staged change (docs/staged-changes.md)
+    "WOUND_DOWN": FailedPrecondition,  # a meter winding down (docs/staged-changes.md)
     # Not now: the table's definition changed (its controller reads it again) or the group's
     # tables changed while a control read them; the same request again can succeed.
     "TABLE_CHANGED": StoreUnavailable,
@@ -2202,7 +2204,7 @@ def _version_key(version: str) -> tuple[int, ...]:
 
 def _wager_item(table: TableConfig, wager: Wager) -> dict[str, Any]:
     offer = table.offer(wager.kind)
-    return {
+    item = {
         "seat": wager.seat,
         "kind": wager.kind,
         "amount_cents": wager.amount_cents,
@@ -2210,12 +2212,16 @@ def _wager_item(table: TableConfig, wager: Wager) -> dict[str, Any]:
         "envy": wager.envy,
         "meters": list(offer.meter_ids) if offer else [],
     }
+    if wager.player_token:  # only then: a round without tokens stores nothing more
+        item["player_token"] = wager.player_token
+    return item
 
 
 _PLAN_FIELDS = tuple(
     field.name
     for field in dataclasses.fields(Payout)
-    if field.name not in ("award", "amount_cents", "meter_id")  # these travel in the award
+    # these travel in the award; a player token only when given (_plan_item)
+    if field.name not in ("award", "amount_cents", "meter_id", "player_token")
 )
 
 
@@ -2232,6 +2238,8 @@ def _plan_item(payout: Payout) -> dict[str, Any]:
             "text": payout.award.text,
             "meter_id": payout.meter_id,
         }
+        if payout.player_token:  # the winner's player token, for the slip
+            item["player_token"] = payout.player_token
     return item
 
 

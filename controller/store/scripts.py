@@ -55,6 +55,9 @@ SCRIPT_NAMES = (
     "close_day",
     "request_correction",
     "review_correction",
+    "stage_meter_change",
+    "cancel_meter_change",
+    "wind_down_meter",
 )
 CONTROL_SCRIPTS = frozenset(SCRIPT_NAMES[SCRIPT_NAMES.index("enter_maintenance") :])
 """The scripts of meter and table controls: ``_controls.lua`` is prepended to them too."""
@@ -123,6 +126,9 @@ class Scripts:
     close_day: AsyncScript
     request_correction: AsyncScript
     review_correction: AsyncScript
+    stage_meter_change: AsyncScript
+    cancel_meter_change: AsyncScript
+    wind_down_meter: AsyncScript
 
     @classmethod
     def register(cls, client: Redis) -> Scripts:

@@ -35,6 +35,7 @@ from typing import Any
 
 from controller.domain.gaming_day import GamingDay
 from controller.domain.records import Jackpot
+from controller.domain.staged import describe as describe_staged
 from controller.store.redis_store import RedisStore
 from jackpot.errors import CorruptRecord
 from jackpot.games import GAMES
@@ -85,6 +86,7 @@ def _jackpot(j: Jackpot, gaming_day: GamingDay | None = None) -> dict[str, Any]:
         "paid_by": j.paid_by,
         "paid_at_ms": j.paid_at_ms,
         "paid_note": j.paid_note,
+        "player_token": j.player_token,  # "" for none (docs/staged-changes.md)
     }
 
 
@@ -184,6 +186,7 @@ class FloorView:
                     "meter_id": m.meter_id,
                     "link_group_id": m.link_group_id,
                     "cents": floor_cents(m.amount_microcents),
+                    "change": describe_staged(m),  # docs/staged-changes.md; "" for none
                 }
                 for m in await store.list_meters(group.link_group_id, skipped=bad_meters)
             ]

@@ -237,6 +237,29 @@ IRREGULARITY_DECISION_VOID: IrregularityDecision.ValueType  # 2
 """void the round: its wagers are returned"""
 Global___IrregularityDecision: _TypeAlias = IrregularityDecision  # noqa: Y015
 
+class _MeterChangeAt:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _MeterChangeAtEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MeterChangeAt.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    METER_CHANGE_AT_NOW: _MeterChangeAt.ValueType  # 0
+    """at once, in maintenance"""
+    METER_CHANGE_AT_NEXT_HIT: _MeterChangeAt.ValueType  # 1
+    """by the next percentage-of-meter or must-hit-by hit"""
+    METER_CHANGE_AT_NEXT_RESET: _MeterChangeAt.ValueType  # 2
+    """by the next hit that resets the meter"""
+
+class MeterChangeAt(_MeterChangeAt, metaclass=_MeterChangeAtEnumTypeWrapper): ...
+
+METER_CHANGE_AT_NOW: MeterChangeAt.ValueType  # 0
+"""at once, in maintenance"""
+METER_CHANGE_AT_NEXT_HIT: MeterChangeAt.ValueType  # 1
+"""by the next percentage-of-meter or must-hit-by hit"""
+METER_CHANGE_AT_NEXT_RESET: MeterChangeAt.ValueType  # 2
+"""by the next hit that resets the meter"""
+Global___MeterChangeAt: _TypeAlias = MeterChangeAt  # noqa: Y015
+
 @_typing.final
 class MeterValue(_message.Message):
     """A meter's value as a display shows it (whole cents, rounded down) and exactly."""
@@ -352,6 +375,7 @@ class LockoutRequest(_message.Message):
     ROUND_ID_FIELD_NUMBER: _builtins.int
     WAGERS_FIELD_NUMBER: _builtins.int
     KNOWN_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     round_id: _builtins.int
     """Increases with every round of the table, by at most the controller's max_round_step
@@ -365,6 +389,12 @@ class LockoutRequest(_message.Message):
     def known(self) -> Global___JournalPosition:
         """the table's last acknowledged position"""
 
+    @_builtins.property
+    def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatPlayer]:
+        """Optional: the rated player at a seat that has a wager, as an opaque token of the casino's
+        player system (docs/staged-changes.md, "The player at the seat"); never personal data.
+        """
+
     def __init__(
         self,
         *,
@@ -372,10 +402,11 @@ class LockoutRequest(_message.Message):
         round_id: _builtins.int = ...,
         wagers: _abc.Iterable[Global___Wager] | None = ...,
         known: Global___JournalPosition | None = ...,
+        players: _abc.Iterable[Global___SeatPlayer] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["known", b"known"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["known", b"known", "round_id", b"round_id", "table_id", b"table_id", "wagers", b"wagers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["known", b"known", "players", b"players", "round_id", b"round_id", "table_id", b"table_id", "wagers", b"wagers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -420,11 +451,14 @@ class AcceptedWager(_message.Message):
     CONTRIBUTIONS_FIELD_NUMBER: _builtins.int
     ON_DEALER_HAND_FIELD_NUMBER: _builtins.int
     ENVY_FIELD_NUMBER: _builtins.int
+    PLAYER_TOKEN_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     kind: Global___WagerKind.ValueType
     amount_cents: _builtins.int
     on_dealer_hand: _builtins.bool
     envy: _builtins.bool
+    player_token: _builtins.str
+    """the seat's player token given at lockout ("" for none)"""
     @_builtins.property
     def contributions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Contribution]:
         """empty for a wager that feeds no meter"""
@@ -438,10 +472,11 @@ class AcceptedWager(_message.Message):
         contributions: _abc.Iterable[Global___Contribution] | None = ...,
         on_dealer_hand: _builtins.bool = ...,
         envy: _builtins.bool = ...,
+        player_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "contributions", b"contributions", "envy", b"envy", "kind", b"kind", "on_dealer_hand", b"on_dealer_hand", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "contributions", b"contributions", "envy", b"envy", "kind", b"kind", "on_dealer_hand", b"on_dealer_hand", "player_token", b"player_token", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1066,6 +1101,7 @@ class UpdateMeterRequest(_message.Message):
     CEILING_CENTS_FIELD_NUMBER: _builtins.int
     RESET_CENTS_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    AT_FIELD_NUMBER: _builtins.int
     meter_id: _builtins.str
     rate_of_progression_percent: _builtins.str
     reserve_rate_percent: _builtins.str
@@ -1074,6 +1110,10 @@ class UpdateMeterRequest(_message.Message):
     reset_cents: _builtins.int
     reason: _builtins.str
     """required"""
+    at: Global___MeterChangeAt.ValueType
+    """When: now (in maintenance), or staged for the meter's next hit or next reset, applied by
+    the step that pays it (docs/staged-changes.md; no maintenance needed).
+    """
     def __init__(
         self,
         *,
@@ -1083,10 +1123,11 @@ class UpdateMeterRequest(_message.Message):
         ceiling_cents: _builtins.int | None = ...,
         reset_cents: _builtins.int | None = ...,
         reason: _builtins.str = ...,
+        at: Global___MeterChangeAt.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_ceiling_cents", b"_ceiling_cents", "_rate_of_progression_percent", b"_rate_of_progression_percent", "_reserve_rate_percent", b"_reserve_rate_percent", "_reset_cents", b"_reset_cents", "ceiling_cents", b"ceiling_cents", "rate_of_progression_percent", b"rate_of_progression_percent", "reserve_rate_percent", b"reserve_rate_percent", "reset_cents", b"reset_cents"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_ceiling_cents", b"_ceiling_cents", "_rate_of_progression_percent", b"_rate_of_progression_percent", "_reserve_rate_percent", b"_reserve_rate_percent", "_reset_cents", b"_reset_cents", "ceiling_cents", b"ceiling_cents", "meter_id", b"meter_id", "rate_of_progression_percent", b"rate_of_progression_percent", "reason", b"reason", "reserve_rate_percent", b"reserve_rate_percent", "reset_cents", b"reset_cents"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_ceiling_cents", b"_ceiling_cents", "_rate_of_progression_percent", b"_rate_of_progression_percent", "_reserve_rate_percent", b"_reserve_rate_percent", "_reset_cents", b"_reset_cents", "at", b"at", "ceiling_cents", b"ceiling_cents", "meter_id", b"meter_id", "rate_of_progression_percent", b"rate_of_progression_percent", "reason", b"reason", "reserve_rate_percent", b"reserve_rate_percent", "reset_cents", b"reset_cents"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__ceiling_cents: _TypeAlias = _typing.Literal["ceiling_cents"]  # noqa: Y015
     _WhichOneofArgType__ceiling_cents: _TypeAlias = _typing.Literal["_ceiling_cents", b"_ceiling_cents"]  # noqa: Y015
@@ -1675,6 +1716,8 @@ class Meter(_message.Message):
     MUST_HIT_BY_CENTS_FIELD_NUMBER: _builtins.int
     MYSTERY_CYCLE_FIELD_NUMBER: _builtins.int
     MYSTERY_COMMITMENT_FIELD_NUMBER: _builtins.int
+    STAGED_CHANGE_FIELD_NUMBER: _builtins.int
+    WOUND_DOWN_SEQ_FIELD_NUMBER: _builtins.int
     meter_id: _builtins.str
     link_group_id: _builtins.str
     game: _builtins.str
@@ -1707,6 +1750,12 @@ class Meter(_message.Message):
     """a must-hit-by meter's current cycle"""
     mystery_commitment: _builtins.str
     """its SHA-256 commitment; the hit point is secret"""
+    wound_down_seq: _builtins.int
+    """winding down since this journal entry (0: not)"""
+    @_builtins.property
+    def staged_change(self) -> Global___StagedMeterChange:
+        """a change waiting for its next hit or reset"""
+
     def __init__(
         self,
         *,
@@ -1730,10 +1779,12 @@ class Meter(_message.Message):
         must_hit_by_cents: _builtins.int = ...,
         mystery_cycle: _builtins.int = ...,
         mystery_commitment: _builtins.str = ...,
+        staged_change: Global___StagedMeterChange | None = ...,
+        wound_down_seq: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["staged_change", b"staged_change"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "amount_microcents", b"amount_microcents", "awards_cents_total", b"awards_cents_total", "ceiling_cents", b"ceiling_cents", "game", b"game", "hits_total", b"hits_total", "kind", b"kind", "link_group_id", b"link_group_id", "meter_id", b"meter_id", "must_hit_by_cents", b"must_hit_by_cents", "mystery_commitment", b"mystery_commitment", "mystery_cycle", b"mystery_cycle", "operator_seed_microcents_total", b"operator_seed_microcents_total", "pending_jackpots", b"pending_jackpots", "rate_of_progression_percent", b"rate_of_progression_percent", "reserve_cents", b"reserve_cents", "reserve_microcents", b"reserve_microcents", "reserve_rate_percent", b"reserve_rate_percent", "reset_cents", b"reset_cents", "wagers_total", b"wagers_total"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "amount_microcents", b"amount_microcents", "awards_cents_total", b"awards_cents_total", "ceiling_cents", b"ceiling_cents", "game", b"game", "hits_total", b"hits_total", "kind", b"kind", "link_group_id", b"link_group_id", "meter_id", b"meter_id", "must_hit_by_cents", b"must_hit_by_cents", "mystery_commitment", b"mystery_commitment", "mystery_cycle", b"mystery_cycle", "operator_seed_microcents_total", b"operator_seed_microcents_total", "pending_jackpots", b"pending_jackpots", "rate_of_progression_percent", b"rate_of_progression_percent", "reserve_cents", b"reserve_cents", "reserve_microcents", b"reserve_microcents", "reserve_rate_percent", b"reserve_rate_percent", "reset_cents", b"reset_cents", "staged_change", b"staged_change", "wagers_total", b"wagers_total", "wound_down_seq", b"wound_down_seq"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2119,6 +2170,7 @@ class Jackpot(_message.Message):
     PAID_NOTE_FIELD_NUMBER: _builtins.int
     VOID_REASON_FIELD_NUMBER: _builtins.int
     VOIDED_SEQ_FIELD_NUMBER: _builtins.int
+    PLAYER_TOKEN_FIELD_NUMBER: _builtins.int
     jackpot_id: _builtins.str
     link_group_id: _builtins.str
     meter_id: _builtins.str
@@ -2167,6 +2219,8 @@ class Jackpot(_message.Message):
     """
     voided_seq: _builtins.int
     """the jackpot_voided journal entry"""
+    player_token: _builtins.str
+    """the winning seat's player token given at lockout ("" for none)"""
     def __init__(
         self,
         *,
@@ -2201,10 +2255,11 @@ class Jackpot(_message.Message):
         paid_note: _builtins.str = ...,
         void_reason: _builtins.str = ...,
         voided_seq: _builtins.int = ...,
+        player_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "award_kind", b"award_kind", "award_text", b"award_text", "cards", b"cards", "envy_for_seat", b"envy_for_seat", "hand", b"hand", "hit_at_ms", b"hit_at_ms", "jackpot_id", b"jackpot_id", "journal_seq", b"journal_seq", "line", b"line", "link_group_id", b"link_group_id", "meter_after_cents", b"meter_after_cents", "meter_before_cents", b"meter_before_cents", "meter_id", b"meter_id", "note", b"note", "on_dealer_hand", b"on_dealer_hand", "paid_at_ms", b"paid_at_ms", "paid_by", b"paid_by", "paid_by_cert", b"paid_by_cert", "paid_note", b"paid_note", "reviewed_at_ms", b"reviewed_at_ms", "reviewed_by", b"reviewed_by", "reviewed_by_cert", b"reviewed_by_cert", "round_id", b"round_id", "seat", b"seat", "status", b"status", "table_id", b"table_id", "void_reason", b"void_reason", "voided_seq", b"voided_seq", "wager", b"wager", "wager_cents", b"wager_cents"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "award_kind", b"award_kind", "award_text", b"award_text", "cards", b"cards", "envy_for_seat", b"envy_for_seat", "hand", b"hand", "hit_at_ms", b"hit_at_ms", "jackpot_id", b"jackpot_id", "journal_seq", b"journal_seq", "line", b"line", "link_group_id", b"link_group_id", "meter_after_cents", b"meter_after_cents", "meter_before_cents", b"meter_before_cents", "meter_id", b"meter_id", "note", b"note", "on_dealer_hand", b"on_dealer_hand", "paid_at_ms", b"paid_at_ms", "paid_by", b"paid_by", "paid_by_cert", b"paid_by_cert", "paid_note", b"paid_note", "player_token", b"player_token", "reviewed_at_ms", b"reviewed_at_ms", "reviewed_by", b"reviewed_by", "reviewed_by_cert", b"reviewed_by_cert", "round_id", b"round_id", "seat", b"seat", "status", b"status", "table_id", b"table_id", "void_reason", b"void_reason", "voided_seq", b"voided_seq", "wager", b"wager", "wager_cents", b"wager_cents"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -3053,3 +3108,134 @@ class ListCorrectionsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListCorrectionsResponse: _TypeAlias = ListCorrectionsResponse  # noqa: Y015
+
+@_typing.final
+class StagedMeterChange(_message.Message):
+    """A change staged for a meter: the parameters it was staged against and those it gives."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AT_FIELD_NUMBER: _builtins.int
+    STAGED_SEQ_FIELD_NUMBER: _builtins.int
+    OLD_RESET_CENTS_FIELD_NUMBER: _builtins.int
+    OLD_RATE_OF_PROGRESSION_PERCENT_FIELD_NUMBER: _builtins.int
+    OLD_RESERVE_RATE_PERCENT_FIELD_NUMBER: _builtins.int
+    OLD_CEILING_CENTS_FIELD_NUMBER: _builtins.int
+    RESET_CENTS_FIELD_NUMBER: _builtins.int
+    RATE_OF_PROGRESSION_PERCENT_FIELD_NUMBER: _builtins.int
+    RESERVE_RATE_PERCENT_FIELD_NUMBER: _builtins.int
+    CEILING_CENTS_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    at: Global___MeterChangeAt.ValueType
+    staged_seq: _builtins.int
+    """its meter_change_staged journal entry"""
+    old_reset_cents: _builtins.int
+    old_rate_of_progression_percent: _builtins.str
+    old_reserve_rate_percent: _builtins.str
+    old_ceiling_cents: _builtins.int
+    reset_cents: _builtins.int
+    rate_of_progression_percent: _builtins.str
+    reserve_rate_percent: _builtins.str
+    ceiling_cents: _builtins.int
+    by: _builtins.str
+    reason: _builtins.str
+    def __init__(
+        self,
+        *,
+        at: Global___MeterChangeAt.ValueType = ...,
+        staged_seq: _builtins.int = ...,
+        old_reset_cents: _builtins.int = ...,
+        old_rate_of_progression_percent: _builtins.str = ...,
+        old_reserve_rate_percent: _builtins.str = ...,
+        old_ceiling_cents: _builtins.int = ...,
+        reset_cents: _builtins.int = ...,
+        rate_of_progression_percent: _builtins.str = ...,
+        reserve_rate_percent: _builtins.str = ...,
+        ceiling_cents: _builtins.int = ...,
+        by: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "by", b"by", "ceiling_cents", b"ceiling_cents", "old_ceiling_cents", b"old_ceiling_cents", "old_rate_of_progression_percent", b"old_rate_of_progression_percent", "old_reserve_rate_percent", b"old_reserve_rate_percent", "old_reset_cents", b"old_reset_cents", "rate_of_progression_percent", b"rate_of_progression_percent", "reason", b"reason", "reserve_rate_percent", b"reserve_rate_percent", "reset_cents", b"reset_cents", "staged_seq", b"staged_seq"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StagedMeterChange: _TypeAlias = StagedMeterChange  # noqa: Y015
+
+@_typing.final
+class CancelStagedMeterChangeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    METER_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    STAGED_SEQ_FIELD_NUMBER: _builtins.int
+    meter_id: _builtins.str
+    reason: _builtins.str
+    """required"""
+    staged_seq: _builtins.int
+    """the staged change seen (0: whichever waits)"""
+    def __init__(
+        self,
+        *,
+        meter_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        staged_seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["meter_id", b"meter_id", "reason", b"reason", "staged_seq", b"staged_seq"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelStagedMeterChangeRequest: _TypeAlias = CancelStagedMeterChangeRequest  # noqa: Y015
+
+@_typing.final
+class WindDownMeterRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    METER_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    meter_id: _builtins.str
+    reason: _builtins.str
+    """required"""
+    def __init__(
+        self,
+        *,
+        meter_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["meter_id", b"meter_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WindDownMeterRequest: _TypeAlias = WindDownMeterRequest  # noqa: Y015
+
+@_typing.final
+class SeatPlayer(_message.Message):
+    """A seat's rated player at lockout: an opaque token (1-64 of [A-Za-z0-9._:-]) the casino's
+    player system issued, never a name or any personal data; at most one per seat.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    PLAYER_TOKEN_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    player_token: _builtins.str
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        player_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_token", b"player_token", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatPlayer: _TypeAlias = SeatPlayer  # noqa: Y015

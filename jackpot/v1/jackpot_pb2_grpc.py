@@ -578,6 +578,16 @@ class AdminServiceStub:
                 request_serializer=jackpot_dot_v1_dot_jackpot__pb2.ListCorrectionsRequest.SerializeToString,
                 response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ListCorrectionsResponse.FromString,
                 _registered_method=True)
+        self.CancelStagedMeterChange = channel.unary_unary(
+                '/jackpot.v1.AdminService/CancelStagedMeterChange',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.CancelStagedMeterChangeRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Meter.FromString,
+                _registered_method=True)
+        self.WindDownMeter = channel.unary_unary(
+                '/jackpot.v1.AdminService/WindDownMeter',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.WindDownMeterRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Meter.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -873,6 +883,26 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CancelStagedMeterChange(self, request, context):
+        """Cancels the change staged for a meter's next hit or reset (UpdateMeter with at); NOT_FOUND
+        when none waits, FAILED_PRECONDITION when another one than staged_seq waits. The same
+        cancellation again answers the meter. Role: operator.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WindDownMeter(self, request, context):
+        """Winds a meter down (docs/staged-changes.md, "Ending a link"): from now on it takes no
+        contributions (its rates become 0; wagers are still accepted and its paytable still pays
+        it) and it stays until won, or its money moves to another meter by RetireMeter under an
+        approval. In maintenance; journaled; the same request again answers the meter. Role:
+        operator.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -1055,6 +1085,16 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.ListCorrections,
                     request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.ListCorrectionsRequest.FromString,
                     response_serializer=jackpot_dot_v1_dot_jackpot__pb2.ListCorrectionsResponse.SerializeToString,
+            ),
+            'CancelStagedMeterChange': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelStagedMeterChange,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.CancelStagedMeterChangeRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Meter.SerializeToString,
+            ),
+            'WindDownMeter': grpc.unary_unary_rpc_method_handler(
+                    servicer.WindDownMeter,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.WindDownMeterRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Meter.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -2032,6 +2072,60 @@ class AdminService:
             '/jackpot.v1.AdminService/ListCorrections',
             jackpot_dot_v1_dot_jackpot__pb2.ListCorrectionsRequest.SerializeToString,
             jackpot_dot_v1_dot_jackpot__pb2.ListCorrectionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelStagedMeterChange(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/CancelStagedMeterChange',
+            jackpot_dot_v1_dot_jackpot__pb2.CancelStagedMeterChangeRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.Meter.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WindDownMeter(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/WindDownMeter',
+            jackpot_dot_v1_dot_jackpot__pb2.WindDownMeterRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.Meter.FromString,
             options,
             channel_credentials,
             insecure,

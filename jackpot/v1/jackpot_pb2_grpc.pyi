@@ -356,6 +356,18 @@ class AdminServiceStub:
     """
     RejectCorrection: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewCorrectionRequest, _jackpot_pb2.Correction]
     ListCorrections: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ListCorrectionsRequest, _jackpot_pb2.ListCorrectionsResponse]
+    CancelStagedMeterChange: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.CancelStagedMeterChangeRequest, _jackpot_pb2.Meter]
+    """Cancels the change staged for a meter's next hit or reset (UpdateMeter with at); NOT_FOUND
+    when none waits, FAILED_PRECONDITION when another one than staged_seq waits. The same
+    cancellation again answers the meter. Role: operator.
+    """
+    WindDownMeter: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.WindDownMeterRequest, _jackpot_pb2.Meter]
+    """Winds a meter down (docs/staged-changes.md, "Ending a link"): from now on it takes no
+    contributions (its rates become 0; wagers are still accepted and its paytable still pays
+    it) and it stays until won, or its money moves to another meter by RetireMeter under an
+    approval. In maintenance; journaled; the same request again answers the meter. Role:
+    operator.
+    """
 
 @_typing.type_check_only
 class AdminServiceAsyncStub(AdminServiceStub):
@@ -492,6 +504,18 @@ class AdminServiceAsyncStub(AdminServiceStub):
     """
     RejectCorrection: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewCorrectionRequest, _jackpot_pb2.Correction]  # type: ignore[assignment]
     ListCorrections: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ListCorrectionsRequest, _jackpot_pb2.ListCorrectionsResponse]  # type: ignore[assignment]
+    CancelStagedMeterChange: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.CancelStagedMeterChangeRequest, _jackpot_pb2.Meter]  # type: ignore[assignment]
+    """Cancels the change staged for a meter's next hit or reset (UpdateMeter with at); NOT_FOUND
+    when none waits, FAILED_PRECONDITION when another one than staged_seq waits. The same
+    cancellation again answers the meter. Role: operator.
+    """
+    WindDownMeter: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.WindDownMeterRequest, _jackpot_pb2.Meter]  # type: ignore[assignment]
+    """Winds a meter down (docs/staged-changes.md, "Ending a link"): from now on it takes no
+    contributions (its rates become 0; wagers are still accepted and its paytable still pays
+    it) and it stays until won, or its money moves to another meter by RetireMeter under an
+    approval. In maintenance; journaled; the same request again answers the meter. Role:
+    operator.
+    """
 
 class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
     """---------------------------------------------------------------------------------------------
@@ -841,5 +865,29 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _jackpot_pb2.ListCorrectionsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_jackpot_pb2.ListCorrectionsResponse, _abc.Awaitable[_jackpot_pb2.ListCorrectionsResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def CancelStagedMeterChange(
+        self,
+        request: _jackpot_pb2.CancelStagedMeterChangeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.Meter, _abc.Awaitable[_jackpot_pb2.Meter]]:
+        """Cancels the change staged for a meter's next hit or reset (UpdateMeter with at); NOT_FOUND
+        when none waits, FAILED_PRECONDITION when another one than staged_seq waits. The same
+        cancellation again answers the meter. Role: operator.
+        """
+
+    @_abc_1.abstractmethod
+    def WindDownMeter(
+        self,
+        request: _jackpot_pb2.WindDownMeterRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.Meter, _abc.Awaitable[_jackpot_pb2.Meter]]:
+        """Winds a meter down (docs/staged-changes.md, "Ending a link"): from now on it takes no
+        contributions (its rates become 0; wagers are still accepted and its paytable still pays
+        it) and it stays until won, or its money moves to another meter by RetireMeter under an
+        approval. In maintenance; journaled; the same request again answers the meter. Role:
+        operator.
+        """
 
 def add_AdminServiceServicer_to_server(servicer: AdminServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

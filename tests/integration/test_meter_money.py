@@ -37,9 +37,9 @@ from redis.asyncio import Redis
 from controller.api import convert
 from controller.audit import verify
 from controller.domain import meter_money
-from controller.domain.config import LinkGroupConfig
+from controller.domain.config import LinkGroupConfig, MeterConfig
 from controller.domain.digests import lockout_fingerprint
-from controller.domain.meter_money import MeterBook, PercentAward
+from controller.domain.meter_money import MeterBook, PercentAward, StagedChange
 from controller.domain.paytables import AwardRule
 from controller.domain.rounds import Payout, Wager
 from controller.store import keys
@@ -315,7 +315,51 @@ class MeterMoney(RuleBasedStateMachine):
         assert meter_money.adjust(self.book, amount)
         self._expect_moved(before)
 
-    @precondition(lambda self: not self.locked and not self.awards)
+    @precondition(lambda self: self.book is not None and self.book.staged is None)
+    @rule(
+        at=st.sampled_from(["hit", "reset"]),
+        reset_over_cents=st.integers(0, 30_000),
+        rate=st.integers(1, 300_000),
+    )
+    def stage(self, at: str, reset_over_cents: int, rate: int) -> None:
+        """A change of the reset and the rate staged for the next hit or reset (no money
+        moves); the award that hits applies it or drops it as the model does."""
+        assert self.book is not None
+        reset = RESET_CENTS + reset_over_cents
+        ceiling = self.book.ceiling_cents
+        if ceiling and (reset >= ceiling or (at == "hit" and ceiling * MICRO < self.book.value)):
+            return  # refused at request time (MeterConfig, the ceiling below the amount)
+        if (reset, rate) == (self.book.reset_cents, self.book.rate_ppm):
+            return  # nothing to change: refused
+        old = self.run(self.store.get_meter(self.meter))
+        new = MeterConfig(
+            self.meter,
+            self.group,
+            "caribbean-stud",
+            reset,
+            rate,
+            self.book.reserve_rate_ppm,
+            ceiling,
+        )
+        before = self._before()
+        self.run(
+            self.store.controls.stage_meter_change(
+                old, new, at=at, actor="op", actor_cert="", reason="r"
+            )
+        )
+        self.book.staged = StagedChange(
+            at, self.book.parameters, (reset, rate, self.book.reserve_rate_ppm, ceiling)
+        )
+        self._expect_moved(before)
+
+    @precondition(
+        lambda self: (
+            not self.locked
+            and not self.awards
+            and self.book is not None
+            and self.book.staged is None
+        )
+    )
     @rule(ceiling_over_cents=st.one_of(st.just(0), st.integers(1, 20_000)))
     def retire(self, ceiling_over_cents: int) -> None:
         """In maintenance: a new meter, the table updated to feed it, the old one retired into
@@ -367,6 +411,13 @@ class MeterMoney(RuleBasedStateMachine):
             )
         )
         assert (int(fields[0]), int(fields[1])) == (self.book.value, self.book.reserve)
+        meter = self.run(self.store.get_meter(self.meter))
+        assert (meter.reset_cents, meter.rate_ppm, meter.ceiling_cents) == (
+            self.book.reset_cents,
+            self.book.rate_ppm,
+            self.book.ceiling_cents,
+        )
+        assert (meter.staged_change is None) == (self.book.staged is None)
         report = self.run(verify(self.store))
         assert report.ok, report.differences
 

@@ -419,6 +419,7 @@ class _Ticket:
     contributions: tuple[Any, ...] = ()
     on_dealer_hand: bool = False
     envy: bool = False
+    player_token: str = ""  # pb.AcceptedWager's field since the player at the seat
 
 
 @dataclass(frozen=True)
@@ -463,6 +464,7 @@ class _MeterUpdate:
     ceiling_cents: int | None
     reset_cents: int | None
     reason: str = ""
+    at: Any = None  # UpdateMeterRequest's MeterChangeAt since staged changes: unset
 
 
 def test_a_field_with_presence_is_always_set_as_before() -> None:

@@ -454,3 +454,101 @@ local function mystery_next(m, seed, cycle)
   local hit, salt, commitment = mystery_draw(seed, m.id, cycle, m.reset / MICRO, m.must_hit_by)
   return {cycle = cycle, hit = hit, salt = salt, commitment = commitment}
 end
+
+-- Staged meter changes (docs/staged-changes.md; stage_meter_change.lua stages one). A staged
+-- change waits in the meter's fields 'staged_change' (JSON of strings: at = 'hit' | 'reset',
+-- old_* and new_* reset_cents, rate_ppm, reserve_rate_ppm, ceiling_cents, by, reason) and
+-- 'staged_seq' (its meter_change_staged entry), and is applied by the step that pays the
+-- meter's next hit (at = 'hit': any percentage or must-hit-by hit; at = 'reset': a hit that
+-- resets the meter, a 100% award or a must-hit-by hit). Only that branch reads the fields,
+-- once per meter per call (m.staged caches it): an ordinary round reads nothing more.
+-- staged_check decides and changes m in memory (its reset, rates and ceiling, so the reset
+-- and the rest of the step use the new ones); staged_write writes and journals it, after the
+-- hit's reset. A change that no longer fits (the meter's parameters are not the ones it was
+-- staged against, or a new ceiling below what the meter holds after the hit, or a
+-- must-hit-by meter's invariants) is dropped, journaled with why: the payment never waits.
+local STAGED_NAMES = {'reset_cents', 'rate_ppm', 'reserve_rate_ppm', 'ceiling_cents'}
+
+local function staged_check(m, event)
+  if m.staged == false then
+    return nil
+  end
+  local f = redis.call('HMGET', m.key, 'staged_change', 'staged_seq', 'reset_cents', 'rate_ppm',
+    'reserve_rate_ppm', 'ceiling_cents', 'kind', 'must_hit_by_cents')
+  if not f[1] then
+    m.staged = false
+    return nil
+  end
+  local ok, s = pcall(cjson.decode, f[1])
+  local d = {m = m, staged_seq = f[2] or '', json = f[1]}
+  if not ok or type(s) ~= 'table' then
+    d.why = 'its record does not read as JSON'
+  elseif s.at == 'hit' or (s.at == 'reset' and event == 'reset') then
+    d.s = s
+    for i, name in ipairs(STAGED_NAMES) do
+      local new = tonumber(s['new_' .. name])
+      if s['old_' .. name] ~= f[2 + i] then
+        d.why = 'the meter\'s ' .. name .. ' is ' .. tostring(f[2 + i]) .. ', not '
+          .. tostring(s['old_' .. name]) .. ' as when the change was staged'
+      elseif not (new and new >= 0 and new == math.floor(new) and new <= MAX_EXACT / MICRO) then
+        d.why = 'its new ' .. name .. ' is not a whole number'
+      end
+      if d.why then
+        break
+      end
+    end
+    local reset, ceiling = tonumber(s.new_reset_cents), tonumber(s.new_ceiling_cents)
+    if not d.why and f[7] == 'must_hit_by' then
+      local must_hit_by = tonumber(f[8]) or 0
+      if ceiling ~= 0 or reset >= must_hit_by then
+        d.why = 'a must-hit-by meter keeps no ceiling and a reset below its must-hit-by '
+          .. 'amount ' .. int(must_hit_by) .. ' cents'
+      end
+    elseif not d.why and ceiling > 0 then
+      local after = event == 'reset' and reset * MICRO or m.value
+      if ceiling <= reset or ceiling * MICRO < after then
+        d.why = 'its ceiling ' .. int(ceiling) .. ' cents would be below the meter after the '
+          .. 'hit (' .. int(math.floor(after / MICRO)) .. ' cents) or not above its reset'
+      end
+    end
+  else
+    return nil  -- at the next reset: this hit does not reset the meter
+  end
+  m.staged = false
+  if not d.why then
+    m.reset = tonumber(s.new_reset_cents) * MICRO
+    m.rate, m.reserve_rate = tonumber(s.new_rate_ppm), tonumber(s.new_reserve_rate_ppm)
+    local ceiling = tonumber(s.new_ceiling_cents) * MICRO
+    m.ceiling = (ceiling == 0 or ceiling > MAX_EXACT) and MAX_EXACT or ceiling
+  end
+  return d
+end
+
+-- Write and journal a decision of staged_check ('fields': the hit's table, round, hit_seq).
+local function staged_write(journal_key, seq_key, d, fields)
+  local m = d.m
+  local entry = {'staged_seq', d.staged_seq}
+  if d.why then
+    entry[#entry + 1] = 'reason'
+    entry[#entry + 1] = 'dropped: ' .. d.why
+  else
+    local set = {}
+    for _, name in ipairs(STAGED_NAMES) do
+      set[#set + 1] = name
+      set[#set + 1] = d.s['new_' .. name]
+      entry[#entry + 1] = 'old_' .. name
+      entry[#entry + 1] = d.s['old_' .. name]
+      entry[#entry + 1] = 'new_' .. name
+      entry[#entry + 1] = d.s['new_' .. name]
+    end
+    entry[#entry + 1] = 'at'
+    entry[#entry + 1] = d.s.at
+    redis.call('HSET', m.key, unpack(set))
+  end
+  for i = 1, #fields do
+    entry[#entry + 1] = fields[i]
+  end
+  redis.call('HDEL', m.key, 'staged_change', 'staged_seq')
+  return journal(journal_key, seq_key, d.why and 'meter_change_dropped' or 'meter_change_applied',
+    m.id, 0, 0, entry)
+end

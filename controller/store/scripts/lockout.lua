@@ -1,7 +1,9 @@
 -- Lockout ("no more bets"): record a round's accepted wagers and apply their contributions.
 -- A wager contributes to every meter it feeds, at that meter's rate of progression (and
 -- reserve rate); above a meter's ceiling its share goes to that meter's reserve.
--- A contribution that reaches a must-hit-by meter's hit point wins it (the mystery section).
+-- A contribution that reaches a must-hit-by meter's hit point wins it (the mystery section);
+-- a change staged for the meter's next hit or reset is applied (or dropped) by that hit,
+-- before its reset and its next draw (docs/staged-changes.md): only a hit reads it.
 -- While the link group is in maintenance (an operator changes its meters or tables), a
 -- lockout with a progressive wager (one feeding a meter) is refused; one without is accepted.
 -- The table's revision (ARGV[12], of the definition the controller used) must be the stored
@@ -135,13 +137,14 @@ local function mystery_cross(m, c)
         .. ' does not open its commitment; nothing was paid')
     end
     local remainder = m.value - draw.hit * MICRO
+    local staged = staged_check(m, 'reset')  -- a staged change: the hit resets to its reset
     local from_reserve = math.min(m.reserve, m.reset)
     m.reserve = m.reserve - from_reserve
     m.value = m.reset + remainder
     m.draw = mystery_next(m, mystery.seed, draw.cycle + 1)
     local list = mystery.by_contribution[c] or {}
     list[#list + 1] = {draw = draw, next = m.draw, from_reserve = from_reserve,
-      after = m.value}
+      after = m.value, staged = staged}
     mystery.by_contribution[c] = list
     c.mystery_hits = #list  -- void_round.lua: this contribution was (in part) paid out
   end
@@ -157,16 +160,24 @@ local function mystery_write(c, a)
   local hit_at_ms = clock_ms()
   for _, h in ipairs(list) do
     local amount = h.draw.hit
-    local seq = journal(KEYS[3], KEYS[4], 'mystery_hit', m.id, -amount * MICRO, 0,
-      {'amount_cents', int(amount), 'cycle', int(h.draw.cycle), 'hit_cents', int(amount),
-       'salt', h.draw.salt, 'commitment', h.draw.commitment, 'table', table_id, 'round',
-       round_id, 'seat', a.seat, 'wager', a.kind, 'wager_cents', a.amount_cents})
+    local fields = {'amount_cents', int(amount), 'cycle', int(h.draw.cycle), 'hit_cents',
+      int(amount), 'salt', h.draw.salt, 'commitment', h.draw.commitment, 'table', table_id,
+      'round', round_id, 'seat', a.seat, 'wager', a.kind, 'wager_cents', a.amount_cents}
+    if a.player_token then  -- the seat's player token (docs/staged-changes.md)
+      fields[#fields + 1] = 'player'
+      fields[#fields + 1] = a.player_token
+    end
+    local seq = journal(KEYS[3], KEYS[4], 'mystery_hit', m.id, -amount * MICRO, 0, fields)
     local seed = m.reset - h.from_reserve
     journal(KEYS[3], KEYS[4], 'reset', m.id, m.reset, -h.from_reserve,
       {'operator_seed_microcents', int(seed), 'reset_cents', int(m.reset / MICRO), 'table',
        table_id, 'round', round_id})
     mystery_commit(KEYS[3], KEYS[4], m.secret_key, m, h.next, {'table', table_id, 'round',
       round_id})
+    if h.staged then
+      staged_write(KEYS[3], KEYS[4], h.staged, {'table', table_id, 'round', round_id,
+        'hit_seq', int(seq)})
+    end
     local jackpot_id = ARGV[11] .. ':' .. seq
     local after_cents = int(math.floor(h.after / MICRO))
     redis.call('HSET', KEYS[mystery_first_key - 1], jackpot_id, cjson.encode({
@@ -177,7 +188,7 @@ local function mystery_write(c, a)
       award_text = 'must-hit-by mystery', amount_cents = int(amount),
       meter_before_cents = int(amount), meter_after_cents = after_cents, status = 'pending',
       journal_seq = seq, hit_at_ms = int(hit_at_ms), reset_topup_microcents = int(m.reset),
-      reset_from_reserve_microcents = int(h.from_reserve)}))
+      reset_from_reserve_microcents = int(h.from_reserve), player_token = a.player_token}))
     redis.call('SADD', KEYS[mystery_first_key], jackpot_id)
     c.mystery_jackpots = c.mystery_jackpots or {}  -- void_round.lua reverses these hits
     c.mystery_jackpots[#c.mystery_jackpots + 1] = jackpot_id
@@ -222,7 +233,8 @@ for i, w in ipairs(wagers) do
     mystery_cross(m, contributions[j])
   end
   accepted[i] = {seat = w.seat, kind = w.kind, amount_cents = int(w.amount_cents),
-    on_dealer_hand = w.on_dealer_hand, envy = w.envy, contributions = contributions}
+    on_dealer_hand = w.on_dealer_hand, envy = w.envy, contributions = contributions,
+    player_token = w.player_token}  -- nil (absent) for a wager without one
 end
 
 -- Write: journal the handle (every accepted wager by kind, whether or not it feeds a meter:

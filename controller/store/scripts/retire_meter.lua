@@ -52,6 +52,10 @@ if #feeding > 0 then
   refuse('FEEDS', 'meter ' .. meter_id .. ' is still fed by table(s) ' .. table.concat(feeding, ', ')
     .. '; update them to feed another meter first (jackpotctl tables update)')
 end
+if m.staged_seq then
+  refuse('STAGED', 'meter ' .. meter_id .. ' has a change staged for its next hit (journal #'
+    .. m.staged_seq .. '); cancel it first (jackpotctl meters cancel-staged)')
+end
 if num(m.pending_jackpots) > 0 then
   refuse('PENDING', 'meter ' .. meter_id .. ' has ' .. m.pending_jackpots .. ' jackpots '
     .. 'waiting for validation; approve or reject them first')

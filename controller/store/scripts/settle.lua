@@ -8,6 +8,9 @@
 -- the plan marks pending_validation (above the table's validation threshold), become pending
 -- jackpots holding their hand-pay slip (the wager, hand, cards, amount, meter before and after,
 -- journal seq, and the hit's time in ms from Redis's clock); a fixed one changes no meter.
+-- A change staged for a meter's next hit or reset (docs/staged-changes.md) is applied (or
+-- dropped, journaled with why) by the award that hits it, before its reset: the meter resets
+-- to the new reset amount; only that branch reads the staged change.
 -- KEYS: 1 round, 2 journal, 3 seq, 4 jackpots, 5 pending, 6 epoch, 7 counters,
 --       8 open rounds, 9.. the table's meters
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint,
@@ -78,7 +81,8 @@ local function hold(r, p, award, seq, fields)
     wager = p.kind, wager_cents = int(p.wager_cents), on_dealer_hand = p.on_dealer_hand,
     envy_for_seat = p.envy_for_seat, cards = p.cards, line = p.line, award_kind = award.kind,
     award_text = award.text, amount_cents = r.amount_cents, meter_before_cents = '0',
-    meter_after_cents = '0', status = 'pending', journal_seq = seq, hit_at_ms = int(hit_at_ms)}
+    meter_after_cents = '0', status = 'pending', journal_seq = seq, hit_at_ms = int(hit_at_ms),
+    player_token = p.player_token}  -- nil (absent) without one
   for name, value in pairs(fields) do record[name] = value end
   redis.call('HSET', KEYS[4], jackpot_id, cjson.encode(record))
   redis.call('SADD', KEYS[5], jackpot_id)
@@ -105,6 +109,10 @@ for i, p in ipairs(plan) do
     count(KEYS[7], {'awards', p.kind, award.kind}, 1)
     local common = {'table', table_id, 'round', round_id, 'seat', p.seat, 'wager', p.kind,
       'on_dealer', tostring(p.on_dealer_hand), 'hand', p.hand, 'line', p.line, 'award', award.text}
+    if p.player_token then  -- the seat's player token (docs/staged-changes.md)
+      common[#common + 1] = 'player'
+      common[#common + 1] = p.player_token
+    end
     if award.kind == 'percent_of_meter' then
       local m = meters.by_id[award.meter_id]
       local before = math.floor(m.value / MICRO)
@@ -115,6 +123,8 @@ for i, p in ipairs(plan) do
       local seq = journal(KEYS[2], KEYS[3], 'award', m.id, -amount * MICRO, 0,
         {'amount_cents', int(amount), 'meter_before_cents', int(before),
          'meter_after_cents', int(math.floor(m.value / MICRO)), unpack(common)})
+      -- a change staged for this meter's next hit or reset (_lib.lua): read only here
+      local staged = staged_check(m, award.meter_ppm == MICRO and 'reset' or 'hit')
       local topup, from_reserve = 0, 0
       if award.meter_ppm == MICRO then
         topup = m.reset - m.value
@@ -125,6 +135,10 @@ for i, p in ipairs(plan) do
         journal(KEYS[2], KEYS[3], 'reset', m.id, topup, -from_reserve,
           {'operator_seed_microcents', int(topup - from_reserve), 'reset_cents',
            int(m.reset / MICRO), 'table', table_id, 'round', round_id})
+      end
+      if staged then
+        staged_write(KEYS[2], KEYS[3], staged, {'table', table_id, 'round', round_id,
+          'hit_seq', int(seq)})
       end
       r.amount_cents, r.meter_id, r.meter_before_cents = int(amount), m.id, int(before)
       r.meter_after_cents = int(math.floor(m.value / MICRO))

@@ -18,11 +18,20 @@ local NAMES = {'reset_cents', 'rate_ppm', 'reserve_rate_ppm', 'ceiling_cents'}
 local meter_id = ARGV[1]
 local stored = redis.call('HMGET', KEYS[1], 'reset_cents', 'rate_ppm', 'reserve_rate_ppm',
   'ceiling_cents', 'value_microcents', 'v', 'kind', 'must_hit_by_cents', 'mystery_cycle',
-  'mystery_commitment')
+  'mystery_commitment', 'staged_seq', 'wound_down_seq')
 if not stored[5] then
   refuse('NOT_FOUND', 'meter ' .. meter_id .. ' does not exist')
 end
 check_version('meter ' .. meter_id, stored[6])
+if stored[11] then  -- docs/staged-changes.md: one change at a time
+  refuse('STAGED', 'meter ' .. meter_id .. ' has a change staged for its next hit (journal #'
+    .. stored[11] .. '); cancel it first (jackpotctl meters cancel-staged ' .. meter_id
+    .. ' --reason ...)')
+end
+if stored[12] then
+  refuse('WOUND_DOWN', 'meter ' .. meter_id .. ' is winding down (journal #' .. stored[12]
+    .. '): its parameters do not change any more')
+end
 local same_as_old, same_as_new = true, true
 for i = 1, 4 do
   same_as_old = same_as_old and stored[i] == ARGV[2 + i]
