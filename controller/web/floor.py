@@ -31,7 +31,9 @@ import asyncio
 import time
 from typing import Any
 
+from controller.domain.payout_compliance import NONE, PRESETS, PayoutCompliance
 from controller.domain.records import Jackpot
+from controller.jackpot_review import with_requirements
 from controller.store.redis_store import RedisStore
 from jackpot.errors import CorruptRecord
 from jackpot.money import floor_cents
@@ -75,14 +77,25 @@ def _jackpot(j: Jackpot) -> dict[str, Any]:
         "paid_by": j.paid_by,
         "paid_at_ms": j.paid_at_ms,
         "paid_note": j.paid_note,
+        "payout_compliance": j.payout_compliance,
+        "tax_form_required": j.tax_form_required,
+        "tax_form_reason": j.tax_form_reason,
+        "tax_form_overridable": j.tax_form_overridable,
+        "tax_form_ref": j.tax_form_ref,
+        "tax_form_override": j.tax_form_override,
+        "witness_required": j.witness_required,
+        "witness_reason": j.witness_reason,
+        "witnessed_by": j.witnessed_by,
+        "witnessed_at_ms": j.witnessed_at_ms,
     }
 
 
 class FloorView:
     """Builds (and briefly caches) the floor view's snapshot."""
 
-    def __init__(self, store: RedisStore) -> None:
+    def __init__(self, store: RedisStore, policy: PayoutCompliance = PRESETS[NONE]) -> None:
         self._store = store
+        self._policy = policy  # each jackpot's slip states what its hand-pay requires
         self._lock = asyncio.Lock()
         self._cached: tuple[float, dict[str, Any]] | None = None
 
@@ -182,8 +195,8 @@ class FloorView:
         return {
             "now_ms": now_ms,
             "offline_after_s": OFFLINE_AFTER_S,
-            "pending": [_jackpot(j) for j in pending],
-            "to_pay": [_jackpot(j) for j in to_pay[:MAX_TO_PAY]],
+            "pending": [_jackpot(with_requirements(self._policy, j)) for j in pending],
+            "to_pay": [_jackpot(with_requirements(self._policy, j)) for j in to_pay[:MAX_TO_PAY]],
             "tables": tables,
             "meters": meters,
             "hits": [_jackpot(j) for j in hits[:RECENT_HITS]],

@@ -344,6 +344,13 @@ class AdminServiceStub:
     """Retires a table: it leaves its link group (its id is never registered again), in
     maintenance and with no open round of the table. Role: operator.
     """
+    WitnessJackpotPayment: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.WitnessJackpotPaymentRequest, _jackpot_pb2.Jackpot]
+    """Payout compliance (docs/payout-compliance.md). Roles: supervisor, cashier. A second person
+    records that it witnesses the hand-pay of an approved jackpot, before RecordJackpotPaid:
+    the witness is the caller's certificate identity (the payer may not be its own witness);
+    journaled. The same witness again returns the jackpot unchanged; another witness once one
+    is recorded, or a jackpot not approved or already paid, is FAILED_PRECONDITION.
+    """
 
 @_typing.type_check_only
 class AdminServiceAsyncStub(AdminServiceStub):
@@ -467,6 +474,13 @@ class AdminServiceAsyncStub(AdminServiceStub):
     RetireTable: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.RetireTableRequest, _jackpot_pb2.RetireTableResponse]  # type: ignore[assignment]
     """Retires a table: it leaves its link group (its id is never registered again), in
     maintenance and with no open round of the table. Role: operator.
+    """
+    WitnessJackpotPayment: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.WitnessJackpotPaymentRequest, _jackpot_pb2.Jackpot]  # type: ignore[assignment]
+    """Payout compliance (docs/payout-compliance.md). Roles: supervisor, cashier. A second person
+    records that it witnesses the hand-pay of an approved jackpot, before RecordJackpotPaid:
+    the witness is the caller's certificate identity (the payer may not be its own witness);
+    journaled. The same witness again returns the jackpot unchanged; another witness once one
+    is recorded, or a jackpot not approved or already paid, is FAILED_PRECONDITION.
     """
 
 class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -780,6 +794,19 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_jackpot_pb2.RetireTableResponse, _abc.Awaitable[_jackpot_pb2.RetireTableResponse]]:
         """Retires a table: it leaves its link group (its id is never registered again), in
         maintenance and with no open round of the table. Role: operator.
+        """
+
+    @_abc_1.abstractmethod
+    def WitnessJackpotPayment(
+        self,
+        request: _jackpot_pb2.WitnessJackpotPaymentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.Jackpot, _abc.Awaitable[_jackpot_pb2.Jackpot]]:
+        """Payout compliance (docs/payout-compliance.md). Roles: supervisor, cashier. A second person
+        records that it witnesses the hand-pay of an approved jackpot, before RecordJackpotPaid:
+        the witness is the caller's certificate identity (the payer may not be its own witness);
+        journaled. The same witness again returns the jackpot unchanged; another witness once one
+        is recorded, or a jackpot not approved or already paid, is FAILED_PRECONDITION.
         """
 
 def add_AdminServiceServicer_to_server(servicer: AdminServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
