@@ -27,6 +27,12 @@ and Redis lost, fails (docs/journal.md § 3 and § 7).
 way, offline: the chain of ``journal.jsonl`` from its first entry (or the signed checkpoint
 in ``chain_start.json``), every checkpoint it meets, and the snapshot's meters against the
 sums.
+
+Payout compliance (docs/payout-compliance.md): both check every hand-pay held to a payout
+policy against the policy its entry states - the requirements it gives the jackpot's amount
+and wager, a well-formed tax-form reference or an allowed override, and a witness other than
+the payer whose ``jackpot_witnessed`` entry came first
+(:class:`controller.domain.payout_compliance.PaymentCheck`).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from typing import Any
 from controller import checkpoint_signature, journal_export
 from controller.checkpoint_signature import PublicKeys
 from controller.domain.mystery import CommitmentCheck
+from controller.domain.payout_compliance import PaymentCheck
 from controller.domain.records import Checkpoint, LinkGroupSnapshot
 from controller.journal_chain import GENESIS, ChainCheck
 from controller.store import codec
@@ -138,6 +145,7 @@ async def _audit_once(
     reserve: Counter[str] = Counter(checkpoint.reserve_microcents)
     chain = _start(checkpoint)
     commitments = CommitmentCheck(link_group_id)
+    payments = PaymentCheck(link_group_id, checkpoint.seq)  # docs/payout-compliance.md
     rotations: list[tuple[int, str]] = []
     expected_hash = checkpoint.hash if expected and expected[0] == checkpoint.seq else None
     last_id = _stream_id(snapshot.last_entry_id)
@@ -153,6 +161,7 @@ async def _audit_once(
         report.entries += 1
         chain.add(entry.entry_id, entry.fields)
         commitments.add(entry.fields)
+        payments.add(entry.fields)
         if entry.fields.get("type") == checkpoint_signature.ROTATION_ENTRY:
             rotations.append((entry.seq, entry.fields.get("handover", "")))
         if expected and entry.seq == expected[0]:
@@ -163,6 +172,7 @@ async def _audit_once(
     chain.finish(snapshot.seq)
     report.differences += [f"{link_group_id}: {problem}" for problem in chain.problems]
     report.differences += commitments.problems
+    report.differences += payments.problems
     report.differences += checkpoint_signature.journal_problems(
         link_group_id, verdict.pending, rotations
     )
@@ -433,6 +443,7 @@ def _verify_export_group(
     reserve: Counter[str] = Counter(start.reserve_microcents)
     chain = _start(start)
     commitments = CommitmentCheck(link_group_id)
+    payments = PaymentCheck(link_group_id, start.seq)  # docs/payout-compliance.md
     journal_path = target / journal_export.JOURNAL_FILE
     try:
         text = journal_path.read_text(encoding="utf-8")
@@ -449,6 +460,7 @@ def _verify_export_group(
         report.entries += 1
         chain.add(entry_id, fields)
         commitments.add(fields)
+        payments.add(fields)
         if (
             fields.get("type") == checkpoint_signature.ROTATION_ENTRY
             and latest.seq < chain.last_seq <= end
@@ -462,6 +474,7 @@ def _verify_export_group(
     chain.finish(end)
     report.differences += [f"{link_group_id}: {problem}" for problem in chain.problems]
     report.differences += commitments.problems
+    report.differences += payments.problems
     report.differences += checkpoint_signature.journal_problems(
         link_group_id, verdict.pending, rotations
     )

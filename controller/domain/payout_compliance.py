@@ -280,7 +280,7 @@ class PaymentCompliance:
         ]
 
 
-def _entry_policy(entry: Mapping[str, str]) -> PayoutCompliance:
+def entry_policy(entry: Mapping[str, str]) -> PayoutCompliance:
     """The policy a ``jackpot_paid`` entry says it was held to (InvalidConfiguration if it
     is not one)."""
     tax_from, witness_from = (
@@ -331,7 +331,7 @@ class PaymentCheck:
 
     def _paid(self, entry: Mapping[str, str]) -> None:
         try:
-            policy = _entry_policy(entry)
+            policy = entry_policy(entry)
             needs = requirements(
                 policy, int(entry.get("amount_cents") or 0), int(entry.get("wager_cents") or 0)
             )
