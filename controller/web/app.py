@@ -322,18 +322,19 @@ class WebApp:
             tax_form_override=fields.get("tax_form_override", ""),
         )
         self._floor.forget()
-        return json_response(
-            200,
-            {
-                "jackpot_id": record.jackpot_id,
-                "status": record.status,
-                "paid_by": record.paid_by,
-                "paid_note": record.paid_note,
+        answer = {
+            "jackpot_id": record.jackpot_id,
+            "status": record.status,
+            "paid_by": record.paid_by,
+            "paid_note": record.paid_note,
+        }
+        if record.payout_compliance or record.witnessed_by:  # docs/payout-compliance.md
+            answer |= {
                 "tax_form_ref": record.tax_form_ref,
                 "tax_form_override": record.tax_form_override,
                 "witnessed_by": record.witnessed_by,
-            },
-        )
+            }
+        return json_response(200, answer)
 
     async def _witness(self, request: Request, caller: Identity) -> Response:
         """The floor view's Witness button: as ``WitnessJackpotPayment``, after the amount
