@@ -17,6 +17,7 @@ from redis.asyncio import Redis
 
 from controller import journal_export
 from controller.audit import verify, verify_export
+from controller.domain import reports
 from controller.domain.payout_compliance import OKLAHOMA, PRESETS, US_DEFAULT
 from controller.server import ServerConfig
 from controller.store import keys
@@ -280,6 +281,11 @@ async def test_paid_with_both_journaled_idempotent_audited_and_restored(
     try:
         report = await verify(store)
         assert report.ok, report.differences[:5]
+        # the hit report names the reference and the witness; a witness is play, no change
+        window = await store.journal_window("floor", 0, 0, 1000)
+        royal_hit = next(h for h in reports.hit_report(window) if f"floor:{h.seq}" == royal)
+        assert (royal_hit.tax_form_ref, royal_hit.witnessed_by) == ("W2G-2025-0001", WITNESS)
+        assert all(c.type != "jackpot_witnessed" for c in reports.change_report(window))
         # an export and restore carry the witness and the reference
         before_records = await redis_client.hgetall(JACKPOTS)
         await journal_export.export(store, tmp_path, "floor")
