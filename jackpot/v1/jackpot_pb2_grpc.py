@@ -679,6 +679,9 @@ class AdminServiceServicer:
         The payer is the caller's certificate identity and must not be the approver; the same
         payer again returns the jackpot unchanged; a jackpot not approved, or paid by another,
         is FAILED_PRECONDITION.
+        Under a payout compliance policy (docs/payout-compliance.md) it is FAILED_PRECONDITION,
+        naming what is missing, until the tax-form reference and the witness the jackpot needs
+        are given (WitnessJackpotPayment), and when the payer is the witness.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -270,6 +270,9 @@ class AdminServiceStub:
     The payer is the caller's certificate identity and must not be the approver; the same
     payer again returns the jackpot unchanged; a jackpot not approved, or paid by another,
     is FAILED_PRECONDITION.
+    Under a payout compliance policy (docs/payout-compliance.md) it is FAILED_PRECONDITION,
+    naming what is missing, until the tax-form reference and the witness the jackpot needs
+    are given (WitnessJackpotPayment), and when the payer is the witness.
     """
     ResumeLinkGroup: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ResumeLinkGroupRequest, _jackpot_pb2.LinkGroup]
     """Resumes a stopped link group (Redis lost state that tables were acknowledged) in a new
@@ -401,6 +404,9 @@ class AdminServiceAsyncStub(AdminServiceStub):
     The payer is the caller's certificate identity and must not be the approver; the same
     payer again returns the jackpot unchanged; a jackpot not approved, or paid by another,
     is FAILED_PRECONDITION.
+    Under a payout compliance policy (docs/payout-compliance.md) it is FAILED_PRECONDITION,
+    naming what is missing, until the tax-form reference and the witness the jackpot needs
+    are given (WitnessJackpotPayment), and when the payer is the witness.
     """
     ResumeLinkGroup: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ResumeLinkGroupRequest, _jackpot_pb2.LinkGroup]  # type: ignore[assignment]
     """Resumes a stopped link group (Redis lost state that tables were acknowledged) in a new
@@ -619,6 +625,9 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         The payer is the caller's certificate identity and must not be the approver; the same
         payer again returns the jackpot unchanged; a jackpot not approved, or paid by another,
         is FAILED_PRECONDITION.
+        Under a payout compliance policy (docs/payout-compliance.md) it is FAILED_PRECONDITION,
+        naming what is missing, until the tax-form reference and the witness the jackpot needs
+        are given (WitnessJackpotPayment), and when the payer is the witness.
         """
 
     @_abc_1.abstractmethod
