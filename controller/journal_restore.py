@@ -501,6 +501,9 @@ class _Replay:
     held_maybe: set[str] = field(default_factory=set)
     """Jackpots a ``fixed_award`` may have made (a fixed award is held only above the
     table's validation threshold)."""
+    trimmed_witness: set[str] = field(default_factory=set)
+    """Jackpots whose payment names a witness recorded before the export's journal starts:
+    the witness's certificate and note are not in the export (payout compliance)."""
     not_held: set[str] = field(default_factory=set)
     """Jackpot ids of fixed awards at or below their table's validation threshold: paid at
     the table, never held (a jackpot record of one would be paid a second time)."""
@@ -854,6 +857,12 @@ class _Replay:
         except (InvalidConfiguration, ValueError) as error:
             raise self.refuse(entry, f"states a payout policy that is not one: {error}") from None
         witness = entry.get("witness", "")
+        witness_seq = int(entry.get("witness_seq") or 0)
+        if witness and "witnessed_by" not in expected.fields:
+            if not 0 < witness_seq <= self.history_start:
+                raise self.refuse(entry, f"names witness {witness!r}, whom no entry recorded")
+            self.trimmed_witness.add(expected.record_id)
+            expected.set(entry, witness_seq=witness_seq)
         if "witnessed_by" in expected.fields and expected.value("witnessed_by") != witness:
             raise self.refuse(
                 entry,
@@ -1234,10 +1243,15 @@ _COMPLIANCE_MADE: Mapping[str, object] = {
 ``jackpot_paid`` entry held to a policy sets them (docs/payout-compliance.md)."""
 
 
-def _compare_compliance_made(where: str, expected: _Expected, record: Mapping[str, Any]) -> None:
+def _compare_compliance_made(
+    where: str, expected: _Expected, record: Mapping[str, Any], trimmed_witness: bool
+) -> None:
     """Refuse a payout compliance field of ``record`` that no entry set and that is not as
-    a jackpot is made (a witness or tax-form reference the journal never recorded)."""
+    a jackpot is made (a witness or tax-form reference the journal never recorded); a
+    witness recorded before the export's journal starts keeps its certificate and note."""
     for name, made in _COMPLIANCE_MADE.items():
+        if trimmed_witness and name in ("witnessed_by_cert", "witness_note"):
+            continue
         if name not in expected.fields and _text(record.get(name, made)) != _text(made):
             raise ExportError(
                 f"{where} jackpot {expected.record_id}: its {name} is "
@@ -1270,7 +1284,7 @@ def _compare_jackpots(replay: _Replay, snapshot: Mapping[str, Any]) -> None:
             expected.value("status") in FINAL_JACKPOT or expected.value("status") == "approved"
         ):
             raise _made_before(replay, "jackpot", jackpot_id)
-        _compare_compliance_made(where, expected, record)
+        _compare_compliance_made(where, expected, record, jackpot_id in replay.trimmed_witness)
         expected.compare(where, record)
     for jackpot_id, expected in sorted(replay.jackpots.items()):
         if jackpot_id not in jackpots and jackpot_id not in replay.held_maybe | replay.not_held:
