@@ -33,6 +33,11 @@ A gaming day's statement (a ``day_closed`` entry, ``jackpotctl day close``) is c
 the audit meets it (:func:`controller.day_close.entry_problems`): its digest, its signature
 with the checkpoint key given, and each meter's closing against the audit's own sums there
 less what the entry says moved after the day.
+Payout compliance (docs/payout-compliance.md): both check every hand-pay held to a payout
+policy against the policy its entry states - the requirements it gives the jackpot's amount
+and wager, a well-formed tax-form reference or an allowed override, and a witness other than
+the payer whose ``jackpot_witnessed`` entry came first
+(:class:`controller.domain.payout_compliance.PaymentCheck`).
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from controller import checkpoint_signature, day_close, journal_export
 from controller.checkpoint_signature import PublicKeys
 from controller.domain.correction_check import CorrectionCheck
 from controller.domain.mystery import CommitmentCheck
+from controller.domain.payout_compliance import PaymentCheck
 from controller.domain.records import Checkpoint, LinkGroupSnapshot
 from controller.domain.staged import StagedCheck
 from controller.journal_chain import GENESIS, ChainCheck
@@ -148,6 +154,7 @@ async def _audit_once(
     commitments = CommitmentCheck(link_group_id)
     corrections = CorrectionCheck(link_group_id)
     staged = StagedCheck(link_group_id)
+    payments = PaymentCheck(link_group_id, checkpoint.seq)  # docs/payout-compliance.md
     rotations: list[tuple[int, str]] = []
     expected_hash = checkpoint.hash if expected and expected[0] == checkpoint.seq else None
     last_id = _stream_id(snapshot.last_entry_id)
@@ -165,6 +172,7 @@ async def _audit_once(
         commitments.add(entry.fields)
         corrections.add(entry.fields)
         staged.add(entry.fields)
+        payments.add(entry.fields)
         if entry.fields.get("type") == checkpoint_signature.ROTATION_ENTRY:
             rotations.append((entry.seq, entry.fields.get("handover", "")))
         if expected and entry.seq == expected[0]:
@@ -181,6 +189,7 @@ async def _audit_once(
     report.differences += commitments.problems
     report.differences += corrections.problems
     report.differences += staged.problems
+    report.differences += payments.problems
     report.differences += checkpoint_signature.journal_problems(
         link_group_id, verdict.pending, rotations
     )
@@ -453,6 +462,7 @@ def _verify_export_group(
     commitments = CommitmentCheck(link_group_id)
     corrections = CorrectionCheck(link_group_id)
     staged = StagedCheck(link_group_id)
+    payments = PaymentCheck(link_group_id, start.seq)  # docs/payout-compliance.md
     journal_path = target / journal_export.JOURNAL_FILE
     try:
         text = journal_path.read_text(encoding="utf-8")
@@ -471,6 +481,7 @@ def _verify_export_group(
         commitments.add(fields)
         corrections.add(fields)
         staged.add(fields)
+        payments.add(fields)
         if (
             fields.get("type") == checkpoint_signature.ROTATION_ENTRY
             and latest.seq < chain.last_seq <= end
@@ -488,6 +499,7 @@ def _verify_export_group(
     report.differences += commitments.problems
     report.differences += corrections.problems
     report.differences += staged.problems
+    report.differences += payments.problems
     report.differences += checkpoint_signature.journal_problems(
         link_group_id, verdict.pending, rotations
     )

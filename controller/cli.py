@@ -20,13 +20,15 @@ from pathlib import Path
 
 from controller import logs, settings, workers
 from controller.api.peers import DenyListError, read_deny_list
+from controller.domain import payout_compliance
 from controller.position_key import read_position_key, write_position_key
 from controller.rules_file import load_submission
 from controller.server import MAX_CALLS_PER_CALLER, MAX_CONCURRENT_RPCS, ServerConfig
 from controller.serving import run_server
 from controller.store import cluster, connection
 from controller.tls import TLSFiles, is_loopback
-from jackpot.errors import JackpotError
+from jackpot.errors import InvalidAmount, InvalidConfiguration, JackpotError
+from jackpot.money import parse_dollars_cents
 
 log = logging.getLogger("controller")
 DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
@@ -217,6 +219,29 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         "and one metrics endpoint: about one core each (README: Scaling)",
     )
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    serve.add_argument(
+        "--payout-compliance",
+        default=payout_compliance.NONE,
+        choices=tuple(payout_compliance.PRESETS),
+        help="what a jackpot's hand-pay needs before it is recorded paid: a W-2G tax-form "
+        "reference and a witness (docs/payout-compliance.md)",
+    )
+    serve.add_argument(
+        "--tax-form-from",
+        metavar="DOLLARS",
+        help="change the preset's tax-form threshold (0: no tax-form rule)",
+    )
+    serve.add_argument(
+        "--tax-form-wager-multiple",
+        type=int,
+        metavar="N",
+        help="change the preset's tax-form wager multiple (the win is at least N x the wager)",
+    )
+    serve.add_argument(
+        "--witness-from",
+        metavar="DOLLARS",
+        help="change the preset's witness threshold, up to 5000 (0: no witness rule)",
+    )
     new_key = commands.add_parser(
         "position-key", help="write a new random --position-key file (mode 0600, never over one)"
     )
@@ -334,7 +359,31 @@ def _config(args: argparse.Namespace, environ: Mapping[str, str]) -> ServerConfi
         redis_max_connections=args.redis_max_connections,
         wait_replicas=args.wait_replicas,
         wait_timeout_ms=args.wait_timeout_ms,
+        payout_compliance=_payout_compliance(args),
     )
+
+
+def _payout_compliance(args: argparse.Namespace) -> payout_compliance.PayoutCompliance:
+    """The payout compliance policy of ``--payout-compliance`` and its changes
+    (:class:`UsageError` names a value that cannot be one)."""
+
+    def cents(option: str, text: str | None) -> int | None:
+        if text is None:
+            return None
+        try:
+            return parse_dollars_cents(text)
+        except InvalidAmount as error:
+            raise UsageError(f"{option}: {error}") from None
+
+    try:
+        return payout_compliance.policy(
+            args.payout_compliance,
+            tax_form_from_cents=cents("--tax-form-from", args.tax_form_from),
+            tax_form_wager_multiple=args.tax_form_wager_multiple,
+            witness_from_cents=cents("--witness-from", args.witness_from),
+        )
+    except InvalidConfiguration as error:
+        raise UsageError(str(error)) from None
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:

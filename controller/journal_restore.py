@@ -33,6 +33,10 @@ written until every check below passed; the first difference found is the refusa
      and hand: a percentage award exactly that share of the meter, a fixed award at most that
      line on the wager's largest amount (an envy bonus is not checked against its line); a
      jackpot is reviewed once, paid once and only once approved.
+   * a jackpot's payout compliance (docs/payout-compliance.md): its witness by its
+     ``jackpot_witnessed`` entry (once, while approved), and a payment held to a policy gives
+     the slip that policy's requirements for its amount and wager, the tax-form reference or
+     override and the witness the entry names; a jackpot no such entry touched has none.
    * an adjustment (``<group>:<seq>``) is made by ``adjustment_requested`` #seq (meter,
      amount, reason, reference, requester) and decided by ``adjustment_approved`` /
      ``adjustment_rejected`` (status, decider, note, decision's seq).
@@ -119,7 +123,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from controller import checkpoint_signature
 from controller.audit import verify_export
-from controller.domain import correction_check
+from controller.domain import correction_check, payout_compliance
 from controller.domain.config import TableConfig
 from controller.domain.games import get_game
 from controller.domain.offers import WagerDeclaration, wager_offer
@@ -509,6 +513,9 @@ class _Replay:
     held_maybe: set[str] = field(default_factory=set)
     """Jackpots a ``fixed_award`` may have made (a fixed award is held only above the
     table's validation threshold)."""
+    trimmed_witness: set[str] = field(default_factory=set)
+    """Jackpots whose payment names a witness recorded before the export's journal starts:
+    the witness's certificate and note are not in the export (payout compliance)."""
     not_held: set[str] = field(default_factory=set)
     """Jackpot ids of fixed awards at or below their table's validation threshold: paid at
     the table, never held (a jackpot record of one would be paid a second time)."""
@@ -851,6 +858,69 @@ class _Replay:
             paid_by_cert=entry.get("payer_cert"),
             paid_note=entry.get("note"),
         )
+        if entry.get("compliance"):
+            self._paid_compliance(entry, expected)
+
+    def _paid_compliance(self, entry: Mapping[str, str], expected: _Expected) -> None:
+        """A payment held to a payout policy (pay_jackpot.lua, docs/payout-compliance.md):
+        the slip's requirements are the ones the entry's policy gives its amount and wager,
+        its tax form and witness the ones the entry names (a witness the journal recorded
+        must be the one the payment names)."""
+        try:
+            needs = payout_compliance.requirements(
+                payout_compliance.entry_policy(entry),
+                int(entry.get("amount_cents") or 0),
+                int(entry.get("wager_cents") or 0),
+            )
+        except (InvalidConfiguration, ValueError) as error:
+            raise self.refuse(entry, f"states a payout policy that is not one: {error}") from None
+        witness = entry.get("witness", "")
+        witness_seq = int(entry.get("witness_seq") or 0)
+        if witness and "witnessed_by" not in expected.fields:
+            if not 0 < witness_seq <= self.history_start:
+                raise self.refuse(entry, f"names witness {witness!r}, whom no entry recorded")
+            self.trimmed_witness.add(expected.record_id)
+            expected.set(entry, witness_seq=witness_seq)
+        if "witnessed_by" in expected.fields and expected.value("witnessed_by") != witness:
+            raise self.refuse(
+                entry,
+                f"names witness {witness!r}, but entry #{expected.fields['witnessed_by'][1]} "
+                f"recorded {expected.value('witnessed_by')!r}",
+            )
+        expected.set(
+            entry,
+            payout_compliance=entry.get("compliance"),
+            tax_form_required=needs.tax_form_required,
+            tax_form_reason=needs.tax_form_reason,
+            tax_form_overridable=needs.tax_form_overridable,
+            tax_form_ref=entry.get("tax_form_ref"),
+            tax_form_override=entry.get("tax_form_override"),
+            witness_required=needs.witness_required,
+            witness_reason=needs.witness_reason,
+            witnessed_by=witness,
+        )
+
+    def _witnessed(
+        self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None
+    ) -> None:
+        """witness_jackpot.lua: an approved jackpot's hand-pay witnessed, once, before it is
+        paid; no money moves."""
+        expected = self._jackpot(entry)
+        if int(entry.get("d_meter") or 0) or int(entry.get("d_reserve") or 0):
+            raise self.refuse(entry, "moves money: a witness moves none")
+        if expected.value("status") != "approved" or expected.value("witnessed_by"):
+            raise self.refuse(
+                entry,
+                f"witnesses jackpot {expected.record_id}, {expected.value('status')}"
+                + (", witnessed already" if expected.value("witnessed_by") else ""),
+            )
+        expected.set(
+            entry,
+            witnessed_by=entry.get("witness"),
+            witnessed_by_cert=entry.get("witness_cert"),
+            witness_note=entry.get("note"),
+            witness_seq=seq,
+        )
 
     # adjustments
 
@@ -1181,6 +1251,7 @@ _HANDLERS: dict[str, _Handler] = {
     "jackpot_rejected": _Replay._reviewed,
     "jackpot_voided": _Replay._reviewed,  # a must-hit-by hit its round's void reversed
     "jackpot_paid": _Replay._paid,
+    "jackpot_witnessed": _Replay._witnessed,  # payout compliance
     "adjustment_requested": _Replay._adjustment_requested,
     "adjustment_approved": _Replay._adjustment_decided,
     "adjustment_rejected": _Replay._adjustment_decided,
@@ -1283,6 +1354,41 @@ def _made_before(replay: _Replay, kind: str, record_id: str) -> ExportError:
     )
 
 
+_COMPLIANCE_MADE: Mapping[str, object] = {
+    "payout_compliance": "",
+    "tax_form_required": False,
+    "tax_form_reason": "",
+    "tax_form_overridable": False,
+    "tax_form_ref": "",
+    "tax_form_override": "",
+    "witness_required": False,
+    "witness_reason": "",
+    "witnessed_by": "",
+    "witnessed_by_cert": "",
+    "witness_note": "",
+    "witness_seq": 0,
+}
+"""A jackpot's payout compliance fields as it is made: only a ``jackpot_witnessed`` or a
+``jackpot_paid`` entry held to a policy sets them (docs/payout-compliance.md)."""
+
+
+def _compare_compliance_made(
+    where: str, expected: _Expected, record: Mapping[str, Any], trimmed_witness: bool
+) -> None:
+    """Refuse a payout compliance field of ``record`` that no entry set and that is not as
+    a jackpot is made (a witness or tax-form reference the journal never recorded); a
+    witness recorded before the export's journal starts keeps its certificate and note."""
+    for name, made in _COMPLIANCE_MADE.items():
+        if trimmed_witness and name in ("witnessed_by_cert", "witness_note"):
+            continue
+        if name not in expected.fields and _text(record.get(name, made)) != _text(made):
+            raise ExportError(
+                f"{where} jackpot {expected.record_id}: its {name} is "
+                f"{_text(record.get(name))!r} in the snapshot, but no journal entry "
+                "(jackpot_witnessed, jackpot_paid) recorded it"
+            )
+
+
 def _compare_jackpots(replay: _Replay, snapshot: Mapping[str, Any]) -> None:
     where = replay.where
     jackpots: Mapping[str, Any] = snapshot.get("jackpots") or {}
@@ -1307,6 +1413,7 @@ def _compare_jackpots(replay: _Replay, snapshot: Mapping[str, Any]) -> None:
             expected.value("status") in FINAL_JACKPOT or expected.value("status") == "approved"
         ):
             raise _made_before(replay, "jackpot", jackpot_id)
+        _compare_compliance_made(where, expected, record, jackpot_id in replay.trimmed_witness)
         expected.compare(where, record)
     for jackpot_id, expected in sorted(replay.jackpots.items()):
         if jackpot_id not in jackpots and jackpot_id not in replay.held_maybe | replay.not_held:

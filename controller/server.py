@@ -26,6 +26,7 @@ from controller.api.meter_watch import MeterWatcher
 from controller.api.peers import Authenticator, DenyList
 from controller.api.status import CODE_LABELS
 from controller.api.table_service import TableService
+from controller.domain.payout_compliance import NONE, PRESETS, PayoutCompliance
 from controller.domain.submission import RulesSubmission
 from controller.http import HttpEndpoint
 from controller.metrics import Metrics
@@ -112,6 +113,8 @@ class ServerConfig:
     first_install: bool = False  # a Redis without an installation record is a new one
     reuse_port: bool = False  # one of the workers sharing ``listen`` (SO_REUSEPORT)
     metrics_dir: str | None = None  # the workers' PROMETHEUS_MULTIPROC_DIR (controller.workers)
+    # what a hand-pay needs (tax-form reference, witness): docs/payout-compliance.md
+    payout_compliance: PayoutCompliance = PRESETS[NONE]
 
 
 def _version() -> str:
@@ -217,7 +220,14 @@ class ControllerServer:
             self.server,
         )
         jackpot_pb2_grpc.add_AdminServiceServicer_to_server(
-            AdminService(self.store, self.metrics, self.guard, self.check_state), self.server
+            AdminService(
+                self.store,
+                self.metrics,
+                self.guard,
+                self.check_state,
+                self.config.payout_compliance,
+            ),
+            self.server,
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
@@ -313,6 +323,7 @@ class ControllerServer:
             tls=self.config.tls,
             handshake_timeout_s=self.config.handshake_timeout_s,
             rules=self.config.rules,
+            payout_compliance=self.config.payout_compliance,
         )
         try:
             await self.web.start()

@@ -12,6 +12,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from controller.domain.identity import Identity, Role
+from controller.domain.payout_compliance import WITNESS_ROLES
 from jackpot.errors import PermissionDenied
 
 TABLE = frozenset({Role.TABLE})
@@ -20,6 +21,7 @@ SUPERVISOR = frozenset({Role.SUPERVISOR})
 READERS = frozenset({Role.OPERATOR, Role.SUPERVISOR, Role.AUDITOR})
 JACKPOT_READERS = READERS | {Role.CASHIER}
 PAYERS = frozenset({Role.CASHIER, Role.SUPERVISOR})
+WITNESSES = WITNESS_ROLES
 EVERYONE = frozenset(Role)
 
 _TABLES = "/jackpot.v1.TableService/"
@@ -87,6 +89,9 @@ ACCESS: Mapping[str, Access] = {
     _ADMIN + "ApproveCorrection": Access(SUPERVISOR | OPERATOR),
     _ADMIN + "RejectCorrection": Access(SUPERVISOR | OPERATOR),
     _ADMIN + "ListCorrections": Access(READERS),
+    # Payout compliance: a supervisor or a cashier witnesses a hand-pay (never its payer: the
+    # store refuses that; docs/payout-compliance.md).
+    _ADMIN + "WitnessJackpotPayment": Access(WITNESSES),
     # Any authenticated caller may ask whether the controller serves; the long-lived streams of
     # health and reflection are for the people and tools that operate it.
     "/grpc.health.v1.Health/Check": Access(EVERYONE),
@@ -108,6 +113,8 @@ WEB_ACCESS: Mapping[str, Access] = {
     # The cage's Paid button: cashiers only (a supervisor other than the approver may still
     # record a hand-pay with jackpotctl, RecordJackpotPaid; the floor view is the cage's).
     "/floor/paid": Access(frozenset({Role.CASHIER})),
+    # The floor view's Witness button: as WitnessJackpotPayment (docs/payout-compliance.md).
+    "/floor/witness": Access(WITNESSES),
 }
 """The web port's pages (``--web-port``) and the roles each admits, deny by default."""
 

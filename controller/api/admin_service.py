@@ -24,13 +24,20 @@ from controller.domain import bounds
 from controller.domain.bounds import check_id, check_jackpot_id, check_range, check_text, excerpt
 from controller.domain.config import LinkGroupConfig, MeterConfig
 from controller.domain.digests import void_fingerprint
+from controller.domain.payout_compliance import NONE, PRESETS, PayoutCompliance
 from controller.domain.records import (
     ADJUSTMENT_STATUSES,
     IRREGULARITY_STATUSES,
     MYSTERY_HIT_VOID,
+    Jackpot,
     MeterState,
 )
-from controller.jackpot_review import pay_jackpot, review_jackpot
+from controller.jackpot_review import (
+    pay_jackpot,
+    review_jackpot,
+    with_requirements,
+    witness_jackpot,
+)
 from controller.metrics import Metrics
 from controller.state_guard import StateGuard
 from controller.store.redis_store import MAX_REBASE_ROUND_ID, RedisStore, Resolution
@@ -59,11 +66,13 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         metrics: Metrics,
         guard: StateGuard,
         check_state: Callable[[], Awaitable[None]],
+        payout_compliance: PayoutCompliance = PRESETS[NONE],
     ) -> None:
         self._store = store
         self._metrics = metrics
         self._guard = guard
         self._check_state = check_state
+        self._payout_compliance = payout_compliance
 
     async def CreateLinkGroup(
         self, request: pb.CreateLinkGroupRequest, context: Context
@@ -273,7 +282,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         if link_group_id:
             await self._store.get_link_group(link_group_id)
         jackpots = await self._store.list_pending_jackpots(link_group_id)
-        return pb.ListPendingJackpotsResponse(jackpots=[convert.jackpot(j) for j in jackpots])
+        return pb.ListPendingJackpotsResponse(jackpots=[self._slip(j) for j in jackpots])
 
     async def ListJackpots(
         self, request: pb.ListJackpotsRequest, context: Context
@@ -283,11 +292,11 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         if link_group_id:
             await self._store.get_link_group(link_group_id)
         jackpots = await self._store.list_jackpots(link_group_id, **filters)
-        return pb.ListJackpotsResponse(jackpots=[convert.jackpot(j) for j in jackpots])
+        return pb.ListJackpotsResponse(jackpots=[self._slip(j) for j in jackpots])
 
     async def GetJackpot(self, request: pb.GetJackpotRequest, context: Context) -> pb.Jackpot:
         jackpot_id = check_jackpot_id(request.jackpot_id)
-        return convert.jackpot(await self._store.get_jackpot(jackpot_id))
+        return self._slip(await self._store.get_jackpot(jackpot_id))
 
     async def ApproveJackpot(
         self, request: pb.ReviewJackpotRequest, context: Context
@@ -316,15 +325,23 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
             expected_cents=expected,
             amount_advice="check its hand-pay slip (jackpotctl jackpots show) and give its amount",
         )
-        return convert.jackpot(record)
+        return self._slip(record)
 
     async def RecordJackpotPaid(
         self, request: pb.RecordJackpotPaidRequest, context: Context
     ) -> pb.Jackpot:
         """The cage or floor records the hand-pay of an approved jackpot; the payer is the
         caller's certificate and, with certificates, never the approver."""
-        record = await pay_jackpot(self._store, caller(), request.jackpot_id, request.note)
-        return convert.jackpot(record)
+        record = await pay_jackpot(
+            self._store,
+            caller(),
+            request.jackpot_id,
+            request.note,
+            policy=self._payout_compliance,
+            tax_form_ref=request.tax_form_ref,
+            tax_form_override=request.tax_form_override,
+        )
+        return self._slip(record)
 
     async def ListIrregularities(
         self, request: pb.ListIrregularitiesRequest, context: Context
@@ -677,3 +694,17 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         )
         log.warning("table %s retired at journal #%d by %s: %s", table_id, seq, operator, why)
         return pb.RetireTableResponse(table_id=table_id, retired_seq=seq)
+
+    # ------------------------------------------------------------ payout compliance
+
+    def _slip(self, record: Jackpot) -> pb.Jackpot:
+        """A jackpot for the wire with what its hand-pay requires (docs/payout-compliance.md)."""
+        return convert.jackpot(with_requirements(self._payout_compliance, record))
+
+    async def WitnessJackpotPayment(
+        self, request: pb.WitnessJackpotPaymentRequest, context: Context
+    ) -> pb.Jackpot:
+        """A second person (the caller's certificate) witnesses an approved jackpot's
+        hand-pay before it is recorded as paid."""
+        record = await witness_jackpot(self._store, caller(), request.jackpot_id, request.note)
+        return self._slip(record)

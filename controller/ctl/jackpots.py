@@ -6,6 +6,8 @@
     jackpotctl jackpots approve floor:42 --amount 10016.05 --note "hand verified"  # a supervisor
     jackpotctl jackpots reject floor:42 --note "misdeal: two cards exposed"
     jackpotctl jackpots paid floor:42 --note "cage receipt 1187"    # the cage (cashier)
+    jackpotctl jackpots witness floor:42 --note "present at the cage"  # a second person
+    jackpotctl jackpots paid floor:42 --note "receipt 1188" --tax-form-ref W2G-2025-0042
 
 A jackpot is ``pending`` (awaiting a supervisor's validation), then ``approved`` and ``paid``,
 or ``rejected`` with its reason. Dates and times are UTC unless they carry an offset
@@ -14,6 +16,13 @@ whole day. Amounts print in dollars; ``--format csv`` and ``json`` print every f
 slip as the controller holds it (cents, milliseconds since the Unix epoch). An approval names
 the amount the supervisor read on the slip (``--amount``, in dollars as ``jackpots show``
 prints it): the controller refuses another amount than the jackpot's, and nothing changes.
+
+Under a payout compliance policy (``jackpot-controller serve --payout-compliance``,
+docs/payout-compliance.md) the slip states whether a W-2G and a witness are required and why;
+``paid`` is refused, naming what is missing, until the tax-form reference the casino's tax
+system issued (``--tax-form-ref``; or, where the policy allows it, ``--tax-form-override
+REASON``) and the witness (``witness``, by another supervisor's or cashier's certificate) are
+given.
 """
 
 from __future__ import annotations
@@ -39,7 +48,7 @@ SLIP_FIELDS = tuple(field.name for field in pb.Jackpot.DESCRIPTOR.fields)
 
 
 def add_commands(top: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add ``jackpots list|show|approve|reject|paid`` to ``jackpotctl``."""
+    """Add ``jackpots list|show|approve|reject|paid|witness`` to ``jackpotctl``."""
     jackpots = top.add_parser(
         "jackpots", help="jackpots: validation, payment and hand-pay slips"
     ).add_subparsers(dest="action", required=True)
@@ -85,7 +94,27 @@ def add_commands(top: argparse._SubParsersAction) -> None:  # type: ignore[type-
     )
     paid.add_argument("jackpot_id")
     paid.add_argument("--note", default="", help="e.g. the cage's receipt number")
+    paid.add_argument(
+        "--tax-form-ref",
+        default="",
+        metavar="REF",
+        help="the W-2G reference the casino's tax system issued (no patron data)",
+    )
+    paid.add_argument(
+        "--tax-form-override",
+        default="",
+        metavar="REASON",
+        help="why no W-2G is filed, where the payout policy lets the prompt be overridden",
+    )
     paid.set_defaults(handler=_paid)
+    witness = jackpots.add_parser(
+        "witness",
+        help="witness an approved jackpot's hand-pay before it is paid (a supervisor or "
+        "cashier other than the payer)",
+    )
+    witness.add_argument("jackpot_id")
+    witness.add_argument("--note", default="", help="e.g. where the payment was made")
+    witness.set_defaults(handler=_witness)
 
 
 def parse_when(text: str, *, end_of_day: bool = False) -> int:
@@ -124,7 +153,9 @@ def _list(args: argparse.Namespace) -> int:
 
 def _table(jackpots: Sequence[pb.Jackpot]) -> list[str]:
     """One line per jackpot under a header, columns aligned."""
-    rows = [("JACKPOT", "STATUS", "HIT (UTC)", "TABLE", "ROUND", "SEAT", "HAND", "AMOUNT")]
+    rows: list[tuple[str, ...]] = [
+        ("JACKPOT", "STATUS", "HIT (UTC)", "TABLE", "ROUND", "SEAT", "HAND", "AMOUNT")
+    ]
     rows += [
         (
             j.jackpot_id,
@@ -138,6 +169,13 @@ def _table(jackpots: Sequence[pb.Jackpot]) -> list[str]:
         )
         for j in jackpots
     ]
+    if any(j.payout_compliance for j in jackpots):  # docs/payout-compliance.md
+        rows = [
+            (*row, *extra)
+            for row, extra in zip(
+                rows, [("W-2G", "WITNESS")] + [_compliance_cells(j) for j in jackpots], strict=True
+            )
+        ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
@@ -186,10 +224,45 @@ def slip_lines(j: pb.Jackpot, gaming_day: GamingDay | None = None) -> list[str]:
     if j.status == "voided":  # a must-hit-by hit its round's void reversed (docs/mystery.md)
         lines.append(f"  round void   journal #{j.voided_seq}: {j.void_reason}")
         lines.append("  not payable  the amount went back to the meter's reserve")
+    lines += compliance_lines(j)
     if j.paid_by:
         lines.append(
             f"  paid         {format_time(j.paid_at_ms)} by {j.paid_by}{_cert(j.paid_by_cert)}"
             + (f': "{j.paid_note}"' if j.paid_note else "")
+        )
+    return lines
+
+
+def _compliance_cells(j: pb.Jackpot) -> tuple[str, str]:
+    """The W-2G and witness columns of a listing: what was given, else whether required."""
+    tax = j.tax_form_ref or ("override" if j.tax_form_override else "")
+    tax = tax or ("required" if j.tax_form_required else "-")
+    witness = j.witnessed_by.rpartition("/")[2] or ("required" if j.witness_required else "-")
+    return tax, witness
+
+
+def compliance_lines(j: pb.Jackpot) -> list[str]:
+    """The slip's payout compliance lines (docs/payout-compliance.md); none without a
+    policy. What is required, and why; what was given."""
+    if not j.payout_compliance and not j.witnessed_by:
+        return []
+    lines = []
+    if j.payout_compliance:
+        overridable = "" if j.tax_form_overridable else ", not overridable"
+        lines += [
+            f"  policy       {j.payout_compliance}",
+            f"  W-2G required: {'yes' if j.tax_form_required else 'no'} ({j.tax_form_reason}"
+            f"{overridable if j.tax_form_required else ''})",
+            f"  witness required: {'yes' if j.witness_required else 'no'} ({j.witness_reason})",
+        ]
+    if j.tax_form_ref:
+        lines.append(f"  tax form     reference {j.tax_form_ref} (the casino's tax system's)")
+    elif j.tax_form_override:
+        lines.append(f'  tax form     overridden: "{j.tax_form_override}"')
+    if j.witnessed_by:
+        lines.append(
+            f"  witnessed    {format_time(j.witnessed_at_ms)} by {j.witnessed_by}"
+            f"{_cert(j.witnessed_by_cert)}" + (f': "{j.witness_note}"' if j.witness_note else "")
         )
     return lines
 
@@ -220,6 +293,8 @@ def jackpot_line(jackpot: pb.Jackpot) -> str:
         f"{format_cents(jackpot.amount_cents)}{meter}"
         + (f", reviewed by {jackpot.reviewed_by}" if jackpot.reviewed_by else "")
         + (f", paid by {jackpot.paid_by}" if jackpot.paid_by else "")
+        + (f", witnessed by {jackpot.witnessed_by}" if jackpot.witnessed_by else "")
+        + (f", W-2G {jackpot.tax_form_ref}" if jackpot.tax_form_ref else "")
     )
 
 
@@ -236,6 +311,20 @@ def _paid(args: argparse.Namespace) -> int:
     reply = call(
         args,
         "RecordJackpotPaid",
-        pb.RecordJackpotPaidRequest(jackpot_id=args.jackpot_id, note=args.note),
+        pb.RecordJackpotPaidRequest(
+            jackpot_id=args.jackpot_id,
+            note=args.note,
+            tax_form_ref=args.tax_form_ref,
+            tax_form_override=args.tax_form_override,
+        ),
+    )
+    return show(args, reply, jackpot_line(reply))
+
+
+def _witness(args: argparse.Namespace) -> int:
+    reply = call(
+        args,
+        "WitnessJackpotPayment",
+        pb.WitnessJackpotPaymentRequest(jackpot_id=args.jackpot_id, note=args.note),
     )
     return show(args, reply, jackpot_line(reply))

@@ -451,7 +451,7 @@ def _hits_table(rows: Sequence[Row]) -> list[tuple[str, ...]]:
                 r["table_id"],
                 r["round_id"],
                 r["seat"],
-                hand_words(r["hand"]) + (" (rejected)" if r["rejected"] else ""),
+                hand_words(r["hand"]) + (" (rejected)" if r["rejected"] else "") + _paid_with(r),
                 r["award"],
                 format_cents(r["amount_cents"]),
                 f"{format_cents(r['meter_before_cents'])} -> "
@@ -459,6 +459,14 @@ def _hits_table(rows: Sequence[Row]) -> list[tuple[str, ...]]:
             )
         )
     return table
+
+
+def _paid_with(row: Row) -> str:
+    """A hit's payout compliance, as its payment gave it (docs/payout-compliance.md)."""
+    given = [f"W-2G {row['tax_form_ref']}"] if row.get("tax_form_ref") else []
+    given += ["W-2G overridden"] if row.get("tax_form_override") else []
+    given += [f"witness {row['witnessed_by']}"] if row.get("witnessed_by") else []
+    return f" ({', '.join(given)})" if given else ""
 
 
 def _changes_table(rows: Sequence[Row]) -> list[tuple[str, ...]]:

@@ -122,6 +122,23 @@ class Jackpot:
     void_reason: str = ""  # a must-hit-by hit reversed by its round's void: why
     voided_seq: int = 0  # and its jackpot_voided journal entry
     player_token: str = ""  # the winning seat's opaque player token given at lockout, if any
+    # Payout compliance (docs/payout-compliance.md): the policy the payment was held to and
+    # what it required (a jackpot still to be paid: what the controller's policy requires of
+    # it now, never stored), the tax-form reference the casino's tax system issued (no
+    # patron data) or the reason the form was overridden, and the hand-pay's witness.
+    payout_compliance: str = ""
+    tax_form_required: bool = False
+    tax_form_reason: str = ""
+    tax_form_overridable: bool = False
+    tax_form_ref: str = ""
+    tax_form_override: str = ""
+    witness_required: bool = False
+    witness_reason: str = ""
+    witnessed_by: str = ""
+    witnessed_by_cert: str = ""
+    witnessed_at_ms: int = 0
+    witness_note: str = ""
+    witness_seq: int = 0  # its jackpot_witnessed journal entry
 
 
 @dataclass(frozen=True, slots=True)

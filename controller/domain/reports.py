@@ -54,6 +54,7 @@ PLAY_TYPES = frozenset(
         "jackpot_rejected",
         "jackpot_voided",  # a must-hit-by hit reversed by the void of its round
         "jackpot_paid",
+        "jackpot_witnessed",  # payout compliance: a hand-pay's witness
     }
 )
 """Journal entries written by play and its jackpots; every other type is a change."""
@@ -406,6 +407,10 @@ class Hit:
     meter_before_cents: int
     meter_after_cents: int
     rejected: bool
+    # payout compliance (docs/payout-compliance.md), from its jackpot_paid entry in the window
+    tax_form_ref: str = ""
+    tax_form_override: str = ""
+    witnessed_by: str = ""
 
 
 def _meter_after(entries: Sequence[JournalEntry], index: int) -> int:
@@ -429,6 +434,7 @@ def hit_report(entries: Sequence[JournalEntry], limit: int = LAST_HITS) -> list[
     hand-pay slip has it (:data:`jackpot.results.METER_AFTER`: a 100% award's includes its
     reset)."""
     rejected = {_award_seq(e.fields["jackpot"]) for e in entries if e.type == "jackpot_rejected"}
+    paid = {_award_seq(e.fields["jackpot"]): e.fields for e in entries if e.type == "jackpot_paid"}
     indexes = [i for i, e in enumerate(entries) if e.type == "award"][-limit:] if limit else []
     hits = [(entries[i], _meter_after(entries, i)) for i in indexes]
     return [
@@ -446,6 +452,9 @@ def hit_report(entries: Sequence[JournalEntry], limit: int = LAST_HITS) -> list[
             meter_before_cents=int(e.fields["meter_before_cents"]),
             meter_after_cents=after,
             rejected=e.seq in rejected,
+            tax_form_ref=paid.get(e.seq, {}).get("tax_form_ref", ""),
+            tax_form_override=paid.get(e.seq, {}).get("tax_form_override", ""),
+            witnessed_by=paid.get(e.seq, {}).get("witness", ""),
         )
         for e, after in reversed(hits)
     ]

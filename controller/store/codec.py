@@ -178,6 +178,8 @@ _JACKPOT_INTEGERS = (
     "journal_seq",
     "wager_cents",
     "hit_at_ms",
+    "witnessed_at_ms",
+    "witness_seq",
 )
 
 

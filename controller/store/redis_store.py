@@ -43,6 +43,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from controller.domain.config import MUST_HIT_BY, LinkGroupConfig, MeterConfig, TableConfig
 from controller.domain.digests import void_fingerprint
 from controller.domain.mystery import new_seed as mystery_seed
+from controller.domain.payout_compliance import PaymentCompliance
 from controller.domain.records import (
     Checkpoint,
     Irregularity,
@@ -155,6 +156,8 @@ _SCRIPT_ERRORS: dict[str, type[JackpotError]] = {
     "DECIDED": FailedPrecondition,
     "NOT_APPROVED": FailedPrecondition,
     "SAME_PERSON": FailedPrecondition,
+    "COMPLIANCE": FailedPrecondition,  # a tax-form reference or a witness the payment lacks
+    "STALE_POLICY": FailedPrecondition,
     "LATER_HIT": FailedPrecondition,
     "OVERFLOW": FailedPrecondition,
     "NOT_FOUND": NotFound,
@@ -1951,20 +1954,48 @@ class RedisStore:
         return codec.jackpot(decided)
 
     async def pay_jackpot(
-        self, jackpot_id: str, *, payer: str, payer_cert: str, note: str, two_people: bool
+        self,
+        jackpot_id: str,
+        *,
+        payer: str,
+        payer_cert: str,
+        note: str,
+        two_people: bool,
+        compliance: PaymentCompliance | None = None,
     ) -> Jackpot:
         """Record that an approved jackpot was paid, by ``payer`` (a certificate identity,
         with its fingerprint ``payer_cert``); with ``two_people`` the payer may not be the
-        approver. The same payer again changes nothing; a jackpot not approved, or paid by
-        another, is refused (:class:`FailedPrecondition`)."""
+        approver nor its witness. The same payer again changes nothing; a jackpot not
+        approved, or paid by another, is refused (:class:`FailedPrecondition`).
+        ``compliance``: the payout policy, what it requires of this jackpot and what the
+        payer gave (docs/payout-compliance.md); what is missing is refused
+        (:class:`FailedPrecondition` naming each thing)."""
         await self.get_jackpot(jackpot_id)  # NotFound: unknown; CorruptRecord: unreadable
         group = keys.LinkGroupKeys(jackpot_id.rpartition(":")[0])
         paid = await self._run(
             self._scripts.pay_jackpot,
             [group.jackpots, group.journal, group.seq],
-            [jackpot_id, payer, payer_cert, note, "two_people" if two_people else ""],
+            [jackpot_id, payer, payer_cert, note, "two_people" if two_people else ""]
+            + (compliance.arguments() if compliance else []),
         )
         return codec.jackpot(paid)
+
+    async def witness_jackpot(
+        self, jackpot_id: str, *, witness: str, witness_cert: str, note: str
+    ) -> Jackpot:
+        """Record that ``witness`` (a certificate identity, with its fingerprint
+        ``witness_cert``) witnessed the hand-pay of an approved jackpot, before its payment
+        (docs/payout-compliance.md). The same witness again changes nothing; another witness
+        once one is recorded, or a jackpot not approved, is refused
+        (:class:`FailedPrecondition`)."""
+        await self.get_jackpot(jackpot_id)  # NotFound: unknown; CorruptRecord: unreadable
+        group = keys.LinkGroupKeys(jackpot_id.rpartition(":")[0])
+        witnessed = await self._run(
+            self._scripts.witness_jackpot,
+            [group.jackpots, group.journal, group.seq],
+            [jackpot_id, witness, witness_cert, note],
+        )
+        return codec.jackpot(witnessed)
 
     # ---------------------------------------------------------------- reading
 

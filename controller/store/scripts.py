@@ -26,6 +26,7 @@ SCRIPT_NAMES = (
     "void_round",
     "review_jackpot",
     "pay_jackpot",
+    "witness_jackpot",
     "rebase_table_rounds",
     "audit_snapshot",
     "check_position",
@@ -97,6 +98,7 @@ class Scripts:
     void_round: AsyncScript
     review_jackpot: AsyncScript
     pay_jackpot: AsyncScript
+    witness_jackpot: AsyncScript
     rebase_table_rounds: AsyncScript
     audit_snapshot: AsyncScript
     check_position: AsyncScript

@@ -10,6 +10,12 @@
 * ``POST /floor/paid`` — record the hand-pay of an approved jackpot: the cage (``cashier``)
   only, with the amount confirmed and the cage's receipt (``note``, required), by the one
   path of ``jackpotctl jackpots paid`` (:func:`~controller.jackpot_review.pay_jackpot`).
+  Under a payout compliance policy it carries the tax-form reference (``tax_form_ref``) or
+  override (``tax_form_override``) the jackpot needs, and is refused 409 naming what is
+  missing (docs/payout-compliance.md);
+* ``POST /floor/witness`` — a second person witnesses an approved jackpot's hand-pay:
+  supervisors and cashiers other than its payer, with the amount confirmed, by the one path
+  of ``jackpotctl jackpots witness`` (:func:`~controller.jackpot_review.witness_jackpot`).
 
 The roles are :data:`~controller.api.access.WEB_ACCESS`, beside the RPCs'.
 
@@ -48,10 +54,11 @@ from controller.api.access import WEB_ACCESS, check_role
 from controller.api.limits import LogSampler
 from controller.api.meter_watch import MeterWatcher
 from controller.api.peers import Authenticator
-from controller.domain.bounds import check_id
+from controller.domain.bounds import check_id, check_jackpot_id
 from controller.domain.identity import Identity, Role
+from controller.domain.payout_compliance import NONE, PRESETS, WITNESS_ROLES, PayoutCompliance
 from controller.domain.submission import RulesSubmission
-from controller.jackpot_review import pay_jackpot, review_jackpot
+from controller.jackpot_review import check_amount, pay_jackpot, review_jackpot, witness_jackpot
 from controller.metrics import Metrics
 from controller.store.redis_store import RedisStore
 from controller.tls import TLSFiles, WebCertificates
@@ -130,16 +137,20 @@ class WebApp:
         tls: TLSFiles | None,
         handshake_timeout_s: float = HANDSHAKE_TIMEOUT_S,
         rules: Iterable[RulesSubmission] = (),
+        payout_compliance: PayoutCompliance = PRESETS[NONE],
     ) -> None:
         self._store = store
         rules = tuple(rules)
+        self._payout_compliance = payout_compliance
         self._displays = sign_displays(rules)
         self._metrics = metrics
         self._watcher = watcher
         self._authenticator = authenticator
         self._winners = RecentWinners(store)
         self._floor = FloorView(  # the first submission declaring a gaming day
-            store, next((r.gaming_day for r in rules if r.gaming_day), None)
+            store,
+            next((r.gaming_day for r in rules if r.gaming_day), None),
+            payout_compliance,
         )
         self._log_sampler = LogSampler()
         self.server = WebServer(
@@ -238,6 +249,10 @@ class WebApp:
                 check_role("/floor/paid", caller, WEB_ACCESS)
                 _method(request, "POST")
                 return await self._paid(request, caller)
+            if page == "witness":
+                check_role("/floor/witness", caller, WEB_ACCESS)
+                _method(request, "POST")
+                return await self._witness(request, caller)
             check_role("/floor", caller, WEB_ACCESS)
             _method(request, "GET")
             if page == "":
@@ -247,6 +262,7 @@ class WebApp:
                 state["caller"] = caller.uri
                 state["can_review"] = caller.role in (Role.SUPERVISOR, Role.INSECURE)
                 state["can_pay"] = caller.role in (Role.CASHIER, Role.INSECURE)
+                state["can_witness"] = caller.role in WITNESS_ROLES | {Role.INSECURE}
                 return json_response(200, state)
         raise errors.NotFound(
             f"no page at {request.path[:100]!r}; the pages are /sign/<link group id> and /floor"
@@ -295,7 +311,10 @@ class WebApp:
 
     async def _paid(self, request: Request, caller: Identity) -> Response:
         _same_origin(request)
-        fields = _fields(request.body, {"jackpot_id", "note", "amount_cents"})
+        fields = _fields(
+            request.body,
+            {"jackpot_id", "note", "amount_cents", "tax_form_ref", "tax_form_override"},
+        )
         record = await pay_jackpot(
             self._store,
             caller,
@@ -303,6 +322,35 @@ class WebApp:
             fields.get("note", ""),
             expected_cents=fields["amount_cents"],
             require_note=True,
+            policy=self._payout_compliance,
+            tax_form_ref=fields.get("tax_form_ref", ""),
+            tax_form_override=fields.get("tax_form_override", ""),
+        )
+        self._floor.forget()
+        answer = {
+            "jackpot_id": record.jackpot_id,
+            "status": record.status,
+            "paid_by": record.paid_by,
+            "paid_note": record.paid_note,
+        }
+        if record.payout_compliance or record.witnessed_by:  # docs/payout-compliance.md
+            answer |= {
+                "tax_form_ref": record.tax_form_ref,
+                "tax_form_override": record.tax_form_override,
+                "witnessed_by": record.witnessed_by,
+            }
+        return json_response(200, answer)
+
+    async def _witness(self, request: Request, caller: Identity) -> Response:
+        """The floor view's Witness button: as ``WitnessJackpotPayment``, after the amount
+        the person confirmed is checked (a stale page is refused)."""
+        _same_origin(request)
+        fields = _fields(request.body, {"jackpot_id", "note", "amount_cents"})
+        await check_amount(
+            self._store, check_jackpot_id(fields["jackpot_id"]), fields["amount_cents"]
+        )
+        record = await witness_jackpot(
+            self._store, caller, fields["jackpot_id"], fields.get("note", "")
         )
         self._floor.forget()
         return json_response(
@@ -310,8 +358,7 @@ class WebApp:
             {
                 "jackpot_id": record.jackpot_id,
                 "status": record.status,
-                "paid_by": record.paid_by,
-                "paid_note": record.paid_note,
+                "witnessed_by": record.witnessed_by,
             },
         )
 
@@ -358,7 +405,7 @@ def _fields(body: bytes, allowed: set[str]) -> dict[str, Any]:
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise errors.InvalidArgument(f"unknown fields {', '.join(unknown)[:100]}")
-    for name in ("jackpot_id", "decision", "note"):
+    for name in ("jackpot_id", "decision", "note", "tax_form_ref", "tax_form_override"):
         if name in data and not isinstance(data[name], str):
             raise errors.InvalidArgument(f"{name} must be a string")
     if "jackpot_id" not in data:

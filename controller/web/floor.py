@@ -34,8 +34,10 @@ import time
 from typing import Any
 
 from controller.domain.gaming_day import GamingDay
+from controller.domain.payout_compliance import NONE, PRESETS, PayoutCompliance
 from controller.domain.records import Jackpot
 from controller.domain.staged import describe as describe_staged
+from controller.jackpot_review import with_requirements
 from controller.store.redis_store import RedisStore
 from jackpot.errors import CorruptRecord
 from jackpot.games import GAMES
@@ -87,19 +89,40 @@ def _jackpot(j: Jackpot, gaming_day: GamingDay | None = None) -> dict[str, Any]:
         "paid_at_ms": j.paid_at_ms,
         "paid_note": j.paid_note,
         "player_token": j.player_token,  # "" for none (docs/staged-changes.md)
+        "payout_compliance": j.payout_compliance,
+        "tax_form_required": j.tax_form_required,
+        "tax_form_reason": j.tax_form_reason,
+        "tax_form_overridable": j.tax_form_overridable,
+        "tax_form_ref": j.tax_form_ref,
+        "tax_form_override": j.tax_form_override,
+        "witness_required": j.witness_required,
+        "witness_reason": j.witness_reason,
+        "witnessed_by": j.witnessed_by,
+        "witnessed_at_ms": j.witnessed_at_ms,
     }
 
 
 class FloorView:
     """Builds (and briefly caches) the floor view's snapshot."""
 
-    def __init__(self, store: RedisStore, gaming_day: GamingDay | None = None) -> None:
+    def __init__(
+        self,
+        store: RedisStore,
+        gaming_day: GamingDay | None = None,
+        policy: PayoutCompliance = PRESETS[NONE],
+    ) -> None:
         self._store = store
         self._gaming_day = gaming_day
         """The casino's gaming day (the Rules Submission's): each jackpot's ``gaming_day``
         is its hit's ("" without one)."""
+        self._policy = policy  # each jackpot's slip states what its hand-pay requires
         self._lock = asyncio.Lock()
         self._cached: tuple[float, dict[str, Any]] | None = None
+
+    def _jackpot(self, j: Jackpot) -> dict[str, Any]:
+        """A pending or to-pay jackpot as the page shows it: with its gaming day and what its
+        hand-pay requires under the payout policy."""
+        return _jackpot(with_requirements(self._policy, j), self._gaming_day)
 
     def forget(self) -> None:
         """Drop the cached snapshot (after a review, so the reviewer sees it at once)."""
@@ -201,8 +224,8 @@ class FloorView:
             "now_ms": now_ms,
             "offline_after_s": OFFLINE_AFTER_S,
             "meter_after": METER_AFTER,  # what "meter after" means, as the slip labels it
-            "pending": [_jackpot(j, self._gaming_day) for j in pending],
-            "to_pay": [_jackpot(j, self._gaming_day) for j in to_pay[:MAX_TO_PAY]],
+            "pending": [self._jackpot(j) for j in pending],
+            "to_pay": [self._jackpot(j) for j in to_pay[:MAX_TO_PAY]],
             "tables": tables,
             "meters": meters,
             "hits": [_jackpot(j, self._gaming_day) for j in hits[:RECENT_HITS]],

@@ -2171,6 +2171,19 @@ class Jackpot(_message.Message):
     VOID_REASON_FIELD_NUMBER: _builtins.int
     VOIDED_SEQ_FIELD_NUMBER: _builtins.int
     PLAYER_TOKEN_FIELD_NUMBER: _builtins.int
+    PAYOUT_COMPLIANCE_FIELD_NUMBER: _builtins.int
+    TAX_FORM_REQUIRED_FIELD_NUMBER: _builtins.int
+    TAX_FORM_REASON_FIELD_NUMBER: _builtins.int
+    TAX_FORM_OVERRIDABLE_FIELD_NUMBER: _builtins.int
+    TAX_FORM_REF_FIELD_NUMBER: _builtins.int
+    TAX_FORM_OVERRIDE_FIELD_NUMBER: _builtins.int
+    WITNESS_REQUIRED_FIELD_NUMBER: _builtins.int
+    WITNESS_REASON_FIELD_NUMBER: _builtins.int
+    WITNESSED_BY_FIELD_NUMBER: _builtins.int
+    WITNESSED_BY_CERT_FIELD_NUMBER: _builtins.int
+    WITNESSED_AT_MS_FIELD_NUMBER: _builtins.int
+    WITNESS_NOTE_FIELD_NUMBER: _builtins.int
+    WITNESS_SEQ_FIELD_NUMBER: _builtins.int
     jackpot_id: _builtins.str
     link_group_id: _builtins.str
     meter_id: _builtins.str
@@ -2221,6 +2234,33 @@ class Jackpot(_message.Message):
     """the jackpot_voided journal entry"""
     player_token: _builtins.str
     """the winning seat's player token given at lockout ("" for none)"""
+    payout_compliance: _builtins.str
+    """Payout compliance (docs/payout-compliance.md). A paid jackpot: the policy its payment was
+    held to and what that required; a pending or approved one: what the controller's policy
+    requires of it now. No patron personal data: the tax form is named by the reference the
+    casino's own tax system issued.
+    the policy's name ("us-default", ...); empty: none
+    """
+    tax_form_required: _builtins.bool
+    """a W-2G: amount >= the threshold and >= N x the wager"""
+    tax_form_reason: _builtins.str
+    """why (or why not), e.g. "$1,000.00 >= $600.00 and ..." """
+    tax_form_overridable: _builtins.bool
+    """the policy lets the prompt be overridden with a reason"""
+    tax_form_ref: _builtins.str
+    """the tax system's reference, given with the payment"""
+    tax_form_override: _builtins.str
+    """or the reason no form is filed (where overridable)"""
+    witness_required: _builtins.bool
+    """a second person's verification of the hand-pay"""
+    witness_reason: _builtins.str
+    witnessed_by: _builtins.str
+    """the witness's certificate identity (never the payer)"""
+    witnessed_by_cert: _builtins.str
+    witnessed_at_ms: _builtins.int
+    witness_note: _builtins.str
+    witness_seq: _builtins.int
+    """the jackpot_witnessed journal entry"""
     def __init__(
         self,
         *,
@@ -2256,10 +2296,23 @@ class Jackpot(_message.Message):
         void_reason: _builtins.str = ...,
         voided_seq: _builtins.int = ...,
         player_token: _builtins.str = ...,
+        payout_compliance: _builtins.str = ...,
+        tax_form_required: _builtins.bool = ...,
+        tax_form_reason: _builtins.str = ...,
+        tax_form_overridable: _builtins.bool = ...,
+        tax_form_ref: _builtins.str = ...,
+        tax_form_override: _builtins.str = ...,
+        witness_required: _builtins.bool = ...,
+        witness_reason: _builtins.str = ...,
+        witnessed_by: _builtins.str = ...,
+        witnessed_by_cert: _builtins.str = ...,
+        witnessed_at_ms: _builtins.int = ...,
+        witness_note: _builtins.str = ...,
+        witness_seq: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "award_kind", b"award_kind", "award_text", b"award_text", "cards", b"cards", "envy_for_seat", b"envy_for_seat", "hand", b"hand", "hit_at_ms", b"hit_at_ms", "jackpot_id", b"jackpot_id", "journal_seq", b"journal_seq", "line", b"line", "link_group_id", b"link_group_id", "meter_after_cents", b"meter_after_cents", "meter_before_cents", b"meter_before_cents", "meter_id", b"meter_id", "note", b"note", "on_dealer_hand", b"on_dealer_hand", "paid_at_ms", b"paid_at_ms", "paid_by", b"paid_by", "paid_by_cert", b"paid_by_cert", "paid_note", b"paid_note", "player_token", b"player_token", "reviewed_at_ms", b"reviewed_at_ms", "reviewed_by", b"reviewed_by", "reviewed_by_cert", b"reviewed_by_cert", "round_id", b"round_id", "seat", b"seat", "status", b"status", "table_id", b"table_id", "void_reason", b"void_reason", "voided_seq", b"voided_seq", "wager", b"wager", "wager_cents", b"wager_cents"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount_cents", b"amount_cents", "award_kind", b"award_kind", "award_text", b"award_text", "cards", b"cards", "envy_for_seat", b"envy_for_seat", "hand", b"hand", "hit_at_ms", b"hit_at_ms", "jackpot_id", b"jackpot_id", "journal_seq", b"journal_seq", "line", b"line", "link_group_id", b"link_group_id", "meter_after_cents", b"meter_after_cents", "meter_before_cents", b"meter_before_cents", "meter_id", b"meter_id", "note", b"note", "on_dealer_hand", b"on_dealer_hand", "paid_at_ms", b"paid_at_ms", "paid_by", b"paid_by", "paid_by_cert", b"paid_by_cert", "paid_note", b"paid_note", "payout_compliance", b"payout_compliance", "player_token", b"player_token", "reviewed_at_ms", b"reviewed_at_ms", "reviewed_by", b"reviewed_by", "reviewed_by_cert", b"reviewed_by_cert", "round_id", b"round_id", "seat", b"seat", "status", b"status", "table_id", b"table_id", "tax_form_overridable", b"tax_form_overridable", "tax_form_override", b"tax_form_override", "tax_form_reason", b"tax_form_reason", "tax_form_ref", b"tax_form_ref", "tax_form_required", b"tax_form_required", "void_reason", b"void_reason", "voided_seq", b"voided_seq", "wager", b"wager", "wager_cents", b"wager_cents", "witness_note", b"witness_note", "witness_reason", b"witness_reason", "witness_required", b"witness_required", "witness_seq", b"witness_seq", "witnessed_at_ms", b"witnessed_at_ms", "witnessed_by", b"witnessed_by", "witnessed_by_cert", b"witnessed_by_cert"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2385,18 +2438,29 @@ class RecordJackpotPaidRequest(_message.Message):
 
     JACKPOT_ID_FIELD_NUMBER: _builtins.int
     NOTE_FIELD_NUMBER: _builtins.int
+    TAX_FORM_REF_FIELD_NUMBER: _builtins.int
+    TAX_FORM_OVERRIDE_FIELD_NUMBER: _builtins.int
     jackpot_id: _builtins.str
     note: _builtins.str
     """e.g. the cage's receipt number; at most 500 characters"""
+    tax_form_ref: _builtins.str
+    """Payout compliance (docs/payout-compliance.md): the reference the casino's tax system
+    issued for the jackpot's W-2G (1-40 of letters, digits, '.', '_', '/', '-'; never patron
+    data), or, where the policy lets the prompt be overridden, the reason none is filed (at
+    most 200 characters). Not both.
+    """
+    tax_form_override: _builtins.str
     def __init__(
         self,
         *,
         jackpot_id: _builtins.str = ...,
         note: _builtins.str = ...,
+        tax_form_ref: _builtins.str = ...,
+        tax_form_override: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["jackpot_id", b"jackpot_id", "note", b"note"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["jackpot_id", b"jackpot_id", "note", b"note", "tax_form_override", b"tax_form_override", "tax_form_ref", b"tax_form_ref"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -3239,3 +3303,30 @@ class SeatPlayer(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SeatPlayer: _TypeAlias = SeatPlayer  # noqa: Y015
+
+@_typing.final
+class WitnessJackpotPaymentRequest(_message.Message):
+    """---------------------------------------------------------------------------------------------
+    Payout compliance (docs/payout-compliance.md)
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    JACKPOT_ID_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
+    jackpot_id: _builtins.str
+    note: _builtins.str
+    """at most 500 characters"""
+    def __init__(
+        self,
+        *,
+        jackpot_id: _builtins.str = ...,
+        note: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["jackpot_id", b"jackpot_id", "note", b"note"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WitnessJackpotPaymentRequest: _TypeAlias = WitnessJackpotPaymentRequest  # noqa: Y015

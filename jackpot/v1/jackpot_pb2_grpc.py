@@ -588,6 +588,11 @@ class AdminServiceStub:
                 request_serializer=jackpot_dot_v1_dot_jackpot__pb2.WindDownMeterRequest.SerializeToString,
                 response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Meter.FromString,
                 _registered_method=True)
+        self.WitnessJackpotPayment = channel.unary_unary(
+                '/jackpot.v1.AdminService/WitnessJackpotPayment',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.WitnessJackpotPaymentRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Jackpot.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -704,6 +709,9 @@ class AdminServiceServicer:
         The payer is the caller's certificate identity and must not be the approver; the same
         payer again returns the jackpot unchanged; a jackpot not approved, or paid by another,
         is FAILED_PRECONDITION.
+        Under a payout compliance policy (docs/payout-compliance.md) it is FAILED_PRECONDITION,
+        naming what is missing, until the tax-form reference and the witness the jackpot needs
+        are given (WitnessJackpotPayment), and when the payer is the witness.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -903,6 +911,17 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WitnessJackpotPayment(self, request, context):
+        """Payout compliance (docs/payout-compliance.md). Roles: supervisor, cashier. A second person
+        records that it witnesses the hand-pay of an approved jackpot, before RecordJackpotPaid:
+        the witness is the caller's certificate identity (the payer may not be its own witness);
+        journaled. The same witness again returns the jackpot unchanged; another witness once one
+        is recorded, or a jackpot not approved or already paid, is FAILED_PRECONDITION.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -1095,6 +1114,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.WindDownMeter,
                     request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.WindDownMeterRequest.FromString,
                     response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Meter.SerializeToString,
+            ),
+            'WitnessJackpotPayment': grpc.unary_unary_rpc_method_handler(
+                    servicer.WitnessJackpotPayment,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.WitnessJackpotPaymentRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Jackpot.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -2126,6 +2150,33 @@ class AdminService:
             '/jackpot.v1.AdminService/WindDownMeter',
             jackpot_dot_v1_dot_jackpot__pb2.WindDownMeterRequest.SerializeToString,
             jackpot_dot_v1_dot_jackpot__pb2.Meter.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WitnessJackpotPayment(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/WitnessJackpotPayment',
+            jackpot_dot_v1_dot_jackpot__pb2.WitnessJackpotPaymentRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.Jackpot.FromString,
             options,
             channel_credentials,
             insecure,

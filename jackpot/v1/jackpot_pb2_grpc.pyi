@@ -270,6 +270,9 @@ class AdminServiceStub:
     The payer is the caller's certificate identity and must not be the approver; the same
     payer again returns the jackpot unchanged; a jackpot not approved, or paid by another,
     is FAILED_PRECONDITION.
+    Under a payout compliance policy (docs/payout-compliance.md) it is FAILED_PRECONDITION,
+    naming what is missing, until the tax-form reference and the witness the jackpot needs
+    are given (WitnessJackpotPayment), and when the payer is the witness.
     """
     ResumeLinkGroup: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ResumeLinkGroupRequest, _jackpot_pb2.LinkGroup]
     """Resumes a stopped link group (Redis lost state that tables were acknowledged) in a new
@@ -368,6 +371,13 @@ class AdminServiceStub:
     approval. In maintenance; journaled; the same request again answers the meter. Role:
     operator.
     """
+    WitnessJackpotPayment: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.WitnessJackpotPaymentRequest, _jackpot_pb2.Jackpot]
+    """Payout compliance (docs/payout-compliance.md). Roles: supervisor, cashier. A second person
+    records that it witnesses the hand-pay of an approved jackpot, before RecordJackpotPaid:
+    the witness is the caller's certificate identity (the payer may not be its own witness);
+    journaled. The same witness again returns the jackpot unchanged; another witness once one
+    is recorded, or a jackpot not approved or already paid, is FAILED_PRECONDITION.
+    """
 
 @_typing.type_check_only
 class AdminServiceAsyncStub(AdminServiceStub):
@@ -418,6 +428,9 @@ class AdminServiceAsyncStub(AdminServiceStub):
     The payer is the caller's certificate identity and must not be the approver; the same
     payer again returns the jackpot unchanged; a jackpot not approved, or paid by another,
     is FAILED_PRECONDITION.
+    Under a payout compliance policy (docs/payout-compliance.md) it is FAILED_PRECONDITION,
+    naming what is missing, until the tax-form reference and the witness the jackpot needs
+    are given (WitnessJackpotPayment), and when the payer is the witness.
     """
     ResumeLinkGroup: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ResumeLinkGroupRequest, _jackpot_pb2.LinkGroup]  # type: ignore[assignment]
     """Resumes a stopped link group (Redis lost state that tables were acknowledged) in a new
@@ -515,6 +528,13 @@ class AdminServiceAsyncStub(AdminServiceStub):
     it) and it stays until won, or its money moves to another meter by RetireMeter under an
     approval. In maintenance; journaled; the same request again answers the meter. Role:
     operator.
+    """
+    WitnessJackpotPayment: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.WitnessJackpotPaymentRequest, _jackpot_pb2.Jackpot]  # type: ignore[assignment]
+    """Payout compliance (docs/payout-compliance.md). Roles: supervisor, cashier. A second person
+    records that it witnesses the hand-pay of an approved jackpot, before RecordJackpotPaid:
+    the witness is the caller's certificate identity (the payer may not be its own witness);
+    journaled. The same witness again returns the jackpot unchanged; another witness once one
+    is recorded, or a jackpot not approved or already paid, is FAILED_PRECONDITION.
     """
 
 class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -653,6 +673,9 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         The payer is the caller's certificate identity and must not be the approver; the same
         payer again returns the jackpot unchanged; a jackpot not approved, or paid by another,
         is FAILED_PRECONDITION.
+        Under a payout compliance policy (docs/payout-compliance.md) it is FAILED_PRECONDITION,
+        naming what is missing, until the tax-form reference and the witness the jackpot needs
+        are given (WitnessJackpotPayment), and when the payer is the witness.
         """
 
     @_abc_1.abstractmethod
@@ -888,6 +911,19 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         it) and it stays until won, or its money moves to another meter by RetireMeter under an
         approval. In maintenance; journaled; the same request again answers the meter. Role:
         operator.
+        """
+
+    @_abc_1.abstractmethod
+    def WitnessJackpotPayment(
+        self,
+        request: _jackpot_pb2.WitnessJackpotPaymentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.Jackpot, _abc.Awaitable[_jackpot_pb2.Jackpot]]:
+        """Payout compliance (docs/payout-compliance.md). Roles: supervisor, cashier. A second person
+        records that it witnesses the hand-pay of an approved jackpot, before RecordJackpotPaid:
+        the witness is the caller's certificate identity (the payer may not be its own witness);
+        journaled. The same witness again returns the jackpot unchanged; another witness once one
+        is recorded, or a jackpot not approved or already paid, is FAILED_PRECONDITION.
         """
 
 def add_AdminServiceServicer_to_server(servicer: AdminServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
