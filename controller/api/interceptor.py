@@ -6,11 +6,12 @@ UNAUTHENTICATED), the role table (:mod:`controller.api.access`; PERMISSION_DENIE
 caller's call rate (RESOURCE_EXHAUSTED; tables and other identities each have their own; a
 refused call takes from it too, so a flood of refusals is slowed down like any other), one
 of the caller's call slots (RESOURCE_EXHAUSTED beyond ``calls.per_caller`` calls in
-progress); then the request, which must arrive within ``first_message_s`` (else
-RESOURCE_EXHAUSTED: a call that sends nothing holds a slot that long at most), decoded here
-rather than by gRPC (a malformed body is INVALID_ARGUMENT, not UNKNOWN with a traceback), a
-table's certificate naming another table (PERMISSION_DENIED); then the servicer. Every
-call admitted from a table's certificate, and every stream it holds open, tells
+progress); then the request, which must arrive within ``first_message_s`` (one sweeping
+timer for all calls, :class:`FirstMessageWatch`; else RESOURCE_EXHAUSTED: a call that sends
+nothing holds a slot that long at most), decoded here rather than by gRPC (a malformed body
+is INVALID_ARGUMENT, not UNKNOWN with a traceback), a table's certificate naming another
+table (PERMISSION_DENIED); then the servicer. Every call admitted from a table's
+certificate, and every stream it holds open, tells
 :class:`~controller.api.liveness.TableLiveness` that its agent runs (the floor view).
 
 To see the call before its request, unary methods are served as client-streaming ones
@@ -87,6 +88,7 @@ class ServerInterceptor(_Interceptor):
         self.streams = streams
         self.calls = calls or StreamSlots(1 << 30, 1 << 30, "calls in progress")
         self.first_message_s = first_message_s
+        self._first_message = FirstMessageWatch(first_message_s)
         self.liveness = liveness
         self._log_sampler = LogSampler()
         self._wrapped: dict[str, Handler] = {}
@@ -177,29 +179,29 @@ class ServerInterceptor(_Interceptor):
         raise denied
 
     async def _first(self, context: Context, method: str) -> bytes:
-        """The one request of a unary call, once it arrives (within ``first_message_s``).
-        Read from the call itself (what the request iterator reads), under a plain timer
-        that cancels this task: as ``asyncio.timeout``, a cancellation that is not the
-        timer's passes on unchanged."""
+        """The one request of a unary call, once it arrives (within ``first_message_s``, as
+        :class:`FirstMessageWatch` sweeps). Read from the call itself (what the request
+        iterator reads). As ``asyncio.timeout``, a cancellation that is not the watch's passes
+        on unchanged."""
         task = asyncio.current_task()
         assert task is not None
         cancelling = task.cancelling()
-        expired: list[bool] = []
-        timer = asyncio.get_running_loop().call_later(self.first_message_s, _expire, task, expired)
+        watch = self._first_message
+        watch.watch(task)
         try:
             raw = await context.read()
         except asyncio.CancelledError:
-            if expired and task.uncancel() <= cancelling:
+            if watch.expired(task) and task.uncancel() <= cancelling:
                 raise ResourceExhausted(
                     f"no request within {self.first_message_s:g} s of the call's start; "
                     "send the request with the call"
                 ) from None
             raise
         else:
-            if expired:  # the timer fired as the request came: the call goes on
+            if watch.expired(task):  # the deadline passed as the request came: it goes on
                 task.uncancel()
         finally:
-            timer.cancel()
+            watch.done(task)
         if raw is aio.EOF:  # type: ignore[attr-defined]  # the stubs lack it
             raise InvalidArgument(
                 f"the call of {method.rsplit('/', 1)[-1]} ended without a request"
@@ -321,10 +323,45 @@ async def _responses(result: Any) -> AsyncIterator[Any]:
         await result
 
 
-def _expire(task: asyncio.Task[Any], expired: list[bool]) -> None:
-    """The first-message timer of :meth:`ServerInterceptor._first`: mark it, cancel the call."""
-    expired.append(True)
-    task.cancel()
+class FirstMessageWatch:
+    """The calls waiting for their request, each with its deadline on the event loop's clock
+    (``limit_s`` after it started waiting). One timer, armed while any call waits, sweeps them
+    every ``limit_s / 4`` (at most 1 s): a call past its deadline is marked expired and
+    cancelled, so it waits ``limit_s`` and at most one sweep more. A timer per call costs
+    more than the rest of admitting it; this costs a dictionary entry."""
+
+    def __init__(self, limit_s: float) -> None:
+        self.limit_s = limit_s
+        self.sweep_s = min(1.0, limit_s / 4)
+        self._waiting: dict[asyncio.Task[Any], float] = {}
+        self._expired: set[asyncio.Task[Any]] = set()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def watch(self, task: asyncio.Task[Any]) -> None:
+        """``task`` waits for its request from now on."""
+        loop = asyncio.get_running_loop()
+        self._waiting[task] = loop.time() + self.limit_s
+        if self._timer is None:
+            self._timer = loop.call_later(self.sweep_s, self._sweep)
+
+    def done(self, task: asyncio.Task[Any]) -> None:
+        """``task`` no longer waits (its request came, or it ended)."""
+        self._waiting.pop(task, None)
+        self._expired.discard(task)
+
+    def expired(self, task: asyncio.Task[Any]) -> bool:
+        """Whether the watch cancelled ``task`` for waiting too long."""
+        return task in self._expired
+
+    def _sweep(self) -> None:
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        late = [task for task, deadline in self._waiting.items() if deadline <= now]
+        for task in late:
+            del self._waiting[task]
+            self._expired.add(task)
+            task.cancel()
+        self._timer = loop.call_later(self.sweep_s, self._sweep) if self._waiting else None
 
 
 def _decode(method: str, raw: bytes, decode: Callable[[bytes], Any] | None) -> Any:
