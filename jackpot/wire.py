@@ -78,9 +78,9 @@ def enum_number(value: Enum | None, descriptor: EnumDescriptor) -> int:
         numbers = _ENUM_NUMBERS[descriptor] = {
             str(wire.name).removeprefix(prefix): int(wire.number) for wire in descriptor.values
         }
-    number = numbers.get(value.name)
+    number = numbers.get(value._name_)  # the member's own attribute: ``name`` is a property
     if number is None:  # not on the wire: refused as before
-        raise KeyError(_prefix(descriptor) + value.name)
+        raise KeyError(_prefix(descriptor) + value._name_)
     return number
 
 

@@ -74,6 +74,9 @@ class Game:
 
     def wager(self, kind: str) -> WagerTable:
         """The wager of ``kind`` (``progressive``, ``bonus``); refuse an unknown one."""
+        table = self.wagers.get(kind)  # every settlement asks, for each seat's wagers
+        if table is not None:
+            return table
         return self.wagers[self.facts.wager(kind).kind]
 
 
@@ -134,4 +137,7 @@ GAMES: dict[str, Game] = {
 
 def get_game(name: str) -> Game:
     """The game called ``name`` (e.g. ``caribbean-stud``); refuse an unknown one."""
+    game = GAMES.get(name)  # every settlement asks, for each seat's wagers
+    if game is not None:
+        return game
     return GAMES[facts.game_facts(name).name]

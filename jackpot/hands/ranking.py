@@ -16,7 +16,7 @@ class Category(IntEnum):
     @property
     def label(self) -> str:
         """The category's name in lower case with underscores."""
-        return self.name.lower()
+        return self._name_.lower()  # the member's own attribute: ``name`` is a property
 
     @classmethod
     def from_label(cls, label: str) -> Self:
