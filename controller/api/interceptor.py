@@ -336,13 +336,14 @@ class FirstMessageWatch:
         self._waiting: dict[asyncio.Task[Any], float] = {}
         self._expired: set[asyncio.Task[Any]] = set()
         self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the timer's
 
     def watch(self, task: asyncio.Task[Any]) -> None:
         """``task`` waits for its request from now on."""
         loop = asyncio.get_running_loop()
         self._waiting[task] = loop.time() + self.limit_s
-        if self._timer is None:
-            self._timer = loop.call_later(self.sweep_s, self._sweep)
+        if self._timer is None or self._loop is not loop:  # (a server started anew)
+            self._timer, self._loop = loop.call_later(self.sweep_s, self._sweep), loop
 
     def done(self, task: asyncio.Task[Any]) -> None:
         """``task`` no longer waits (its request came, or it ended)."""
