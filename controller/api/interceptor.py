@@ -342,7 +342,10 @@ class FirstMessageWatch:
         """``task`` waits for its request from now on."""
         loop = asyncio.get_running_loop()
         self._waiting[task] = loop.time() + self.limit_s
-        if self._timer is None or self._loop is not loop:  # (a server started anew)
+        if self._timer is None or self._loop is not loop:
+            if self._loop is not loop:  # a server started anew: forget the old loop's calls
+                self._waiting = {t: d for t, d in self._waiting.items() if t.get_loop() is loop}
+                self._expired.clear()
             self._timer, self._loop = loop.call_later(self.sweep_s, self._sweep), loop
 
     def done(self, task: asyncio.Task[Any]) -> None:
