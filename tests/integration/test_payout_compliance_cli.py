@@ -13,6 +13,7 @@ from controller.ctl.main import main as jackpotctl
 from controller.domain.payout_compliance import OKLAHOMA, PRESETS
 from controller.server import ControllerServer, ServerConfig
 from controller.testing import TestPKI
+from jackpot.money import format_cents
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import FULL_HOUSE, ROYAL_SPADES, SUPERVISOR, Floor, lockout, settle
 
@@ -35,7 +36,8 @@ async def test_witness_and_paid_on_the_command_line(
 ) -> None:
     await tables.Lockout(lockout("t1", 1, [2, 6]))
     settled = await tables.Settle(settle("t1", 1, {2: ROYAL_SPADES, 6: FULL_HOUSE}))
-    royal = next(r.jackpot_id for r in settled.results if r.jackpot_id)
+    won = next(r for r in settled.results if r.jackpot_id)
+    royal, amount = won.jackpot_id, format_cents(won.amount_cents)
     address = ["--controller", f"127.0.0.1:{controller.port}"]
     supervisor = [*address, *pki.client_args(*SUPERVISOR)]
     night = [*address, *pki.client_args("supervisor", "night-shift")]
@@ -48,7 +50,7 @@ async def test_witness_and_paid_on_the_command_line(
     assert "W-2G required: yes ($" in slip and "300x the $1.00 wager, not overridable)" in slip
     assert "witness required: yes ($" in slip and ">= $1,200.00)" in slip
 
-    assert await ctl(*supervisor, "jackpots", "approve", royal) == 0
+    assert await ctl(*supervisor, "jackpots", "approve", royal, "--amount", amount) == 0
     capsys.readouterr()
     assert await ctl(*cage, "jackpots", "paid", royal, "--note", "receipt 9") != 0
     err = capsys.readouterr().err
