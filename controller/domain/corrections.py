@@ -141,10 +141,14 @@ class CorrectionPlan:
         )
 
     def by_seat(self) -> dict[int, int]:
-        """Per seat, the award difference in cents (positive: pay; negative: recover)."""
+        """Per seat, the award difference the table settles from the slip, in cents
+        (positive: pay; negative: recover). A line that awaits validation is not in it: it
+        becomes a pending jackpot when the correction is applied and is paid as one
+        (``jackpot_ids``), never from the slip as well."""
         seats: dict[int, int] = {}
         for line in self.lines:
-            seats[line.seat] = seats.get(line.seat, 0) + line.delta_cents
+            if not line.needs_validation:
+                seats[line.seat] = seats.get(line.seat, 0) + line.delta_cents
         return seats
 
 

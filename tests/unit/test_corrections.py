@@ -195,6 +195,9 @@ def test_a_missed_royal_is_paid_at_the_meter_the_settlement_recorded() -> None:
     line = next(x for x in plan.lines if x.line == "royal_flush")
     assert line.needs_validation and line.operator_funded and line.meter_basis_cents == 1_800_000
     assert plan.operator_funded_cents == 1_800_000
+    # The slip settles only the straight's $10 back; the royal is a pending jackpot, paid once
+    # through validation and the cage, never from the slip as well.
+    assert plan.by_seat() == {1: -1_000}
 
 
 def test_two_missed_percentage_awards_share_the_recorded_meter_in_order() -> None:
