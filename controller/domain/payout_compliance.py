@@ -305,13 +305,15 @@ class PaymentCheck:
     reference (or an override its policy allows) when a form is required, and name a witness
     (not the payer) whose ``jackpot_witnessed`` entry for the jackpot came before it (one at
     or before ``history_start``, a trimmed journal's checkpoint, is not in the journal any
-    more and is taken as the payment names it)."""
+    more and is taken as the payment names it, if it comes after the hit its jackpot id
+    names); and no tax-form reference files two jackpots."""
 
     def __init__(self, link_group_id: str, history_start: int = 0) -> None:
         self.link_group_id = link_group_id
         self.history_start = history_start
         self.problems: list[str] = []
         self._witnessed: dict[str, tuple[int, str]] = {}
+        self._references: dict[str, str] = {}  # tax-form reference -> the jackpot it filed
 
     def add(self, entry: Mapping[str, str]) -> None:
         """Check one journal entry (its fields as strings)."""
@@ -351,6 +353,10 @@ class PaymentCheck:
                 check_tax_form_ref(ref)
             except InvalidArgument:
                 self._problem(entry, f"carries a tax-form reference {ref[:40]!r} of another form")
+            jackpot = entry.get("jackpot", "")
+            filed = self._references.setdefault(ref, jackpot)
+            if filed != jackpot:  # one form per reportable win
+                self._problem(entry, f"reuses tax-form reference {ref[:40]!r} of {filed}")
         if needs.tax_form_required and not ref:
             if not override:
                 self._problem(entry, "was paid without the tax form its policy requires")
@@ -366,8 +372,13 @@ class PaymentCheck:
             self._problem(entry, "was paid without the witness its policy requires")
         if witness:
             seq = int(entry.get("witness_seq") or 0)
-            found = self._witnessed.get(entry.get("jackpot", ""))
-            if found is None and not 0 < seq <= self.history_start:
+            jackpot = entry.get("jackpot", "")
+            found = self._witnessed.get(jackpot)
+            hit = jackpot.rpartition(":")[2]
+            hit_seq = int(hit) if hit.isdigit() else 0
+            # a trimmed witness step is taken as named only when the hit was trimmed too: a
+            # witness comes after its hit
+            if found is None and not hit_seq < seq <= self.history_start:
                 self._problem(entry, f"names witness {witness}, but no jackpot_witnessed entry")
             elif found is not None and found != (seq, witness):
                 self._problem(

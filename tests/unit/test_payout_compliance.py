@@ -205,6 +205,16 @@ def test_the_audit_names_a_payment_its_policy_refused(
 def test_the_audit_takes_a_trimmed_witness_as_named() -> None:
     assert _problems(_paid(5), history_start=4) == []
     assert _problems(_paid(5), history_start=3) != []
+    # a witness "trimmed away" from before the jackpot's own hit (floor:3) is a forgery
+    assert "no jackpot_witnessed entry" in _problems(_paid(5, witness_seq="2"), history_start=4)[0]
+
+
+def test_the_audit_names_a_tax_form_reference_filed_twice() -> None:
+    other = WITNESSED | {"seq": "6", "jackpot": "floor:4"}
+    second = _paid(7, witness_seq="6") | {"jackpot": "floor:4"}
+    assert _problems(WITNESSED, _paid(5), other, second | {"tax_form_ref": "W2G-2"}) == []
+    found = _problems(WITNESSED, _paid(5), other, second)
+    assert len(found) == 1 and "reuses tax-form reference" in found[0] and "floor:3" in found[0]
 
 
 def test_an_override_where_allowed() -> None:
