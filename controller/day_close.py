@@ -85,20 +85,20 @@ async def close(
 ) -> Closed:
     """Close gaming ``day`` of link group ``group`` (see the module)."""
     _, to_ms = gaming_day.window_ms(day)
+    snapshot, entries = await _read(store, group)
+    statement = day_close.compute(
+        group,
+        gaming_day,
+        day,
+        entries,
+        checkpoint=snapshot.checkpoint,
+        meters_now=snapshot.meters,
+        head_seq=snapshot.seq,
+    )
+    document = statement.document()
+    digest = day_close.digest(document)
+    signature = signing_key.sign(day_close.signed_message(group, day.isoformat(), digest))
     for _ in range(RACES):
-        snapshot, entries = await _read(store, group)
-        statement = day_close.compute(
-            group,
-            gaming_day,
-            day,
-            entries,
-            checkpoint=snapshot.checkpoint,
-            meters_now=snapshot.meters,
-            head_seq=snapshot.seq,
-        )
-        document = statement.document()
-        digest = day_close.digest(document)
-        signature = signing_key.sign(day_close.signed_message(group, day.isoformat(), digest))
         fields = [
             digest,
             to_ms,
@@ -115,9 +115,20 @@ async def close(
         try:
             seq = await store.close_day(group, day.isoformat(), fields)
         except StoreUnavailable as error:
-            if "moved on" in str(error):
-                continue  # play wrote entries since the read: compute again
-            raise
+            if "moved on" not in str(error):
+                raise
+            # Play wrote entries since the read. The script refuses a day that has not ended
+            # before it says so, so they are after the day: they move only after_day. Read
+            # just them, not the whole journal again.
+            snapshot = await store.audit_snapshot(group)
+            after = f"({entries[-1].entry_id}" if entries else "-"
+            entries += [
+                entry
+                async for entry in store.journal(
+                    group, start=after, end=snapshot.last_entry_id or "+", unreadable=True
+                )
+            ]
+            continue
         return Closed(statement, document, digest, seq)
     raise StoreUnavailable(f"link group {group}: the journal kept moving; close the day again")
 

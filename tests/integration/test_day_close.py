@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
+from controller import day_close as day_close_module
 from controller.ctl.main import main as jackpotctl
 from controller.domain.gaming_day import GamingDay
 from controller.store import keys
@@ -364,3 +366,39 @@ async def test_the_close_step_refuses_a_malformed_day_and_a_journal_that_moved_o
         assert await store.days_closed("floor") == {"2026-03-06": (closed, "ab" * 32)}
     finally:
         await store.close()
+
+
+async def test_a_close_while_play_goes_on_reads_only_the_new_entries_and_succeeds(
+    clock: ShiftedClock,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    tables: pb_grpc.TableServiceAsyncStub,
+    redis_url: str,
+    key_files: tuple[Path, Path],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    tally = await _play_days(clock, admin, tables)
+    private = serialization.load_pem_private_key(key_files[0].read_bytes(), password=None)
+    assert isinstance(private, Ed25519PrivateKey)
+    store = RedisStore.from_url(redis_url)
+    step = store.close_day
+    rounds = iter(range(100, 103))
+
+    async def busy_floor(group: str, day: str, fields: Sequence[Any]) -> int:
+        round_id = next(rounds, None)
+        if round_id is not None:  # a table plays between the read and the close step
+            await _play(tables, Tally(), round_id, {1: HIGH_CARD})
+        return await step(group, day, fields)
+
+    store.close_day = busy_floor  # type: ignore[method-assign,assignment]
+    try:
+        closed = await day_close_module.close(
+            store, "floor", GamingDay("America/New_York", 6), date(2026, 3, 7), private, "test"
+        )
+    finally:
+        await store.close()
+    assert next(rounds, None) is None  # refused three times: the journal moved on
+    [meter] = closed.document["meters"]
+    assert meter["closing_microcents"] == tally.days[date(2026, 3, 7)]["closing"]
+    public = ["--checkpoint-key", str(key_files[1])]
+    assert await ctl(["day", "verify", "2026-03-07", "--redis", redis_url, *public]) == 0
+    assert await ctl(["audit", "verify", "--redis", redis_url, *public]) == 0, capsys.readouterr()
