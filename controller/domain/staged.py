@@ -74,8 +74,13 @@ class StagedCheck:
                     self._problem(fields, f"applies another {when}_{name} than was staged")
                     return
         reset = self._last_reset.get(meter)
-        hit_seq = int(fields.get("hit_seq") or 0)
-        if reset is not None and int(reset.get("seq") or 0) > hit_seq:
+        try:
+            hit_seq = int(fields.get("hit_seq") or 0)
+            reset_seq = int(reset.get("seq") or 0) if reset is not None else 0
+        except ValueError:  # named, and the audit goes on
+            self._problem(fields, "names a hit or a reset whose journal number does not read")
+            return
+        if reset is not None and reset_seq > hit_seq:
             if reset.get("reset_cents") != fields.get("new_reset_cents"):
                 self._problem(
                     fields,
