@@ -10,6 +10,8 @@ contributions and stays until won or retired into another meter. The audit verif
 
 from __future__ import annotations
 
+import json
+
 import grpc
 import pytest
 from redis.asyncio import Redis
@@ -376,3 +378,25 @@ async def test_a_staged_change_shows_on_the_floor_view_and_in_the_meter_report(
     meters = await store.list_meters("floor")
     (line,) = meter_report(entries_, meters, [])
     assert line.staged_change == shown["change"]
+
+
+async def test_a_staged_number_not_in_digits_is_dropped_never_stored(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    redis_client: Redis,
+) -> None:
+    """A staged reset edited in Redis to a form the meter loader refuses ("1e6") would, once
+    stored, stop every table of the meter: the hit drops it and keeps the meter readable."""
+    await admin.UpdateMeter(staged_reset())
+    meter_key = keys.LinkGroupKeys("floor").meter("cs-main")
+    staged = json.loads(str(await redis_client.hget(meter_key, "staged_change")))
+    await redis_client.hset(
+        meter_key, "staged_change", json.dumps(staged | {"new_reset_cents": "1e6"})
+    )
+    await tables.Lockout(lockout("t1", 1, [1]))
+    await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES}))
+    (dropped,) = entries(await journal(redis_client), "meter_change_dropped")
+    assert dropped["reason"] == "dropped: its new reset_cents is not a whole number"
+    assert (await floor.meter()).reset_cents == RESET_CENTS
+    await tables.Lockout(lockout("t1", 2, [1]))  # the meter still reads: play goes on

@@ -486,11 +486,13 @@ local function staged_check(m, event)
   elseif s.at == 'hit' or (s.at == 'reset' and event == 'reset') then
     d.s = s
     for i, name in ipairs(STAGED_NAMES) do
-      local new = tonumber(s['new_' .. name])
+      -- digits only, as stored_int reads them back: staged_write stores the text as it is
+      local text = s['new_' .. name]
+      local new = type(text) == 'string' and string.match(text, '^%d+$') and tonumber(text)
       if s['old_' .. name] ~= f[2 + i] then
         d.why = 'the meter\'s ' .. name .. ' is ' .. tostring(f[2 + i]) .. ', not '
           .. tostring(s['old_' .. name]) .. ' as when the change was staged'
-      elseif not (new and new >= 0 and new == math.floor(new) and new <= MAX_EXACT / MICRO) then
+      elseif not (new and new <= MAX_EXACT / MICRO) then
         d.why = 'its new ' .. name .. ' is not a whole number'
       end
       if d.why then
