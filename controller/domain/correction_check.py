@@ -56,6 +56,8 @@ class CorrectionCheck:
         self._group = link_group_id
         self._requests: dict[str, dict[str, str]] = {}  # correction id -> its request entry
         self._applied: set[str] = set()
+        self._moved: set[tuple[str, str, str, bool, str]] = set()  # contributions journaled
+        self._held: dict[str, list[int]] = {}  # correction id -> award cents not yet held
         self.problems: list[str] = []
         self.corrections = 0
 
@@ -107,6 +109,14 @@ class CorrectionCheck:
             if str(w["seat"]) == seat and w["kind"] == wager and bool(w["removed"]) == removed
         ]
         meter = fields.get("meter", "")
+        moved = (correction_id, seat, wager, removed, meter)
+        if moved in self._moved:  # one entry per wager and meter, once
+            self.problems.append(
+                f"{self._where(fields)} moves seat {seat}'s {wager} wager on meter {meter} for "
+                f"correction {correction_id} again"
+            )
+            return
+        self._moved.add(moved)
         allowed = []
         for change in changes:
             for number, meter_id in enumerate(change.get("meter_ids") or []):
@@ -142,6 +152,14 @@ class CorrectionCheck:
         request = self._requests.get(correction_id)
         if request is None:
             return  # requested before the journal's first entry (trimmed)
+        requester = (request.get("by", ""), request.get("by_cert", ""))
+        if fields.get("requested_by") != requester[0] or fields.get("by") == requester[0] or (
+            requester[1] and fields.get("by_cert") == requester[1]
+        ):
+            self.problems.append(
+                f"{self._where(fields)} is applied by {fields.get('by')}, not by a second "
+                f"identity after {requester[0]} who requested correction {correction_id}"
+            )
         if lines != _lines(request["lines"]) or (fields["table"], fields["round"]) != (
             request["table"],
             request["round"],
@@ -164,8 +182,19 @@ class CorrectionCheck:
             and line["kind"] == fields["wager"]
             and line.get("needs_validation")
         ]
-        if amount not in due:
+        held = self._held.setdefault(
+            correction_id,
+            [
+                int(line["due_cents"]) - int(line["paid_cents"])
+                for line in _lines(request["lines"])
+                if line.get("needs_validation")
+            ],
+        )
+        if correction_id not in self._applied or amount not in due or amount not in held:
             self.problems.append(
                 f"{self._where(fields)} holds {amount} cents for seat {fields['seat']}, which "
-                f"no line of correction {correction_id} awaiting validation is due"
+                f"no line of correction {correction_id} awaiting validation is due (or it "
+                "was held already, or the correction was not applied first)"
             )
+        else:
+            held.remove(amount)  # each line is held once

@@ -55,6 +55,9 @@ WAGERS = [
 ]
 
 
+ANN = "jackpot://supervisor/ann"
+
+
 def entries(**changes: str) -> list[dict[str, str]]:
     common = {"table": "t1", "round": "1", "correction": "g:1"}
     totals = {"pay_cents": "1805000", "recover_cents": "5000", "operator_funded_cents": "1800000"}
@@ -67,6 +70,8 @@ def entries(**changes: str) -> list[dict[str, str]]:
             "round": "1",
             "lines": lines,
             "wagers": json.dumps(WAGERS),
+            "by": ANN,
+            "by_cert": "ann-cert",
             **totals,
         },
         {
@@ -91,7 +96,16 @@ def entries(**changes: str) -> list[dict[str, str]]:
             "removed": "0",
             **common,
         },
-        {"seq": "4", "type": "round_corrected", "lines": lines, **totals, **common},
+        {
+            "seq": "4",
+            "type": "round_corrected",
+            "lines": lines,
+            "requested_by": ANN,
+            "by": "jackpot://supervisor/bob",
+            "by_cert": "bob-cert",
+            **totals,
+            **common,
+        },
         {
             "seq": "5",
             "type": "correction_award",
@@ -151,3 +165,25 @@ def test_a_held_award_no_line_is_due_is_named() -> None:
 def test_a_correction_applied_twice_is_named() -> None:
     rows = entries()
     assert any("again" in p for p in problems([*rows, rows[3]]))
+
+
+def test_a_correction_applied_by_its_requester_is_named() -> None:
+    (problem,) = problems(entries(e4_by=ANN))
+    assert "not by a second identity after" in problem
+    (problem,) = problems(entries(e4_by_cert="ann-cert"))  # another name, the same certificate
+    assert "not by a second identity after" in problem
+
+
+def test_a_contribution_journaled_twice_is_named() -> None:
+    rows = entries()
+    twice = [*rows[:2], rows[1] | {"seq": "2b"}, *rows[2:]]
+    (problem,) = problems(twice)
+    assert "again" in problem and "seat 2" in problem
+
+
+def test_an_award_held_twice_or_before_the_correction_is_applied_is_named() -> None:
+    rows = entries()
+    (problem,) = problems([*rows, rows[4] | {"seq": "6"}])
+    assert "held already" in problem
+    (problem,) = problems([*rows[:3], rows[4], rows[3]])
+    assert "not applied first" in problem
