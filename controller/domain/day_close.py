@@ -599,6 +599,12 @@ def _check_previous(statement: Statement, walk: _Walk) -> None:
         return
     seq, document = previous
     statement.previous_close_seq = seq
+    if int(document.get("to_ms", statement.from_ms)) != statement.from_ms:
+        walk.findings.append(
+            f"the previous day's close (journal #{seq}) ended at {document.get('to_ms')} ms, "
+            f"but this day starts at {statement.from_ms} ms: the gaming day's zone or start "
+            "hour changed between the closes, so the days would leave a gap or overlap"
+        )
     closed = {str(row["meter_id"]): int(row["closing_microcents"]) for row in document["meters"]}
     for meter_id in sorted(set(closed) | set(statement.meters)):
         opening = (

@@ -216,6 +216,20 @@ def test_an_opening_that_is_not_the_previous_close_is_refused() -> None:
     assert "difference -$0.00 +1u" in str(refused.value)
 
 
+def test_a_day_counted_with_another_start_hour_than_the_previous_close_is_refused() -> None:
+    journal = _floor()
+    journal.round("2026-03-06 20:00", "t1", 1, 1)
+    document = day_close.compute(
+        "floor", NEW_YORK_6AM, date(2026, 3, 6), journal.entries
+    ).document()
+    journal.add("2026-03-07 12:00", "day_closed", day="2026-03-06", statement=json.dumps(document))
+    with pytest.raises(BalanceError) as refused:  # 08:00 leaves two hours of the 7th uncounted
+        day_close.compute(
+            "floor", GamingDay("America/New_York", 8), date(2026, 3, 7), journal.entries
+        )
+    assert "zone or start hour changed between the closes" in str(refused.value)
+
+
 def test_a_day_trimmed_from_redis_is_refused() -> None:
     journal = _floor()
     journal.round("2026-03-07 12:00", "t1", 1, 1)
