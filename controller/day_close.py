@@ -86,6 +86,12 @@ async def close(
     """Close gaming ``day`` of link group ``group`` (see the module)."""
     _, to_ms = gaming_day.window_ms(day)
     snapshot, entries = await _read(store, group)
+    _, epochs = await store.epoch_ids(group)
+    opening = checkpoint_signature.check(
+        signing_key.public_key(), group, snapshot.checkpoint, epochs=epochs or None
+    )
+    if opening.problems:  # the statement opens from the checkpoint's sums: they must hold
+        raise FailedPrecondition("; ".join(opening.problems))
     statement = day_close.compute(
         group,
         gaming_day,
@@ -287,6 +293,8 @@ def verify(
             sums_value[before.meter_id] += before.delta_meter_microcents
             sums_reserve[before.meter_id] += before.delta_reserve_microcents
     problems += entry_problems(group, entry.seq, f, sums_value, sums_reserve, keys)
+    if keys is not None and checkpoint is not None:  # the day opens from its sums
+        problems += checkpoint_signature.check(keys, group, checkpoint).problems
     if keys is None:
         problems.append(f"{group}: give the checkpoint public key (--checkpoint-key) to verify")
     try:

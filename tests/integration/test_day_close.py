@@ -402,3 +402,38 @@ async def test_a_close_while_play_goes_on_reads_only_the_new_entries_and_succeed
     public = ["--checkpoint-key", str(key_files[1])]
     assert await ctl(["day", "verify", "2026-03-07", "--redis", redis_url, *public]) == 0
     assert await ctl(["audit", "verify", "--redis", redis_url, *public]) == 0, capsys.readouterr()
+
+
+async def test_a_day_does_not_open_from_an_altered_checkpoint(
+    clock: ShiftedClock,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    tables: pb_grpc.TableServiceAsyncStub,
+    redis_url: str,
+    key_files: tuple[Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    await _play_days(clock, admin, tables)
+    private, _ = key_files
+    export = str(tmp_path / "export")
+    assert await ctl(["journal", "export", "--redis", redis_url, "--dir", export]) == 0
+    trim = ["journal", "trim", "--redis", redis_url, "--retention-hours", "0"]
+    assert await ctl([*trim, "--signing-key", str(private)]) == 0
+    clock.set(_ms("2026-03-09 12:30"))
+    await _play(tables, Tally(), 50, {1: HIGH_CARD})
+    clock.set(_ms("2026-03-10 12:00"))
+    client = Redis.from_url(redis_url, decode_responses=True)
+    group = keys.LinkGroupKeys("floor")
+    try:
+        real = str(await client.hget(group.checkpoint, "value:cs-main"))
+        # $5,000 more in the checkpoint and on the meter: the sums agree, the signature not
+        await client.hset(group.checkpoint, "value:cs-main", str(int(real) + 500_000 * MICRO))
+        await client.hincrby(group.meter("cs-main"), "value_microcents", 500_000 * MICRO)
+        code, _, err = await _close(capsys, redis_url, "2026-03-09", private)
+        assert code == 1 and "checkpoint" in err, err
+        await client.hset(group.checkpoint, "value:cs-main", real)
+        await client.hincrby(group.meter("cs-main"), "value_microcents", -500_000 * MICRO)
+        code, _, err = await _close(capsys, redis_url, "2026-03-09", private)
+        assert code == 0, err
+    finally:
+        await client.aclose()
