@@ -66,6 +66,7 @@ from controller.web.display import SignDisplay, sign_displays
 from controller.web.floor import FloorView
 from controller.web.sign_feed import RecentWinners, sign_events
 from jackpot import errors
+from jackpot.money import MAX_METER_CENTS
 from jackpot.web import sign
 from jackpot.web.server import (
     HANDSHAKE_TIMEOUT_S,
@@ -83,8 +84,6 @@ log = logging.getLogger("controller.web")
 MAX_BODY_BYTES = 4096
 """A review's or payment's body: a jackpot id, a decision, an amount and a note of at most
 500 characters."""
-MAX_AMOUNT_CENTS = 10**13
-"""An amount confirmed is an integer of cents below this (far above any award)."""
 MAX_STREAMS = 200
 """Signs open at once on one controller (each is one event per second, no Redis of its own)."""
 MAX_STREAMS_PER_CALLER = 8
@@ -415,6 +414,6 @@ def _fields(body: bytes, allowed: set[str]) -> dict[str, Any]:
         raise errors.InvalidArgument(
             "amount_cents is required: the amount the person confirmed, in cents"
         )
-    if type(amount) is not int or not 0 <= amount < MAX_AMOUNT_CENTS:
+    if type(amount) is not int or not 0 <= amount <= MAX_METER_CENTS:  # as the gRPC check
         raise errors.InvalidArgument("amount_cents must be a whole number of cents")
     return data
