@@ -153,8 +153,10 @@ class CorrectionCheck:
         if request is None:
             return  # requested before the journal's first entry (trimmed)
         requester = (request.get("by", ""), request.get("by_cert", ""))
-        if fields.get("requested_by") != requester[0] or fields.get("by") == requester[0] or (
-            requester[1] and fields.get("by_cert") == requester[1]
+        if (
+            fields.get("requested_by") != requester[0]
+            or fields.get("by") == requester[0]
+            or (requester[1] and fields.get("by_cert") == requester[1])
         ):
             self.problems.append(
                 f"{self._where(fields)} is applied by {fields.get('by')}, not by a second "
