@@ -11,26 +11,32 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING
 
 from controller.domain.config import MeterConfig, TableConfig
 from controller.domain.mystery import new_seed
 from controller.domain.records import Adjustment, MeterState, RetiredMeter
 from controller.store import codec, keys
+from controller.store.catalog import Catalog
+from controller.store.gateway import ScriptGateway
+from controller.store.tables import Tables
 from jackpot.errors import FailedPrecondition, NotFound, StoreUnavailable
-
-if TYPE_CHECKING:
-    from controller.store.redis_store import RedisStore
 
 TABLE_SET_ATTEMPTS = 5
 """How often a retirement reads the group's tables again when one was added meanwhile."""
 
 
 class Controls:
-    """The control steps of one :class:`RedisStore` (``store.controls``)."""
+    """The control steps of the store (``store.controls``)."""
 
-    def __init__(self, store: RedisStore) -> None:
-        self._store = store
+    def __init__(self, gateway: ScriptGateway, catalog: Catalog, tables: Tables) -> None:
+        self._client = gateway.client
+        self._scripts = gateway.scripts
+        self._run = gateway.run
+        self._read = gateway.read
+        self._decoded = gateway.decoded
+        self._each = gateway.each
+        self._catalog = catalog
+        self._tables = tables
 
     # ------------------------------------------------------------------ maintenance
 
@@ -40,8 +46,8 @@ class Controls:
         """Take the link group into maintenance; answer the journal seq of the entry."""
         group = keys.LinkGroupKeys(link_group_id)
         return int(
-            await self._store._run(
-                self._store._scripts.enter_maintenance,
+            await self._run(
+                self._scripts.enter_maintenance,
                 [group.info, group.maintenance, group.journal, group.seq],
                 [link_group_id, actor, actor_cert, reason],
             )
@@ -51,11 +57,11 @@ class Controls:
         self, link_group_id: str, *, actor: str, actor_cert: str, reason: str
     ) -> int:
         """End the link group's maintenance; answer the journal seq of the entry."""
-        await self._store.get_link_group(link_group_id)  # NotFound names an unknown group
+        await self._catalog.get_link_group(link_group_id)  # NotFound names an unknown group
         group = keys.LinkGroupKeys(link_group_id)
         return int(
-            await self._store._run(
-                self._store._scripts.leave_maintenance,
+            await self._run(
+                self._scripts.leave_maintenance,
                 [group.maintenance, group.journal, group.seq],
                 [link_group_id, actor, actor_cert, reason],
             )
@@ -71,8 +77,8 @@ class Controls:
         group = keys.LinkGroupKeys(old.link_group_id)
         before = (old.reset_cents, old.rate_ppm, old.reserve_rate_ppm, old.ceiling_cents)
         after = (new.reset_cents, new.rate_ppm, new.reserve_rate_ppm, new.ceiling_cents)
-        answer = await self._store._run(
-            self._store._scripts.update_meter,
+        answer = await self._run(
+            self._scripts.update_meter,
             [
                 group.meter(old.meter_id),
                 group.maintenance,
@@ -111,8 +117,8 @@ class Controls:
         group = keys.LinkGroupKeys(old.link_group_id)
         before = (old.reset_cents, old.rate_ppm, old.reserve_rate_ppm, old.ceiling_cents)
         after = (new.reset_cents, new.rate_ppm, new.reserve_rate_ppm, new.ceiling_cents)
-        answer, seq = await self._store._run(
-            self._store._scripts.stage_meter_change,
+        answer, seq = await self._run(
+            self._scripts.stage_meter_change,
             [group.meter(old.meter_id), group.journal, group.seq],
             [old.meter_id, *before, *after, at, actor, actor_cert, reason],
         )
@@ -123,10 +129,10 @@ class Controls:
     ) -> tuple[bool, int]:
         """Cancel the meter's staged change (``staged_seq``: the one the caller saw, 0: any);
         answers (True when cancelled now, False for a repeat) and the staging entry's seq."""
-        link_group_id = await self._store._meter_link_group(meter_id)
+        link_group_id = await self._catalog.meter_link_group(meter_id)
         group = keys.LinkGroupKeys(link_group_id)
-        answer, seq = await self._store._run(
-            self._store._scripts.cancel_meter_change,
+        answer, seq = await self._run(
+            self._scripts.cancel_meter_change,
             [group.meter(meter_id), group.journal, group.seq],
             [meter_id, actor, actor_cert, reason, str(staged_seq) if staged_seq else ""],
         )
@@ -138,10 +144,10 @@ class Controls:
         """Wind the meter down: no contributions from now on, it stays until won or is
         retired into another meter (``wind_down_meter.lua``); answers (True when wound down
         now, False for a repeat) and the ``meter_wound_down`` entry's seq."""
-        link_group_id = await self._store._meter_link_group(meter_id)
+        link_group_id = await self._catalog.meter_link_group(meter_id)
         group = keys.LinkGroupKeys(link_group_id)
-        answer, seq = await self._store._run(
-            self._store._scripts.wind_down_meter,
+        answer, seq = await self._run(
+            self._scripts.wind_down_meter,
             [group.meter(meter_id), group.maintenance, group.journal, group.seq],
             [meter_id, link_group_id, actor, actor_cert, reason],
         )
@@ -159,8 +165,8 @@ class Controls:
     ) -> RetiredMeter:
         """Retire ``meter_id``, moving its money to ``to_meter_id`` of the same link group
         (``retire_meter.lua`` says how); refused across link groups (not one atomic step)."""
-        link_group_id = await self._store._meter_link_group(meter_id)
-        target_group = await self._store._meter_link_group(to_meter_id)
+        link_group_id = await self._catalog.meter_link_group(meter_id)
+        target_group = await self._catalog.meter_link_group(to_meter_id)
         if meter_id == to_meter_id:
             raise FailedPrecondition(f"meter {meter_id} cannot pass its money to itself")
         if target_group != link_group_id:
@@ -172,10 +178,10 @@ class Controls:
             )
         group = keys.LinkGroupKeys(link_group_id)
         for _ in range(TABLE_SET_ATTEMPTS):
-            table_ids = sorted(await self._store._read(self._store.client.smembers(group.tables)))
+            table_ids = sorted(await self._read(self._client.smembers(group.tables)))
             try:
-                raw = await self._store._run(
-                    self._store._scripts.retire_meter,
+                raw = await self._run(
+                    self._scripts.retire_meter,
                     [
                         group.meter(meter_id),
                         group.meter(to_meter_id),
@@ -207,14 +213,10 @@ class Controls:
             return codec.retired_meter(raw)
         raise StoreUnavailable(f"the tables of link group {link_group_id} kept changing; retry")
 
-    async def meter_link_group(self, meter_id: str) -> str:
-        """The link group of a meter, also of a retired one; :class:`NotFound` if unknown."""
-        return await self._store._meter_link_group(meter_id)
-
     async def retired_meter_ids(self, link_group_id: str) -> set[str]:
         """The ids of the link group's retired meters."""
         group = keys.LinkGroupKeys(link_group_id)
-        return set(await self._store._read(self._store.client.hkeys(group.retired_meters)))
+        return set(await self._read(self._client.hkeys(group.retired_meters)))
 
     # ------------------------------------------------------------------ adjustments
 
@@ -234,13 +236,13 @@ class Controls:
         approved or rejected): the same id with the same request answers the original
         adjustment, with another request :class:`IdempotencyConflict`. Without one, the id is
         derived from the requester and the content (:func:`adjustment_request_id`)."""
-        link_group_id = await self._store._meter_link_group(meter_id)
+        link_group_id = await self._catalog.meter_link_group(meter_id)
         group = keys.LinkGroupKeys(link_group_id)
         request_id = request_id or adjustment_request_id(
             meter_id, amount_cents, reason=reason, reference=reference, actor=actor
         )
-        raw = await self._store._run(
-            self._store._scripts.request_adjustment,
+        raw = await self._run(
+            self._scripts.request_adjustment,
             [
                 group.meter(meter_id),
                 group.adjustments,
@@ -269,8 +271,8 @@ class Controls:
         approval by its requester is refused."""
         requested = await self.get_adjustment(adjustment_id)
         group = keys.LinkGroupKeys(requested.link_group_id)
-        raw = await self._store._run(
-            self._store._scripts.review_adjustment,
+        raw = await self._run(
+            self._scripts.review_adjustment,
             [
                 group.adjustments,
                 group.pending_adjustments,
@@ -288,10 +290,10 @@ class Controls:
         if not link_group_id or not seq.isdigit():
             raise NotFound(f"adjustment {adjustment_id} does not exist (ids look like 'floor:17')")
         group = keys.LinkGroupKeys(link_group_id)
-        raw = await self._store._read(self._store.client.hget(group.adjustments, adjustment_id))
+        raw = await self._read(self._client.hget(group.adjustments, adjustment_id))
         if raw is None:
             raise NotFound(f"adjustment {adjustment_id} does not exist")
-        return self._store._decoded(
+        return self._decoded(
             lambda: codec.adjustment(raw, key=group.adjustments, name=adjustment_id)
         )
 
@@ -299,10 +301,10 @@ class Controls:
         """The adjustments of one link group or all, in journal order per group; ``status``
         filters (empty: any); a corrupt one is left out and reported."""
         found: list[Adjustment] = []
-        for group_id in await self._store._group_ids(link_group_id):
+        for group_id in await self._catalog.group_ids(link_group_id):
             group = keys.LinkGroupKeys(group_id)
-            stored = await self._store._read(self._store.client.hgetall(group.adjustments))
-            for record in self._store._each(
+            stored = await self._read(self._client.hgetall(group.adjustments))
+            for record in self._each(
                 lambda item: codec.adjustment(item[2], key=item[1], name=item[0]),
                 ((name, group.adjustments, raw) for name, raw in sorted(stored.items())),
                 None,
@@ -319,11 +321,9 @@ class Controls:
         """Give the registered table ``table``'s definition (same id, game and link group);
         True when it changed, False when it already had it."""
         group = keys.LinkGroupKeys(table.link_group_id)
-        old = await self._store._read(
-            self._store.client.hget(group.table(table.table_id), "config")
-        )
-        answer = await self._store._run(
-            self._store._scripts.update_table,
+        old = await self._read(self._client.hget(group.table(table.table_id), "config"))
+        answer = await self._run(
+            self._scripts.update_table,
             [
                 group.table(table.table_id),
                 group.maintenance,
@@ -344,19 +344,17 @@ class Controls:
                 table.link_group_id,
             ],
         )
-        self._store.forget_table(table.table_id)
+        self._tables.forget_table(table.table_id)
         return bool(answer == "updated")
 
     async def retired_table(self, table_id: str) -> TableConfig:
         """A retired table's last definition; :class:`NotFound` for a table never registered
-        (or still registered: :meth:`RedisStore.get_table` answers that)."""
-        link_group_id = await self._store._read(self._store.client.hget(keys.TABLE_INDEX, table_id))
+        (or still registered: :meth:`Tables.get_table` answers that)."""
+        link_group_id = await self._read(self._client.hget(keys.TABLE_INDEX, table_id))
         if link_group_id is None:
             raise NotFound(f"table {table_id} is not registered")
         group = keys.LinkGroupKeys(link_group_id)
-        raw = await self._store._read(
-            self._store.client.hget(group.table(table_id), "retired_config")
-        )
+        raw = await self._read(self._client.hget(group.table(table_id), "retired_config"))
         if raw is None:
             raise NotFound(f"table {table_id} is not registered")
         return codec.table_config(raw)
@@ -366,8 +364,8 @@ class Controls:
     ) -> int:
         """Retire the table (it leaves its link group); answer the journal seq."""
         group = keys.LinkGroupKeys(table.link_group_id)
-        seq = await self._store._run(
-            self._store._scripts.retire_table,
+        seq = await self._run(
+            self._scripts.retire_table,
             [
                 group.table(table.table_id),
                 group.tables,
@@ -378,7 +376,7 @@ class Controls:
             ],
             [table.table_id, actor, actor_cert, reason, table.link_group_id],
         )
-        self._store.forget_table(table.table_id)
+        self._tables.forget_table(table.table_id)
         return int(seq)
 
 

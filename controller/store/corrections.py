@@ -14,14 +14,17 @@ import dataclasses
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from controller.domain.config import TableConfig
 from controller.domain.corrections import Correction, plan_correction
 from controller.domain.digests import settle_fingerprint
 from controller.domain.rounds import RoundCards, Wager
 from controller.store import codec, keys
+from controller.store.catalog import Catalog
 from controller.store.codec import SCHEMA_VERSION
+from controller.store.gateway import ScriptGateway
+from controller.store.jackpots import Jackpots
 from jackpot.cards import format_cards
 from jackpot.data import items, record_from_data
 from jackpot.errors import (
@@ -32,9 +35,6 @@ from jackpot.errors import (
     StoreUnavailable,
 )
 from jackpot.results import AcceptedWager
-
-if TYPE_CHECKING:
-    from controller.store.redis_store import RedisStore
 
 MONEY_FIELDS = frozenset(
     {"paid_cents", "due_cents", "meter_basis_cents", "wager_cents", "amount_cents"}
@@ -92,10 +92,17 @@ def cards_json(cards: RoundCards) -> str:
 
 
 class Corrections:
-    """The correction steps of one :class:`RedisStore`."""
+    """The correction steps of the store (``store.corrections``)."""
 
-    def __init__(self, store: RedisStore) -> None:
-        self._store = store
+    def __init__(self, gateway: ScriptGateway, catalog: Catalog, jackpots: Jackpots) -> None:
+        self._client = gateway.client
+        self._scripts = gateway.scripts
+        self._run = gateway.run
+        self._read = gateway.read
+        self._decoded = gateway.decoded
+        self._each = gateway.each
+        self._catalog = catalog
+        self._jackpots = jackpots
 
     async def request(
         self,
@@ -116,12 +123,11 @@ class Corrections:
         one not settled, one whose jackpots are not all paid or rejected, a correction that
         changes nothing or whose wagers or cards a lockout or settlement would refuse, one
         pending or applied already; from a table, a round after which it locked out another."""
-        store = self._store
         group = keys.LinkGroupKeys(table.link_group_id)
         round_key = group.round(table.table_id, round_id)
         where = f"round {round_id} of table {table.table_id}"
-        version, state, stored_wagers, reply, settle_fp, rest_void = await store._read(
-            store.client.hmget(
+        version, state, stored_wagers, reply, settle_fp, rest_void = await self._read(
+            self._client.hmget(
                 round_key, "v", "state", "wagers", "settle_reply", "settle_fp", "rest_void"
             )
         )
@@ -154,7 +160,7 @@ class Corrections:
         for result in settled.results:
             if not result.jackpot_id:
                 continue
-            jackpot = await store.get_jackpot(result.jackpot_id)
+            jackpot = await self._jackpots.get_jackpot(result.jackpot_id)
             if jackpot.status in ("pending", "approved"):
                 raise FailedPrecondition(
                     f"jackpot {jackpot.jackpot_id} of {where} is {jackpot.status} and not paid: "
@@ -164,7 +170,7 @@ class Corrections:
             if jackpot.status == "rejected":
                 unpaid.add(jackpot.jackpot_id)
             statuses.append([jackpot.jackpot_id, jackpot.status])
-        resets = {m: (await store.get_meter(m)).reset_cents for m in table.meter_ids}
+        resets = {m: (await self._catalog.get_meter(m)).reset_cents for m in table.meter_ids}
         plan = plan_correction(
             table,
             original,
@@ -197,8 +203,8 @@ class Corrections:
             "settle_fp": settle_fp,
             "content_fp": content_fp,
         }
-        raw = await store._run(
-            store._scripts.request_correction,
+        raw = await self._run(
+            self._scripts.request_correction,
             [
                 round_key,
                 group.corrections,
@@ -230,8 +236,8 @@ class Corrections:
         requested = await self.get(correction_id)
         group = keys.LinkGroupKeys(requested.link_group_id)
         meter_ids = sorted({m for w in requested.wagers for m in w.meter_ids})
-        raw = await self._store._run(
-            self._store._scripts.review_correction,
+        raw = await self._run(
+            self._scripts.review_correction,
             [
                 group.corrections,
                 group.round(requested.table_id, requested.round_id),
@@ -258,7 +264,7 @@ class Corrections:
         if not link_group_id or not seq.isdigit():
             raise NotFound(f"correction {correction_id} does not exist (ids look like 'floor:17')")
         group = keys.LinkGroupKeys(link_group_id)
-        raw = await self._store._read(self._store.client.hget(group.corrections, correction_id))
+        raw = await self._read(self._client.hget(group.corrections, correction_id))
         if raw is None:
             raise NotFound(f"correction {correction_id} does not exist")
         return decode(raw, correction_id, group.corrections)
@@ -269,9 +275,9 @@ class Corrections:
         """The corrections of one link group or all, in journal order per group; ``status``
         and ``table_id`` filter (empty: any)."""
         found: list[Correction] = []
-        for group_id in await self._store._group_ids(link_group_id):
+        for group_id in await self._catalog.group_ids(link_group_id):
             group = keys.LinkGroupKeys(group_id)
-            stored = await self._store._read(self._store.client.hgetall(group.corrections))
+            stored = await self._read(self._client.hgetall(group.corrections))
             for name, raw in stored.items():
                 record = decode(raw, name, group.corrections)
                 if (not status or record.status == status) and (
