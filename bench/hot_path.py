@@ -55,8 +55,10 @@ TABLES = 16
 
 
 async def _floor(store: RedisStore) -> list[str]:
-    await store.create_link_group(LinkGroupConfig(LINK_GROUP, "hot path benchmark"), actor=ACTOR)
-    await store.create_meter(
+    await store.catalog.create_link_group(
+        LinkGroupConfig(LINK_GROUP, "hot path benchmark"), actor=ACTOR
+    )
+    await store.catalog.create_meter(
         convert.meter_config(
             pb.CreateMeterRequest(
                 meter_id=METER,
@@ -74,7 +76,7 @@ async def _floor(store: RedisStore) -> list[str]:
         table = TableConfig.progressive(
             f"t{number}", GAME, PAYTABLE, len(SEATS), LINK_GROUP, METER, WAGER_CENTS
         )
-        tables.append((await store.register_table(table, actor=ACTOR)).table_id)
+        tables.append((await store.tables.register_table(table, actor=ACTOR)).table_id)
     return tables
 
 
@@ -86,7 +88,7 @@ async def run_once(url: str, rounds: int, max_seconds: float, seed: int) -> floa
         await store.client.flushall()
         tables = await _floor(store)
         service = TableService(
-            store, Metrics(), MeterWatcher(store.meter_values), StateGuard(store)
+            store, Metrics(), MeterWatcher(store.catalog.meter_values), StateGuard(store)
         )
         rng = random.Random(seed)
         # the requests are made before the clock starts: the table agent's work

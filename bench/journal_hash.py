@@ -72,8 +72,8 @@ async def _script_usec(client: Redis) -> int:
 
 async def run_build(url: str, build: str, rounds: int, max_seconds: float, seed: int) -> float:
     """Play ``rounds`` rounds with ``build`` on a flushed Redis; script CPU per round (us)."""
-    store = RedisStore.from_url(url)
-    store._scripts = _scripts(store.client, build)
+    opened = RedisStore.from_url(url)
+    store = RedisStore(opened.client, scripts=_scripts(opened.client, build))
     try:
         await store.client.flushall()
         tables = await _floor(store, 8)
@@ -85,7 +85,7 @@ async def run_build(url: str, build: str, rounds: int, max_seconds: float, seed:
             await asyncio.gather(*(_play(store, table, round_id, rng) for table in tables))
             played += len(tables)
         usec = await _script_usec(store.client)
-        assert await store.journal_length(GROUP) > played
+        assert await store.journal.length(GROUP) > played
         return usec / played
     finally:
         await store.close()

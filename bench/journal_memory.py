@@ -66,8 +66,10 @@ class Params:
 
 
 async def _floor(store: RedisStore, tables: int) -> list[TableConfig]:
-    await store.create_link_group(LinkGroupConfig(GROUP, "journal memory benchmark"), actor=ACTOR)
-    await store.create_meter(
+    await store.catalog.create_link_group(
+        LinkGroupConfig(GROUP, "journal memory benchmark"), actor=ACTOR
+    )
+    await store.catalog.create_meter(
         convert.meter_config(
             pb.CreateMeterRequest(
                 meter_id=METER,
@@ -85,29 +87,31 @@ async def _floor(store: RedisStore, tables: int) -> list[TableConfig]:
         table = TableConfig.progressive(
             f"t{number}", "caribbean-stud", "B", 7, GROUP, METER, WAGER_CENTS
         )
-        configs.append(await store.register_table(table, actor=ACTOR))
+        configs.append(await store.tables.register_table(table, actor=ACTOR))
     return configs
 
 
 async def _play(store: RedisStore, table: TableConfig, round_id: int, rng: random.Random) -> None:
     """One round: lockout, then settlement with cards from a shuffled deck."""
     wagers = tuple(Wager(seat, "progressive", WAGER_CENTS) for seat in SEATS)
-    await store.lockout(table, round_id, wagers, lockout_fingerprint(wagers))
+    await store.rounds.lockout(table, round_id, wagers, lockout_fingerprint(wagers))
     deck = list(FULL_DECK)
     rng.shuffle(deck)
     seats = tuple(SeatCards(seat, tuple(deck[5 * i : 5 * i + 5])) for i, seat in enumerate(SEATS))
     cards = RoundCards(seats, dealer=tuple(deck[20:25]))
-    locked = await store.locked_round(table, round_id)
+    locked = await store.rounds.locked_round(table, round_id)
     assert locked is not None
     plan = plan_settlement(table, locked.wagers, cards)
-    await store.settle(table, round_id, plan, locked.lockout_fingerprint, settle_fingerprint(cards))
+    await store.rounds.settle(
+        table, round_id, plan, locked.lockout_fingerprint, settle_fingerprint(cards)
+    )
 
 
 async def _memory(store: RedisStore) -> dict[str, int]:
     info = await store.client.info("memory")
     return {
         "used_memory": int(info["used_memory"]),
-        "journal_entries": await store.journal_length(GROUP),
+        "journal_entries": await store.journal.length(GROUP),
         "keys": int(await store.client.dbsize()),
     }
 

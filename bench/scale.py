@@ -106,11 +106,13 @@ def table_config(table_id: str, link_group_id: str) -> TableConfig:
 
 async def configure(store: RedisStore, params: Params) -> list[tuple[str, str]]:
     """The link groups, their meters and tables; answer (table id, link group id) pairs."""
-    await store.ensure_installation(ACTOR)
+    await store.catalog.ensure_installation(ACTOR)
     tables = []
     for number in range(params.groups):
         group = group_id(number)
-        await store.create_link_group(LinkGroupConfig(group, "scale benchmark"), actor=ACTOR)
+        await store.catalog.create_link_group(
+            LinkGroupConfig(group, "scale benchmark"), actor=ACTOR
+        )
         request = pb.CreateMeterRequest(
             meter_id=f"m-{group}",
             link_group_id=group,
@@ -119,10 +121,10 @@ async def configure(store: RedisStore, params: Params) -> list[tuple[str, str]]:
             rate_of_progression_percent="15",
             reserve_rate_percent="0",
         )
-        await store.create_meter(convert.meter_config(request), actor=ACTOR)
+        await store.catalog.create_meter(convert.meter_config(request), actor=ACTOR)
         for table in range(params.tables_per_group):
             table_id = f"{group}-t{table}"
-            await store.register_table(table_config(table_id, group), actor=ACTOR)
+            await store.tables.register_table(table_config(table_id, group), actor=ACTOR)
             tables.append((table_id, group))
     return tables
 

@@ -138,12 +138,12 @@ async def _audit_once(
     a head (sequence number, hash) kept from earlier (an export): Redis's journal must hold
     that entry with that hash, or its checkpoint be exactly there."""
     try:
-        snapshot = await store.audit_snapshot(link_group_id)
+        snapshot = await store.journal.audit_snapshot(link_group_id)
     except FailedPrecondition as error:  # the codec refuses a checkpoint nothing explains
         report.differences.append(f"{link_group_id}: {error}")
         return True
     checkpoint = snapshot.checkpoint
-    _, epochs = await store.epoch_ids(link_group_id)
+    _, epochs = await store.epochs.epoch_ids(link_group_id)
     verdict = checkpoint_signature.check(
         checkpoint_key, link_group_id, checkpoint, epochs=epochs or None
     )
@@ -160,9 +160,9 @@ async def _audit_once(
     last_id = _stream_id(snapshot.last_entry_id)
     # Every record that does not read is named, and the audit goes on with the rest.
     corrupt = list(snapshot.corrupt)
-    corrupt += [str(error) for error in await store.corrupt_records(link_group_id)]
+    corrupt += [str(error) for error in await store.integrity.corrupt_records(link_group_id)]
     report.differences += [f"{link_group_id}: {text}" for text in dict.fromkeys(corrupt)]
-    async for entry in store.journal(link_group_id, unreadable=True):
+    async for entry in store.journal.entries(link_group_id, unreadable=True):
         if _stream_id(entry.entry_id) > last_id:
             break  # written after the snapshot: the next audit sees it
         if entry.problem:
@@ -205,7 +205,7 @@ async def _audit_once(
 async def _trim_moved(store: RedisStore, link_group_id: str, checkpoint: Checkpoint) -> bool:
     """False when a trim moved the checkpoint since it was read (audit again)."""
     try:
-        return await store.checkpoint_seq(link_group_id) == checkpoint.seq
+        return await store.journal.checkpoint_seq(link_group_id) == checkpoint.seq
     except FailedPrecondition:
         return True
 
@@ -295,9 +295,9 @@ async def verify(
     given, e.g. the export's). ``expect_heads``: per link group, a head (sequence number,
     hash) kept from earlier (``--expect-head``, or the last export's): the group must be in
     Redis and its journal hold that entry unchanged."""
-    report = AuditReport(shards=await store.link_groups_by_shard())
+    report = AuditReport(shards=await store.catalog.link_groups_by_shard())
     expect_heads = expect_heads or {}
-    record = await store.installation()
+    record = await store.catalog.installation()
     if record is None:
         report.differences.append(
             "Redis holds no installation record: it lost its data (or was never installed); "
@@ -308,7 +308,7 @@ async def verify(
             f"Redis is installation {record.get('id')}, not {installation_id} (the export's): "
             "its state was created anew or belongs to another installation"
         )
-    indexed = set(await store.link_group_ids())
+    indexed = set(await store.catalog.link_group_ids())
     held = {group: shard for shard, groups in report.shards.items() for group in groups}
     for group in sorted(set(expect_heads) - indexed - set(held)):
         seq, _ = expect_heads[group]

@@ -56,10 +56,12 @@ class Closed:
 
 
 async def _read(store: RedisStore, group: str) -> tuple[Any, list[JournalEntry]]:
-    snapshot = await store.audit_snapshot(group)
+    snapshot = await store.journal.audit_snapshot(group)
     entries = [
         entry
-        async for entry in store.journal(group, end=snapshot.last_entry_id or "+", unreadable=True)
+        async for entry in store.journal.entries(
+            group, end=snapshot.last_entry_id or "+", unreadable=True
+        )
     ]
     return snapshot, entries
 
@@ -86,7 +88,7 @@ async def close(
     """Close gaming ``day`` of link group ``group`` (see the module)."""
     _, to_ms = gaming_day.window_ms(day)
     snapshot, entries = await _read(store, group)
-    _, epochs = await store.epoch_ids(group)
+    _, epochs = await store.epochs.epoch_ids(group)
     opening = checkpoint_signature.check(
         signing_key.public_key(), group, snapshot.checkpoint, epochs=epochs or None
     )
@@ -119,18 +121,18 @@ async def close(
             actor,
         ]
         try:
-            seq = await store.close_day(group, day.isoformat(), fields)
+            seq = await store.journal.close_day(group, day.isoformat(), fields)
         except StoreUnavailable as error:
             if "moved on" not in str(error):
                 raise
             # Play wrote entries since the read. The script refuses a day that has not ended
             # before it says so, so they are after the day: they move only after_day. Read
             # just them, not the whole journal again.
-            snapshot = await store.audit_snapshot(group)
+            snapshot = await store.journal.audit_snapshot(group)
             after = f"({entries[-1].entry_id}" if entries else "-"
             entries += [
                 entry
-                async for entry in store.journal(
+                async for entry in store.journal.entries(
                     group, start=after, end=snapshot.last_entry_id or "+", unreadable=True
                 )
             ]

@@ -68,7 +68,7 @@ async def review_jackpot(
         raise InvalidArgument("a rejection needs its reason: give the note")
     if expected_cents is not None:
         await check_amount(store, jackpot_id, expected_cents, amount_advice)
-    record = await store.review_jackpot(
+    record = await store.jackpots.review_jackpot(
         jackpot_id,
         approve=approve,
         reviewer=reviewer.uri,
@@ -77,7 +77,7 @@ async def review_jackpot(
     )
     log.info("jackpot %s %s by %s", record.jackpot_id, record.status, reviewer)
     if record.meter_id:
-        metrics.set_meter_states([await store.get_meter(record.meter_id)])
+        metrics.set_meter_states([await store.catalog.get_meter(record.meter_id)])
     return record
 
 
@@ -88,7 +88,7 @@ async def check_amount(
     confirmed, integer cents), else :class:`FailedPrecondition` naming both and ``advice``
     (what to do; the floor view's by default). A jackpot's amount never changes once it hit,
     so the check holds for the step that follows it."""
-    record = await store.get_jackpot(jackpot_id)
+    record = await store.jackpots.get_jackpot(jackpot_id)
     if record.amount_cents != expected_cents:
         raise FailedPrecondition(
             f"jackpot {jackpot_id} is {format_cents(record.amount_cents)}, not the "
@@ -131,7 +131,7 @@ async def pay_jackpot(
     if expected_cents is not None:
         record = await check_amount(store, jackpot_id, expected_cents)
     else:
-        record = await store.get_jackpot(jackpot_id)
+        record = await store.jackpots.get_jackpot(jackpot_id)
     compliance = None
     if policy.active:
         needs = requirements(policy, record.amount_cents, record.wager_cents)
@@ -148,7 +148,7 @@ async def pay_jackpot(
             "this controller applies no payout compliance policy (--payout-compliance none): "
             "a tax-form reference or override is not recorded"
         )
-    record = await store.pay_jackpot(
+    record = await store.jackpots.pay_jackpot(
         jackpot_id,
         payer=payer.uri,
         payer_cert=payer.fingerprint,
@@ -170,7 +170,7 @@ async def witness_jackpot(
     refusals otherwise. Nothing changes on a refusal."""
     jackpot_id = check_jackpot_id(jackpot_id)
     note = check_text(note, "note", bounds.NOTE_MAX_CHARS)
-    record = await store.witness_jackpot(
+    record = await store.jackpots.witness_jackpot(
         jackpot_id, witness=witness.uri, witness_cert=witness.fingerprint, note=note
     )
     log.info("jackpot %s hand-pay witnessed by %s", record.jackpot_id, witness)

@@ -13,7 +13,7 @@
 * ``snapshot.json``: the link group's state at that sequence number, every per-group record
   that is state (meters, tables also retired ones, jackpots and the pending set, open rounds,
   irregularities, maintenance, adjustments and their pending set, retired meters, counters,
-  epoch, checkpoint; :meth:`RedisStore.export_snapshot`) and the installation record, never a
+  epoch, checkpoint; :meth:`Snapshots.export_snapshot`) and the installation record, never a
   must-hit-by meter's secret; replaced atomically (write, fsync, rename).
 
 and then records in Redis that the journal is exported up to there.
@@ -138,7 +138,7 @@ async def export(store: RedisStore, directory: Path, link_group_id: str) -> Expo
     target.mkdir(parents=True, exist_ok=True)
     journal_path = target / JOURNAL_FILE
     _cut_torn_line(journal_path)
-    snapshot = await store.export_snapshot(link_group_id)
+    snapshot = await store.snapshots.export_snapshot(link_group_id)
     last_seq = int(snapshot["seq"])
     last_line = _last_line(journal_path)
     after = int(last_line["seq"]) if last_line else 0
@@ -152,7 +152,7 @@ async def export(store: RedisStore, directory: Path, link_group_id: str) -> Expo
     expected = after or int(snapshot["checkpoint"].get("seq", 0))
     if last_line is None and expected:
         _write_atomically(target / CHAIN_START_FILE, json.dumps(snapshot["checkpoint"], indent=1))
-    async for entry in store.journal(link_group_id):
+    async for entry in store.journal.entries(link_group_id):
         if last_line is not None and entry.seq == after and entry.entry_id != last_line["id"]:
             raise ExportError(
                 f"{journal_path} holds another history of {link_group_id}: its #{after} is "
@@ -180,7 +180,7 @@ async def export(store: RedisStore, directory: Path, link_group_id: str) -> Expo
             os.fsync(handle.fileno())
     count, first = len(lines), (int(json.loads(lines[0])["seq"]) if lines else 0)
     _write_atomically(target / SNAPSHOT_FILE, json.dumps(snapshot, sort_keys=True, indent=1))
-    await store.mark_exported(link_group_id, last_seq)
+    await store.journal.mark_exported(link_group_id, last_seq)
     return Exported(link_group_id, first, last_seq if count else after, count, target)
 
 
@@ -243,11 +243,11 @@ async def trim_step(
     has checked.
     """
     public_key = signing_key.public_key()
-    checkpoint = await store.checkpoint(link_group_id)
-    epoch_id, epochs = await store.epoch_ids(link_group_id)
+    checkpoint = await store.journal.checkpoint(link_group_id)
+    epoch_id, epochs = await store.epochs.epoch_ids(link_group_id)
     _check_signer(public_key, link_group_id, checkpoint, epochs, "trim")
     head = []
-    async for entry in store.journal(link_group_id, batch=batch + 1):
+    async for entry in store.journal.entries(link_group_id, batch=batch + 1):
         head.append(entry)
         if len(head) > batch:
             break
@@ -284,7 +284,7 @@ async def trim_step(
         signed_handovers=len(checkpoint_signature.handovers(checkpoint)),
     )
     signature = checkpoint_signature.sign(signing_key, link_group_id, new)
-    return await store.trim_journal(
+    return await store.journal.trim(
         link_group_id, before_ms, checkpoint.seq, count, replace(new, signature=signature)
     )
 
@@ -333,12 +333,12 @@ async def rotate_key(
     old_id, new_id = checkpoint_signature.key_id(old), checkpoint_signature.key_id(new_key)
     if old_id == new_id:
         raise InvalidConfiguration(f"the new key is the old key ({old_id})")
-    checkpoint = await store.checkpoint(link_group_id)
-    epoch_id, epochs = await store.epoch_ids(link_group_id)
+    checkpoint = await store.journal.checkpoint(link_group_id)
+    epoch_id, epochs = await store.epochs.epoch_ids(link_group_id)
     if not epoch_id:
         raise FailedPrecondition(f"link group {link_group_id} has no epoch record: not served")
     _check_signer(old, link_group_id, checkpoint, epochs, "hand the key over")
-    entry_seq = await store.journal_seq(link_group_id) + 1
+    entry_seq = await store.journal.seq(link_group_id) + 1
     handover = checkpoint_signature.Handover(
         link_group=link_group_id,
         epoch=epoch_id,
@@ -365,7 +365,7 @@ async def rotate_key(
             signed_handovers=len(chain),
         )
         new = replace(new, signature=checkpoint_signature.sign(new_signing_key, link_group_id, new))
-    return await store.rotate_checkpoint_key(
+    return await store.journal.rotate_checkpoint_key(
         link_group_id,
         checkpoint,
         new,

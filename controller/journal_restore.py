@@ -75,13 +75,13 @@ written until every check below passed; the first difference found is the refusa
    slip's cards and wager amount: none of them moves money or decides a payment (the
    reports and the audit read the journal); the description, the irregularities (checked
    against the held rounds, item 2) and the epoch record (its lineage is the epoch step's,
-   :meth:`RedisStore.restore_epoch`).
-4. **No other link group's table or meter is taken** (:meth:`RedisStore.restore_state`):
+   :meth:`Snapshots.restore_epoch`).
+4. **No other link group's table or meter is taken** (:meth:`Snapshots.restore_state`):
    a table or meter id of the export that the global table or meter index gives to another
    link group is refused before anything is written.
 
 Then the records are written back as exported and, last and in one atomic step
-(:meth:`RedisStore.restore_epoch`), the ``restored`` entry with who ran the restore (the
+(:meth:`Snapshots.restore_epoch`), the ``restored`` entry with who ran the restore (the
 operator's identity), why, and the source: the directory, the SHA-256 of the export's files
 (snapshot, journal and chain start) and the id of the checkpoint key that verified it.
 
@@ -1636,7 +1636,7 @@ async def restore(
     """Restore a lost link group from its export after checking it (see the module); answer
     the journal sequence number of the ``restored`` entry. ``seq_above``: the highest
     sequence number the lost state may have issued (:func:`controller.reconcile.seq_above`;
-    :meth:`RedisStore.restore_epoch` numbers on after it). ``checkpoint_key``: the public
+    :meth:`Snapshots.restore_epoch` numbers on after it). ``checkpoint_key``: the public
     key (or keys) of the trims' checkpoints the operator trusts, key handovers followed from
     it (required: a restore never trusts an unsigned start). ``expect_head``: a journal head
     (sequence number, hash) kept from earlier (a printed ``audit verify``, another copy of
@@ -1674,10 +1674,10 @@ async def restore(
         problem = checkpoint_signature.problem(list(keys), link_group_id, checkpoint, epochs=epochs)
         if problem:
             raise ExportError(f"will not restore {link_group_id}: {problem}")
-    await store.restore_state(exported.snapshot, exported.entries)
+    await store.snapshots.restore_state(exported.snapshot, exported.entries)
     trusted = ",".join(sorted(checkpoint_signature.key_id(key) for key in keys))
     source = f"{target} sha256:{exported.sha256} checkpoint-key:{trusted}"
-    return await store.restore_epoch(
+    return await store.snapshots.restore_epoch(
         exported.snapshot, actor=actor, reason=reason, source=source, seq_above=seq_above
     )
 

@@ -66,7 +66,7 @@ from controller.domain.identity import Identity
 from controller.domain.odds import paytable_odds
 from controller.domain.records import Jackpot, MeterState
 from controller.store.codec import CORRUPT_KINDS
-from controller.store.redis_store import Persistence
+from controller.store.persistence import Persistence
 from jackpot.errors import CorruptRecord
 from jackpot.kinds import AwardKind, IrregularityKind
 from jackpot.money import MICROCENTS_PER_CENT, floor_cents
@@ -670,7 +670,7 @@ class Metrics:
             self.link_group_serving.labels(group).set(0 if group in not_served else 1)
 
     def record_corrupt(self, error: CorruptRecord) -> None:
-        """Count one read of a corrupt stored record (``RedisStore.on_corrupt``)."""
+        """Count one read of a corrupt stored record (``ScriptGateway.on_corrupt``)."""
         kind = error.kind if error.kind in CORRUPT_KINDS else "record"
         self.corrupt_records.labels(kind).inc()
 

@@ -255,7 +255,7 @@ async def collect(
     store: RedisStore, link_group_id: str, outbox: OutboxAnswers, *, actor: str
 ) -> Collected:
     """Keep ``outbox``'s answers after the restored export that the restored state lacks."""
-    _, _, _, epoch = await store.restore_records(link_group_id)
+    _, _, _, epoch = await store.reconciliation.records(link_group_id)
     exported, after = epoch.get("reconcile_epoch", ""), int(epoch.get("reconcile_from") or 0)
     if not exported:
         raise InvalidArgument(
@@ -264,7 +264,7 @@ async def collect(
     steps = steps_after(outbox, exported, after)
     if len(steps) > MAX_STEPS:
         raise InvalidArgument(f"{outbox.path} holds more than {MAX_STEPS} steps to reconcile")
-    missing, present, known = await store.restore_collect(
+    missing, present, known = await store.reconciliation.collect(
         link_group_id,
         outbox.table_id,
         steps,
@@ -297,7 +297,7 @@ class Status:
 async def status(store: RedisStore, link_group_id: str) -> Status:
     """The missing steps of ``link_group_id`` (all, in the lost journal's order), the tables
     collected and those not yet."""
-    steps, tables, table_ids, epoch = await store.restore_records(link_group_id)
+    steps, tables, table_ids, epoch = await store.reconciliation.records(link_group_id)
     return Status(
         link_group_id,
         f"{epoch.get('reconcile_epoch', '')}:{epoch.get('reconcile_from', '')}",
@@ -342,7 +342,7 @@ async def request(
     store: RedisStore, link_group_id: str, *, actor: str, actor_cert: str = ""
 ) -> int:
     """A first operator requests every missing step; answer how many are requested."""
-    return await store.restore_request(link_group_id, actor=actor, actor_cert=actor_cert)
+    return await store.reconciliation.request(link_group_id, actor=actor, actor_cert=actor_cert)
 
 
 async def approve(
@@ -353,14 +353,16 @@ async def approve(
     applied = []
     for step in (await status(store, link_group_id)).waiting:
         applied.append(
-            await store.restore_apply(link_group_id, step, actor=actor, actor_cert=actor_cert)
+            await store.reconciliation.apply(
+                link_group_id, step, actor=actor, actor_cert=actor_cert
+            )
         )
     return applied
 
 
 async def finish(store: RedisStore, link_group_id: str, *, actor: str, actor_cert: str = "") -> int:
     """End the reconciliation; answer the journal seq of its entry."""
-    return await store.restore_finish(link_group_id, actor=actor, actor_cert=actor_cert)
+    return await store.reconciliation.finish(link_group_id, actor=actor, actor_cert=actor_cert)
 
 
 def outboxes(paths: Sequence[Path]) -> list[OutboxAnswers]:

@@ -94,11 +94,11 @@ async def apply(store: RedisStore, submission: RulesSubmission, skip: Collection
     :mod:`controller.state_guard`)."""
     for group in submission.link_groups:
         if group.link_group_id not in skip:
-            await store.create_link_group(group, actor=RULES_ACTOR)
+            await store.catalog.create_link_group(group, actor=RULES_ACTOR)
     for meter in submission.meters:
         if meter.link_group_id not in skip:
-            await store.create_meter(meter, actor=RULES_ACTOR)
+            await store.catalog.create_meter(meter, actor=RULES_ACTOR)
     for table in submission.table_configs():
         if table.link_group_id not in skip:
-            await store.register_table(table, actor=RULES_ACTOR)
+            await store.tables.register_table(table, actor=RULES_ACTOR)
             log.info("table %s registered from the Rules Submission", table.table_id)

@@ -34,13 +34,9 @@ from controller.position_key import read_position_key
 from controller.rules_file import apply as apply_rules
 from controller.state_guard import StateGuard
 from controller.store.connection import follow_primary
-from controller.store.redis_store import (
-    DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_ROUND_STEP,
-    DEFAULT_ROUND_RETENTION_SECONDS,
-    Persistence,
-    RedisStore,
-)
+from controller.store.persistence import Persistence
+from controller.store.redis_store import DEFAULT_MAX_CONNECTIONS, RedisStore
+from controller.store.rounds import DEFAULT_MAX_ROUND_STEP, DEFAULT_ROUND_RETENTION_SECONDS
 from controller.tls import ServerCertificates, TLSFiles, is_loopback
 from controller.web.app import WebApp
 from jackpot.errors import FailedPrecondition, StoreUnavailable
@@ -147,7 +143,7 @@ class ControllerServer:
             wait_replicas=config.wait_replicas,
             wait_timeout_ms=config.wait_timeout_ms,
         )
-        self.store.on_corrupt = self.metrics.record_corrupt
+        self.store.gateway.on_corrupt = self.metrics.record_corrupt
         self.deny_list = (
             DenyList(config.deny_list, self.metrics.revoked_certificates.set)
             if config.deny_list
@@ -159,7 +155,7 @@ class ControllerServer:
             if config.tls
             else None
         )
-        self.watcher = MeterWatcher(self.store.meter_values)
+        self.watcher = MeterWatcher(self.store.catalog.meter_values)
         self.guard = StateGuard(
             self.store,
             first_install=config.first_install,
@@ -249,7 +245,7 @@ class ControllerServer:
 
     async def start(self) -> None:
         """Check Redis, report its durability, open the ports, then report SERVING."""
-        persistence = await self.store.persistence()
+        persistence = await self.store.server.persistence()
         self.metrics.set_persistence(persistence)
         log.info(
             "redis %s role=%s appendonly=%s appendfsync=%s replicas=%d",
@@ -353,7 +349,9 @@ class ControllerServer:
                 )
             self._rules_applied = True
             await self.guard.check()
-        tables = [t for t in await self.store.list_tables() if t.table_id not in self._metered]
+        tables = [
+            t for t in await self.store.tables.list_tables() if t.table_id not in self._metered
+        ]
         self.guard.learn_tables((table.table_id, table.link_group_id) for table in tables)
         self.metrics.initialise_tables(tables)  # the series of tables not seen before
         self._metered.update(table.table_id for table in tables)
@@ -361,14 +359,14 @@ class ControllerServer:
         for group in self.guard.seen:
             if group not in self.guard.problems:
                 try:
-                    exported_at_ms = (await self.store.checkpoint(group)).exported_at_ms
+                    exported_at_ms = (await self.store.journal.checkpoint(group)).exported_at_ms
                 except FailedPrecondition as error:  # a checkpoint the codec refuses
                     log.error("link group %s: %s", group, error)
                     exported_at_ms = 0  # shown as never exported: the export alert fires
-                entries = await self.store.journal_length(group)
+                entries = await self.store.journal.length(group)
                 self.metrics.set_journal(group, entries, exported_at_ms)
-                self.metrics.set_counters(group, await self.store.counters(group))
-                pending = await self.store.list_pending_jackpots(group)
+                self.metrics.set_counters(group, await self.store.journal.counters(group))
+                pending = await self.store.jackpots.list_pending_jackpots(group)
                 self.metrics.set_pending_jackpots(group, pending)
 
     async def check_state(self) -> None:
@@ -397,7 +395,7 @@ class ControllerServer:
 
     async def _refresh_meters(self) -> None:
         try:
-            self.metrics.set_meter_states(await self.store.list_meters())
+            self.metrics.set_meter_states(await self.store.catalog.list_meters())
         except StoreUnavailable as error:
             log.warning("cannot refresh meter metrics: %s", error)
 
@@ -426,7 +424,7 @@ class ControllerServer:
         replaced while still up is left within one refresh); then the durability settings of
         the server the writes go to."""
         await follow_primary(self.store.client)
-        return await self.store.persistence()
+        return await self.store.server.persistence()
 
     async def _refresh_forever(self) -> None:
         while self.serving:  # also ends it should a cancellation be lost (wait_for in 3.11)

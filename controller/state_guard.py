@@ -111,10 +111,10 @@ class StateGuard:
 
     async def check(self) -> None:
         """Look at Redis again: the installation record, then every known link group."""
-        record = await self.store.installation()
-        group_ids = await self.store.link_group_ids()
+        record = await self.store.catalog.installation()
+        group_ids = await self.store.catalog.link_group_ids()
         if record is None and self.first_install:  # a new installation the operator declared
-            record = await self.store.ensure_installation(FIRST_INSTALL_ACTOR)
+            record = await self.store.catalog.ensure_installation(FIRST_INSTALL_ACTOR)
         self.first_install = False  # declared for the Redis found at start, not a later one
         self.redis_installed = record is not None
         if record is None:
@@ -148,7 +148,7 @@ class StateGuard:
             except cluster.CrossSlot as error:
                 self._problem(group, f"its keys are not in one slot of the cluster: {error}")
                 return
-        epoch, seq, durable = await self.store.durable_epoch(group)
+        epoch, seq, durable = await self.store.epochs.durable_epoch(group)
         if epoch is None:
             await self._state_without_epoch(group, in_index=in_index)
             return
@@ -158,7 +158,7 @@ class StateGuard:
         seen = self.seen.get(group)
         why = verdict(seen, epoch, seq, "this controller") if seen else None
         if why is not None:
-            stopped = await self.store.stop_link_group(group, epoch.epoch_id, why)
+            stopped = await self.store.epochs.stop_link_group(group, epoch.epoch_id, why)
             self._problem(group, stopped or why)
             return
         if not durable:  # with --wait-replicas: remember only what the replicas confirmed
@@ -173,7 +173,7 @@ class StateGuard:
         restore writes the epoch record last: not served, nothing written), a lost one (both
         recorded as a problem), or one not created yet."""
         try:
-            await self.store.get_link_group(group)
+            await self.store.catalog.get_link_group(group)
         except NotFound:  # no state at all
             pass
         else:

@@ -40,7 +40,9 @@ from controller.jackpot_review import (
 )
 from controller.metrics import Metrics
 from controller.state_guard import StateGuard
-from controller.store.redis_store import MAX_REBASE_ROUND_ID, RedisStore, Resolution
+from controller.store.irregularities import Resolution
+from controller.store.redis_store import RedisStore
+from controller.store.tables import MAX_REBASE_ROUND_ID
 from jackpot.errors import FailedPrecondition, InvalidArgument, InvalidConfiguration, NotFound
 from jackpot.irregularities import CHIP_COUNT_SECTION
 from jackpot.kinds import IrregularityKind
@@ -80,24 +82,24 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         description = check_text(request.description, "description", bounds.DESCRIPTION_MAX_CHARS)
         config = LinkGroupConfig(check_id(request.link_group_id, "link group id"), description)
         self._guard.refuse_group(config.link_group_id)
-        state = await self._store.create_link_group(config, actor=caller().actor)
+        state = await self._store.catalog.create_link_group(config, actor=caller().actor)
         log.info("link group %s ready (%s)", config.link_group_id, caller())
         return convert.link_group(state)
 
     async def GetLinkGroup(self, request: pb.GetLinkGroupRequest, context: Context) -> pb.LinkGroup:
         check_id(request.link_group_id, "link group id")
-        return convert.link_group(await self._store.get_link_group(request.link_group_id))
+        return convert.link_group(await self._store.catalog.get_link_group(request.link_group_id))
 
     async def ListLinkGroups(
         self, request: pb.ListLinkGroupsRequest, context: Context
     ) -> pb.ListLinkGroupsResponse:
-        groups = await self._store.list_link_groups()
+        groups = await self._store.catalog.list_link_groups()
         return pb.ListLinkGroupsResponse(link_groups=[convert.link_group(g) for g in groups])
 
     async def CreateMeter(self, request: pb.CreateMeterRequest, context: Context) -> pb.Meter:
         config = convert.meter_config(request)
         self._guard.refuse_group(config.link_group_id)
-        state = await self._store.create_meter(config, actor=caller().actor)
+        state = await self._store.catalog.create_meter(config, actor=caller().actor)
         self._metrics.set_meter_states([state])
         log.info(
             "meter %s ready in link group %s (%s)", config.meter_id, config.link_group_id, caller()
@@ -106,15 +108,15 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
 
     async def GetMeter(self, request: pb.GetMeterRequest, context: Context) -> pb.Meter:
         check_id(request.meter_id, "meter id")
-        return convert.meter(await self._store.get_meter(request.meter_id))
+        return convert.meter(await self._store.catalog.get_meter(request.meter_id))
 
     async def ListMeters(
         self, request: pb.ListMetersRequest, context: Context
     ) -> pb.ListMetersResponse:
         link_group_id = convert.optional_link_group_id(request.link_group_id)
         if link_group_id:
-            await self._store.get_link_group(link_group_id)
-        meters = await self._store.list_meters(link_group_id)
+            await self._store.catalog.get_link_group(link_group_id)
+        meters = await self._store.catalog.list_meters(link_group_id)
         return pb.ListMetersResponse(meters=[convert.meter(m) for m in meters])
 
     async def RegisterTable(self, request: pb.RegisterTableRequest, context: Context) -> pb.Table:
@@ -122,7 +124,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
             raise InvalidArgument("table is required")
         config = convert.table_config(request.table)
         self._guard.refuse_group(config.link_group_id)
-        await self._store.register_table(config, actor=caller().actor)
+        await self._store.tables.register_table(config, actor=caller().actor)
         self._metrics.initialise_tables([config])
         log.info(
             "table %s registered: %s, %d seats, wagers %s, meters %s (%s)",
@@ -140,17 +142,17 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
     ) -> pb.ListTablesResponse:
         link_group_id = convert.optional_link_group_id(request.link_group_id)
         if link_group_id:
-            await self._store.get_link_group(link_group_id)
-        tables = await self._store.list_tables(link_group_id)
+            await self._store.catalog.get_link_group(link_group_id)
+        tables = await self._store.tables.list_tables(link_group_id)
         return pb.ListTablesResponse(tables=[convert.table(t) for t in tables])
 
     async def RebaseTableRounds(
         self, request: pb.RebaseTableRoundsRequest, context: Context
     ) -> pb.RebaseTableRoundsResponse:
-        table = await self._store.get_table(convert.table_id(request.table_id))
+        table = await self._store.tables.get_table(convert.table_id(request.table_id))
         last_round_id = check_range(request.last_round_id, "last_round_id", 0, MAX_REBASE_ROUND_ID)
         why = convert.reason(request.reason)
-        before, after = await self._store.rebase_table_rounds(
+        before, after = await self._store.tables.rebase_table_rounds(
             table, last_round_id, reason=why, actor=caller().actor
         )
         log.warning(
@@ -177,7 +179,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
                 "(jackpotctl link-groups list)"
             )
         operator = caller()
-        position = await self._store.resume_link_group(
+        position = await self._store.epochs.resume_link_group(
             link_group_id,
             epoch=reviewed,
             reason=why,
@@ -193,7 +195,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
             why,
         )
         await self._check_state()  # served again by this replica now, by the others within 2 s
-        return convert.link_group(await self._store.get_link_group(link_group_id))
+        return convert.link_group(await self._store.catalog.get_link_group(link_group_id))
 
     async def _restore_steps(self, link_group_id: str, finished_seq: int = 0) -> pb.RestoreSteps:
         status = await reconcile.status(self._store, link_group_id)
@@ -223,7 +225,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
 
     async def _restored_group(self, request: pb.RestoreStepsRequest) -> str:
         link_group_id = check_id(request.link_group_id, "link group id")
-        await self._store.get_link_group(link_group_id)  # NotFound names it
+        await self._store.catalog.get_link_group(link_group_id)  # NotFound names it
         return link_group_id
 
     async def ListRestoreSteps(
@@ -280,8 +282,8 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
     ) -> pb.ListPendingJackpotsResponse:
         link_group_id = convert.optional_link_group_id(request.link_group_id)
         if link_group_id:
-            await self._store.get_link_group(link_group_id)
-        jackpots = await self._store.list_pending_jackpots(link_group_id)
+            await self._store.catalog.get_link_group(link_group_id)
+        jackpots = await self._store.jackpots.list_pending_jackpots(link_group_id)
         return pb.ListPendingJackpotsResponse(jackpots=[self._slip(j) for j in jackpots])
 
     async def ListJackpots(
@@ -290,13 +292,13 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         link_group_id = convert.optional_link_group_id(request.link_group_id)
         filters = convert.jackpot_filters(request)
         if link_group_id:
-            await self._store.get_link_group(link_group_id)
-        jackpots = await self._store.list_jackpots(link_group_id, **filters)
+            await self._store.catalog.get_link_group(link_group_id)
+        jackpots = await self._store.jackpots.list_jackpots(link_group_id, **filters)
         return pb.ListJackpotsResponse(jackpots=[self._slip(j) for j in jackpots])
 
     async def GetJackpot(self, request: pb.GetJackpotRequest, context: Context) -> pb.Jackpot:
         jackpot_id = check_jackpot_id(request.jackpot_id)
-        return self._slip(await self._store.get_jackpot(jackpot_id))
+        return self._slip(await self._store.jackpots.get_jackpot(jackpot_id))
 
     async def ApproveJackpot(
         self, request: pb.ReviewJackpotRequest, context: Context
@@ -354,8 +356,8 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
             )
         table_id = check_id(request.table_id, "table_id") if request.table_id else ""
         if link_group_id:
-            await self._store.get_link_group(link_group_id)
-        found = await self._store.list_irregularities(
+            await self._store.catalog.get_link_group(link_group_id)
+        found = await self._store.irregularities.list_irregularities(
             link_group_id, status=request.status, table_id=table_id
         )
         return pb.ListIrregularitiesResponse(
@@ -373,17 +375,19 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         if request.decision not in (CONFIRM, VOID):
             raise InvalidArgument("decision must be confirm or void")
         self._guard.refuse_table(table_id)
-        table = await self._store.get_table(table_id)
+        table = await self._store.tables.get_table(table_id)
         supervisor = caller()
         resolution = Resolution(supervisor.uri, supervisor.fingerprint, note)
         if request.decision == CONFIRM:
-            record = await self._store.confirm_irregularity(table, round_id, resolution)
+            record = await self._store.irregularities.confirm_irregularity(
+                table, round_id, resolution
+            )
         else:
             # a round held by its chip count, or one whose lockout won a must-hit-by jackpot
             # (void_round.lua: only a supervisor voids it, which reverses the hits)
             kind: IrregularityKind | str = IrregularityKind.CHIP_COUNT
             try:
-                await self._store.get_irregularity(table, round_id, kind)
+                await self._store.irregularities.get_irregularity(table, round_id, kind)
                 cause = (
                     "chip count differed from the Progressive Payout Wagers accepted "
                     f"({CHIP_COUNT_SECTION})"
@@ -392,11 +396,11 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
                 kind = MYSTERY_HIT_VOID
                 cause = "the round won a must-hit-by jackpot at its lockout"
             reason = f"{cause}; voided by {supervisor.uri}: {note}"
-            void = await self._store.void_round(
+            void = await self._store.rounds.void_round(
                 table, round_id, reason, void_fingerprint(reason), resolution=resolution
             )
             self._metrics.record_void(void)
-            record = await self._store.get_irregularity(table, round_id, kind)
+            record = await self._store.irregularities.get_irregularity(table, round_id, kind)
         log.info(
             "irregularity of table %s round %s %s by %s: %r",
             table_id,
@@ -438,12 +442,12 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
             operator,
             why,
         )
-        return convert.link_group(await self._store.get_link_group(link_group_id))
+        return convert.link_group(await self._store.catalog.get_link_group(link_group_id))
 
     async def UpdateMeter(self, request: pb.UpdateMeterRequest, context: Context) -> pb.Meter:
         meter_id = check_id(request.meter_id, "meter id")
         why = convert.reason(request.reason)
-        old = await self._store.get_meter(meter_id)
+        old = await self._store.catalog.get_meter(meter_id)
         if old.wound_down_seq:
             raise FailedPrecondition(
                 f"meter {meter_id} is winding down (journal #{old.wound_down_seq}): its "
@@ -457,7 +461,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         changed = await self._store.controls.update_meter(
             old, new, actor=operator.uri, actor_cert=operator.fingerprint, reason=why
         )
-        state = await self._store.get_meter(meter_id)
+        state = await self._store.catalog.get_meter(meter_id)
         self._metrics.set_meter_states([state])
         if changed:
             log.warning(
@@ -496,7 +500,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
                 format_cents(new.ceiling_cents) if new.ceiling_cents else "none",
                 why,
             )
-        return convert.meter(await self._store.get_meter(old.meter_id))
+        return convert.meter(await self._store.catalog.get_meter(old.meter_id))
 
     async def CancelStagedMeterChange(
         self, request: pb.CancelStagedMeterChangeRequest, context: Context
@@ -504,7 +508,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         meter_id = check_id(request.meter_id, "meter id")
         why = convert.reason(request.reason)
         seen = check_range(request.staged_seq, "staged_seq", 0, convert.MAX_ROUND_ID)
-        self._guard.refuse_group(await self._store.controls.meter_link_group(meter_id))
+        self._guard.refuse_group(await self._store.catalog.meter_link_group(meter_id))
         operator = caller()
         cancelled, seq = await self._store.controls.cancel_meter_change(
             meter_id,
@@ -517,17 +521,17 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
             log.warning(
                 "meter %s: staged change #%d cancelled by %s: %s", meter_id, seq, operator, why
             )
-        return convert.meter(await self._store.get_meter(meter_id))
+        return convert.meter(await self._store.catalog.get_meter(meter_id))
 
     async def WindDownMeter(self, request: pb.WindDownMeterRequest, context: Context) -> pb.Meter:
         meter_id = check_id(request.meter_id, "meter id")
         why = convert.reason(request.reason)
-        self._guard.refuse_group(await self._store.controls.meter_link_group(meter_id))
+        self._guard.refuse_group(await self._store.catalog.meter_link_group(meter_id))
         operator = caller()
         wound, seq = await self._store.controls.wind_down_meter(
             meter_id, actor=operator.uri, actor_cert=operator.fingerprint, reason=why
         )
-        state = await self._store.get_meter(meter_id)
+        state = await self._store.catalog.get_meter(meter_id)
         self._metrics.set_meter_states([state])
         if wound:
             log.warning(
@@ -546,7 +550,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         to_meter_id = check_id(request.to_meter_id, "to_meter_id")
         why = convert.reason(request.reason)
         approval = convert.reason(request.approval, "approval")
-        self._guard.refuse_group(await self._store.controls.meter_link_group(meter_id))
+        self._guard.refuse_group(await self._store.catalog.meter_link_group(meter_id))
         operator = caller()
         retired = await self._store.controls.retire_meter(
             meter_id,
@@ -556,7 +560,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
             reason=why,
             approval=approval,
         )
-        self._metrics.set_meter_states([await self._store.get_meter(to_meter_id)])
+        self._metrics.set_meter_states([await self._store.catalog.get_meter(to_meter_id)])
         log.warning(
             "meter %s retired into %s at journal #%d by %s (approval %s): %s",
             meter_id,
@@ -581,7 +585,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         why = convert.reason(request.reason)
         reference = convert.reason(request.reference, "reference")
         request_id = check_id(request.request_id, "request_id") if request.request_id else ""
-        self._guard.refuse_group((await self._store.get_meter(meter_id)).link_group_id)
+        self._guard.refuse_group((await self._store.catalog.get_meter(meter_id)).link_group_id)
         operator = caller()
         record = await self._store.controls.request_adjustment(
             meter_id,
@@ -632,7 +636,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         )
         log.warning("adjustment %s %s by %s", record.adjustment_id, record.status, operator)
         if approve:
-            self._metrics.set_meter_states([await self._store.get_meter(record.meter_id)])
+            self._metrics.set_meter_states([await self._store.catalog.get_meter(record.meter_id)])
         return convert.adjustment(record)
 
     async def ListAdjustments(
@@ -645,7 +649,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
                 f"status {excerpt(status)} is not one of {', '.join(ADJUSTMENT_STATUSES)}"
             )
         if link_group_id:
-            await self._store.get_link_group(link_group_id)
+            await self._store.catalog.get_link_group(link_group_id)
         found = await self._store.controls.list_adjustments(link_group_id, status)
         return pb.ListAdjustmentsResponse(adjustments=[convert.adjustment(a) for a in found])
 
@@ -654,7 +658,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
             raise InvalidArgument("table is required")
         why = convert.reason(request.reason)
         new = convert.table_config(request.table)
-        old = await self._store.get_table(new.table_id)
+        old = await self._store.tables.get_table(new.table_id)
         if (new.game, new.link_group_id) != (old.game, old.link_group_id):
             raise InvalidArgument(
                 f"table {old.table_id} deals {old.game} in link group {old.link_group_id}; an "
@@ -662,7 +666,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
             )
         self._guard.refuse_group(old.link_group_id)
         for meter_id in new.meter_ids:
-            meter = await self._store.get_meter(meter_id)
+            meter = await self._store.catalog.get_meter(meter_id)
             if meter.link_group_id != new.link_group_id:
                 raise InvalidConfiguration(
                     f"meter {meter_id} is in link group {meter.link_group_id}, not "
@@ -675,7 +679,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         self._metrics.initialise_tables([new])
         if changed:
             log.warning("table %s updated by %s: %s", new.table_id, operator, why)
-        return convert.table(await self._store.get_table(new.table_id))
+        return convert.table(await self._store.tables.get_table(new.table_id))
 
     async def RetireTable(
         self, request: pb.RetireTableRequest, context: Context
@@ -684,7 +688,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         why = convert.reason(request.reason)
         operator = caller()
         try:
-            table = await self._store.get_table(table_id)
+            table = await self._store.tables.get_table(table_id)
         except NotFound:
             # A retirement repeated: the store answers it (or says it was another's).
             table = await self._store.controls.retired_table(table_id)

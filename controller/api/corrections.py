@@ -114,7 +114,7 @@ class CorrectionRpcs:
 
     @property
     def _corrections(self) -> Corrections:
-        return Corrections(self._store)
+        return self._store.corrections
 
     async def RequestCorrection(
         self, request: pb.RequestCorrectionRequest, context: Context
@@ -122,7 +122,7 @@ class CorrectionRpcs:
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
         why = check_text(request.reason, "reason", bounds.REASON_MAX_CHARS, required=True)
         request_id = check_id(request.request_id, "request_id") if request.request_id else ""
-        table = await self._store.get_table(table_id)
+        table = await self._store.tables.get_table(table_id)
         self._guard.refuse_group(table.link_group_id)
         cards = convert.round_cards(
             pb.SettleRequest(
@@ -199,6 +199,6 @@ class CorrectionRpcs:
             )
         table_id = convert.table_id(request.table_id) if request.table_id else ""
         if link_group_id:
-            await self._store.get_link_group(link_group_id)
+            await self._store.catalog.get_link_group(link_group_id)
         found = await self._corrections.list(link_group_id, request.status, table_id)
         return pb.ListCorrectionsResponse(corrections=[correction_message(c) for c in found])

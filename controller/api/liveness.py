@@ -67,7 +67,7 @@ class TableLiveness:
             return
         heard, self._heard = self._heard, {}
         try:
-            await self._store.record_tables_heard(heard)
+            await self._store.tables.record_tables_heard(heard)
         except JackpotError as error:
             for table_id, at_ms in heard.items():
                 self._heard[table_id] = max(at_ms, self._heard.get(table_id, 0))

@@ -79,6 +79,8 @@ class TableService(pb_grpc.TableServiceServicer):
         position_key: bytes | None = None,
     ) -> None:
         self._store = store
+        self._rounds = store.rounds  # the hot path's aggregates, bound once
+        self._tables = store.tables
         self._metrics = metrics
         self._watcher = watcher
         self._guard = guard
@@ -118,7 +120,7 @@ class TableService(pb_grpc.TableServiceServicer):
         controller saw some: lost, not unknown."""
         self._guard.refuse_table(table_id)
         try:
-            table = await self._store.get_table(table_id)
+            table = await self._tables.get_table(table_id)
         except NotFound:
             if known.epoch:
                 raise LinkGroupStopped(
@@ -127,7 +129,7 @@ class TableService(pb_grpc.TableServiceServicer):
                     'missing; an operator must restore it (RUNBOOK: "Redis lost its data")'
                 ) from None
             saw_state = self._guard.installed or bool(self._guard.known())
-            if saw_state and await self._store.installation() is None:
+            if saw_state and await self._store.catalog.installation() is None:
                 raise LinkGroupStopped(
                     f"table {table_id} cannot be served: Redis holds no jackpot state (no "
                     'installation record); an operator must restore it (RUNBOOK: "Redis lost '
@@ -147,7 +149,7 @@ class TableService(pb_grpc.TableServiceServicer):
             wagers = tuple(seat_players(wagers, pairs))
         result = await self._step(
             table_id,
-            self._store.lockout(table, round_id, wagers, lockout_fingerprint(wagers), known),
+            self._rounds.lockout(table, round_id, wagers, lockout_fingerprint(wagers), known),
             self._metrics.record_lockout,
         )
         log.debug(
@@ -199,7 +201,7 @@ class TableService(pb_grpc.TableServiceServicer):
     ) -> LockedRound:
         """The round's lockout (remembered, else read; ``fresh``: read); refused if it was
         never locked out."""
-        locked = await self._store.locked_round(table, round_id, fresh=fresh)
+        locked = await self._rounds.locked_round(table, round_id, fresh=fresh)
         if locked is None:
             # Missing: never locked out - or lost with Redis's data, which the epoch tells
             # (UNAVAILABLE, the report is kept) before a refusal the table would drop.
@@ -223,7 +225,7 @@ class TableService(pb_grpc.TableServiceServicer):
         plan = plan_settlement(table, locked.wagers, cards)
         return await self._step(
             table.table_id,
-            self._store.settle(
+            self._rounds.settle(
                 table,
                 round_id,
                 plan,
@@ -244,7 +246,7 @@ class TableService(pb_grpc.TableServiceServicer):
         table = await self._table(table_id, known)
         result = await self._step(
             table_id,
-            self._store.void_round(table, round_id, reason, void_fingerprint(reason), known),
+            self._rounds.void_round(table, round_id, reason, void_fingerprint(reason), known),
             self._metrics.record_void,
         )
         log.info(
@@ -279,8 +281,8 @@ class TableService(pb_grpc.TableServiceServicer):
         journal = await self._check_position(table, known)
         answer = pb.GetTableResponse(
             table=convert.table(table),
-            last_round_id=await self._store.last_round(table),
-            max_round_step=self._store.max_round_step,
+            last_round_id=await self._tables.last_round(table),
+            max_round_step=self._rounds.max_round_step,
             journal=to_message(journal, pb.JournalPosition),
         )
         return self._answer(table_id, answer)
@@ -288,7 +290,7 @@ class TableService(pb_grpc.TableServiceServicer):
     async def _check_position(self, table: TableConfig, known: JournalPosition) -> JournalPosition:
         """Judge the table's position (``check_position.lua``); answer the journal's."""
         try:
-            return await self._store.check_position(
+            return await self._store.epochs.check_position(
                 table.link_group_id, f"table {table.table_id}", known
             )
         except PositionUnverified as error:
@@ -306,7 +308,7 @@ class TableService(pb_grpc.TableServiceServicer):
         chips = check_range(request.chips, "chips", 0, MAX_CHIPS)
         result = await self._step(
             table_id,
-            self._store.report_chip_count(table, round_id, chips, known),
+            self._rounds.report_chip_count(table, round_id, chips, known),
             self._metrics.record_chip_count,
         )
         if not result.matched and not result.replayed:
@@ -333,7 +335,7 @@ class TableService(pb_grpc.TableServiceServicer):
         rule = irregularity_rule(table.game, kind, after_initial_cards=request.after_initial_cards)
         result = await self._step(
             table_id,
-            self._store.report_irregularity(table, round_id, kind, rule, known),
+            self._rounds.report_irregularity(table, round_id, kind, rule, known),
             self._metrics.record_irregularity,
         )
         log.info(

@@ -89,9 +89,9 @@ def _export_groups(directory: Path, only: str) -> list[str]:
 
 async def _redis_groups(store: RedisStore, only: str) -> list[str]:
     if only:
-        await store.get_link_group(only)  # NotFound names it
+        await store.catalog.get_link_group(only)  # NotFound names it
         return [only]
-    return sorted(await store.every_link_group_id())
+    return sorted(await store.catalog.every_link_group_id())
 
 
 def _close(
@@ -266,8 +266,8 @@ def _verify(
             store = open_store(args)
             try:
                 for group in await _redis_groups(store, args.link_group):
-                    snapshot = await store.audit_snapshot(group)
-                    entries = [e async for e in store.journal(group, unreadable=True)]
+                    snapshot = await store.journal.audit_snapshot(group)
+                    entries = [e async for e in store.journal.entries(group, unreadable=True)]
                     entry, found = day_close.verify(
                         group, day, entries, trusted, snapshot.checkpoint
                     )

@@ -533,9 +533,9 @@ def _actor(command: str) -> str:
 
 async def _groups(store: RedisStore, only: str) -> list[str]:
     if only:
-        await store.get_link_group(only)  # NotFound names it
+        await store.catalog.get_link_group(only)  # NotFound names it
         return [only]
-    return [group.link_group_id for group in await store.list_link_groups()]
+    return [group.link_group_id for group in await store.catalog.list_link_groups()]
 
 
 def _journal_export(args: argparse.Namespace) -> int:
@@ -575,7 +575,7 @@ def _journal_trim(args: argparse.Namespace) -> int:
                 trimmed = await journal_export.trim(
                     store, group, before_ms=before_ms, signing_key=signing_key
                 )
-                checkpoint = await store.checkpoint(group)
+                checkpoint = await store.journal.checkpoint(group)
                 print(
                     f"journal: {group}: trimmed {trimmed} entries; Redis keeps the journal after "
                     f"#{checkpoint.seq} (exported to #{checkpoint.exported_seq})"
@@ -814,7 +814,7 @@ def _audit_verify(args: argparse.Namespace) -> int:
         store = _store(args)
         try:
             if "" in heads:  # a head given without its link group: Redis's one group
-                groups = await store.link_group_ids()
+                groups = await store.catalog.link_group_ids()
                 if len(groups) != 1:
                     raise ValueError(
                         f"Redis has {len(groups)} link groups: give --expect-head GROUP:SEQ:HASH"

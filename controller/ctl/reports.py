@@ -123,24 +123,26 @@ def _report(
         store = open_store(args)
         try:
             if args.link_group:
-                await store.get_link_group(args.link_group)  # NotFound names it
+                await store.catalog.get_link_group(args.link_group)  # NotFound names it
                 groups = [args.link_group]
             else:
-                groups = await store.every_link_group_id()  # on every shard of a cluster
+                groups = await store.catalog.every_link_group_id()  # on every shard of a cluster
             rows: list[Row] = []
             for group in sorted(groups):
-                if await store.checkpoint_seq(group):  # trimmed: does Redis cover the window?
-                    first = await anext(aiter(store.journal(group, batch=1)), None)
+                if await store.journal.checkpoint_seq(
+                    group
+                ):  # trimmed: does Redis cover the window?
+                    first = await anext(aiter(store.journal.entries(group, batch=1)), None)
                     reports.check_covered(
                         group, from_ms, first, source="Redis", remedy=_FROM_THE_EXPORT
                     )
-                window = await store.journal_window(group, from_ms, to_ms, MAX_WINDOW_ENTRIES)
+                window = await store.journal.window(group, from_ms, to_ms, MAX_WINDOW_ENTRIES)
                 rows += await _group_rows(
                     args,
                     group,
                     window,
-                    functools.partial(store.list_tables, group),
-                    functools.partial(store.list_meters, group),
+                    functools.partial(store.tables.list_tables, group),
+                    functools.partial(store.catalog.list_meters, group),
                 )
             return rows
         finally:

@@ -119,14 +119,14 @@ def run(args: argparse.Namespace, open_store: Callable[[argparse.Namespace], Red
 async def _redis_windows(store: RedisStore, link_group: str, from_ms: int, to_ms: int) -> Windows:
     try:
         if link_group:
-            await store.get_link_group(link_group)  # NotFound names it
+            await store.catalog.get_link_group(link_group)  # NotFound names it
             groups = [link_group]
         else:
-            groups = await store.every_link_group_id()
+            groups = await store.catalog.every_link_group_id()
         windows: Windows = []
         for group in sorted(groups):
-            if await store.checkpoint_seq(group):  # trimmed: does Redis cover the window?
-                first = await anext(aiter(store.journal(group, batch=1)), None)
+            if await store.journal.checkpoint_seq(group):  # trimmed: does Redis cover the window?
+                first = await anext(aiter(store.journal.entries(group, batch=1)), None)
                 domain_reports.check_covered(
                     group,
                     from_ms,
@@ -134,8 +134,8 @@ async def _redis_windows(store: RedisStore, link_group: str, from_ms: int, to_ms
                     source="Redis",
                     remedy="report from the export with --file DIR, or start the window later",
                 )
-            entries = await store.journal_window(group, from_ms, to_ms, reports.MAX_WINDOW_ENTRIES)
-            windows.append((entries, await store.list_tables(group)))
+            entries = await store.journal.window(group, from_ms, to_ms, reports.MAX_WINDOW_ENTRIES)
+            windows.append((entries, await store.tables.list_tables(group)))
         return windows
     finally:
         await store.close()

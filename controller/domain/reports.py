@@ -1,6 +1,6 @@
 """Regulator reports: from the journal entries of a time window to the figures.
 
-Pure: the caller reads the window (:meth:`controller.store.redis_store.RedisStore.journal_window`)
+Pure: the caller reads the window (:meth:`controller.store.journal.Journal.window`)
 and the link group's meters and tables; nothing here does I/O. Money is integers only: cents
 where the journal writes cents (wagers, awards), microcents (1 cent = 1,000,000) where it
 writes microcents (contributions and every meter or reserve movement). Frequencies are exact

@@ -328,7 +328,7 @@ def _check_percent_meters(
     where: str, offer: WagerOffer, meter_by_id: dict[str, MeterConfig]
 ) -> None:
     """Refuse a "P% of meter" line paying from a must-hit-by meter, which pays only its
-    mystery hit (as registration does, ``RedisStore.register_table``)."""
+    mystery hit (as registration does, ``Tables.register_table``)."""
     for line, rule in offer.paytable.lines:
         if rule.kind is AwardKind.PERCENT_OF_METER:
             meter_id = offer.meter_of(rule)

@@ -153,14 +153,20 @@ class ScriptGateway:
     :class:`RedisCluster`)."""
 
     def __init__(
-        self, client: connection.Client, *, wait_replicas: int = 0, wait_timeout_ms: int = 1000
+        self,
+        client: connection.Client,
+        *,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 1000,
+        scripts: Scripts | None = None,
     ) -> None:
         self.client: Redis = client  # type: ignore[assignment]  # a cluster answers the same
         """The client. On a Redis Cluster it is a :class:`RedisCluster`, which answers the
         same commands, each on the shard of its key (:attr:`cluster` names it as such)."""
         self.cluster: RedisCluster | None = client if isinstance(client, RedisCluster) else None
         """The cluster client, on a Redis Cluster (``--redis-cluster``); else None."""
-        self.scripts = Scripts.register(client)  # type: ignore[arg-type]
+        self.scripts = scripts or Scripts.register(client)  # type: ignore[arg-type]
+        """The registered scripts (``scripts``: others, for a benchmark of their builds)."""
         self._script_calls = ScriptCalls(client)  # type: ignore[arg-type]  # unused on a cluster
         self.wait_replicas = wait_replicas
         self.wait_timeout_ms = wait_timeout_ms

@@ -31,6 +31,7 @@ from controller.store.journal import Journal
 from controller.store.persistence import Server
 from controller.store.reconciliation import Reconciliation
 from controller.store.rounds import DEFAULT_MAX_ROUND_STEP, DEFAULT_ROUND_RETENTION_SECONDS, Rounds
+from controller.store.scripts import Scripts
 from controller.store.snapshots import Snapshots
 from controller.store.tables import Tables
 
@@ -45,7 +46,7 @@ class RedisStore:
     ``round_retention_seconds`` is how long a round's record (and so its stored answers for
     retries) is kept (:class:`Rounds`); ``max_round_step`` how far above a table's last round
     a new round id may be; ``wait_replicas`` and ``wait_timeout_ms`` the wait after each
-    write (:class:`ScriptGateway`).
+    write (:class:`ScriptGateway`); ``scripts`` other builds of the scripts (a benchmark's).
     """
 
     def __init__(
@@ -56,9 +57,10 @@ class RedisStore:
         max_round_step: int = DEFAULT_MAX_ROUND_STEP,
         wait_replicas: int = 0,
         wait_timeout_ms: int = 1000,
+        scripts: Scripts | None = None,
     ) -> None:
         gateway = ScriptGateway(
-            client, wait_replicas=wait_replicas, wait_timeout_ms=wait_timeout_ms
+            client, wait_replicas=wait_replicas, wait_timeout_ms=wait_timeout_ms, scripts=scripts
         )
         self.gateway = gateway
         self.catalog = Catalog(gateway)

@@ -229,7 +229,7 @@ class WebApp:
             check_role("/sign", caller, WEB_ACCESS)
             _method(request, "GET")
             link_group_id = check_id(parts[1], "link group id")
-            group = await self._store.get_link_group(link_group_id)  # NotFound: 404
+            group = await self._store.catalog.get_link_group(link_group_id)  # NotFound: 404
             if len(parts) == 2:
                 return Response(200, sign.page(), "text/html; charset=utf-8")
             if parts[2] == "events":

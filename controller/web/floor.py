@@ -141,15 +141,18 @@ class FloorView:
         store = self._store
         now_ms = time.time_ns() // 1_000_000
         corrupt: list[CorruptRecord] = []
-        groups = await store.list_link_groups(skipped=corrupt)
-        held = {i.table_id for i in await store.list_irregularities(status="open", skipped=corrupt)}
+        groups = await store.catalog.list_link_groups(skipped=corrupt)
+        held = {
+            i.table_id
+            for i in await store.irregularities.list_irregularities(status="open", skipped=corrupt)
+        }
         tables: list[dict[str, Any]] = []
         hits: list[Jackpot] = []
         for group in groups:
             rounds: dict[str, tuple[int, int]] = {}
             unreadable: set[str] = set()
             bad_tables: list[CorruptRecord] = []
-            group_tables = await store.list_tables(group.link_group_id, skipped=bad_tables)
+            group_tables = await store.tables.list_tables(group.link_group_id, skipped=bad_tables)
             corrupt += bad_tables
             tables += [
                 {
@@ -164,14 +167,16 @@ class FloorView:
                 }
                 for error in bad_tables
             ]
-            heard = await store.tables_heard([table.table_id for table in group_tables])
+            heard = await store.tables.tables_heard([table.table_id for table in group_tables])
             if not group.stopped:
                 ids = [table.table_id for table in group_tables]
                 bad_rounds: list[CorruptRecord] = []
-                rounds = await store.last_rounds(group.link_group_id, ids, skipped=bad_rounds)
+                rounds = await store.tables.last_rounds(
+                    group.link_group_id, ids, skipped=bad_rounds
+                )
                 corrupt += bad_rounds
                 unreadable = {error.name for error in bad_rounds}
-                hits += await store.list_jackpots(group.link_group_id, skipped=corrupt)
+                hits += await store.jackpots.list_jackpots(group.link_group_id, skipped=corrupt)
             for table in group_tables:
                 round_id, at_ms = rounds.get(table.table_id, (0, 0))
                 heard_ms = max(heard.get(table.table_id, 0), at_ms)  # a lockout is a call
@@ -199,7 +204,7 @@ class FloorView:
                         "heard_ms": heard_ms,
                     }
                 )
-        pending = await store.list_pending_jackpots(skipped=corrupt)
+        pending = await store.jackpots.list_pending_jackpots(skipped=corrupt)
         to_pay = sorted((j for j in hits if j.status == "approved"), key=lambda j: j.reviewed_at_ms)
         meters: list[dict[str, Any]] = []
         for group in groups:
@@ -211,7 +216,7 @@ class FloorView:
                     "cents": floor_cents(m.amount_microcents),
                     "change": describe_staged(m),  # docs/staged-changes.md; "" for none
                 }
-                for m in await store.list_meters(group.link_group_id, skipped=bad_meters)
+                for m in await store.catalog.list_meters(group.link_group_id, skipped=bad_meters)
             ]
             meters += [  # shown without an amount: its record does not read
                 {"meter_id": error.name, "link_group_id": group.link_group_id, "cents": None}

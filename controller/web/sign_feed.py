@@ -48,7 +48,7 @@ class RecentWinners:
             if time.monotonic() - read_at < WINNERS_TTL_S:
                 return winners
             try:
-                jackpots = await self._store.list_jackpots(link_group_id)
+                jackpots = await self._store.jackpots.list_jackpots(link_group_id)
             except StoreUnavailable:
                 return winners
             latest = sorted(

@@ -106,7 +106,7 @@ async def test_a_script_over_two_slots_is_never_sent(redis_url: str) -> None:
     try:
         one, other = keys.LinkGroupKeys("lg-00"), keys.LinkGroupKeys("lg-01")
         with pytest.raises(cluster.CrossSlot):
-            await store._run(store._scripts.read_position, [one.epoch, other.seq], [])
+            await store.gateway.run(store.gateway.scripts.read_position, [one.epoch, other.seq], [])
     finally:
         await store.close()
 
@@ -128,7 +128,7 @@ async def test_thirty_link_groups_spread_over_every_shard(
     )
     assert cross_slot_guard.seen["EVALSHA"] >= scripts_before + GROUPS * 7  # each one checked
 
-    shards = await controller.store.link_groups_by_shard()
+    shards = await controller.store.catalog.link_groups_by_shard()
     assert len(shards) == 3 and all(shards.values()), shards  # every shard holds some
     assert sorted(g for groups in shards.values() for g in groups) == [
         f.link_group_id for f in all_floors
@@ -160,7 +160,7 @@ async def test_the_audit_and_the_reports_read_every_shard_not_only_the_index(
     """The index of link groups is one key on one shard, which can lose its data alone."""
     await play(tables, "t1", range(1, 2), time.monotonic() + PATIENCE_S)
     (shard,) = [
-        s for s, groups in (await controller.store.link_groups_by_shard()).items() if groups
+        s for s, groups in (await controller.store.catalog.link_groups_by_shard()).items() if groups
     ]
     await redis_client.srem(keys.LINK_GROUPS, "floor")  # as if the index's shard lost it
 

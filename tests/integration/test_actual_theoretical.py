@@ -109,8 +109,8 @@ BONUS_FIXED_PAID = 25_500
 
 
 async def test_the_comparison_equals_the_hand_tally(played: Floor, store: RedisStore) -> None:
-    entries = await store.journal_window("floor", 0, 0, 10_000)
-    result = {c.wager: c for c in compare([(entries, await store.list_tables("floor"))])}
+    entries = await store.journal.window("floor", 0, 0, 10_000)
+    result = {c.wager: c for c in compare([(entries, await store.tables.list_tables("floor"))])}
     progressive, bonus = result["progressive"], result["bonus"]
     assert (progressive.game, progressive.paytable, progressive.tables) == (
         "caribbean-stud",

@@ -26,7 +26,7 @@ from controller.domain.config import TableConfig
 from controller.domain.rounds import Wager
 from controller.metrics import Metrics
 from controller.server import ControllerServer
-from controller.store import codec, keys, redis_store
+from controller.store import codec, gateway, keys
 from controller.store.redis_store import RedisStore
 from controller.testing import TestPKI
 from controller.web.app import WebApp
@@ -86,7 +86,7 @@ async def _floor_state(store: RedisStore) -> tuple[int, dict[str, Any]]:
     app = WebApp(
         store,
         Metrics(),
-        MeterWatcher(store.meter_values),
+        MeterWatcher(store.catalog.meter_values),
         Authenticator(insecure=True),
         host="127.0.0.1",
         port=0,
@@ -211,7 +211,7 @@ async def test_a_corrupt_table_refuses_that_table_only(
     broken = str(config).replace('"seats":7', '"seats":"x"')
     await redis_client.hset(GROUP.table("t1"), "config", broken)
     await redis_client.hset(GROUP.table("t3"), "last_round", "12z")
-    controller.store.forget_table("t1")  # as a controller that starts now reads it
+    controller.store.tables.forget_table("t1")  # as a controller that starts now reads it
     before = await snapshot(redis_client)
 
     await expect_refusal(
@@ -309,7 +309,7 @@ async def test_a_corrupt_hit_point_pays_nothing(
     await redis_client.hset(secret, field, value)
     before = await snapshot(redis_client)
     with pytest.raises(CorruptRecord, match=why) as refused:
-        await store.lockout(table, 1, _wagers(7), "fp-1")
+        await store.rounds.lockout(table, 1, _wagers(7), "fp-1")
     assert refused.value.key == secret and refused.value.kind == "meter"
     assert await snapshot(redis_client) == before  # no hit, no jackpot, no journal entry
 
@@ -320,13 +320,13 @@ async def test_a_hit_point_that_does_not_open_its_commitment_pays_nothing(
     store = RedisStore(redis_client)
     table = await _mystery_table(store)
     group = keys.LinkGroupKeys("mhb")
-    meter = await store.get_meter("mhb-mystery")
+    meter = await store.catalog.get_meter("mhb-mystery")
     # In range and above the meter, but not the committed one: refused when it would pay.
     await redis_client.hset(group.mystery("mhb-mystery"), "hit_cents", str(RESET_CENTS + 1))
     assert meter.amount_microcents < (RESET_CENTS + 1) * 1_000_000
     before = await snapshot(redis_client)
     with pytest.raises(CorruptRecord, match="does not open its commitment; nothing was paid"):
-        await store.lockout(table, 1, _wagers(7), "fp-1")
+        await store.rounds.lockout(table, 1, _wagers(7), "fp-1")
     assert await snapshot(redis_client) == before
 
 
@@ -338,7 +338,7 @@ async def test_a_corrupt_must_hit_by_amount_pays_nothing(redis_client: Redis) ->
     )
     before = await snapshot(redis_client)
     with pytest.raises(CorruptRecord, match="is not above its reset"):
-        await store.lockout(table, 1, _wagers(7), "fp-1")
+        await store.rounds.lockout(table, 1, _wagers(7), "fp-1")
     assert await snapshot(redis_client) == before
 
 
@@ -464,11 +464,11 @@ async def test_a_corrupt_adjustment_is_refused_alone(
 def test_a_corrupt_record_is_data_loss_and_a_script_names_it() -> None:
     error = CorruptRecord("meter", "m", "jp:{lg:g}:meter:m", "value_microcents is 'x'")
     assert status.status_for(error) is DATA_LOSS
-    named = redis_store._script_error(
+    named = gateway.script_error(
         ResponseError("CORRUPT meter\tm\tjp:{lg:g}:meter:m\tvalue_microcents is 'x'")
     )
     assert isinstance(named, CorruptRecord) and str(named) == str(error)
-    unnamed = redis_store._script_error(ResponseError("CORRUPT something odd"))
+    unnamed = gateway.script_error(ResponseError("CORRUPT something odd"))
     assert isinstance(unnamed, CorruptRecord)
     assert str(unnamed).startswith("a stored record is corrupt: something odd;")
 

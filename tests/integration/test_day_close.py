@@ -349,21 +349,21 @@ async def test_the_close_step_refuses_a_malformed_day_and_a_journal_that_moved_o
     clock.set(_ms("2026-03-09 12:00"))
     store = RedisStore.from_url(redis_url)
     try:
-        seq = (await store.audit_snapshot("floor")).seq
+        seq = (await store.journal.audit_snapshot("floor")).seq
         ended = _ms("2026-03-07 11:00")
 
         def fields(head: int) -> list[object]:
             return ["ab" * 32, ended, head, "{}", "{}", "", "", "UTC", 0, head, "test"]
 
         with pytest.raises(InvalidArgument, match="a gaming day is YYYY-MM-DD"):
-            await store.close_day("floor", "7 March", fields(seq))
+            await store.journal.close_day("floor", "7 March", fields(seq))
         with pytest.raises(StoreUnavailable, match="moved on"):
-            await store.close_day("floor", "2026-03-06", fields(seq - 1))
-        assert await store.days_closed("floor") == {}
-        closed = await store.close_day("floor", "2026-03-06", fields(seq))
+            await store.journal.close_day("floor", "2026-03-06", fields(seq - 1))
+        assert await store.journal.days_closed("floor") == {}
+        closed = await store.journal.close_day("floor", "2026-03-06", fields(seq))
         assert closed == seq + 1
-        assert await store.close_day("floor", "2026-03-06", fields(seq)) == closed
-        assert await store.days_closed("floor") == {"2026-03-06": (closed, "ab" * 32)}
+        assert await store.journal.close_day("floor", "2026-03-06", fields(seq)) == closed
+        assert await store.journal.days_closed("floor") == {"2026-03-06": (closed, "ab" * 32)}
     finally:
         await store.close()
 
@@ -380,7 +380,7 @@ async def test_a_close_while_play_goes_on_reads_only_the_new_entries_and_succeed
     private = serialization.load_pem_private_key(key_files[0].read_bytes(), password=None)
     assert isinstance(private, Ed25519PrivateKey)
     store = RedisStore.from_url(redis_url)
-    step = store.close_day
+    step = store.journal.close_day
     rounds = iter(range(100, 103))
 
     async def busy_floor(group: str, day: str, fields: Sequence[Any]) -> int:
@@ -389,7 +389,7 @@ async def test_a_close_while_play_goes_on_reads_only_the_new_entries_and_succeed
             await _play(tables, Tally(), round_id, {1: HIGH_CARD})
         return await step(group, day, fields)
 
-    store.close_day = busy_floor  # type: ignore[method-assign,assignment]
+    store.journal.close_day = busy_floor  # type: ignore[method-assign,assignment]
     try:
         closed = await day_close_module.close(
             store, "floor", GamingDay("America/New_York", 6), date(2026, 3, 7), private, "test"

@@ -123,14 +123,14 @@ async def test_a_creation_applied_but_not_confirmed_keeps_its_claim(
     strict = RedisStore.from_url(primary.url, wait_replicas=2, wait_timeout_ms=100)
     relaxed = RedisStore.from_url(primary.url)
     try:
-        await relaxed.create_link_group(LinkGroupConfig("floor"), actor="test")
+        await relaxed.catalog.create_link_group(LinkGroupConfig("floor"), actor="test")
         meter = MeterConfig("cs-main", "floor", "caribbean-stud", RESET_CENTS, 150_000)
         with pytest.raises(NotConfirmed):
-            await strict.create_meter(meter, actor="test")
-        assert (await relaxed.get_meter("cs-main")).reset_cents == RESET_CENTS
-        await relaxed.create_link_group(LinkGroupConfig("annex"), actor="test")
+            await strict.catalog.create_meter(meter, actor="test")
+        assert (await relaxed.catalog.get_meter("cs-main")).reset_cents == RESET_CENTS
+        await relaxed.catalog.create_link_group(LinkGroupConfig("annex"), actor="test")
         with pytest.raises(AlreadyExists, match="meter cs-main exists in link group floor"):
-            await relaxed.create_meter(
+            await relaxed.catalog.create_meter(
                 MeterConfig("cs-main", "annex", "caribbean-stud", RESET_CENTS, 150_000),
                 actor="test",
             )

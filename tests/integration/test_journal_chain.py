@@ -216,7 +216,7 @@ async def test_trim_then_verify_online_and_offline_and_a_forged_checkpoint_fails
     assert await ctl("journal", "export", "--redis", redis_url, "--dir", export) == 0
     trim = ["journal", "trim", "--redis", redis_url, "--retention-hours", "0"]
     assert await ctl(*trim, "--signing-key", private) == 0
-    checkpoint = await played.store.checkpoint(GROUP)
+    checkpoint = await played.store.journal.checkpoint(GROUP)
     assert checkpoint.seq > 0 and checkpoint.signed_by == checkpoint_signature.key_id(
         KEY.public_key()
     )
@@ -224,7 +224,7 @@ async def test_trim_then_verify_online_and_offline_and_a_forged_checkpoint_fails
     await play(played, pki, tmp_path, 3)
     assert await ctl("journal", "export", "--redis", redis_url, "--dir", export) == 0
     assert await ctl(*trim, "--signing-key", private) == 0
-    assert (await played.store.checkpoint(GROUP)).seq > checkpoint.seq
+    assert (await played.store.journal.checkpoint(GROUP)).seq > checkpoint.seq
     assert await ctl("audit", "verify", "--redis", redis_url, "--checkpoint-key", public) == 0
     assert await ctl("audit", "verify", "--file", export, "--checkpoint-key", public) == 0
     capsys.readouterr()
@@ -240,7 +240,7 @@ async def test_trim_then_verify_online_and_offline_and_a_forged_checkpoint_fails
     assert await ctl("audit", "verify", "--redis", redis_url, "--checkpoint-key", public) == 1
     assert "does not match its signature: it was altered or forged" in capsys.readouterr().out
     forger = Ed25519PrivateKey.generate()
-    forged = await played.store.checkpoint(GROUP)
+    forged = await played.store.journal.checkpoint(GROUP)
     await redis_client.hset(
         group.checkpoint,
         mapping={
@@ -267,7 +267,7 @@ async def test_a_trim_never_signs_over_a_broken_chain(
     await rewrite(redis_client, rows)
     with pytest.raises(FailedPrecondition, match="broken journal: floor: journal entry #4 "):
         await journal_export.trim(played.store, GROUP, before_ms=NOW_MS, signing_key=KEY)
-    assert (await played.store.checkpoint(GROUP)).seq == 0
+    assert (await played.store.journal.checkpoint(GROUP)).seq == 0
     assert len(await journal(redis_client)) == len(rows)
 
 

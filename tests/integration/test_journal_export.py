@@ -97,7 +97,7 @@ async def test_export_appends_every_entry_once_and_trim_keeps_the_audit_whole(
     assert await journal_export.trim(store, GROUP, before_ms=0, signing_key=KEY) == 0
     trimmed = await journal_export.trim(store, GROUP, before_ms=NOW_MS, signing_key=KEY)
     assert trimmed == second.last_seq  # exactly what was exported, never more
-    checkpoint = await store.checkpoint(GROUP)
+    checkpoint = await store.journal.checkpoint(GROUP)
     assert checkpoint.seq == checkpoint.exported_seq == second.last_seq
     remaining = await journal(redis_client)
     assert [int(fields["seq"]) for _, fields in remaining] == list(
@@ -155,8 +155,8 @@ async def test_restore_brings_a_lost_link_group_back_and_tables_ahead_of_it_stop
     outbox = Outbox(tmp_path / "agent", "t1")
     await play(server.port, pki, outbox, 10)
     done = await journal_export.export(server.store, tmp_path / "export", GROUP)
-    before = await server.store.list_meters(GROUP)
-    pending = await server.store.list_pending_jackpots(GROUP)
+    before = await server.store.catalog.list_meters(GROUP)
+    pending = await server.store.jackpots.list_pending_jackpots(GROUP)
     at_export = outbox.last_position()
     await play(server.port, pki, outbox, 3)  # acknowledged, then lost with Redis
     await server.stop(grace_s=1)
@@ -179,8 +179,8 @@ async def test_restore_brings_a_lost_link_group_back_and_tables_ahead_of_it_stop
         restored = (await journal(redis_client))[-1][1]
         assert restored["type"] == "restored" and restored["from_seq"] == str(done.last_seq)
         assert restored["source"].endswith(tuple("0123456789abcdef"))
-        assert await again.store.list_meters(GROUP) == before
-        assert await again.store.list_pending_jackpots(GROUP) == pending
+        assert await again.store.catalog.list_meters(GROUP) == before
+        assert await again.store.jackpots.list_pending_jackpots(GROUP) == pending
         await audit_ok(again.store)
         await again.check_state()
         assert not again.guard.problems
@@ -306,10 +306,10 @@ async def test_an_export_never_appends_another_history(
     last_id, fields = rows[0]
     await redis_client.xdel(group.journal, last_id)
     await redis_client.xadd(group.journal, {**fields, "type": "other_history"})
-    before = await controller.store.checkpoint(GROUP)
+    before = await controller.store.journal.checkpoint(GROUP)
     with pytest.raises(journal_export.ExportError, match="holds another history"):
         await journal_export.export(controller.store, tmp_path / "export", GROUP)
-    assert await controller.store.checkpoint(GROUP) == before
+    assert await controller.store.journal.checkpoint(GROUP) == before
     assert before.exported_seq == done.last_seq
 
 
@@ -361,7 +361,9 @@ async def test_a_restore_under_way_is_left_alone_and_can_be_run_again(
     await journal_export.export(controller.store, tmp_path / "export", GROUP)
     await redis_client.flushall()
     exported = journal_export.read_export(tmp_path / "export", GROUP)
-    await controller.store.restore_state(exported.snapshot, exported.entries)  # then it stops
+    await controller.store.snapshots.restore_state(
+        exported.snapshot, exported.entries
+    )  # then it stops
     await redis_client.hset(keys.INSTALLATION, mapping=exported.snapshot["installation"])
     await controller.check_state()
     assert "restore is under way or was interrupted" in controller.guard.problems[GROUP]

@@ -43,14 +43,14 @@ async def test_a_settle_after_this_process_locked_out_reads_nothing_more(
     remembered_reads = await _hmgets(redis_client) - before
 
     await tables.Lockout(lockout("t1", 2, [2, 6]))
-    controller.store._locked.forget("t1", 2)  # as after a restart
+    controller.store.rounds._locked.forget("t1", 2)  # as after a restart
     before = await _hmgets(redis_client)
     read = await tables.Settle(settle("t1", 2, HANDS))
     assert await _hmgets(redis_client) - before == remembered_reads + 1
     assert [r.amount_cents for r in read.results][1:] == [
         r.amount_cents for r in remembered.results
     ][1:]  # the same fixed award (the royal's share of the meter differs)
-    assert len(controller.store._locked) == 0  # settled rounds are forgotten
+    assert len(controller.store.rounds._locked) == 0  # settled rounds are forgotten
     assert (await verify(controller.store)).ok
 
 
@@ -89,7 +89,7 @@ async def test_a_stale_memory_is_refused_by_redis_then_the_round_is_read_again(
     await tables.Lockout(lockout("t1", 1, [2, 6]))
     # What this process remembers is not what Redis holds (a round locked out again after
     # a rebase or a restore): other wagers, another fingerprint.
-    controller.store._locked.remember(
+    controller.store.rounds._locked.remember(
         "t1", 1, (Wager(2, "progressive", 100), Wager(3, "progressive", 100)), "stale-fp"
     )
     settled = await tables.Settle(settle("t1", 1, HANDS))

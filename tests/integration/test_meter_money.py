@@ -96,10 +96,12 @@ class MeterMoney(RuleBasedStateMachine):
         self.params = {"rate": rate, "reserve_rate": reserve_rate}
 
         async def create() -> None:
-            await self.store.create_link_group(LinkGroupConfig(self.group, "money"), actor="t")
+            await self.store.catalog.create_link_group(
+                LinkGroupConfig(self.group, "money"), actor="t"
+            )
             self.book = await self._create_meter(ceiling_over_cents)
             table = convert.table_config(progressive_table(self.table_id, self.group, self.meter))
-            self.table = await self.store.register_table(table, actor="t")
+            self.table = await self.store.tables.register_table(table, actor="t")
 
         self.run(create())
         self.seen_seq = self.run(self._seq())
@@ -107,7 +109,7 @@ class MeterMoney(RuleBasedStateMachine):
     async def _create_meter(self, ceiling_over_cents: int) -> MeterBook:
         """Create meter ``self.meter`` and its book (the rates drawn at the start)."""
         ceiling = RESET_CENTS + ceiling_over_cents if ceiling_over_cents else 0
-        await self.store.create_meter(
+        await self.store.catalog.create_meter(
             convert.meter_config(
                 pb.CreateMeterRequest(
                     meter_id=self.meter,
@@ -146,7 +148,7 @@ class MeterMoney(RuleBasedStateMachine):
         async def read() -> tuple[int, int, int]:
             d_meter = d_reserve = 0
             last = self.seen_seq
-            async for entry in self.store.journal(self.group):
+            async for entry in self.store.journal.entries(self.group):
                 if entry.seq > self.seen_seq:
                     d_meter += entry.delta_meter_microcents
                     d_reserve += entry.delta_reserve_microcents
@@ -172,7 +174,7 @@ class MeterMoney(RuleBasedStateMachine):
         round_id = next(self.round_ids)
         wagers = tuple(Wager(seat, "progressive", cents) for seat, cents in enumerate(amounts, 1))
         result = self.run(
-            self.store.lockout(self.table, round_id, wagers, lockout_fingerprint(wagers))
+            self.store.rounds.lockout(self.table, round_id, wagers, lockout_fingerprint(wagers))
         )
         given = [meter_money.contribute(self.book, cents) for cents in amounts]
         stored = [
@@ -206,9 +208,9 @@ class MeterMoney(RuleBasedStateMachine):
             )
             for seat, ppm in enumerate(percents, 1)
         ]
-        locked = self.run(self.store.locked_round(self.table, round_id))
+        locked = self.run(self.store.rounds.locked_round(self.table, round_id))
         result = self.run(
-            self.store.settle(
+            self.store.rounds.settle(
                 self.table, round_id, plan, locked.lockout_fingerprint, f"settle-{round_id}"
             )
         )
@@ -230,7 +232,7 @@ class MeterMoney(RuleBasedStateMachine):
         given, lockout_seq = self.locked.pop(round_id)
         before = self._before()
         result = self.run(
-            self.store.void_round(self.table, round_id, "misdeal", f"void-{round_id}")
+            self.store.rounds.void_round(self.table, round_id, "misdeal", f"void-{round_id}")
         )
         returned = [meter_money.void(self.book, c, lockout_seq) for c in given]
         stored = [
@@ -246,7 +248,7 @@ class MeterMoney(RuleBasedStateMachine):
         assert self.book is not None
         award, seq = self.awards.pop(jackpot_id)
         before = self._before()
-        review = self.store.review_jackpot(
+        review = self.store.jackpots.review_jackpot(
             jackpot_id,
             approve=approve,
             reviewer="jackpot://supervisor/s",
@@ -261,7 +263,7 @@ class MeterMoney(RuleBasedStateMachine):
                     self._expect_moved(before)
                     # As the refusal says: approve it (a correction is an adjustment).
                     self.run(
-                        self.store.review_jackpot(
+                        self.store.jackpots.review_jackpot(
                             jackpot_id,
                             approve=True,
                             reviewer="jackpot://supervisor/s",
@@ -331,7 +333,7 @@ class MeterMoney(RuleBasedStateMachine):
             return  # refused at request time (MeterConfig, the ceiling below the amount)
         if (reset, rate) == (self.book.reset_cents, self.book.rate_ppm):
             return  # nothing to change: refused
-        old = self.run(self.store.get_meter(self.meter))
+        old = self.run(self.store.catalog.get_meter(self.meter))
         new = MeterConfig(
             self.meter,
             self.group,
@@ -374,12 +376,12 @@ class MeterMoney(RuleBasedStateMachine):
         table = convert.table_config(progressive_table(self.table_id, self.group, self.meter))
         self.run(controls.update_table(table, actor="op", actor_cert="", reason="r"))
         try:  # this table object is of the old revision: refused, never applied
-            self.run(self.store.lockout(self.table, 10**6, (), lockout_fingerprint(())))
+            self.run(self.store.rounds.lockout(self.table, 10**6, (), lockout_fingerprint(())))
         except StoreUnavailable:
             pass
         else:
             raise AssertionError("a lockout with a changed table's old definition was accepted")
-        self.table = self.run(self.store.get_table(self.table_id))
+        self.table = self.run(self.store.tables.get_table(self.table_id))
         before = (old_book.value + new_book.value, old_book.reserve + new_book.reserve)
         retired = self.run(
             controls.retire_meter(
@@ -411,7 +413,7 @@ class MeterMoney(RuleBasedStateMachine):
             )
         )
         assert (int(fields[0]), int(fields[1])) == (self.book.value, self.book.reserve)
-        meter = self.run(self.store.get_meter(self.meter))
+        meter = self.run(self.store.catalog.get_meter(self.meter))
         assert (meter.reset_cents, meter.rate_ppm, meter.ceiling_cents) == (
             self.book.reset_cents,
             self.book.rate_ppm,

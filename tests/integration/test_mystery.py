@@ -31,7 +31,8 @@ from controller.domain.rounds import Wager
 from controller.journal_export import export
 from controller.server import ControllerServer
 from controller.store import keys
-from controller.store.redis_store import RedisStore, Resolution
+from controller.store.irregularities import Resolution
+from controller.store.redis_store import RedisStore
 from controller.testing import free_port
 from jackpot.errors import InvalidConfiguration, RoundStateError
 from jackpot.money import MICROCENTS_PER_CENT
@@ -72,11 +73,11 @@ def test_the_chi_square_survival_function_matches_published_critical_values() ->
 
 async def _mystery_floor(store: RedisStore, group: str, span_cents: int) -> TableConfig:
     """A link group with a progressive meter and a must-hit-by meter fed by one table."""
-    await store.create_link_group(LinkGroupConfig(group, "mystery"), actor="t")
-    await store.create_meter(
+    await store.catalog.create_link_group(LinkGroupConfig(group, "mystery"), actor="t")
+    await store.catalog.create_meter(
         MeterConfig(f"{group}-main", group, "caribbean-stud", RESET_CENTS, 150_000), actor="t"
     )
-    await store.create_meter(
+    await store.catalog.create_meter(
         MeterConfig(
             f"{group}-mystery",
             group,
@@ -90,7 +91,7 @@ async def _mystery_floor(store: RedisStore, group: str, span_cents: int) -> Tabl
         actor="t",
     )
     table = convert.table_config(_table(f"{group}-t", group, [f"{group}-main", f"{group}-mystery"]))
-    return await store.register_table(table, actor="t")
+    return await store.tables.register_table(table, actor="t")
 
 
 def _table(table_id: str, group: str, meter_ids: list[str]) -> pb.Table:
@@ -133,19 +134,21 @@ async def test_ten_thousand_cycles_draw_uniform_hit_points_that_open_their_commi
             round_id += 1
             # seven wagers of $10: 500 cents each to the mystery meter (50%)
             wagers = tuple(Wager(seat, "progressive", 1_000) for seat in range(1, 8))
-            result = await store.lockout(table, round_id, wagers, lockout_fingerprint(wagers))
+            result = await store.rounds.lockout(
+                table, round_id, wagers, lockout_fingerprint(wagers)
+            )
             for hit in result.mystery_hits:
                 assert hit.meter_id == meter_id and hit.amount_cents == hit.hit_cents
                 assert RESET_CENTS < hit.hit_cents <= RESET_CENTS + span
                 assert mystery.verifies(hit.hit_cents, hit.salt, hit.commitment)
                 hits.append(hit.hit_cents)
-            meter = await store.get_meter(meter_id)
+            meter = await store.catalog.get_meter(meter_id)
             secret, _ = await _secret(store.client, group, meter_id)
             assert meter.amount_microcents < secret * MICRO  # below the hit point, always
         # the journal: each cycle committed before its hit, each hit opens that commitment
         committed: dict[int, str] = {}
         revealed = 0
-        async for entry in store.journal(group):
+        async for entry in store.journal.entries(group):
             if entry.type == "mystery_draw":
                 committed[int(entry.fields["cycle"])] = entry.fields["commitment"]
             elif entry.type == "mystery_hit":
@@ -196,7 +199,9 @@ async def test_the_reference_model_moves_the_money_as_the_lua_does(redis_url: st
             [[700] * 7, [1_500, 300, 9_000], [50] * 7, [12_000], [800, 800], [5_000] * 4], 1
         ):
             wagers = tuple(Wager(s, "progressive", a) for s, a in enumerate(amounts, 1))
-            result = await store.lockout(table, round_id, wagers, lockout_fingerprint(wagers))
+            result = await store.rounds.lockout(
+                table, round_id, wagers, lockout_fingerprint(wagers)
+            )
             # the model learns each next hit point from the journal's reveals, in order
             reveals = [h.hit_cents for h in result.mystery_hits]
             upcoming = iter([*reveals[1:], await hit_point()])
@@ -222,7 +227,7 @@ async def test_the_reference_model_moves_the_money_as_the_lua_does(redis_url: st
                     keys.LinkGroupKeys(group).round(table.table_id, round_id), "lockout_seq"
                 )
             )
-            state = await store.get_meter(meter_id)
+            state = await store.catalog.get_meter(meter_id)
             assert (state.amount_microcents, state.reserve_microcents) == (
                 book.value,
                 book.reserve,
@@ -233,24 +238,24 @@ async def test_the_reference_model_moves_the_money_as_the_lua_does(redis_url: st
         supervisor = Resolution("jackpot://supervisor/s", "x", "misdeal")
         for round_id in (4, 6):
             with pytest.raises(RoundStateError, match="only a supervisor voids it"):
-                await store.void_round(table, round_id, "misdeal", f"void-{round_id}")
-            await store.void_round(
+                await store.rounds.void_round(table, round_id, "misdeal", f"void-{round_id}")
+            await store.rounds.void_round(
                 table, round_id, "misdeal", f"void-{round_id}", resolution=supervisor
             )
             for jackpot_id in won_by_round.get(round_id, []):
                 meter_money.reject_mystery(book, awards.pop(jackpot_id))
-                voided = await store.get_jackpot(jackpot_id)
+                voided = await store.jackpots.get_jackpot(jackpot_id)
                 assert (voided.status, voided.void_reason) == ("voided", "misdeal")
             for g in given_by_round[round_id]:
                 meter_money.void(book, g, lockout_seqs[round_id])
-            state = await store.get_meter(meter_id)
+            state = await store.catalog.get_meter(meter_id)
             assert (state.amount_microcents, state.reserve_microcents) == (
                 book.value,
                 book.reserve,
             )
             assert state.amount_microcents >= RESET_CENTS * MICRO
         jackpot_id, award = next(iter(awards.items()))
-        await store.review_jackpot(
+        await store.jackpots.review_jackpot(
             jackpot_id,
             approve=False,
             reviewer="jackpot://supervisor/s",
@@ -258,7 +263,7 @@ async def test_the_reference_model_moves_the_money_as_the_lua_does(redis_url: st
             note="n",
         )
         meter_money.reject_mystery(book, award)
-        state = await store.get_meter(meter_id)
+        state = await store.catalog.get_meter(meter_id)
         assert (state.amount_microcents, state.reserve_microcents) == (book.value, book.reserve)
         report = await verify(store)
         assert report.ok, report.differences
@@ -289,7 +294,7 @@ async def test_a_mystery_meter_is_refused_where_it_cannot_work(redis_url: str) -
         await _mystery_floor(store, "mr", 100)
         only_mystery = convert.table_config(_table("mr-only", "mr", ["mr-mystery"]))
         with pytest.raises(InvalidConfiguration, match="from must-hit-by meter mr-mystery"):
-            await store.register_table(only_mystery, actor="t")
+            await store.tables.register_table(only_mystery, actor="t")
     finally:
         await store.close()
 
@@ -354,7 +359,7 @@ async def test_the_secret_is_in_no_answer_log_line_journal_entry_export_or_metri
         revealed = {(h.hit_cents, h.salt) for h in reply.mystery_hits}
         now_secret, now_salt = await _secret(redis_client, "floor", "cs-mystery")
         # the journal before the reveal: no entry holds the cycle's salt
-        async for entry in store.journal("floor"):
+        async for entry in store.journal.entries("floor"):
             if entry.seq <= seen_seq:
                 continue
             seen_seq = entry.seq

@@ -193,7 +193,7 @@ async def test_a_table_cannot_keep_a_mystery_hit_by_voiding_its_round(
     await tables.Lockout(lockout("t1", hit_round + 1, range(1, 8)))
     store = RedisStore.from_url(controller.config.redis_url)
     try:
-        kinds = [e.fields.get("type") async for e in store.journal("floor")]
+        kinds = [e.fields.get("type") async for e in store.journal.entries("floor")]
         report = await verify(store)
     finally:
         await store.close()
@@ -243,7 +243,7 @@ async def test_update_meter_keeps_reset_below_the_hit_point_and_no_ceiling(
     # the scripts refuse it too, whatever a caller validated
     store = RedisStore.from_url(controller.config.redis_url)
     try:
-        old = await store.get_meter("cs-mystery")
+        old = await store.catalog.get_meter("cs-mystery")
         group = keys.LinkGroupKeys("floor")
         argv = ["cs-mystery", "floor", old.reset_cents, old.rate_ppm, old.reserve_rate_ppm, 0]
         meter_keys = [
@@ -258,8 +258,10 @@ async def test_update_meter_keeps_reset_below_the_hit_point_and_no_ceiling(
             ([old.reset_cents, old.rate_ppm, old.reserve_rate_ppm, RESET_CENTS + 5], "no ceiling"),
         ):
             with pytest.raises(InvalidConfiguration, match=text):
-                await store._run(
-                    store._scripts.update_meter, meter_keys, [*argv, *new, "a", "c", "r", "0" * 64]
+                await store.gateway.run(
+                    store.gateway.scripts.update_meter,
+                    meter_keys,
+                    [*argv, *new, "a", "c", "r", "0" * 64],
                 )
         # an honest reset change: a new cycle drawn above the new reset, committed
         hit_before = await _secret(redis_client)
@@ -273,7 +275,9 @@ async def test_update_meter_keeps_reset_below_the_hit_point_and_no_ceiling(
         hit = await _secret(redis_client)
         assert max(new_reset, updated.amount_cents) < hit <= RESET_CENTS + SPAN
         draws = [
-            e.fields async for e in store.journal("floor") if e.fields.get("type") == "mystery_draw"
+            e.fields
+            async for e in store.journal.entries("floor")
+            if e.fields.get("type") == "mystery_draw"
         ]
         assert draws[-1]["restart"] == "update" and draws[-1]["abandoned_cycle"] == "1"
         assert str(hit_before) not in str(draws)
@@ -394,7 +398,7 @@ async def test_a_rules_submission_creates_its_must_hit_by_meter(redis_url: str) 
     store = RedisStore.from_url(redis_url)
     try:
         await apply(store, parse_submission(_with_mystery()))
-        meter = await store.get_meter("cs-mystery")
+        meter = await store.catalog.get_meter("cs-mystery")
         assert (meter.kind, meter.must_hit_by_cents, meter.ceiling_cents) == (
             "must_hit_by",
             1_250_000,
@@ -404,7 +408,9 @@ async def test_a_rules_submission_creates_its_must_hit_by_meter(redis_url: str) 
         hit = int(str(await store.client.hget(secret, "hit_cents")))
         assert meter.reset_cents < hit <= meter.must_hit_by_cents
         await apply(store, parse_submission(_with_mystery()))  # at every start: idempotent
-        assert (await store.get_meter("cs-mystery")).mystery_commitment == meter.mystery_commitment
+        assert (
+            await store.catalog.get_meter("cs-mystery")
+        ).mystery_commitment == meter.mystery_commitment
     finally:
         await store.close()
 

@@ -282,7 +282,7 @@ async def test_paid_with_both_journaled_idempotent_audited_and_restored(
         report = await verify(store)
         assert report.ok, report.differences[:5]
         # the hit report names the reference and the witness; a witness is play, no change
-        window = await store.journal_window("floor", 0, 0, 1000)
+        window = await store.journal.window("floor", 0, 0, 1000)
         royal_hit = next(h for h in reports.hit_report(window) if f"floor:{h.seq}" == royal)
         assert (royal_hit.tax_form_ref, royal_hit.witnessed_by) == ("W2G-2025-0001", WITNESS)
         assert all(c.type != "jackpot_witnessed" for c in reports.change_report(window))
@@ -294,7 +294,7 @@ async def test_paid_with_both_journaled_idempotent_audited_and_restored(
             store, tmp_path, "floor", checkpoint_key=KEY.public_key(), actor="ops", reason="lost"
         )
         assert await redis_client.hgetall(JACKPOTS) == before_records
-        restored = await store.get_jackpot(royal)
+        restored = await store.jackpots.get_jackpot(royal)
         assert (restored.witnessed_by, restored.tax_form_ref) == (WITNESS, "W2G-2025-0001")
         report = await verify(store)
         assert report.ok, report.differences[:5]

@@ -65,14 +65,14 @@ async def test_every_record_is_written_in_the_current_version_and_read_back(
     assert stored["v"] == codec.SCHEMA_VERSION
 
     store = RedisStore(redis_client)  # no cached registrations: everything read from Redis
-    table = await store.get_table("t1")
+    table = await store.tables.get_table("t1")
     assert codec.table_json(table) == json.dumps(config, sort_keys=True, separators=(",", ":"))
-    assert (await store.get_link_group("floor")).description == "test floor"
-    assert (await store.get_meter("cs-main")).meter_id == "cs-main"
-    assert [value.meter_id for value in await store.meter_values("floor")] == ["cs-main"]
-    locked = await store.locked_round(table, 2)
+    assert (await store.catalog.get_link_group("floor")).description == "test floor"
+    assert (await store.catalog.get_meter("cs-main")).meter_id == "cs-main"
+    assert [value.meter_id for value in await store.catalog.meter_values("floor")] == ["cs-main"]
+    locked = await store.rounds.locked_round(table, 2)
     assert locked is not None and [w.seat for w in locked.wagers] == [3]
-    assert [j.jackpot_id for j in await store.list_pending_jackpots()] == [jackpot_id]
+    assert [j.jackpot_id for j in await store.jackpots.list_pending_jackpots()] == [jackpot_id]
     await tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=2, reason="misdeal"))
 
 
@@ -95,7 +95,7 @@ async def test_a_record_of_another_version_is_refused_by_name_and_nothing_change
     await tables.Lockout(lockout("t1", 2, [2]))
     jackpot_id = await _jackpot_id(redis_client)
     store = RedisStore(redis_client)
-    table = await store.get_table("t1")
+    table = await store.tables.get_table("t1")
 
     async def stored_as(key: str, field: str = "v") -> None:
         if version is None:
@@ -108,7 +108,7 @@ async def test_a_record_of_another_version_is_refused_by_name_and_nothing_change
     before = await snapshot(redis_client)
     round_text = f"the stored record of round 2 of table t1 {text}"
     with pytest.raises(StoreUnavailable, match=round_text):
-        await store.locked_round(table, 2)
+        await store.rounds.locked_round(table, 2)
     await expect_refusal(tables.Settle(settle("t1", 2, {2: ROYAL_SPADES})), UNAVAILABLE, text)
     await expect_refusal(
         tables.VoidRound(pb.VoidRoundRequest(table_id="t1", round_id=2, reason="misdeal")),
@@ -121,9 +121,9 @@ async def test_a_record_of_another_version_is_refused_by_name_and_nothing_change
     await _set_jackpot_version(redis_client, jackpot_id, version)
     before = await snapshot(redis_client)
     with pytest.raises(StoreUnavailable, match=f"the stored record of jackpot {jackpot_id} {text}"):
-        await store.list_pending_jackpots()
+        await store.jackpots.list_pending_jackpots()
     with pytest.raises(StoreUnavailable, match=text):
-        await store.review_jackpot(
+        await store.jackpots.review_jackpot(
             jackpot_id, approve=True, reviewer="s", reviewer_cert="c", note=""
         )
     assert await snapshot(redis_client) == before
@@ -138,20 +138,20 @@ async def test_a_record_of_another_version_is_refused_by_name_and_nothing_change
     )
     await expect_refusal(admin.GetMeter(pb.GetMeterRequest(meter_id="cs-main")), UNAVAILABLE, text)
     with pytest.raises(StoreUnavailable, match=text):
-        await store.meter_values("floor")
+        await store.catalog.meter_values("floor")
     assert await snapshot(redis_client) == before
 
     # A link group and a table registration.
     await stored_as(GROUP.info)
     with pytest.raises(StoreUnavailable, match=f"the stored record of link group floor {text}"):
-        await store.get_link_group("floor")
+        await store.catalog.get_link_group("floor")
     config = await _stored_json(redis_client, GROUP.table("t1"), "config")
     config.pop("v")
     if version is not None:
         config["v"] = int(version)
     await redis_client.hset(GROUP.table("t1"), "config", json.dumps(config))
     with pytest.raises(StoreUnavailable, match=f"the stored record of table t1 {text}"):
-        await RedisStore(redis_client).get_table("t1")
+        await RedisStore(redis_client).tables.get_table("t1")
 
 
 @pytest.mark.parametrize("version", [1, "1"])

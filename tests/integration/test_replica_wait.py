@@ -7,7 +7,7 @@ waiting client's last command in the replication stream; since Redis 7.0 that is
 command, so the script of a replay (which writes nothing) still makes the WAIT after it cover
 the original write. Shown with the replica stopped (SIGSTOP): the replay is not confirmed
 until the replica has the write. The same holds for the journal position the state guard
-remembers (:meth:`RedisStore.durable_epoch`).
+remembers (:meth:`Epochs.durable_epoch`).
 """
 
 from __future__ import annotations
@@ -49,19 +49,19 @@ async def test_a_replay_on_another_connection_waits_for_the_original_write(
     patient = RedisStore.from_url(primary.url, wait_replicas=1, wait_timeout_ms=10_000)
     meter = MeterConfig("cs-main", "floor", "caribbean-stud", RESET_CENTS, 150_000)
     try:
-        await patient.create_link_group(LinkGroupConfig("floor"), actor="test")
+        await patient.catalog.create_link_group(LinkGroupConfig("floor"), actor="test")
         assert replica.process is not None
         replica.process.send_signal(signal.SIGSTOP)
         try:
             with pytest.raises(NotConfirmed, match="confirmed by 0 of 1 replicas"):
-                await first.create_meter(meter, actor="test")  # applied, not confirmed
+                await first.catalog.create_meter(meter, actor="test")  # applied, not confirmed
             with pytest.raises(NotConfirmed, match="confirmed by 0 of 1 replicas"):
-                await second.create_meter(meter, actor="test")  # the replay: not yet either
+                await second.catalog.create_meter(meter, actor="test")  # the replay: not yet either
         finally:
             replica.process.send_signal(signal.SIGCONT)
         # The replica has it now: confirmed (a patient wait: the replica resumes under load).
-        await patient.create_meter(meter, actor="test")
-        types = [entry.type async for entry in second.journal("floor")]
+        await patient.catalog.create_meter(meter, actor="test")
+        types = [entry.type async for entry in second.journal.entries("floor")]
         assert types == ["link_group_created", "meter_created"]
     finally:
         await first.close()
@@ -79,9 +79,9 @@ async def test_a_journal_position_is_durable_once_the_replica_has_it(
     store = RedisStore.from_url(primary.url, wait_replicas=1, wait_timeout_ms=1000)
     relaxed = RedisStore.from_url(primary.url)
     try:
-        await relaxed.create_link_group(LinkGroupConfig("floor"), actor="test")
+        await relaxed.catalog.create_link_group(LinkGroupConfig("floor"), actor="test")
         for _ in range(100):  # bounded: the replica's first sync
-            epoch, seq, durable = await store.durable_epoch("floor")
+            epoch, seq, durable = await store.epochs.durable_epoch("floor")
             if durable:
                 break
         assert epoch is not None and seq >= 1 and durable
@@ -89,16 +89,16 @@ async def test_a_journal_position_is_durable_once_the_replica_has_it(
         replica.process.send_signal(signal.SIGSTOP)
         try:
             meter = MeterConfig("cs-main", "floor", "caribbean-stud", RESET_CENTS, 150_000)
-            await relaxed.create_meter(meter, actor="test")  # applied, the replica stopped
-            _, later, durable = await store.durable_epoch("floor")
+            await relaxed.catalog.create_meter(meter, actor="test")  # applied, the replica stopped
+            _, later, durable = await store.epochs.durable_epoch("floor")
             assert later > seq and not durable
-            assert (await relaxed.durable_epoch("floor"))[2], "no --wait-replicas: the AOF"
+            assert (await relaxed.epochs.durable_epoch("floor"))[2], "no --wait-replicas: the AOF"
         finally:
             replica.process.send_signal(signal.SIGCONT)
         for _ in range(100):
-            if (await store.durable_epoch("floor"))[2]:
+            if (await store.epochs.durable_epoch("floor"))[2]:
                 break
-        assert (await store.durable_epoch("floor"))[1:] == (later, True)
+        assert (await store.epochs.durable_epoch("floor"))[1:] == (later, True)
     finally:
         await store.close()
         await relaxed.close()

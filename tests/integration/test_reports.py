@@ -107,9 +107,9 @@ FULL_HOUSE_BONUS = 50 * 500 + 500  # 50 to 1 on $5, the wager back
 async def test_meter_report_equals_the_hand_computed_scenario(
     played: Floor, store: RedisStore
 ) -> None:
-    entries = await store.journal_window("floor", 0, 0, 10_000)
+    entries = await store.journal.window("floor", 0, 0, 10_000)
     [line] = reports.meter_report(
-        entries, await store.list_meters("floor"), await store.list_tables("floor")
+        entries, await store.catalog.list_meters("floor"), await store.tables.list_tables("floor")
     )
     assert (line.meter_id, line.game) == ("cs-main", "caribbean-stud")
     assert (line.handle_count, line.handle_cents) == (27, 2_700)
@@ -159,8 +159,8 @@ async def test_meter_report_equals_the_hand_computed_scenario(
 
 
 async def test_handle_report_counts_every_wager_kind(played: Floor, store: RedisStore) -> None:
-    entries = await store.journal_window("floor", 0, 0, 10_000)
-    report = reports.handle_report(entries, await store.list_tables("floor"))
+    entries = await store.journal.window("floor", 0, 0, 10_000)
+    report = reports.handle_report(entries, await store.tables.list_tables("floor"))
     bonus, progressive = report.lines
     assert report.earlier_voids == []
     assert (bonus.table_id, bonus.game, bonus.wager) == ("t1", "caribbean-stud", "bonus")
@@ -177,7 +177,7 @@ async def test_handle_report_counts_every_wager_kind(played: Floor, store: Redis
     assert (progressive.fixed_wins, progressive.fixed_cents) == (1, FULL_HOUSE_PROGRESSIVE)
     assert progressive.wins_cents == ROYAL + STRAIGHT_FLUSH + FULL_HOUSE_PROGRESSIVE
     assert progressive.hit_frequency == Fraction(3, 27)
-    table = (await store.list_tables("floor"))[0]
+    table = (await store.tables.list_tables("floor"))[0]
     expected = paytable_odds(
         CARIBBEAN_STUD_PROGRESSIVE["B"],
         table.game_rules.wager("progressive").line_counts(),
@@ -189,7 +189,7 @@ async def test_handle_report_counts_every_wager_kind(played: Floor, store: Redis
 
 
 async def test_hits_and_changes(played: Floor, store: RedisStore) -> None:
-    entries = await store.journal_window("floor", 0, 0, 10_000)
+    entries = await store.journal.window("floor", 0, 0, 10_000)
     straight, royal = reports.hit_report(entries)
     assert (straight.round_id, straight.seat, straight.hand) == ("7", "3", "straight_flush")
     assert (straight.amount_cents, straight.meter_before_cents, straight.meter_after_cents) == (
@@ -212,10 +212,10 @@ async def test_meter_after_is_one_fact_in_the_hit_report_and_the_slip(
     """A 100% award's "meter after" is the meter after the award and its reset, in
     ``report hits`` as on the hand-pay slip (it was $0.00 in the report, the reset on the slip);
     both say so."""
-    entries = await store.journal_window("floor", 0, 0, 10_000)
+    entries = await store.journal.window("floor", 0, 0, 10_000)
     straight, royal = reports.hit_report(entries)
     for hit in (straight, royal):
-        slip = await store.get_jackpot(f"floor:{hit.seq}")
+        slip = await store.jackpots.get_jackpot(f"floor:{hit.seq}")
         assert (hit.meter_before_cents, hit.meter_after_cents) == (
             slip.meter_before_cents,
             slip.meter_after_cents,
@@ -226,21 +226,21 @@ async def test_meter_after_is_one_fact_in_the_hit_report_and_the_slip(
     out = capsys.readouterr().out
     assert f"METER BEFORE -> {METER_AFTER.upper()}" in out
     assert "-> $10,000.00" in out and "-> $0.00" not in out
-    lines = slip_lines(convert.jackpot(await store.get_jackpot(f"floor:{royal.seq}")))
+    lines = slip_lines(convert.jackpot(await store.jackpots.get_jackpot(f"floor:{royal.seq}")))
     assert any(line.endswith(f"-> $10,000.00 ({METER_AFTER})") for line in lines), lines
 
 
 async def test_a_window_holds_only_its_entries(played: Floor, store: RedisStore) -> None:
-    entries = await store.journal_window("floor", 0, 0, 10_000)
+    entries = await store.journal.window("floor", 0, 0, 10_000)
     cut = reports.entry_ms(entries[len(entries) // 2])
-    before = await store.journal_window("floor", 0, cut, 10_000)
-    after = await store.journal_window("floor", cut, 0, 10_000)
+    before = await store.journal.window("floor", 0, cut, 10_000)
+    after = await store.journal.window("floor", cut, 0, 10_000)
     assert before + after == entries
     assert all(reports.entry_ms(e) < cut for e in before)
     with pytest.raises(InvalidArgument, match="more than 5 entries"):
-        await store.journal_window("floor", 0, 0, 5)
+        await store.journal.window("floor", 0, 0, 5)
     with pytest.raises(InvalidArgument, match="--to must be after --from"):
-        await store.journal_window("floor", cut, cut, 10)
+        await store.journal.window("floor", cut, cut, 10)
 
 
 async def test_jackpotctl_report(
@@ -310,9 +310,9 @@ async def test_overflow_above_the_ceiling(
     10 + 15 cents of overflow, which goes to the reserve."""
     await Floor(admin).create(ceiling_cents=SEED + 20)
     await tables.Lockout(lockout("t1", 1, [1, 2, 3]))
-    entries = await store.journal_window("floor", 0, 0, 100)
+    entries = await store.journal.window("floor", 0, 0, 100)
     [line] = reports.meter_report(
-        entries, await store.list_meters("floor"), await store.list_tables("floor")
+        entries, await store.catalog.list_meters("floor"), await store.tables.list_tables("floor")
     )
     assert line.to_meter_microcents == 20 * MICRO
     assert line.overflow_microcents == 25 * MICRO

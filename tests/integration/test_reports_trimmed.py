@@ -36,7 +36,7 @@ async def trimmed(
     await tables.Lockout(lockout("t1", 2, [1]))
     await tables.Settle(settle("t1", 2, {1: HIGH_CARD}))
     store = controller.store
-    [hit] = reports.hit_report(await store.journal_window(GROUP, 0, 0, 1000))
+    [hit] = reports.hit_report(await store.journal.window(GROUP, 0, 0, 1000))
     assert hit.hand == "royal_flush" and hit.amount_cents > 1_000_000
     directory = tmp_path / "export"
     await journal_export.export(store, directory, GROUP)

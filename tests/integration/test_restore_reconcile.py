@@ -282,7 +282,7 @@ async def test_a_restore_from_an_older_export_pays_nothing_twice_and_reuses_no_i
     # A trim across the jump signs on (trim_journal.lua accepts the recorded gap too).
     key = Ed25519PrivateKey.generate()
     trimmed = await journal_export.trim(controller.store, GROUP, before_ms=10**15, signing_key=key)
-    assert trimmed > 0 and (await controller.store.checkpoint(GROUP)).seq > restored_seq
+    assert trimmed > 0 and (await controller.store.journal.checkpoint(GROUP)).seq > restored_seq
     trimmed_report = await verify(controller.store, key.public_key())
     assert trimmed_report.ok, trimmed_report.differences
     # Lost again: that export, with the jump and the corrections, restores (each corrected
@@ -438,12 +438,12 @@ async def test_corrections_apply_in_the_lost_journals_order_only(
     assert (settle["phase"], lockout["phase"]) == ("settle", "lockout")
     before = await meter_of(redis_client)
     with pytest.raises(FailedPrecondition, match="apply it first"):
-        await controller.store.restore_apply(GROUP, lockout, actor=BOB, actor_cert="")
+        await controller.store.reconciliation.apply(GROUP, lockout, actor=BOB, actor_cert="")
     assert await meter_of(redis_client) == before  # a refusal changes nothing
-    await controller.store.restore_apply(GROUP, settle, actor=BOB, actor_cert="")
-    again = await controller.store.restore_apply(GROUP, settle, actor=BOB, actor_cert="")
+    await controller.store.reconciliation.apply(GROUP, settle, actor=BOB, actor_cert="")
+    again = await controller.store.reconciliation.apply(GROUP, settle, actor=BOB, actor_cert="")
     assert again["status"] == "applied"  # a retry of the same approval: its answer again
-    await controller.store.restore_apply(GROUP, lockout, actor=BOB, actor_cert="")
+    await controller.store.reconciliation.apply(GROUP, lockout, actor=BOB, actor_cert="")
     assert set(await jackpots(redis_client)) == {hit.jackpot_id}
     await reconcile.finish(controller.store, GROUP, actor=ALICE)
     report = await verify(controller.store)

@@ -25,7 +25,8 @@ from controller.domain.config import MUST_HIT_BY, LinkGroupConfig, MeterConfig, 
 from controller.domain.digests import lockout_fingerprint
 from controller.domain.rounds import Wager
 from controller.store import keys
-from controller.store.redis_store import RedisStore, Resolution
+from controller.store.irregularities import Resolution
+from controller.store.redis_store import RedisStore
 from jackpot.errors import AlreadyExists, FailedPrecondition, JackpotError, NotFound
 from jackpot.kinds import IrregularityKind
 from jackpot.money import MICROCENTS_PER_CENT
@@ -63,7 +64,7 @@ def _table(table_id: str, meter_ids: list[str]) -> TableConfig:
 async def _lockout(store: RedisStore, table: TableConfig, round_id: int, cents: int) -> int:
     """Lock out seven wagers of ``cents``; answer how many mystery hits it made."""
     wagers = tuple(Wager(seat, "progressive", cents) for seat in range(1, 8))
-    result = await store.lockout(table, round_id, wagers, lockout_fingerprint(wagers))
+    result = await store.rounds.lockout(table, round_id, wagers, lockout_fingerprint(wagers))
     return len(result.mystery_hits)
 
 
@@ -91,7 +92,7 @@ async def test_a_restore_brings_back_controls_irregularities_jackpots_and_myster
 ) -> None:
     store = RedisStore.from_url(redis_url)
     try:
-        await store.create_link_group(LinkGroupConfig(GROUP, "restore"), actor=ALICE)
+        await store.catalog.create_link_group(LinkGroupConfig(GROUP, "restore"), actor=ALICE)
         for config in (
             MeterConfig(MAIN, GROUP, "caribbean-stud", RESET_CENTS, 150_000),
             MeterConfig(SPARE, GROUP, "caribbean-stud", RESET_CENTS, 150_000),
@@ -106,27 +107,27 @@ async def test_a_restore_brings_back_controls_irregularities_jackpots_and_myster
                 must_hit_by_cents=RESET_CENTS + SPAN,
             ),
         ):
-            await store.create_meter(config, actor=ALICE)
-        table = await store.register_table(_table("h1", [MAIN, MYSTERY]), actor=ALICE)
-        gone = await store.register_table(_table("h2", [MAIN]), actor=ALICE)
+            await store.catalog.create_meter(config, actor=ALICE)
+        table = await store.tables.register_table(_table("h1", [MAIN, MYSTERY]), actor=ALICE)
+        gone = await store.tables.register_table(_table("h2", [MAIN]), actor=ALICE)
         # a mystery hit, approved and paid
         round_id = 0
         while True:
             round_id += 1
             if await _lockout(store, table, round_id, 10_000):
                 break
-        paid = (await store.list_pending_jackpots(GROUP))[0]
-        await store.review_jackpot(
+        paid = (await store.jackpots.list_pending_jackpots(GROUP))[0]
+        await store.jackpots.review_jackpot(
             paid.jackpot_id, approve=True, reviewer=CAROL, reviewer_cert="c", note="ok"
         )
-        await store.pay_jackpot(
+        await store.jackpots.pay_jackpot(
             paid.jackpot_id, payer=BOB, payer_cert="b", note="cash", two_people=True
         )
         # a round held by a chip count that differs from the wagers accepted
         round_id += 1
         held = round_id
         await _lockout(store, table, held, 100)
-        counted = await store.report_chip_count(table, held, 6)
+        counted = await store.rounds.report_chip_count(table, held, 6)
         assert not counted.matched and counted.accepted == 7
         # maintenance: a meter and a table retired, two adjustments (one approved)
         await store.controls.enter_maintenance(GROUP, actor=ALICE, actor_cert="a", reason="swap")
@@ -143,7 +144,7 @@ async def test_a_restore_brings_back_controls_irregularities_jackpots_and_myster
         waiting = await store.controls.request_adjustment(
             MAIN, -1_000, reason="over seed", reference="r2", actor=ALICE, actor_cert="a"
         )
-        meter_before = await store.get_meter(MYSTERY)
+        meter_before = await store.catalog.get_meter(MYSTERY)
         before = await _group_state(redis_client)
         secret_before = await redis_client.hget(keys.LinkGroupKeys(GROUP).mystery(MYSTERY), "salt")
 
@@ -175,17 +176,17 @@ async def test_a_restore_brings_back_controls_irregularities_jackpots_and_myster
         assert after == before
         # the retired ids stay taken
         with pytest.raises(AlreadyExists, match="retired"):
-            await store.create_meter(
+            await store.catalog.create_meter(
                 MeterConfig(SPARE, GROUP, "caribbean-stud", RESET_CENTS, 150_000), actor=ALICE
             )
         with pytest.raises(AlreadyExists, match="retired"):
-            await store.register_table(_table("h2", [MAIN]), actor=ALICE)
+            await store.tables.register_table(_table("h2", [MAIN]), actor=ALICE)
         assert (await store.controls.retired_table("h2")).table_id == "h2"
         # the jackpot is paid, the held round still held, the adjustment still approvable
-        assert (await store.get_jackpot(paid.jackpot_id)).status == "paid"
-        assert (await store.get_irregularity(table, held, IrregularityKind.CHIP_COUNT)).status == (
-            "open"
-        )
+        assert (await store.jackpots.get_jackpot(paid.jackpot_id)).status == "paid"
+        assert (
+            await store.irregularities.get_irregularity(table, held, IrregularityKind.CHIP_COUNT)
+        ).status == ("open")
         with pytest.raises(FailedPrecondition):  # its requester cannot approve it
             await store.controls.review_adjustment(
                 waiting.adjustment_id, approve=True, actor=ALICE, actor_cert="a", note="me"
@@ -196,7 +197,7 @@ async def test_a_restore_brings_back_controls_irregularities_jackpots_and_myster
         assert decided.status == "approved"
         confirmed = await store.controls.get_adjustment(approved.adjustment_id)
         assert confirmed.status == "approved" and confirmed.decided_by == BOB
-        resolved = await store.confirm_irregularity(
+        resolved = await store.irregularities.confirm_irregularity(
             table, held, Resolution(supervisor=CAROL, supervisor_cert="c", note="recounted")
         )
         assert resolved.status == "confirmed"
@@ -206,14 +207,14 @@ async def test_a_restore_brings_back_controls_irregularities_jackpots_and_myster
         await store.controls.leave_maintenance(GROUP, actor=ALICE, actor_cert="a", reason="done")
 
         # the mystery meter abandoned its cycle and started the next one at the restore
-        draws = [e async for e in store.journal(GROUP) if e.type == "mystery_draw"]
+        draws = [e async for e in store.journal.entries(GROUP) if e.type == "mystery_draw"]
         restart = draws[-1]
         assert restart.seq == seq + 1 and restart.fields["restart"] == "restore"
         assert restart.fields["abandoned_cycle"] == str(meter_before.mystery_cycle)
         assert restart.fields["abandoned_commitment"] == meter_before.mystery_commitment
         low = max(RESET_CENTS, meter_before.amount_microcents // MICROCENTS_PER_CENT)
         assert restart.fields["drawn_above_cents"] == str(low)
-        meter = await store.get_meter(MYSTERY)
+        meter = await store.catalog.get_meter(MYSTERY)
         assert meter.mystery_cycle == meter_before.mystery_cycle + 1
         assert meter.mystery_commitment == restart.fields["commitment"]
         assert meter.amount_microcents == meter_before.amount_microcents
@@ -227,7 +228,9 @@ async def test_a_restore_brings_back_controls_irregularities_jackpots_and_myster
         while not hits:
             round_id += 1
             hits = await _lockout(store, table, round_id, 10_000)
-        later = [e async for e in store.journal(GROUP) if e.type == "mystery_hit" and e.seq > seq]
+        later = [
+            e async for e in store.journal.entries(GROUP) if e.type == "mystery_hit" and e.seq > seq
+        ]
         hit = later[0]
         assert hit.fields["commitment"] == restart.fields["commitment"]
         assert hit.fields["hit_cents"] == secret["hit_cents"]
@@ -242,8 +245,8 @@ async def test_an_export_whose_records_disagree_is_refused_before_anything_is_wr
 ) -> None:
     store = RedisStore.from_url(redis_url)
     try:
-        await store.create_link_group(LinkGroupConfig(GROUP, "restore"), actor=ALICE)
-        await store.create_meter(
+        await store.catalog.create_link_group(LinkGroupConfig(GROUP, "restore"), actor=ALICE)
+        await store.catalog.create_meter(
             MeterConfig(MAIN, GROUP, "caribbean-stud", RESET_CENTS, 150_000), actor=ALICE
         )
         waiting = await store.controls.request_adjustment(

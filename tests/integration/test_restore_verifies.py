@@ -173,12 +173,12 @@ async def test_the_honest_export_restores_as_one_step_naming_who_why_and_what(
         actor="jackpotctl restore (ann@host)",
         reason="volume lost",
     )
-    restored = [e async for e in controller.store.journal(GROUP) if e.type == "restored"]
+    restored = [e async for e in controller.store.journal.entries(GROUP) if e.type == "restored"]
     assert [e.seq for e in restored] == [seq]
     fields = restored[0].fields
     assert fields["by"] == "jackpotctl restore (ann@host)" and fields["reason"] == "volume lost"
     assert " sha256:" in fields["source"] and "checkpoint-key:" in fields["source"]
-    assert (await controller.store.get_jackpot(jackpot_id)).status == "pending"
+    assert (await controller.store.jackpots.get_jackpot(jackpot_id)).status == "pending"
     report = await verify(controller.store, KEY.public_key())
     assert report.ok, report.differences
 
@@ -401,10 +401,10 @@ async def test_a_reviewer_or_payer_edited_is_refused(
 ) -> None:
     store = controller.store
     jackpot_id = await _play_a_royal_flush(controller.port, pki, tmp_path / "agent")
-    await store.review_jackpot(
+    await store.jackpots.review_jackpot(
         jackpot_id, approve=True, reviewer="jackpot://supervisor/ann", reviewer_cert="a", note="ok"
     )
-    await store.pay_jackpot(
+    await store.jackpots.pay_jackpot(
         jackpot_id, payer="jackpot://cage/bob", payer_cert="b", note="cash", two_people=True
     )
     await journal_export.export(store, tmp_path / "export", GROUP)
@@ -586,7 +586,7 @@ async def test_held_fixed_awards_restore_and_one_left_out_is_refused(
         actor="operator",
         reason="volume lost",
     )
-    assert (await controller.store.get_jackpot(jackpot_id)).status == "pending"
+    assert (await controller.store.jackpots.get_jackpot(jackpot_id)).status == "pending"
 
 
 async def test_a_maintenance_edited_is_refused(
@@ -610,7 +610,7 @@ async def test_a_rejected_royal_flush_restores_and_its_refund_edited_is_refused(
     more (the meter raised to match, the hashes chained anew) is refused."""
     store = controller.store
     jackpot_id = await _play_a_royal_flush(controller.port, pki, tmp_path / "agent")
-    await store.review_jackpot(
+    await store.jackpots.review_jackpot(
         jackpot_id, approve=False, reviewer="jackpot://supervisor/ann", reviewer_cert="a", note="no"
     )
     await journal_export.export(store, tmp_path / "export", GROUP)
@@ -633,7 +633,7 @@ async def test_a_rejected_royal_flush_restores_and_its_refund_edited_is_refused(
         actor="operator",
         reason="volume lost",
     )
-    assert (await store.get_jackpot(jackpot_id)).status == "rejected"
+    assert (await store.jackpots.get_jackpot(jackpot_id)).status == "rejected"
     report = await verify(store, KEY.public_key())
     assert report.ok, report.differences
 

@@ -31,8 +31,8 @@ async def test_every_example_is_applied_and_applying_them_again_changes_nothing(
             )
         )
         await server.start()
-        tables = await server.store.list_tables()
-        meters = await server.store.list_meters()
+        tables = await server.store.tables.list_tables()
+        meters = await server.store.catalog.list_meters()
         await server.stop(grace_s=1)
         assert [t.table_id for t in tables] == ["cs-1", "cs-2", "cs-3", "pg-1", "tcp-1", "thb-1"]
         assert sorted(
@@ -55,9 +55,9 @@ async def test_every_example_is_applied_and_applying_them_again_changes_nothing(
 async def test_a_submission_that_contradicts_the_store_is_refused(redis_url: str) -> None:
     store = RedisStore.from_url(redis_url)
     rules = load_submission(EXAMPLE)
-    await store.create_link_group(rules.link_groups[0], actor="test")
+    await store.catalog.create_link_group(rules.link_groups[0], actor="test")
     changed = dataclasses.replace(rules.meters[0], reset_cents=2_000_000)
-    await store.create_meter(changed, actor="test")
+    await store.catalog.create_meter(changed, actor="test")
     await store.close()
     server = ControllerServer(
         ServerConfig(listen="127.0.0.1:0", redis_url=redis_url, metrics_port=None, rules=(rules,))

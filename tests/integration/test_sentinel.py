@@ -54,7 +54,7 @@ async def promote_the_replica(group: SentinelGroup) -> tuple[int, int]:
 
 
 async def entries(store: RedisStore) -> list[str]:
-    return [entry.type async for entry in store.journal("floor")]
+    return [entry.type async for entry in store.journal.entries("floor")]
 
 
 async def test_writes_go_to_the_named_primary_and_wait_for_its_replica(
@@ -62,11 +62,11 @@ async def test_writes_go_to_the_named_primary_and_wait_for_its_replica(
 ) -> None:
     store = RedisStore.from_url(group.url, wait_replicas=1, wait_timeout_ms=2000)
     try:
-        persistence = await store.persistence()
+        persistence = await store.server.persistence()
         assert (persistence.role, persistence.connected_replicas) == ("master", 1)
         assert await served_by(store.client) == group.primary.port
-        await store.create_link_group(LinkGroupConfig("floor"), actor="test")
-        await store.create_meter(METER, actor="test")
+        await store.catalog.create_link_group(LinkGroupConfig("floor"), actor="test")
+        await store.catalog.create_meter(METER, actor="test")
         with group.client(group.replica) as replica:  # acknowledged: on the replica already
             meter = replica.hget(keys.LinkGroupKeys("floor").meter("cs-main"), "value_microcents")
         assert meter == str(RESET_CENTS * 1_000_000)
@@ -81,7 +81,7 @@ async def test_the_store_leaves_a_replaced_primary_that_still_answers(
     pool = store.client.connection_pool
     assert isinstance(pool, PrimaryPool)
     try:
-        await store.create_link_group(LinkGroupConfig("floor"), actor="test")
+        await store.catalog.create_link_group(LinkGroupConfig("floor"), actor="test")
         await asyncio.gather(*(store.client.ping() for _ in range(2)))  # two open connections
         busy = await pool.get_connection()  # type: ignore[no-untyped-call]
         assert busy.port == group.primary.port  # in use by some call while the primary changes
@@ -105,7 +105,7 @@ async def test_a_demoted_primary_drops_its_connections_and_the_retry_reaches_the
 ) -> None:
     store = RedisStore.from_url(group.url, wait_replicas=1, wait_timeout_ms=1000)
     try:
-        await store.create_link_group(LinkGroupConfig("floor"), actor="test")
+        await store.catalog.create_link_group(LinkGroupConfig("floor"), actor="test")
         await asyncio.gather(*(store.client.ping() for _ in range(3)))  # three open connections
         assert connected_ports(store) == {group.primary.port}
         old, new = await promote_the_replica(group)
@@ -115,7 +115,7 @@ async def test_a_demoted_primary_drops_its_connections_and_the_retry_reaches_the
         outcomes = []
         for _ in range(6):  # bounded: one failure per connection to the old primary at most
             try:
-                await store.create_meter(METER, actor="test")  # a write, then its replays
+                await store.catalog.create_meter(METER, actor="test")  # a write, then its replays
                 outcomes.append("ok")
             except StoreUnavailable:  # READONLY, or the refused WAIT after a replay
                 outcomes.append("unavailable")
@@ -134,7 +134,7 @@ async def test_passwords_of_the_servers_and_of_the_sentinels(tmp_path: Path) -> 
         right: dict[str, Any] = {"password": "redis-secret", "sentinel_password": "sentinel-secret"}
         store = RedisStore.from_url(group.url, **right)
         try:
-            assert (await store.persistence()).role == "master"
+            assert (await store.server.persistence()).role == "master"
         finally:
             await store.close()
         for wrong, message in (
@@ -145,7 +145,7 @@ async def test_passwords_of_the_servers_and_of_the_sentinels(tmp_path: Path) -> 
             store = RedisStore.from_url(group.url, **wrong)
             try:
                 with pytest.raises(StoreUnavailable, match=message) as refused:
-                    await store.persistence()
+                    await store.server.persistence()
             finally:
                 await store.close()
             if "sentinel_password" not in wrong or wrong["sentinel_password"] == "nope":

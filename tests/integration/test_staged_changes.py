@@ -127,7 +127,7 @@ async def test_a_change_staged_for_the_next_reset_waits_and_the_hit_applies_it(
         "125000",
     )
     (applied,) = entries(rows, "meter_change_applied")
-    reported = change_report([e async for e in controller.store.journal("floor")])
+    reported = change_report([e async for e in controller.store.journal.entries("floor")])
     assert [c.type for c in reported if c.type.startswith("meter_change")] == [
         "meter_change_staged",
         "meter_change_applied",
@@ -376,8 +376,8 @@ async def test_a_staged_change_shows_on_the_floor_view_and_in_the_meter_report(
         "ceiling none; staged by jackpot://operator/ops: NZ rule 3.15.3"
     )
     store = controller.store
-    entries_ = [e async for e in store.journal("floor")]
-    meters = await store.list_meters("floor")
+    entries_ = [e async for e in store.journal.entries("floor")]
+    meters = await store.catalog.list_meters("floor")
     (line,) = meter_report(entries_, meters, [])
     assert line.staged_change == shown["change"]
 

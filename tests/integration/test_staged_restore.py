@@ -143,7 +143,7 @@ async def test_a_restore_carries_staged_applied_cancelled_and_wound_down_meters(
             store, tmp_path, "floor", checkpoint_key=KEY.public_key(), actor="ops", reason="lost"
         )
         assert await _meters(redis_client) == before
-        restored = await store.get_meter("cs-main")
+        restored = await store.catalog.get_meter("cs-main")
         assert restored.staged_change is not None
         assert restored.staged_change.new_reset_cents == RESET_CENTS + 3_000
         report = await verify(store)

@@ -98,7 +98,7 @@ async def test_a_wound_down_meter_takes_no_contributions_and_stays_until_won(
     )
     contributions = [e for e in rows if e["type"] == "contribution" and e["round"] == "2"]
     assert [(e["d_meter"], e["d_reserve"]) for e in contributions] == [("0", "0")] * 3
-    changes = change_report([e async for e in controller.store.journal("floor")])
+    changes = change_report([e async for e in controller.store.journal.entries("floor")])
     (reported,) = [c for c in changes if c.type == "meter_wound_down"]  # the change report
     assert reported.meter_id == "cs-main" and reported.fields["old_rate_ppm"] == "150000"
     report = await verify(controller.store)
