@@ -16,17 +16,15 @@ from typing import Any
 import grpc
 import pytest
 from redis.asyncio import Redis
-from redis.exceptions import ResponseError
 
 from controller import audit
-from controller.api import status
 from controller.api.meter_watch import MeterWatcher
 from controller.api.peers import Authenticator
 from controller.domain.config import TableConfig
 from controller.domain.rounds import Wager
 from controller.metrics import Metrics
 from controller.server import ControllerServer
-from controller.store import codec, gateway, keys
+from controller.store import codec, keys
 from controller.store.redis_store import RedisStore
 from controller.testing import TestPKI
 from controller.web.app import WebApp
@@ -459,18 +457,6 @@ async def test_a_corrupt_adjustment_is_refused_alone(
         "it is not used until an engineer restores it from the last export (jackpotctl "
         "restore) - call the engineer on duty"
     ]
-
-
-def test_a_corrupt_record_is_data_loss_and_a_script_names_it() -> None:
-    error = CorruptRecord("meter", "m", "jp:{lg:g}:meter:m", "value_microcents is 'x'")
-    assert status.status_for(error) is DATA_LOSS
-    named = gateway.script_error(
-        ResponseError("CORRUPT meter\tm\tjp:{lg:g}:meter:m\tvalue_microcents is 'x'")
-    )
-    assert isinstance(named, CorruptRecord) and str(named) == str(error)
-    unnamed = gateway.script_error(ResponseError("CORRUPT something odd"))
-    assert isinstance(unnamed, CorruptRecord)
-    assert str(unnamed).startswith("a stored record is corrupt: something odd;")
 
 
 async def test_a_table_keeps_its_report_while_the_record_is_corrupt_and_delivers_it_mended(

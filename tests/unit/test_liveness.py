@@ -11,9 +11,12 @@ from jackpot.errors import StoreUnavailable
 
 
 class _Store:
+    """The store's tables aggregate, as far as the liveness uses it (``store.tables``)."""
+
     def __init__(self) -> None:
         self.written: list[dict[str, int]] = []
         self.fail = False
+        self.tables = self
 
     async def record_tables_heard(self, heard: dict[str, int]) -> None:
         if self.fail:
