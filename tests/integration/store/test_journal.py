@@ -1,0 +1,56 @@
+"""The journal: its entries in order, a bounded window, its position and checkpoint, the
+audit's snapshot at one instant, the export mark."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.domain.config import TableConfig
+from controller.store import keys
+from controller.store.redis_store import RedisStore
+from jackpot.errors import CorruptRecord, InvalidArgument
+from tests.integration.store.conftest import GROUP, METER, NOTHING, play
+
+SETUP = ["link_group_created", "meter_created", "table_registered"]
+
+
+async def test_the_entries_are_in_order_and_numbered(store: RedisStore, table: TableConfig) -> None:
+    await play(store, table, 1, NOTHING)
+    entries = [entry async for entry in store.journal.entries(GROUP, batch=2)]
+    assert [e.type for e in entries][:3] == SETUP
+    assert [e.seq for e in entries] == list(range(1, len(entries) + 1))
+    assert await store.journal.seq(GROUP) == len(entries) == await store.journal.length(GROUP)
+    assert any(e.meter_id == METER and e.delta_meter_microcents > 0 for e in entries)
+    window = await store.journal.window(GROUP, 0, 0, len(entries))
+    assert [e.entry_id for e in window] == [e.entry_id for e in entries]
+    with pytest.raises(InvalidArgument, match="holds more than 2 entries"):
+        await store.journal.window(GROUP, 0, 0, 2)
+    with pytest.raises(InvalidArgument, match="empty or negative"):
+        await store.journal.window(GROUP, 10, 5, 100)
+
+
+async def test_an_entry_that_does_not_read_is_corrupt_or_yielded_to_the_audit(
+    store: RedisStore, table: TableConfig
+) -> None:
+    stream = keys.LinkGroupKeys(GROUP).journal
+    forged = await store.client.xadd(stream, {"seq": "x", "type": "forged"})
+    with pytest.raises(CorruptRecord, match="journal entry"):
+        _ = [entry async for entry in store.journal.entries(GROUP)]
+    read = [entry async for entry in store.journal.entries(GROUP, unreadable=True)]
+    assert read[-1].entry_id == forged and read[-1].problem
+
+
+async def test_the_checkpoint_and_the_export_mark(store: RedisStore, table: TableConfig) -> None:
+    checkpoint = await store.journal.checkpoint(GROUP)
+    assert checkpoint.seq == 0 == await store.journal.checkpoint_seq(GROUP)
+    seq = await store.journal.seq(GROUP)
+    assert await store.journal.mark_exported(GROUP, seq) == seq
+    assert await store.journal.days_closed(GROUP) == {}
+    snapshot = await store.journal.audit_snapshot(GROUP)
+    assert snapshot.meter_count == 1 and snapshot.seq == seq
+
+
+async def test_the_counters_count_rounds(store: RedisStore, table: TableConfig) -> None:
+    await play(store, table, 1, NOTHING)
+    counters = await store.journal.counters(GROUP)
+    assert counters and all(value >= 0 for value in counters.values())
