@@ -14,7 +14,6 @@ from typing import Any
 
 from controller.store import keys
 from controller.store.gateway import ScriptGateway
-from controller.store.rounds import DEFAULT_ROUND_RETENTION_SECONDS
 from jackpot.epochs import JournalPosition
 
 
@@ -25,7 +24,7 @@ class Reconciliation:
         self,
         gateway: ScriptGateway,
         *,
-        round_retention_seconds: int = DEFAULT_ROUND_RETENTION_SECONDS,
+        round_retention_seconds: int,
     ) -> None:
         self._client = gateway.client
         self._scripts = gateway.scripts

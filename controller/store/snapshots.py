@@ -17,7 +17,6 @@ from controller.store import codec, keys
 from controller.store.catalog import Catalog
 from controller.store.epochs import new_epoch_id
 from controller.store.gateway import ScriptGateway
-from controller.store.rounds import DEFAULT_ROUND_RETENTION_SECONDS
 from jackpot.errors import AlreadyExists, NotFound, StoreUnavailable
 
 SNAPSHOT_HASHES = (
@@ -46,7 +45,7 @@ class Snapshots:
         gateway: ScriptGateway,
         catalog: Catalog,
         *,
-        round_retention_seconds: int = DEFAULT_ROUND_RETENTION_SECONDS,
+        round_retention_seconds: int,
     ) -> None:
         self._client = gateway.client
         self._scripts = gateway.scripts

@@ -1,0 +1,60 @@
+"""Controls over the gateway: maintenance in and out, a two-person meter adjustment, a table
+retired (and its cached definition forgotten), each journaled once."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.domain.config import TableConfig
+from controller.store.redis_store import RedisStore
+from jackpot.errors import FailedPrecondition, NotFound
+from jackpot.money import MICROCENTS_PER_CENT
+from tests.integration.store.conftest import GROUP, METER, RESET_CENTS
+
+ANN = ("jackpot://operator/ann", "aa" * 32)
+BOB = ("jackpot://operator/bob", "bb" * 32)
+
+
+async def test_a_table_is_retired_in_maintenance_and_forgotten(
+    store: RedisStore, table: TableConfig
+) -> None:
+    actor, cert = ANN
+    with pytest.raises(FailedPrecondition):  # out of maintenance: refused
+        await store.controls.retire_table(table, actor=actor, actor_cert=cert, reason="gone")
+    entered = await store.controls.enter_maintenance(
+        GROUP, actor=actor, actor_cert=cert, reason="swap"
+    )
+    assert entered == await store.journal.seq(GROUP)
+    assert (await store.catalog.get_link_group(GROUP)).maintenance.active
+    await store.controls.retire_table(table, actor=actor, actor_cert=cert, reason="gone")
+    with pytest.raises(NotFound, match="table t1 was retired"):
+        await store.tables.get_table("t1")  # not the cached definition: read, and retired
+    assert await store.controls.retired_table("t1") == table
+    await store.controls.leave_maintenance(GROUP, actor=actor, actor_cert=cert, reason="done")
+    assert not (await store.catalog.get_link_group(GROUP)).maintenance.active
+
+
+async def test_an_adjustment_moves_money_once_another_approves_it(
+    store: RedisStore, table: TableConfig
+) -> None:
+    requested = await store.controls.request_adjustment(
+        METER, 500, reason="refill", reference="ticket 7", actor=ANN[0], actor_cert=ANN[1]
+    )
+    again = await store.controls.request_adjustment(
+        METER, 500, reason="refill", reference="ticket 7", actor=ANN[0], actor_cert=ANN[1]
+    )
+    assert again.adjustment_id == requested.adjustment_id and requested.status == "requested"
+    with pytest.raises(FailedPrecondition):  # the requester cannot approve it
+        await store.controls.review_adjustment(
+            requested.adjustment_id, approve=True, actor=ANN[0], actor_cert=ANN[1], note=""
+        )
+    approved = await store.controls.review_adjustment(
+        requested.adjustment_id, approve=True, actor=BOB[0], actor_cert=BOB[1], note="ok"
+    )
+    assert approved.status == "approved"
+    meter = await store.catalog.get_meter(METER)
+    assert meter.amount_microcents == (RESET_CENTS + 500) * MICROCENTS_PER_CENT
+    listed = await store.controls.list_adjustments(GROUP, status="approved")
+    assert [a.adjustment_id for a in listed] == [requested.adjustment_id]
+    with pytest.raises(NotFound, match="ids look like 'floor:17'"):
+        await store.controls.get_adjustment("nonsense")
