@@ -18,6 +18,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]
 from grpc_reflection.v1alpha import reflection, reflection_pb2
 
+from controller.api import reflection_v1
 from controller.api.admin_service import AdminService
 from controller.api.interceptor import ServerInterceptor
 from controller.api.limits import RateLimiter, StreamSlots
@@ -230,14 +231,14 @@ class ControllerServer:
             self.server,
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        reflection.enable_server_reflection(
-            (
-                *SERVICE_NAMES,
-                health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-                reflection.SERVICE_NAME,
-            ),
-            self.server,
+        reflected = (
+            *SERVICE_NAMES,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+            reflection_v1.SERVICE_NAME,
         )
+        reflection.enable_server_reflection(reflected, self.server)
+        reflection_v1.add_v1_reflection(reflected, self.server)  # what current tools ask first
         self.port = 0
         self.metrics_port = 0
         self.web_port = 0
@@ -475,6 +476,7 @@ def _served_rpcs() -> list[tuple[str, str, str]]:
         *jackpot_pb2.DESCRIPTOR.services_by_name.values(),
         health_pb2.DESCRIPTOR.services_by_name["Health"],
         reflection_pb2.DESCRIPTOR.services_by_name["ServerReflection"],
+        reflection_v1.v1_file().services_by_name["ServerReflection"],
     ]
     kinds = {
         (False, False): "unary",

@@ -97,6 +97,7 @@ ACCESS: Mapping[str, Access] = {
     "/grpc.health.v1.Health/Check": Access(EVERYONE),
     "/grpc.health.v1.Health/Watch": Access(READERS),
     "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": Access(READERS),
+    "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo": Access(READERS),
 }
 
 

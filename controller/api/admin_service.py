@@ -119,7 +119,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
 
     async def RegisterTable(self, request: pb.RegisterTableRequest, context: Context) -> pb.Table:
         if not request.HasField("table"):
-            raise InvalidArgument("table is required")
+            raise InvalidArgument("table is required", field="table")
         config = convert.table_config(request.table)
         self._guard.refuse_group(config.link_group_id)
         await self._store.register_table(config, actor=caller().actor)
@@ -174,7 +174,8 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         if not reviewed:
             raise InvalidArgument(
                 "epoch is required: the epoch of the stopped link group you reviewed "
-                "(jackpotctl link-groups list)"
+                "(jackpotctl link-groups list)",
+                field="epoch",
             )
         operator = caller()
         position = await self._store.resume_link_group(
@@ -350,7 +351,8 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         if request.status and request.status not in IRREGULARITY_STATUSES:
             raise InvalidArgument(
                 f"status {bounds.excerpt(request.status)} is not one of "
-                + ", ".join(IRREGULARITY_STATUSES)
+                + ", ".join(IRREGULARITY_STATUSES),
+                field="status",
             )
         table_id = check_id(request.table_id, "table_id") if request.table_id else ""
         if link_group_id:
@@ -371,7 +373,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
         note = convert.reason(request.note, "note")
         if request.decision not in (CONFIRM, VOID):
-            raise InvalidArgument("decision must be confirm or void")
+            raise InvalidArgument("decision must be confirm or void", field="decision")
         self._guard.refuse_table(table_id)
         table = await self._store.get_table(table_id)
         supervisor = caller()
@@ -576,7 +578,8 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         if amount == 0 or abs(amount) > MAX_METER_CENTS:
             raise InvalidArgument(
                 f"amount_cents must be a signed amount of cents, not 0 and at most "
-                f"{MAX_METER_CENTS:,} either way; got {amount:,}"
+                f"{MAX_METER_CENTS:,} either way; got {amount:,}",
+                field="amount_cents",
             )
         why = convert.reason(request.reason)
         reference = convert.reason(request.reference, "reference")
@@ -620,7 +623,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         adjustment_id = convert.adjustment_id(request.adjustment_id)
         note = check_text(request.note, "note", bounds.NOTE_MAX_CHARS)
         if not approve and not note:
-            raise InvalidArgument("a rejection needs its reason: give the note")
+            raise InvalidArgument("a rejection needs its reason: give the note", field="note")
         self._guard.refuse_group(adjustment_id.rpartition(":")[0])
         operator = caller()
         record = await self._store.controls.review_adjustment(
@@ -642,7 +645,8 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         status = request.status
         if status and status not in ADJUSTMENT_STATUSES:
             raise InvalidArgument(
-                f"status {excerpt(status)} is not one of {', '.join(ADJUSTMENT_STATUSES)}"
+                f"status {excerpt(status)} is not one of {', '.join(ADJUSTMENT_STATUSES)}",
+                field="status",
             )
         if link_group_id:
             await self._store.get_link_group(link_group_id)
@@ -651,7 +655,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
 
     async def UpdateTable(self, request: pb.UpdateTableRequest, context: Context) -> pb.Table:
         if not request.HasField("table"):
-            raise InvalidArgument("table is required")
+            raise InvalidArgument("table is required", field="table")
         why = convert.reason(request.reason)
         new = convert.table_config(request.table)
         old = await self._store.get_table(new.table_id)

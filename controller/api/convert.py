@@ -58,7 +58,7 @@ _WAGER_KINDS = pb.WagerKind.DESCRIPTOR
 def table_id(value: str) -> str:
     """A table id from a request (required)."""
     if not value:
-        raise InvalidArgument("table_id is required")
+        raise InvalidArgument("table_id is required", field="table_id")
     return check_id(value, "table_id")
 
 
@@ -218,7 +218,8 @@ def adjustment_id(value: str) -> str:
     """An adjustment id: ``<link group id>:<journal sequence of its request>``."""
     if not _ADJUSTMENT_ID.fullmatch(value):
         raise InvalidArgument(
-            f"adjustment_id {excerpt(value)} is not an adjustment id such as 'casino-floor:17'"
+            f"adjustment_id {excerpt(value)} is not an adjustment id such as 'casino-floor:17'",
+            field="adjustment_id",
         )
     return value
 
@@ -260,7 +261,7 @@ CHANGE_AT = {pb.METER_CHANGE_AT_NEXT_HIT: "hit", pb.METER_CHANGE_AT_NEXT_RESET: 
 def change_at(at: int) -> str:
     """The store's name of a staged change's moment; InvalidArgument for an unknown one."""
     if at not in CHANGE_AT:
-        raise InvalidArgument(f"at must be NOW, NEXT_HIT or NEXT_RESET, not {at}")
+        raise InvalidArgument(f"at must be NOW, NEXT_HIT or NEXT_RESET, not {at}", field="at")
     return CHANGE_AT[pb.MeterChangeAt.ValueType(at)]
 
 
@@ -376,7 +377,7 @@ def known_position(wire: pb.JournalPosition) -> JournalPosition:
     try:
         return JournalPosition(wire.epoch, wire.seq, wire.mac)
     except InvalidArgument as error:
-        raise InvalidArgument(f"known: {error}") from None
+        raise InvalidArgument(f"known: {error}", field="known") from None
 
 
 def jackpot(record: Jackpot) -> pb.Jackpot:
@@ -389,10 +390,14 @@ def jackpot_filters(request: pb.ListJackpotsRequest) -> dict[str, Any]:
     ms since the Unix epoch (``from_ms`` before ``to_ms`` when both are given)."""
     if request.status and request.status not in JACKPOT_STATUSES:
         raise InvalidArgument(
-            f"status {excerpt(request.status)} is not one of {', '.join(JACKPOT_STATUSES)}"
+            f"status {excerpt(request.status)} is not one of {', '.join(JACKPOT_STATUSES)}",
+            field="status",
         )
     if request.from_ms < 0 or request.to_ms < 0:
-        raise InvalidArgument("from_ms and to_ms are ms since the Unix epoch, never negative")
+        raise InvalidArgument(
+            "from_ms and to_ms are ms since the Unix epoch, never negative",
+            field="from_ms" if request.from_ms < 0 else "to_ms",
+        )
     if request.from_ms and request.to_ms and request.from_ms >= request.to_ms:
         raise InvalidArgument(
             f"from_ms {request.from_ms} is not before to_ms {request.to_ms}: the range is empty"

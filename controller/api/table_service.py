@@ -327,7 +327,7 @@ class TableService(pb_grpc.TableServiceServicer):
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
         kind: IrregularityKind | None = enum_member(request.kind, IrregularityKind, _KINDS)
         if kind is None:
-            raise InvalidArgument(f"kind {request.kind} is not an irregularity kind")
+            raise InvalidArgument(f"kind {request.kind} is not an irregularity kind", field="kind")
         known = self._known(table_id, request.known)
         table = await self._table(table_id, known)
         rule = irregularity_rule(table.game, kind, after_initial_cards=request.after_initial_cards)
