@@ -36,6 +36,7 @@ command -v prometheus-alertmanager >/dev/null || missing+=(prometheus-alertmanag
 command -v chromium >/dev/null || missing+=(chromium)
 # The gaming-day tests build a tiny LD_PRELOAD clock for their redis-server (controller/testing/clock.py).
 command -v gcc >/dev/null || missing+=(gcc libc6-dev)
+command -v npm >/dev/null || missing+=(npm)  # installs buf (below)
 if [ ! -x "$VENV/bin/python" ] && ! "$PYTHON" -c 'import ensurepip' 2>/dev/null; then
   missing+=("python3-venv")
 fi
@@ -50,4 +51,13 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt
   [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q -c constraints.txt -e '.[dev]'
   touch "$stamp"
+fi
+
+# buf (the @bufbuild/buf npm package, pinned): `make check` lints proto/ and checks it against
+# the last release (proto/README.md). Installed into .buf/ (ignored by git), never globally.
+BUF_VERSION=1.75.0
+buf=.buf/node_modules/.bin/buf
+if [ ! -x "$buf" ] || [ "$("$buf" --version 2>/dev/null)" != "$BUF_VERSION" ]; then
+  npm install --prefix .buf --no-save --no-audit --no-fund --loglevel=error \
+    "@bufbuild/buf@$BUF_VERSION" >/dev/null
 fi
