@@ -790,7 +790,8 @@ class AdminServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def LeaveMaintenance(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Ends the link group's maintenance; its tables play again. Role: operator.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -880,13 +881,15 @@ class AdminServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def RejectCorrection(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Role: supervisor or operator (not the requester for an approval).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListCorrections(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Roles: operator, supervisor, auditor.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
