@@ -328,7 +328,12 @@ class _MeterChangeAtEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MeterCh
     """"next_reset": by the next hit that resets the meter"""
 
 class MeterChangeAt(_MeterChangeAt, metaclass=_MeterChangeAtEnumTypeWrapper):
-    """Lowercase names (records, journal entries' "at", JSON): "now", "next_hit", "next_reset"."""
+    """Lowercase names (jackpotctl --json, the floor view): "now", "next_hit", "next_reset". The one
+    exception to one spelling per concept: the journal's meter_change_staged entries and the
+    stored staged change write "hit" and "reset" (docs/staged-changes.md), as every journal and
+    export already written does; renaming them would change the hash-chained entries that
+    verify and restore read.
+    """
 
 METER_CHANGE_AT_NOW: MeterChangeAt.ValueType  # 0
 """"now": at once, in maintenance"""
