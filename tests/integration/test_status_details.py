@@ -6,6 +6,7 @@ before; and the v1 reflection service, asked by a real client."""
 from __future__ import annotations
 
 import dataclasses
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,16 @@ from controller.server import ControllerServer, ServerConfig
 from controller.testing import RedisServer, TestPKI
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from tests.helpers import Channels, Floor, connect, controller_config, lockout, settle
+from table_agent.client import ControllerRefused
+from tests.helpers import (
+    Channels,
+    Floor,
+    connect,
+    controller_config,
+    lockout,
+    settle,
+    table_client,
+)
 
 ROYAL = "AS KS QS JS TS"
 
@@ -177,3 +187,64 @@ async def test_v1_reflection_lists_services_and_sends_file_descriptors(
     assert own.package == "grpc.reflection.v1"
     method = own.service[0].method[0]
     assert method.input_type == ".grpc.reflection.v1.ServerReflectionRequest"
+
+
+async def test_the_table_agent_surfaces_the_reason(
+    controller: ControllerServer, pki: TestPKI, floor: Floor
+) -> None:
+    client = table_client(controller.port, pki, "ghost", retry_for_s=5)
+    try:
+        with pytest.raises(ControllerRefused) as caught:
+            await client.get_table("ghost")
+        assert caught.value.code is grpc.StatusCode.NOT_FOUND
+        assert caught.value.reason == "NOT_FOUND"
+    finally:
+        await client.close()
+    client = table_client(controller.port, pki, "t1", retry_for_s=5)
+    try:
+        with pytest.raises(ControllerRefused) as caught:
+            await client.void_round("t1", 1, reason="")
+        assert (caught.value.reason, caught.value.field) == ("INVALID_ARGUMENT", "reason")
+    finally:
+        await client.close()
+
+
+def _rate_refusals(controller: ControllerServer) -> float:
+    return (
+        controller.metrics.registry.get_sample_value(
+            "grpc_server_handled_total",
+            {
+                "grpc_type": "unary",
+                "grpc_service": "jackpot.v1.TableService",
+                "grpc_method": "GetTable",
+                "grpc_code": "ResourceExhausted",
+            },
+        )
+        or 0.0
+    )
+
+
+async def test_the_table_agent_waits_as_the_rate_limit_says(
+    controller: ControllerServer, channels: Channels, pki: TestPKI, floor: Floor
+) -> None:
+    """Told how long to wait (up to 0.2 s), the agent retries once, then; backing off from
+    25-50 ms as before, it would be refused again whenever it was told more than that."""
+    stub = pb_grpc.TableServiceStub(channels("table", "t1"))
+    for _ in range(50):  # spend the burst, up to the first refusal
+        try:
+            await stub.GetTable(pb.GetTableRequest(table_id="t1"))
+        except aio.AioRpcError as error:
+            assert error.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+            break
+    before = _rate_refusals(controller)
+    assert before == 1
+    client = table_client(controller.port, pki, "t1", retry_for_s=5)
+    try:
+        started = time.monotonic()
+        info = await client.get_table("t1")
+        took = time.monotonic() - started
+    finally:
+        await client.close()
+    assert info.last_round_id == 0
+    refused = _rate_refusals(controller) - before
+    assert refused <= 1, (refused, took)
