@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import grpc
 import pytest
@@ -41,7 +41,8 @@ async def refused(call: Any) -> tuple[aio.AioRpcError, status_pb2.Status]:
     """The error ``call`` fails with and its rich status (which must be there)."""
     with pytest.raises(aio.AioRpcError) as caught:
         await call
-    status = rpc_status.from_call(caught.value)  # checks code and message agree with it
+    # from_call checks that code and message agree with the details; an aio error is a Call
+    status = rpc_status.from_call(cast(grpc.Call, caught.value))
     assert status is not None, caught.value.details()
     return caught.value, status
 
@@ -55,7 +56,7 @@ def details(status: status_pb2.Status) -> dict[str, Any]:
             error_details_pb2.BadRequest,
             error_details_pb2.RetryInfo,
         ):
-            if any_.Is(kind.DESCRIPTOR):
+            if any_.TypeName() == kind.DESCRIPTOR.full_name:
                 message = kind()
                 any_.Unpack(message)
                 found[kind.DESCRIPTOR.name] = message
