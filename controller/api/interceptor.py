@@ -421,12 +421,18 @@ class _Observed:
             elif isinstance(error, Exception):
                 code = grpc.StatusCode.INTERNAL
                 log.error("unexpected error in %s", method, exc_info=error)
-                await self._context.abort(code, "internal error; see the controller log")
+                message = "internal error; see the controller log"
+                await self._context.abort(
+                    code, message, trailing_metadata=details_trailer(_INTERNAL, message)
+                )
             return False
         finally:
             self._series.handled(code).inc()
             self._series.latency.observe(time.perf_counter() - self._started)
 
+
+_INTERNAL = JackpotError("internal error")
+"""What an unexpected exception is answered as (reason INTERNAL; its details stay in the log)."""
 
 _NOT_LOGGED = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED})
 """Refusals that say "later", not "no": they come in floods during an outage or a burst,
