@@ -88,16 +88,26 @@ def wager_kind(number: int, where: str) -> WagerKind:
 def wagers(items: Sequence[pb.Wager]) -> list[Wager]:
     """The wagers of a lockout; an unspecified or unknown kind is refused."""
     check_count(items, "wagers", bounds.MAX_WAGERS_PER_ROUND)
-    return [
-        Wager(
-            item.seat,
-            wager_kind(item.kind, f"seat {item.seat}"),
-            item.amount_cents,
-            item.on_dealer_hand,
-            item.envy,
-        )
-        for item in items
-    ]
+    try:
+        return [
+            Wager(
+                item.seat,
+                wager_kind(item.kind, f"seat {item.seat}"),
+                item.amount_cents,
+                item.on_dealer_hand,
+                item.envy,
+            )
+            for item in items
+        ]
+    except InvalidArgument as error:  # the refusal only: name the field (nothing per round)
+        bad = next(i for i, item in enumerate(items) if item.kind not in _KNOWN_WAGER_KINDS)
+        error.field = f"wagers[{bad}].kind"
+        raise
+
+
+_KNOWN_WAGER_KINDS = frozenset(
+    number for number in _WAGER_KINDS.values_by_number if number != pb.WAGER_KIND_UNSPECIFIED
+)
 
 
 def _cards(texts: Sequence[str], whose: str, joker: bool) -> Cards:
@@ -112,27 +122,53 @@ def _cards(texts: Sequence[str], whose: str, joker: bool) -> Cards:
 def round_cards(request: pb.SettleRequest, joker: bool) -> RoundCards:
     """The cards of a settlement, parsed (``joker``: the game's deck holds ``JK``)."""
     check_count(request.seats, "seats", bounds.MAX_SEAT_REPORTS)
-    return RoundCards(
-        seats=tuple(
-            SeatCards(
-                item.seat,
-                _cards(item.cards, f"seat {item.seat}", joker),
-                item.folded,
-                check_range(
-                    item.base_game_win_cents,
-                    f"seat {item.seat} base_game_win_cents",
-                    0,
-                    MAX_METER_CENTS,
-                ),
-            )
-            for item in request.seats
-        ),
-        dealer=_cards(request.dealer_cards, "the dealer", joker),
-        community=_cards(request.community_cards, "the community cards", joker),
-        rest_of_round_void=check_text(
-            request.rest_of_round_void, "rest_of_round_void", bounds.REASON_MAX_CHARS
-        ),
-    )
+    try:
+        return RoundCards(
+            seats=tuple(
+                SeatCards(
+                    item.seat,
+                    _cards(item.cards, f"seat {item.seat}", joker),
+                    item.folded,
+                    check_range(
+                        item.base_game_win_cents,
+                        f"seat {item.seat} base_game_win_cents",
+                        0,
+                        MAX_METER_CENTS,
+                    ),
+                )
+                for item in request.seats
+            ),
+            dealer=_cards(request.dealer_cards, "the dealer", joker),
+            community=_cards(request.community_cards, "the community cards", joker),
+            rest_of_round_void=check_text(
+                request.rest_of_round_void, "rest_of_round_void", bounds.REASON_MAX_CHARS
+            ),
+        )
+    except InvalidArgument as error:  # the refusal only: name the field (nothing per round)
+        if not error.field:
+            error.field = _bad_cards_field(request, joker, str(error))
+        raise
+
+
+def _bad_cards_field(request: pb.SettleRequest, joker: bool, refusal: str) -> str:
+    """The cards field of a refused settlement that the refusal is about, found by parsing
+    each again: the one refused with the same message ("" when none is, such as a card dealt
+    twice across two hands, or a base_game_win_cents)."""
+    fields = [
+        (f"seats[{i}].cards", item.cards, f"seat {item.seat}")
+        for i, item in enumerate(request.seats)
+    ]
+    fields += [
+        ("dealer_cards", request.dealer_cards, "the dealer"),
+        ("community_cards", request.community_cards, "the community cards"),
+    ]
+    for field, texts, whose in fields:
+        try:
+            _cards(texts, whose, joker)
+        except InvalidArgument as error:
+            if str(error) == refusal:
+                return field
+    return ""
 
 
 def meter_config(request: pb.CreateMeterRequest) -> MeterConfig:

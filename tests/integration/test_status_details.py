@@ -79,15 +79,33 @@ async def test_an_invalid_argument_names_its_field(
     assert "RetryInfo" not in found
 
 
-async def test_a_refusal_of_no_single_field_has_no_field_violation(
+async def test_bad_cards_and_kinds_name_their_field(
     tables: pb_grpc.TableServiceAsyncStub, floor: Floor
 ) -> None:
-    bad = settle("t1", 1, {1: "AS AS KS QS JS"})
-    await tables.Lockout(lockout("t1", 1, [1]))
+    await tables.Lockout(lockout("t1", 1, [1, 2]))
+    bad = settle("t1", 1, {1: ROYAL, 2: "2H ZZ 3C 4D 5S"})
     error, status = await refused(tables.Settle(bad))
     assert error.code() is grpc.StatusCode.INVALID_ARGUMENT
     found = details(status)
     assert found["ErrorInfo"].reason == "INVALID_CARDS"
+    assert [v.field for v in found["BadRequest"].field_violations] == ["seats[1].cards"]
+    unknown = lockout("t1", 2, [1, 2])
+    unknown.wagers[1].kind = 99  # type: ignore[assignment]
+    error, status = await refused(tables.Lockout(unknown))
+    found = details(status)
+    assert [v.field for v in found["BadRequest"].field_violations] == ["wagers[1].kind"]
+
+
+async def test_a_refusal_of_no_single_field_has_no_field_violation(
+    tables: pb_grpc.TableServiceAsyncStub, floor: Floor
+) -> None:
+    """A card dealt twice across two hands is no one field's fault."""
+    await tables.Lockout(lockout("t1", 1, [1, 2]))
+    bad = settle("t1", 1, {1: ROYAL, 2: "AS 2H 3C 4D 5S"})
+    error, status = await refused(tables.Settle(bad))
+    assert error.code() is grpc.StatusCode.INVALID_ARGUMENT
+    found = details(status)
+    assert found["ErrorInfo"].reason == "INVALID_CARDS", error.details()
     assert set(found) == {"ErrorInfo"}
 
 
