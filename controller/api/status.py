@@ -76,8 +76,8 @@ REFUSALS: tuple[Refusal, ...] = (
             "the same (table, round, phase) key was sent before with other content",
             "no: a retry must send the same request"),
     Refusal(errors.FailedPrecondition, _C.FAILED_PRECONDITION, "FAILED_PRECONDITION",
-            "well formed, but the state does not allow it now (a retired table, a "
-            "meter paused, a review already decided, ...)",
+            "well formed, but the state does not allow it now (a retired table, a link "
+            "group in maintenance, a review already decided, ...)",
             "not as is: once a person changed the state"),
     Refusal(errors.RateLimited, _C.RESOURCE_EXHAUSTED, "RATE_LIMITED",
             "the caller made more calls a second than its rate (tables and other "
