@@ -20,6 +20,8 @@ check: bootstrap
 	$(BIN)/python scripts/gen_proto.py --check
 	$(BIN)/python scripts/gen_line_counts.py --check
 	$(BIN)/python scripts/gen_dashboards.py --check
+	$(BIN)/python scripts/gen_api_docs.py --check
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
