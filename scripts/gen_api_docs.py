@@ -155,8 +155,8 @@ def map_entries(message: d.DescriptorProto, full_name: str, package: str) -> dic
     for nested in message.nested_type:
         if nested.options.map_entry:
             key, value = nested.field[0], nested.field[1]
-            value_type = SCALARS[value.type] if not value.type_name else type_link(
-                value.type_name, package
+            value_type = (
+                SCALARS[value.type] if not value.type_name else type_link(value.type_name, package)
             )
             maps[f"{full_name}.{nested.name}"] = f"map&lt;{SCALARS[key.type]}, {value_type}&gt;"
     return maps

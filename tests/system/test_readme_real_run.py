@@ -88,8 +88,8 @@ def test_the_full_installation_pays_a_jackpot_under_its_policy() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("run", sorted(RUNS))
-def test_running_it_for_real_runs_as_written(run: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("page", sorted(RUNS))
+def test_running_it_for_real_runs_as_written(page: str, tmp_path: Path) -> None:
     ports = {name: free_port() for name in ("CONTROLLER_PORT", "METRICS_PORT", "REDIS_PORT")}
     env = {
         **os.environ,
@@ -101,7 +101,7 @@ def test_running_it_for_real_runs_as_written(run: str, tmp_path: Path) -> None:
     }
     for name in ("JACKPOT_CA", "JACKPOT_CERT", "JACKPOT_KEY", "JACKPOT_REDIS_PASSWORD"):
         env.pop(name, None)
-    script = "set -euo pipefail\n" + "\n".join(real_run_blocks(run))
+    script = "set -euo pipefail\n" + "\n".join(real_run_blocks(page))
     (tmp_path / "real-run.sh").write_text(script, encoding="utf-8")
     run = subprocess.Popen(
         ["bash", str(tmp_path / "real-run.sh")],
@@ -132,7 +132,7 @@ def test_running_it_for_real_runs_as_written(run: str, tmp_path: Path) -> None:
         assert "audit: OK" in output
         assert "approved" in output  # ops-2 approved ops-1's adjustment
         assert re.search(r"cs-1\b.*10 rounds", output) or "10 rounds" in output, output
-        if run == "install":  # the royal flush: approved, witnessed, then paid with its W-2G
+        if page == "install":  # the royal flush: approved, witnessed, then paid with its W-2G
             assert "missing the W-2G tax-form reference" in output, output
             assert "witnessed by jackpot://supervisor/b.chen" in output, output
             assert "paid by jackpot://cashier/cage-1" in output, output
