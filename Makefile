@@ -29,6 +29,7 @@ check: bootstrap
 ## make proto: regenerate jackpot/v1 from proto/ after editing the .proto
 proto: bootstrap
 	$(BIN)/python scripts/gen_proto.py
+	$(BIN)/python scripts/gen_api_docs.py
 
 ## make bench: the benchmarks in bench/ (loopback only, bounded in count and time; bench.scale: Redis Cluster of 1, 2, 3 shards)
 bench: bootstrap

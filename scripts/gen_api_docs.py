@@ -25,7 +25,7 @@ PACKAGE = Path("jackpot") / "v1"
 TARGET = ROOT / "docs" / "reference" / "api.md"
 
 # Field numbers of descriptor.proto, the steps of a SourceCodeInfo location's path.
-FILE_MESSAGE, FILE_ENUM, FILE_SERVICE, FILE_SYNTAX = 4, 5, 6, 12
+FILE_PACKAGE, FILE_MESSAGE, FILE_ENUM, FILE_SERVICE, FILE_SYNTAX = 2, 4, 5, 6, 12
 MESSAGE_FIELD, MESSAGE_NESTED, MESSAGE_ENUM = 2, 3, 4
 ENUM_VALUE, SERVICE_METHOD = 2, 2
 
@@ -86,11 +86,25 @@ def anchor(full_name: str) -> str:
     return full_name.lower().replace(".", "-")
 
 
+#: The full names of the messages and enums this page documents (set by :func:`render`).
+DOCUMENTED: set[str] = set()
+
+
 def type_link(type_name: str, package: str) -> str:
-    """A field's message or enum type as a link to its section."""
+    """A field's message or enum type: a link to its section, or its name when it is defined
+    elsewhere (a well-known type, another package)."""
     name = type_name.lstrip(".")
     short = name.removeprefix(package + ".")
-    return f"[`{short}`](#{anchor(name)})"
+    return f"[`{short}`](#{anchor(name)})" if name in DOCUMENTED else f"`{name}`"
+
+
+def documented(prefix: str, messages: Sequence[d.DescriptorProto]) -> Iterator[str]:
+    """The full names of ``messages`` and of the messages and enums nested in them."""
+    for message in messages:
+        full_name = f"{prefix}.{message.name}"
+        yield full_name
+        yield from (f"{full_name}.{e.name}" for e in message.enum_type)
+        yield from documented(full_name, message.nested_type)
 
 
 SCALARS = {
@@ -198,6 +212,9 @@ def messages(
 
 
 def render(files: d.FileDescriptorSet) -> str:
+    for file in files.file:
+        DOCUMENTED.update(documented(file.package, file.message_type))
+        DOCUMENTED.update(f"{file.package}.{e.name}" for e in file.enum_type)
     lines = [
         "# gRPC API reference",
         "",
@@ -209,15 +226,21 @@ def render(files: d.FileDescriptorSet) -> str:
     for file in files.file:
         comments = Comments(file)
         lines += [f"## `{file.name}`", "", f"Package `{file.package}`.", ""]
-        if overview := comments.block((FILE_SYNTAX,)):  # the file's header, above `syntax`
+        # The file's header: the comment above `syntax` (or above `package`).
+        if overview := comments.block((FILE_SYNTAX,)) or comments.block((FILE_PACKAGE,)):
             lines += [overview, ""]
-        lines += ["## Services", ""]
-        lines += services(file, comments)
-        lines += ["## Messages", ""]
-        lines += messages(file.message_type, file.package, file.package, comments, (FILE_MESSAGE,))
-        lines += ["## Enums", ""]
-        for e, value in enumerate(file.enum_type):
-            lines += enum(value, f"{file.package}.{value.name}", comments, (FILE_ENUM, e))
+        if file.service:
+            lines += ["## Services", ""]
+            lines += services(file, comments)
+        if file.message_type:
+            lines += ["## Messages", ""]
+            lines += messages(
+                file.message_type, file.package, file.package, comments, (FILE_MESSAGE,)
+            )
+        if file.enum_type:
+            lines += ["## Enums", ""]
+            for e, value in enumerate(file.enum_type):
+                lines += enum(value, f"{file.package}.{value.name}", comments, (FILE_ENUM, e))
     return "\n".join(lines).rstrip() + "\n"
 
 
