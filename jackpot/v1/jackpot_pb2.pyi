@@ -25,7 +25,8 @@ without the enum's prefix in lower case (WAGER_KIND_FIVE_CARD_BONUS is "five_car
 METER_CHANGE_AT_NEXT_HIT is "next_hit"), given on each value below. String fields of the
 same concept (Jackpot.wager, Jackpot.award_kind, Irregularity.kind, CorrectionLine.wager),
 Rules Submissions, journal entries, exports, the floor view's JSON and jackpotctl --json use
-that name, never the upper-case one.
+that name, never the upper-case one (one exception, kept for the journals already written:
+MeterChangeAt, below).
 
 Every write from a table agent carries (table_id, round_id) and is idempotent per phase
 (lockout, settle, void): a retry with the same content returns the original answer and
@@ -1989,25 +1990,29 @@ class PaytableLine(_message.Message):
     """One paytable line as the regulation or the Rules Submission prints it.
 
     Hand names (SeatResult.hand, Jackpot.hand, CorrectionLine.hand), by game:
-      caribbean-stud (five cards): royal_flush, straight_flush, four_of_a_kind, full_house,
-        flush, straight, three_of_a_kind, two_pair, pair, high_card.
-      three-card-poker (the seat's three cards): mini_royal, straight_flush, three_of_a_kind,
-        straight, flush, pair, high_card; its five-card wagers name five-card hands as above.
-      six-card-fortune-pai-gow (best five of six, with the joker): five_aces, royal_flush,
-        straight_flush, four_of_a_kind, full_house, flush, straight, three_of_a_kind, two_pair,
-        pair, high_card.
-      texas-holdem-bonus (the two hole cards, § 647a.12(b)): ace_ace_dealer_and_player, ace_ace,
-        ace_king_suited, ace_queen_or_ace_jack_suited, ace_king_offsuit,
-        king_king_queen_queen_or_jack_jack, ace_queen_or_ace_jack_offsuit, pair_2_through_10,
-        none.
+
+    - caribbean-stud (five cards): royal_flush, straight_flush, four_of_a_kind, full_house,
+      flush, straight, three_of_a_kind, two_pair, pair, high_card.
+    - three-card-poker (the seat's three cards): mini_royal, straight_flush, three_of_a_kind,
+      straight, flush, pair, high_card; its five-card wagers name five-card hands as above.
+    - six-card-fortune-pai-gow (best five of six, with the joker): five_aces, royal_flush,
+      straight_flush, four_of_a_kind, full_house, flush, straight, three_of_a_kind, two_pair,
+      pair, high_card.
+    - texas-holdem-bonus (the two hole cards, § 647a.12(b)): ace_ace_dealer_and_player,
+      ace_ace, ace_king_suited, ace_queen_or_ace_jack_suited, ace_king_offsuit,
+      king_king_queen_queen_or_jack_jack, ace_queen_or_ace_jack_offsuit, pair_2_through_10,
+      none.
+
     Line names (PaytableLine.hand, SeatResult.line, Jackpot.line, CorrectionLine.line): a hand
-    name above, or one of
-      pair_of_tens_or_better (Caribbean Stud Bonus Wager, § 639a.12(c));
-      <hand>_in_<suit> for a one-suit hand, suit one of spades, hearts, diamonds, clubs:
-        mini_royal_in_*, straight_flush_in_*, flush_in_* (Three Card Poker), and
-        royal_flush_in_*, straight_flush_in_*, flush_in_* (five-card wagers of Three Card Poker,
-        Six-Card Fortune Pai Gow), e.g. mini_royal_in_spades;
-      king_high_or_less (Six-Card Fortune Pai Gow Insurance Wager).
+    name above, or one of these:
+
+    - pair_of_tens_or_better (Caribbean Stud Bonus Wager, § 639a.12(c));
+    - <hand>_in_<suit> for a one-suit hand, the suit one of spades, hearts, diamonds, clubs:
+      mini_royal_in_*, straight_flush_in_*, flush_in_* (Three Card Poker), and
+      royal_flush_in_*, straight_flush_in_*, flush_in_* (the five-card wagers of Three Card
+      Poker, Six-Card Fortune Pai Gow), e.g. mini_royal_in_spades;
+    - king_high_or_less (Six-Card Fortune Pai Gow Insurance Wager).
+
     A hand pays the highest line of the paytable it makes: a mini royal in spades pays
     mini_royal_in_spades if listed, else mini_royal, else straight_flush.
     """

@@ -25,7 +25,8 @@ without the enum's prefix in lower case (WAGER_KIND_FIVE_CARD_BONUS is "five_car
 METER_CHANGE_AT_NEXT_HIT is "next_hit"), given on each value below. String fields of the
 same concept (Jackpot.wager, Jackpot.award_kind, Irregularity.kind, CorrectionLine.wager),
 Rules Submissions, journal entries, exports, the floor view's JSON and jackpotctl --json use
-that name, never the upper-case one.
+that name, never the upper-case one (one exception, kept for the journals already written:
+MeterChangeAt, below).
 
 Every write from a table agent carries (table_id, round_id) and is idempotent per phase
 (lockout, settle, void): a retry with the same content returns the original answer and
