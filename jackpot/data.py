@@ -9,9 +9,10 @@ items. A key that is missing takes the field's default; a field without a defaul
 there. Adding a field to a record is one edit: the decoder follows.
 
 The decoder of a record type is a function compiled for it once and kept
-(:mod:`jackpot.codegen`): each module that decodes records names their types to
-:func:`compile_decoders` when it is imported, so no decoder is compiled on a first request: its source names each field, so decoding a record is straight-line
-code, not a loop over a plan with a closure per field. ``SeatResult``'s begins::
+(:mod:`jackpot.codegen`); each module that decodes records names their types to
+:func:`compile_decoders` when it is imported, so none is compiled on a first request. Its
+source names each field, so decoding a record is straight-line code, not a loop over a plan
+with a closure per field. ``SeatResult``'s begins::
 
     def function(data):
         if 'seat' in data:

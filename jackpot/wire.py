@@ -11,9 +11,10 @@ a field to a result is one edit in the record and one in the .proto.
 Each direction is a function compiled once per message type (and record type) from the
 message's descriptor and the record's fields (:mod:`jackpot.codegen`), straight-line code
 naming each field, compiled when the module that uses it is imported
-(:func:`compile_encoders`, :func:`compile_decoders`), never on a first request. An encoder gives the message's fields as the keyword arguments that make it,
-a nested message's fields as a dict of the same kind, so that :func:`to_message` makes a
-message and everything in it with one call. ``SeatResult``'s encoder begins::
+(:func:`compile_encoders`, :func:`compile_decoders`), never on a first request. An encoder
+gives the message's fields as the keyword arguments that make it, a nested message's fields
+as a dict of the same kind, so that :func:`to_message` makes a message and everything in it
+with one call. ``SeatResult``'s encoder begins::
 
     def function(record):
         kwargs = {}

@@ -110,10 +110,10 @@ class ScriptCalls:
         a whole reply is closed by redis-py itself."""
         client = self._client
         try:
-            return await client.evalsha(script.sha, len(keys), *keys, *args)  # type: ignore[misc]
+            return await client.evalsha(script.sha, len(keys), *keys, *args)
         except NoScriptError:
             script.sha = await client.script_load(script.script)
-            return await client.evalsha(script.sha, len(keys), *keys, *args)  # type: ignore[misc]
+            return await client.evalsha(script.sha, len(keys), *keys, *args)
 
     async def close(self) -> None:
         """Give every kept connection back to the pool (before the pool closes)."""
@@ -251,7 +251,8 @@ def _open(connection: Any) -> bool:
 
 
 _CHECKED: dict[tuple[Any, ...], str | None] = {}
-"""Per connection class (its name and bases) and parser class: what :func:`missing` found (looked for once)."""
+"""Per connection class (its name and bases) and parser class: what :func:`missing` found
+(looked for once)."""
 
 
 def _missing_once(pool: Any) -> str | None:
@@ -280,26 +281,17 @@ def missing(pool: Any) -> str | None:
     Looked for on a connection made from ``pool``'s class and arguments, never connected."""
     if _AsyncHiredisParser is None or NOT_ENOUGH_DATA is _ABSENT:
         return "redis._parsers.hiredis has no _AsyncHiredisParser or NOT_ENOUGH_DATA"
-    get_connection = getattr(pool, "get_connection", None)
-    if get_connection is None or not callable(getattr(pool, "release", None)):
-        return "its pool has no get_connection or release"
-    try:
-        inspect.signature(get_connection).bind()
-    except TypeError:
-        return "its pool's get_connection needs arguments"
-    except ValueError:  # no signature to read: taken as callable without arguments
-        pass
+    lacking = _pool_missing(pool)
+    if lacking is not None:
+        return lacking
     try:
         connection = pool.connection_class(**pool.connection_kwargs)
     except Exception as error:
         return f"no connection could be made to look at ({error!r})"
-    for name in ("_reader", "_writer", "_parser", "encoder", "socket_timeout"):
+    for name in _CONNECTION_ATTRIBUTES:
         if not hasattr(connection, name):
             return f"its connections have no {name}"
-    for name in ("health_check_interval", "is_connected"):
-        if not hasattr(connection, name):
-            return f"its connections have no {name}"
-    for name in ("pack_command", "send_command", "read_response", "disconnect"):
+    for name in _CONNECTION_METHODS:
         if not callable(getattr(connection, name, None)):
             return f"its connections have no {name}()"
     encoder = connection.encoder
@@ -309,6 +301,33 @@ def missing(pool: Any) -> str | None:
     if type(parser) is not _AsyncHiredisParser:
         return f"its connections' parser is {type(parser).__qualname__} (hiredis is not used)"
     return _parser_missing(parser, connection)
+
+
+_CONNECTION_ATTRIBUTES = (
+    "_reader",
+    "_writer",
+    "_parser",
+    "encoder",
+    "socket_timeout",
+    "health_check_interval",
+    "is_connected",
+)
+_CONNECTION_METHODS = ("pack_command", "send_command", "read_response", "disconnect")
+
+
+def _pool_missing(pool: Any) -> str | None:
+    """What the direct path needs of ``pool`` itself that it lacks: a connection given
+    without arguments, and taken back."""
+    get_connection = getattr(pool, "get_connection", None)
+    if get_connection is None or not callable(getattr(pool, "release", None)):
+        return "its pool has no get_connection or release"
+    try:
+        inspect.signature(get_connection).bind()
+    except TypeError:
+        return "its pool's get_connection needs arguments"
+    except ValueError:  # no signature to read: taken as callable without arguments
+        pass
+    return None
 
 
 def _parser_missing(parser: Any, connection: Any) -> str | None:

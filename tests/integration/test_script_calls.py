@@ -259,15 +259,17 @@ def test_the_direct_path_is_chosen_only_with_everything_it_reads() -> None:
     without_hiredis = BlockingConnectionPool(parser_class=_AsyncRESP3Parser)
     assert "hiredis is not used" in (missing(without_hiredis) or "")
 
-    class OldPool(BlockingConnectionPool):  # as before redis-py 5.3: a command name wanted
-        async def get_connection(self, command_name: str, *keys: Any, **options: Any) -> Any:
-            return await super().get_connection()
+    class OldPool(BlockingConnectionPool):  # as redis-py 5.x's: a command name wanted
+        async def get_connection(  # type: ignore[override]
+            self, command_name: str, *keys: Any, **options: Any
+        ) -> Any:
+            return await super().get_connection()  # type: ignore[no-untyped-call]
 
     assert missing(OldPool()) == "its pool's get_connection needs arguments"
 
     class NoPush(_AsyncHiredisParser):  # as before redis-py 6.2: no push type
         def on_connect(self, connection: Any) -> None:
-            super().on_connect(connection)
+            super().on_connect(connection)  # type: ignore[no-untyped-call]
             del self._hiredis_PushNotificationType
 
     connection = Connection()
