@@ -10,8 +10,9 @@ each call one round trip under one deadline: the command packed here, written, a
 read straight from the connection's hiredis reader (redis-py's own reader, so the connection
 stays in step for redis-py's calls), instead of redis-py's write task and its layered read.
 A push frame (RESP3: a server's maintenance notice) met before the reply goes to the parser's
-own handler, as redis-py does, and the reply is read after it. A connection without hiredis,
-or one that health checks, takes redis-py's own path.
+own handler, as redis-py does, and the reply is read after it. A connection that health
+checks takes redis-py's own send and read; a pool without hiredis, redis-py's public path
+(below).
 
 Every call ends with its connection in step: a call that did not end with a whole reply (an
 error on the wire, a timeout, a cancellation) closes its connection and gives it back to the
@@ -60,6 +61,8 @@ NOT_ENOUGH_DATA: Any = getattr(_hiredis_parsers, "NOT_ENOUGH_DATA", _ABSENT)
 _AsyncHiredisParser: Any = getattr(_hiredis_parsers, "_AsyncHiredisParser", None)
 """redis-py's parser of asyncio connections with hiredis (None: not in this release)."""
 
+NO_POOL = "a cluster client (no pool of its own: its calls go through controller.store.cluster)"
+"""Why a cluster client's calls never take the direct path (nor come here)."""
 MAX_KEEP = 16
 """Connections kept between calls at most: about the calls in flight at once on a busy
 controller."""
@@ -74,9 +77,9 @@ class ScriptCalls:
     def __init__(self, client: Redis) -> None:
         self._client = client
         pool = getattr(client, "connection_pool", None)  # a cluster client has one per node
-        self.missing = None if pool is None else _missing_once(pool)
+        self.missing = NO_POOL if pool is None else _missing_once(pool)
         """Why the direct path is not taken (what redis-py lacks), or None when it is."""
-        self.direct = pool is not None and self.missing is None
+        self.direct = self.missing is None
         """True when calls take the direct path; else redis-py's public path."""
         bound = getattr(pool, "max_connections", 0) or 0
         self._keep = min(MAX_KEEP, bound // KEEP_SHARE) if self.direct else 0
