@@ -3,15 +3,15 @@
 Makes the casino's certificate authority and a certificate for every table and person
 (``jackpotctl certs``), starts a real redis-server (append-only file, fsync always) and the
 controller with mutual TLS on free loopback ports with the example Rules Submission of every
-game (deploy/rules), shows what they
-configured with ``jackpotctl`` (printing each command), lets three linked Caribbean Stud tables
-and one table of each other game play, plays one scripted Caribbean Stud round in which seat 6
-holds a straight flush and seat 2 a royal flush and one Three Card Poker round with envy
-bonuses, has a supervisor validate the jackpots and the cage pay the royal flush under the
-controller's default payout compliance (us-default: a second supervisor witnesses the hand-pay,
-the cage gives the W-2G's reference; printing its hand-pay slip), prints a summary, runs ``jackpotctl audit verify``, prints the addresses of
-the meter signs and the floor view (``--web-port``) with the certificates a browser needs,
-and stops everything it started (``--keep-serving`` keeps them live until Ctrl-C). Killed with
+game (deploy/rules), shows what they configured with ``jackpotctl`` (printing each command),
+lets three linked Caribbean Stud tables and one table of each other game play, plays one
+scripted Caribbean Stud round in which seat 6 holds a straight flush and seat 2 a royal flush
+and one Three Card Poker round with envy bonuses, has a supervisor validate the jackpots and
+the cage pay the royal flush under the controller's default payout compliance (us-default: a
+second supervisor witnesses the hand-pay, the cage gives the W-2G's reference; printing its
+hand-pay slip), prints a summary, runs ``jackpotctl audit verify``, prints the addresses of the
+meter signs and the floor view (``--web-port``) with the certificates a browser needs, and
+stops everything it started (``--keep-serving`` keeps them live until Ctrl-C). Killed with
 SIGTERM or SIGHUP (or Ctrl-C) at any point, it stops Redis, the controller and the tables it
 started and removes its temporary folder (the CA's key among its files) before it exits.
 

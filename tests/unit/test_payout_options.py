@@ -1,5 +1,6 @@
-"""``serve --payout-compliance``: us-default by default (``none`` asked for), a preset and its changes from the command
-line, the environment or the config file; a value out of range stops the start."""
+"""``serve --payout-compliance``: us-default by default (``none`` asked for), a preset and its
+changes from the command line, the environment or the config file; a value out of range stops
+the start."""
 
 from __future__ import annotations
 
