@@ -1,0 +1,177 @@
+"""Staged table changes over real gRPC and Redis (docs/staged-changes.md): a table's new
+definition staged for the next hit (or reset) of a meter it feeds waits, visible in
+``ListTables``, while the tables play on; the settlement that pays that hit applies it in its
+own step, exactly once, journaled; a round in flight keeps the definition it was locked out
+with (the change is dropped, with why, rather than mixed into it); a table changed since is
+dropped too; a cancelled change never applies; a table's own certificate cannot stage."""
+
+from __future__ import annotations
+
+import grpc
+from grpc import aio
+from redis.asyncio import Redis
+
+from controller.testing import TestPKI
+from jackpot.v1 import jackpot_pb2 as pb
+from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from tests.helpers import (
+    ROYAL_SPADES,
+    STRAIGHT_FLUSH_HEARTS,
+    Channels,
+    Floor,
+    expect_refusal,
+    journal,
+    lockout,
+    progressive_table,
+    settle,
+)
+
+NEXT_HIT, NEXT_RESET = pb.METER_CHANGE_AT_NEXT_HIT, pb.METER_CHANGE_AT_NEXT_RESET
+FAILED = grpc.StatusCode.FAILED_PRECONDITION
+
+
+def staged(
+    table_id: str = "t1", at: pb.MeterChangeAt.ValueType = NEXT_RESET, **change: object
+) -> pb.UpdateTableRequest:
+    """UpdateTable staged at ``at`` of cs-main: by default paytable C instead of B."""
+    table = progressive_table(table_id, "floor", "cs-main", str(change.get("paytable", "C")))
+    table.seats = int(str(change.get("seats", 7)))
+    return pb.UpdateTableRequest(
+        table=table, reason="new paytable after the jackpot", at=at, at_meter_id="cs-main"
+    )
+
+
+async def table_of(admin: pb_grpc.AdminServiceAsyncStub, table_id: str) -> pb.Table:
+    listed = await admin.ListTables(pb.ListTablesRequest(link_group_id="floor"))
+    (table,) = [t for t in listed.tables if t.table_id == table_id]
+    return table
+
+
+def of_type(rows: list[tuple[str, dict[str, str]]], kind: str) -> list[dict[str, str]]:
+    return [fields for _, fields in rows if fields["type"] == kind]
+
+
+async def locked(tables: pb_grpc.TableServiceAsyncStub, request: pb.LockoutRequest) -> None:
+    """A lockout, once more after the refusal that tells a controller holding a changed
+    table's old definition to read it again (UNAVAILABLE, "retry")."""
+    try:
+        await tables.Lockout(request)
+    except aio.AioRpcError as error:
+        assert error.code() == grpc.StatusCode.UNAVAILABLE, error.details()
+        assert "was changed by an operator" in (error.details() or "")
+        await tables.Lockout(request)
+
+
+async def test_a_table_change_staged_for_the_next_reset_is_applied_once_by_the_hit(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    redis_client: Redis,
+) -> None:
+    await tables.Lockout(lockout("t1", 1, [1, 2]))
+    answer = await admin.UpdateTable(staged())  # in play: no maintenance needed
+    change = answer.staged_change
+    assert (change.at, change.meter_id) == (NEXT_RESET, "cs-main") and change.staged_seq > 0
+    assert change.table.wagers[0].paytable == "C" and change.by.endswith("/ops")
+    assert answer.wagers[0].paytable == "B"  # not yet
+    assert (await admin.UpdateTable(staged())).staged_change == change  # a retry: the same
+    assert (await table_of(admin, "t1")).staged_change == change
+    await expect_refusal(
+        admin.UpdateTable(staged(seats=6)),
+        FAILED,
+        f"table t1 already has a change staged (journal #{change.staged_seq}); cancel it",
+    )
+    # a 10% hit does not reset the meter: the change waits on; round 1 settles under B
+    await tables.Settle(settle("t1", 1, {1: STRAIGHT_FLUSH_HEARTS}, folded=[2]))
+    assert (await table_of(admin, "t1")).staged_change == change
+    # the 100% award of round 2 (locked out under B) applies it in the settlement's step
+    await tables.Lockout(lockout("t1", 2, [1]))
+    settled = await tables.Settle(settle("t1", 2, {1: ROYAL_SPADES}))
+    assert settled.results[0].meter_after_cents == (await floor.meter()).reset_cents
+    now = await table_of(admin, "t1")
+    assert now.wagers[0].paytable == "C" and not now.HasField("staged_change")
+    rows = await journal(redis_client)
+    (applied,) = of_type(rows, "table_change_applied")
+    (award,) = [f for f in of_type(rows, "award") if f["round"] == "2"]
+    assert applied["staged_seq"] == str(change.staged_seq)
+    assert (applied["table"], applied["meter"], applied["round"]) == ("t1", "cs-main", "2")
+    assert int(applied["seq"]) > int(award["seq"])  # in the same step, after the award
+    # round 3 locks out wholly under C (the old definition is refused, read again)
+    await locked(tables, lockout("t1", 3, [1]))
+    await tables.Settle(settle("t1", 3, {1: ROYAL_SPADES}))
+    assert len(of_type(await journal(redis_client), "table_change_applied")) == 1  # once
+
+
+async def test_a_round_in_flight_at_the_hit_keeps_its_definition_and_the_change_drops(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    redis_client: Redis,
+) -> None:
+    await floor.register("t2")
+    await tables.Lockout(lockout("t2", 1, [1]))  # in flight under paytable B
+    change = (await admin.UpdateTable(staged("t2", at=NEXT_HIT))).staged_change
+    await tables.Lockout(lockout("t1", 1, [1]))
+    await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES}))  # the hit, at another table
+    (dropped,) = of_type(await journal(redis_client), "table_change_dropped")
+    assert dropped["staged_seq"] == str(change.staged_seq) and dropped["table"] == "t2"
+    assert dropped["reason"].startswith("dropped: round 1 of table t2 was in flight")
+    t2 = await table_of(admin, "t2")
+    assert t2.wagers[0].paytable == "B" and not t2.HasField("staged_change")
+    await tables.Settle(settle("t2", 1, {1: ROYAL_SPADES}))  # settles under B, as locked out
+    assert not of_type(await journal(redis_client), "table_change_applied")
+
+
+async def test_a_table_changed_since_drops_and_a_cancelled_change_never_applies(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    redis_client: Redis,
+) -> None:
+    change = (await admin.UpdateTable(staged())).staged_change
+    await admin.EnterMaintenance(pb.MaintenanceRequest(link_group_id="floor", reason="x"))
+    now = progressive_table("t1", "floor", "cs-main", "A")
+    await admin.UpdateTable(pb.UpdateTableRequest(table=now, reason="paytable A now"))
+    await admin.LeaveMaintenance(pb.MaintenanceRequest(link_group_id="floor", reason="x"))
+    await locked(tables, lockout("t1", 1, [1]))
+    await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES}))
+    (dropped,) = of_type(await journal(redis_client), "table_change_dropped")
+    assert dropped["staged_seq"] == str(change.staged_seq)
+    assert "was changed since the change was staged" in dropped["reason"]
+    assert (await table_of(admin, "t1")).wagers[0].paytable == "A"
+
+    change = (await admin.UpdateTable(staged())).staged_change
+    cancel = pb.CancelStagedTableChangeRequest(table_id="t1", reason="withdrawn")
+    await expect_refusal(
+        admin.CancelStagedTableChange(
+            pb.CancelStagedTableChangeRequest(
+                table_id="t1", reason="x", staged_seq=change.staged_seq + 9
+            )
+        ),
+        FAILED,
+        f"is journal #{change.staged_seq}",
+    )
+    answer = await admin.CancelStagedTableChange(cancel)
+    assert not answer.HasField("staged_change") and answer.wagers[0].paytable == "A"
+    assert await admin.CancelStagedTableChange(cancel) == answer  # a retry: the same answer
+    await tables.Lockout(lockout("t1", 2, [1]))
+    await tables.Settle(settle("t1", 2, {1: ROYAL_SPADES}))
+    rows = await journal(redis_client)
+    (cancelled,) = of_type(rows, "table_change_cancelled")
+    assert cancelled["staged_seq"] == str(change.staged_seq)
+    assert not of_type(rows, "table_change_applied")
+    assert (await table_of(admin, "t1")).wagers[0].paytable == "A"
+
+
+async def test_a_table_cannot_stage_or_cancel_a_change(
+    channels: Channels, floor: Floor, pki: TestPKI
+) -> None:
+    as_table = pb_grpc.AdminServiceStub(channels("table", "t1"))
+    await expect_refusal(as_table.UpdateTable(staged()), grpc.StatusCode.PERMISSION_DENIED, "")
+    await expect_refusal(
+        as_table.CancelStagedTableChange(
+            pb.CancelStagedTableChangeRequest(table_id="t1", reason="x")
+        ),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "",
+    )
