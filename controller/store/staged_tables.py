@@ -10,31 +10,16 @@ who (a certificate identity, with its fingerprint) and why. A refused step chang
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from controller.domain.config import TableConfig
+from controller.domain.staged_tables import AT, StagedTableChange
 from controller.store import codec, keys
 from controller.store.scripts import script_source
 from jackpot.errors import FailedPrecondition, NotFound
 
 if TYPE_CHECKING:
     from controller.store.redis_store import RedisStore
-
-AT = ("hit", "reset")
-"""When a staged table change is applied: the meter's next hit, or its next reset."""
-
-
-@dataclass(frozen=True, slots=True)
-class StagedTableChange:
-    """A table change waiting for a meter's next hit or reset."""
-
-    at: str
-    staged_seq: int
-    meter_id: str
-    table: TableConfig
-    by: str
-    reason: str
 
 
 def staged_table_change(raw: str | None, seq: str | None) -> StagedTableChange | None:

@@ -7,10 +7,21 @@ dropped too; a cancelled change never applies; a table's own certificate cannot 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import grpc
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from grpc import aio
 from redis.asyncio import Redis
 
+from controller import journal_export
+from controller.audit import verify, verify_export
+from controller.domain.staged_tables import TableStagedCheck
+from controller.server import ControllerServer
+from controller.store import keys
+from controller.store.redis_store import RedisStore
 from controller.testing import TestPKI
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
@@ -28,6 +39,12 @@ from tests.helpers import (
 
 NEXT_HIT, NEXT_RESET = pb.METER_CHANGE_AT_NEXT_HIT, pb.METER_CHANGE_AT_NEXT_RESET
 FAILED = grpc.StatusCode.FAILED_PRECONDITION
+KEY = Ed25519PrivateKey.generate()  # the checkpoint key a restore requires
+
+
+async def audited(controller: ControllerServer) -> None:
+    report = await verify(controller.store)
+    assert report.ok, report.differences
 
 
 def staged(
@@ -67,6 +84,7 @@ async def test_a_table_change_staged_for_the_next_reset_is_applied_once_by_the_h
     admin: pb_grpc.AdminServiceAsyncStub,
     floor: Floor,
     redis_client: Redis,
+    controller: ControllerServer,
 ) -> None:
     await tables.Lockout(lockout("t1", 1, [1, 2]))
     answer = await admin.UpdateTable(staged())  # in play: no maintenance needed
@@ -94,12 +112,13 @@ async def test_a_table_change_staged_for_the_next_reset_is_applied_once_by_the_h
     (applied,) = of_type(rows, "table_change_applied")
     (award,) = [f for f in of_type(rows, "award") if f["round"] == "2"]
     assert applied["staged_seq"] == str(change.staged_seq)
-    assert (applied["table"], applied["meter"], applied["round"]) == ("t1", "cs-main", "2")
+    assert (applied["table"], applied["at_meter"], applied["round"]) == ("t1", "cs-main", "2")
     assert int(applied["seq"]) > int(award["seq"])  # in the same step, after the award
     # round 3 locks out wholly under C (the old definition is refused, read again)
     await locked(tables, lockout("t1", 3, [1]))
     await tables.Settle(settle("t1", 3, {1: ROYAL_SPADES}))
     assert len(of_type(await journal(redis_client), "table_change_applied")) == 1  # once
+    await audited(controller)
 
 
 async def test_a_round_in_flight_at_the_hit_keeps_its_definition_and_the_change_drops(
@@ -107,6 +126,7 @@ async def test_a_round_in_flight_at_the_hit_keeps_its_definition_and_the_change_
     admin: pb_grpc.AdminServiceAsyncStub,
     floor: Floor,
     redis_client: Redis,
+    controller: ControllerServer,
 ) -> None:
     await floor.register("t2")
     await tables.Lockout(lockout("t2", 1, [1]))  # in flight under paytable B
@@ -120,6 +140,7 @@ async def test_a_round_in_flight_at_the_hit_keeps_its_definition_and_the_change_
     assert t2.wagers[0].paytable == "B" and not t2.HasField("staged_change")
     await tables.Settle(settle("t2", 1, {1: ROYAL_SPADES}))  # settles under B, as locked out
     assert not of_type(await journal(redis_client), "table_change_applied")
+    await audited(controller)
 
 
 async def test_a_table_changed_since_drops_and_a_cancelled_change_never_applies(
@@ -127,6 +148,7 @@ async def test_a_table_changed_since_drops_and_a_cancelled_change_never_applies(
     admin: pb_grpc.AdminServiceAsyncStub,
     floor: Floor,
     redis_client: Redis,
+    controller: ControllerServer,
 ) -> None:
     change = (await admin.UpdateTable(staged())).staged_change
     await admin.EnterMaintenance(pb.MaintenanceRequest(link_group_id="floor", reason="x"))
@@ -161,6 +183,7 @@ async def test_a_table_changed_since_drops_and_a_cancelled_change_never_applies(
     assert cancelled["staged_seq"] == str(change.staged_seq)
     assert not of_type(rows, "table_change_applied")
     assert (await table_of(admin, "t1")).wagers[0].paytable == "A"
+    await audited(controller)
 
 
 async def test_a_table_cannot_stage_or_cancel_a_change(
@@ -175,3 +198,111 @@ async def test_a_table_cannot_stage_or_cancel_a_change(
         grpc.StatusCode.PERMISSION_DENIED,
         "",
     )
+
+
+async def _tables_and_meter(redis: Redis) -> dict[str, dict[str, str]]:
+    group = keys.LinkGroupKeys("floor")
+    found = {
+        name: {str(k): str(v) for k, v in (await redis.hgetall(key)).items()}
+        for name, key in (
+            ("t1", group.table("t1")),
+            ("t2", group.table("t2")),
+            ("cs-main", group.meter("cs-main")),
+        )
+    }
+    for name in ("last_round_ms",):  # the table's clock of its last lockout: not rebuilt
+        for fields in found.values():
+            fields.pop(name, None)
+    return found
+
+
+async def test_the_audit_and_a_restore_follow_staged_table_changes(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    redis_client: Redis,
+    redis_url: str,
+    controller: ControllerServer,
+    tmp_path: Path,
+) -> None:
+    await floor.register("t2")
+    await admin.UpdateTable(staged("t1"))  # applied by the royal flush below
+    await admin.UpdateTable(staged("t2", paytable="A"))
+    await admin.CancelStagedTableChange(
+        pb.CancelStagedTableChangeRequest(table_id="t2", reason="withdrawn")
+    )
+    await tables.Lockout(lockout("t1", 1, [1]))
+    await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES}))
+    waiting = (await admin.UpdateTable(staged("t2", paytable="C"))).staged_change
+    await audited(controller)
+
+    before = await _tables_and_meter(redis_client)
+    assert before["cs-main"]["staged_tables"] == '["t2"]'
+    assert before["t2"]["staged_seq"] == str(waiting.staged_seq)
+    await journal_export.export(controller.store, tmp_path, "floor")
+    assert verify_export(tmp_path).ok
+    path = tmp_path / "floor" / journal_export.SNAPSHOT_FILE
+    good = path.read_text()
+    # a staged table change no entry staged (or another than staged) is refused
+    for kind, record_id, name, value in (
+        ("tables", "t1", "staged_change", json.dumps({"at": "hit", "meter": "cs-main"})),
+        ("tables", "t1", "staged_seq", "3"),
+        ("tables", "t2", "staged_seq", str(waiting.staged_seq + 1)),
+        (
+            "tables",
+            "t2",
+            "staged_change",
+            before["t2"]["staged_change"].replace("new paytable", "a paytable"),
+        ),
+        ("meters", "cs-main", "staged_tables", '["t1","t2"]'),
+        ("tables", "t1", "staged_cancelled", '{"by":"x"}'),
+    ):
+        snapshot = json.loads(good)
+        snapshot[kind][record_id][name] = value
+        path.write_text(json.dumps(snapshot))
+        with pytest.raises(journal_export.ExportError, match=name):
+            journal_export.read_export(tmp_path, "floor")
+    path.write_text(good)
+
+    await redis_client.flushall()
+    store = RedisStore.from_url(redis_url)
+    try:
+        await journal_export.restore(
+            store, tmp_path, "floor", checkpoint_key=KEY.public_key(), actor="ops", reason="lost"
+        )
+        assert await _tables_and_meter(redis_client) == before
+        report = await verify(store)
+        assert report.ok, report.differences
+    finally:
+        await store.close()
+
+
+def test_the_audit_names_a_table_change_that_ends_otherwise_than_staged() -> None:
+    staged_fields = {"table": "t", "at_meter": "m", "at": "reset", "old_config": "a"}
+    staged_fields |= {"config": "b"}
+    good = [
+        {"seq": "1", "type": "table_registered", "table": "t", "config": "a"},
+        {"seq": "2", "type": "table_change_staged", **staged_fields},
+        {"seq": "3", "type": "award", "meter": "m", "round": "9"},
+        {"seq": "4", "type": "reset", "meter": "m"},
+        {"seq": "5", "type": "table_change_applied", "staged_seq": "2", "hit_seq": "3"}
+        | {"round": "9", **staged_fields},
+    ]
+    check = TableStagedCheck("g")
+    for fields in good:
+        check.add(fields)
+    assert check.problems == [] and check.applied == 1
+    bad_cases = [
+        ([*good[:4], {**good[4], "config": "c"}], "another config"),
+        ([*good[:4], {**good[4], "staged_seq": "1"}], "but #2 waits"),
+        ([*good[:4], {**good[4], "hit_seq": "4"}], "no award of its meter"),
+        ([*good[:3], good[4]], "did not reset the meter"),
+        ([good[0], {**good[1], "old_config": "z"}], "another definition"),
+        ([*good, {"seq": "6", "type": "table_change_cancelled", "table": "t"}], "none waits"),
+        ([*good[:2], {**good[1], "seq": "3"}], "while #2 waits"),
+    ]
+    for entries, text in bad_cases:
+        check = TableStagedCheck("g")
+        for fields in entries:
+            check.add(fields)
+        assert len(check.problems) == 1 and text in check.problems[0], check.problems

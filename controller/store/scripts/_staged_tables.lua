@@ -65,7 +65,7 @@ local function staged_tables_apply(m, event, journal_key, seq_key, open_rounds_k
           end
         end
       end
-      local entry = {'staged_seq', f[3] or '', 'table', table_id, 'meter', m.id}
+      local entry = {'staged_seq', f[3] or '', 'table', table_id, 'at_meter', m.id}
       if why then
         entry[#entry + 1] = 'reason'
         entry[#entry + 1] = 'dropped: ' .. why

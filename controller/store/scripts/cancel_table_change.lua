@@ -47,7 +47,7 @@ end
 local cancelled = '{"by":' .. cjson.encode(ARGV[2]) .. ',"reason":' .. cjson.encode(ARGV[4])
   .. ',"staged_seq":' .. cjson.encode(stored[3] or '') .. '}'
 journal(KEYS[3], KEYS[4], 'table_change_cancelled', '', 0, 0,
-  {'table', table_id, 'meter', ARGV[6], 'staged_seq', stored[3] or '', 'cancelled', cancelled,
+  {'table', table_id, 'at_meter', ARGV[6], 'staged_seq', stored[3] or '', 'cancelled', cancelled,
    'by', ARGV[2], 'by_cert', ARGV[3], 'reason', ARGV[4]})
 redis.call('HDEL', KEYS[1], 'staged_change', 'staged_seq')
 redis.call('HSET', KEYS[1], 'staged_cancelled', cancelled)

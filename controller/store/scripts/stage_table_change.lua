@@ -71,7 +71,7 @@ for i, id in ipairs(meters) do
   end
 end
 local seq = journal(KEYS[3], KEYS[4], 'table_change_staged', '', 0, 0,
-  {'table', table_id, 'meter', meter_id, 'at', at, 'old_config', old, 'config', config,
+  {'table', table_id, 'at_meter', meter_id, 'at', at, 'old_config', old, 'config', config,
    'staged', staged, 'by', ARGV[8], 'by_cert', ARGV[9], 'reason', ARGV[10]})
 local waiting = {}
 if meter[3] then
