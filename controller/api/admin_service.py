@@ -686,18 +686,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         current, staged = await self._staged_tables.staged(table)
         message = convert.table(current)
         if staged is not None:
-            message.staged_change.CopyFrom(
-                pb.StagedTableChange(
-                    at=pb.METER_CHANGE_AT_NEXT_HIT
-                    if staged.at == "hit"
-                    else pb.METER_CHANGE_AT_NEXT_RESET,
-                    staged_seq=staged.staged_seq,
-                    meter_id=staged.meter_id,
-                    table=convert.table(staged.table),
-                    by=staged.by,
-                    reason=staged.reason,
-                )
-            )
+            message.staged_change.CopyFrom(convert.staged_table_change(staged))
         return message
 
     async def _stage_table_change(

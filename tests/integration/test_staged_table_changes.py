@@ -7,6 +7,7 @@ dropped too; a cancelled change never applies; a table's own certificate cannot 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from redis.asyncio import Redis
 
 from controller import journal_export
 from controller.audit import verify, verify_export
+from controller.ctl.main import main as jackpotctl
 from controller.domain.staged_tables import TableStagedCheck
 from controller.server import ControllerServer
 from controller.store import keys
@@ -306,3 +308,32 @@ def test_the_audit_names_a_table_change_that_ends_otherwise_than_staged() -> Non
         for fields in entries:
             check.add(fields)
         assert len(check.problems) == 1 and text in check.problems[0], check.problems
+
+
+async def test_tables_update_at_and_cancel_staged_on_the_command_line(
+    controller: ControllerServer,
+    tables: pb_grpc.TableServiceAsyncStub,
+    floor: Floor,
+    pki: TestPKI,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    operator = ["--controller", f"127.0.0.1:{controller.port}", *pki.client_args("operator", "ops")]
+
+    async def ctl(*argv: str) -> int:
+        return await asyncio.to_thread(jackpotctl, [*operator, *argv])
+
+    update = ["tables", "update", "t1", "--paytable", "C", "--reason", "after the jackpot"]
+    assert await ctl(*update, "--at", "next-reset") == 0
+    out = capsys.readouterr().out
+    assert out.startswith("table change staged: t1: caribbean-stud, 7 seats (floor); ")
+    assert "progressive B $1.00 -> cs-main; staged for the next reset of cs-main (journal #" in out
+    assert "after the jackpot): caribbean-stud, 7 seats (floor); progressive C" in out
+    assert await ctl("tables", "list") == 0
+    assert "staged for the next reset of cs-main" in capsys.readouterr().out
+    got = await tables.GetTable(pb.GetTableRequest(table_id="t1"))  # the table sees it too
+    assert got.table.staged_change.table.wagers[0].paytable == "C"
+    assert got.table.wagers[0].paytable == "B"
+    assert await ctl("tables", "cancel-staged", "t1", "--reason", "withdrawn") == 0
+    assert capsys.readouterr().out.strip() == "table t1: no change staged"
+    assert await ctl("tables", "list") == 0
+    assert "staged" not in capsys.readouterr().out
