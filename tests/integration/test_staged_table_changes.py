@@ -25,6 +25,7 @@ from controller.server import ControllerServer
 from controller.store import keys
 from controller.store.redis_store import RedisStore
 from controller.testing import TestPKI
+from controller.web.floor import FloorView
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import (
@@ -337,3 +338,30 @@ async def test_tables_update_at_and_cancel_staged_on_the_command_line(
     assert capsys.readouterr().out.strip() == "table t1: no change staged"
     assert await ctl("tables", "list") == 0
     assert "staged" not in capsys.readouterr().out
+
+
+async def test_a_staged_table_change_shows_on_the_floor_view_and_in_the_meter_report(
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    controller: ControllerServer,
+    redis_url: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    view = FloorView(controller.store)
+    (table,) = (await view.snapshot())["tables"]
+    assert table["change"] == ""
+    seq = (await admin.UpdateTable(staged())).staged_change.staged_seq
+    view.forget()
+    snapshot = await view.snapshot()
+    (table,) = snapshot["tables"]
+    expected = (
+        f"at the next reset of meter cs-main (journal #{seq}): 7 seats, wagers progressive C, "
+        "meters cs-main; staged by jackpot://operator/ops: new paytable after the jackpot"
+    )
+    assert table["change"] == expected
+    (meter,) = snapshot["meters"]
+    assert meter["change"] == f"table t1 {expected}"  # the meter whose hit applies it
+    argv = ["report", "meters", "--redis", redis_url, "--format", "json"]
+    assert await asyncio.to_thread(jackpotctl, argv) == 0
+    (line,) = json.loads(capsys.readouterr().out)
+    assert line["staged_change"] == f"table t1 {expected}"
