@@ -1269,6 +1269,11 @@ class _Replay:
     ) -> None:
         """The staged table change ends: applied (the new definition, its revision up) or
         dropped by the settlement that paid the hit, or cancelled."""
+        if entry.get("table", "") in self.retired_tables and entry["type"] != (
+            "table_change_applied"
+        ):  # retired while it waited: the hit drops it from the meter's list
+            self._waits_for(entry, entry.get("table", ""), add=False)
+            return
         table = self._known("table", self.tables, entry.get("table", ""), entry)
         if table is None:
             return

@@ -365,3 +365,34 @@ async def test_a_staged_table_change_shows_on_the_floor_view_and_in_the_meter_re
     assert await asyncio.to_thread(jackpotctl, argv) == 0
     (line,) = json.loads(capsys.readouterr().out)
     assert line["staged_change"] == f"table t1 {expected}"
+
+
+async def test_concurrent_hits_end_a_staged_table_change_exactly_once(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    redis_client: Redis,
+    controller: ControllerServer,
+) -> None:
+    ids = ["t1", "t2", "t3", "t4"]
+    for table_id in ids[1:]:
+        await floor.register(table_id)
+    for table_id in ids:
+        await tables.Lockout(lockout(table_id, 1, [1]))
+    change = (await admin.UpdateTable(staged("t1", at=NEXT_HIT))).staged_change
+    rev_before = await redis_client.hget(keys.LinkGroupKeys("floor").table("t1"), "rev")
+    await asyncio.gather(*(tables.Settle(settle(t, 1, {1: ROYAL_SPADES})) for t in ids))
+    rows = await journal(redis_client)
+    ends = [f for _, f in rows if f["type"] in ("table_change_applied", "table_change_dropped")]
+    (end,) = ends  # four hits, one end
+    assert end["staged_seq"] == str(change.staged_seq)
+    rev_after = await redis_client.hget(keys.LinkGroupKeys("floor").table("t1"), "rev")
+    paytable = (await table_of(admin, "t1")).wagers[0].paytable
+    if end["type"] == "table_change_applied":  # t1's own settlement came first
+        assert end["hit_table"] == "t1" and paytable == "C"
+        assert int(rev_after or 0) == int(rev_before or 0) + 1
+    else:  # another table's hit, while t1's round was in flight: t1 keeps B
+        assert "round 1 of table t1 was in flight" in end["reason"] and paytable == "B"
+        assert rev_after == rev_before
+    assert not (await table_of(admin, "t1")).HasField("staged_change")
+    await audited(controller)
