@@ -1,9 +1,12 @@
 """Staged table changes over real gRPC and Redis (docs/staged-changes.md): a table's new
 definition staged for the next hit (or reset) of a meter it feeds waits, visible in
-``ListTables``, while the tables play on; the settlement that pays that hit applies it in its
-own step, exactly once, journaled; a round in flight keeps the definition it was locked out
-with (the change is dropped, with why, rather than mixed into it); a table changed since is
-dropped too; a cancelled change never applies; a table's own certificate cannot stage."""
+``ListTables``, ``GetTable``, ``tables list``, the meter report and the floor view, while the
+tables play on; the settlement that pays that hit applies it in its own step, exactly once
+(also under concurrent hits), journaled; a round in flight keeps the definition it was locked
+out with (the change is dropped, with why, rather than mixed into it); a table changed or
+retired since drops it too; a cancelled change never applies; a table's own certificate
+cannot stage. The audit follows it all, and an export holding a staged table change no entry
+made is refused by the restore."""
 
 from __future__ import annotations
 
@@ -396,3 +399,28 @@ async def test_concurrent_hits_end_a_staged_table_change_exactly_once(
         assert rev_after == rev_before
     assert not (await table_of(admin, "t1")).HasField("staged_change")
     await audited(controller)
+
+
+async def test_a_change_of_a_table_retired_meanwhile_is_dropped_and_exported(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    redis_client: Redis,
+    controller: ControllerServer,
+    tmp_path: Path,
+) -> None:
+    await floor.register("t2")
+    await admin.UpdateTable(staged("t2"))
+    await admin.EnterMaintenance(pb.MaintenanceRequest(link_group_id="floor", reason="x"))
+    await admin.RetireTable(pb.RetireTableRequest(table_id="t2", reason="off the floor"))
+    await admin.LeaveMaintenance(pb.MaintenanceRequest(link_group_id="floor", reason="x"))
+    await tables.Lockout(lockout("t1", 1, [1]))
+    await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES}))
+    (dropped,) = of_type(await journal(redis_client), "table_change_dropped")
+    assert dropped["reason"] == "dropped: table t2 was retired"
+    meter_key = keys.LinkGroupKeys("floor").meter("cs-main")
+    assert await redis_client.hget(meter_key, "staged_tables") is None
+    await audited(controller)
+    await journal_export.export(controller.store, tmp_path, "floor")
+    assert verify_export(tmp_path).ok
+    journal_export.read_export(tmp_path, "floor")  # the restore's checks accept it
