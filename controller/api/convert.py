@@ -418,11 +418,17 @@ def retired_meter(record: RetiredMeter) -> pb.RetiredMeter:
 
 def staged_table_change(staged: StagedTableChange) -> pb.StagedTableChange:
     """A table's staged change for the wire (docs/staged-changes.md)."""
-    return pb.StagedTableChange(
+    new = table(staged.table)
+    message = pb.StagedTableChange(
         at=pb.METER_CHANGE_AT_NEXT_HIT if staged.at == "hit" else pb.METER_CHANGE_AT_NEXT_RESET,
         staged_seq=staged.staged_seq,
         meter_id=staged.meter_id,
-        table=table(staged.table),
+        seats=new.seats,
+        wagers=new.wagers,
+        payout_limit_cents=new.payout_limit_cents,
         by=staged.by,
         reason=staged.reason,
     )
+    if new.HasField("validation_threshold_cents"):
+        message.validation_threshold_cents = new.validation_threshold_cents
+    return message

@@ -3275,14 +3275,19 @@ Global___CancelStagedMeterChangeRequest: _TypeAlias = CancelStagedMeterChangeReq
 
 @_typing.final
 class StagedTableChange(_message.Message):
-    """A change staged for a table's definition (docs/staged-changes.md)."""
+    """A change staged for a table's definition (docs/staged-changes.md).
+    The new definition's fields are Table's (its id, game and link group stay).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     AT_FIELD_NUMBER: _builtins.int
     STAGED_SEQ_FIELD_NUMBER: _builtins.int
     METER_ID_FIELD_NUMBER: _builtins.int
-    TABLE_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    WAGERS_FIELD_NUMBER: _builtins.int
+    PAYOUT_LIMIT_CENTS_FIELD_NUMBER: _builtins.int
+    VALIDATION_THRESHOLD_CENTS_FIELD_NUMBER: _builtins.int
     BY_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     at: Global___MeterChangeAt.ValueType
@@ -3290,27 +3295,33 @@ class StagedTableChange(_message.Message):
     """its table_change_staged journal entry"""
     meter_id: _builtins.str
     """the meter whose next hit (or reset) applies it"""
+    seats: _builtins.int
+    payout_limit_cents: _builtins.int
+    validation_threshold_cents: _builtins.int
     by: _builtins.str
     reason: _builtins.str
     @_builtins.property
-    def table(self) -> Global___Table:
-        """the new definition"""
-
+    def wagers(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableWager]: ...
     def __init__(
         self,
         *,
         at: Global___MeterChangeAt.ValueType = ...,
         staged_seq: _builtins.int = ...,
         meter_id: _builtins.str = ...,
-        table: Global___Table | None = ...,
+        seats: _builtins.int = ...,
+        wagers: _abc.Iterable[Global___TableWager] | None = ...,
+        payout_limit_cents: _builtins.int = ...,
+        validation_threshold_cents: _builtins.int | None = ...,
         by: _builtins.str = ...,
         reason: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents", "validation_threshold_cents", b"validation_threshold_cents"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "by", b"by", "meter_id", b"meter_id", "reason", b"reason", "staged_seq", b"staged_seq", "table", b"table"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents", "at", b"at", "by", b"by", "meter_id", b"meter_id", "payout_limit_cents", b"payout_limit_cents", "reason", b"reason", "seats", b"seats", "staged_seq", b"staged_seq", "validation_threshold_cents", b"validation_threshold_cents", "wagers", b"wagers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__validation_threshold_cents: _TypeAlias = _typing.Literal["validation_threshold_cents"]  # noqa: Y015
+    _WhichOneofArgType__validation_threshold_cents: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__validation_threshold_cents) -> _WhichOneofReturnType__validation_threshold_cents | None: ...
 
 Global___StagedTableChange: _TypeAlias = StagedTableChange  # noqa: Y015
 

@@ -96,7 +96,7 @@ async def test_a_table_change_staged_for_the_next_reset_is_applied_once_by_the_h
     answer = await admin.UpdateTable(staged())  # in play: no maintenance needed
     change = answer.staged_change
     assert (change.at, change.meter_id) == (NEXT_RESET, "cs-main") and change.staged_seq > 0
-    assert change.table.wagers[0].paytable == "C" and change.by.endswith("/ops")
+    assert change.wagers[0].paytable == "C" and change.by.endswith("/ops")
     assert answer.wagers[0].paytable == "B"  # not yet
     assert (await admin.UpdateTable(staged())).staged_change == change  # a retry: the same
     assert (await table_of(admin, "t1")).staged_change == change
@@ -335,7 +335,7 @@ async def test_tables_update_at_and_cancel_staged_on_the_command_line(
     assert await ctl("tables", "list") == 0
     assert "staged for the next reset of cs-main" in capsys.readouterr().out
     got = await tables.GetTable(pb.GetTableRequest(table_id="t1"))  # the table sees it too
-    assert got.table.staged_change.table.wagers[0].paytable == "C"
+    assert got.table.staged_change.wagers[0].paytable == "C"
     assert got.table.wagers[0].paytable == "B"
     assert await ctl("tables", "cancel-staged", "t1", "--reason", "withdrawn") == 0
     assert capsys.readouterr().out.strip() == "table t1: no change staged"
