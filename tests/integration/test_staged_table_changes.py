@@ -334,6 +334,8 @@ async def test_tables_update_at_and_cancel_staged_on_the_command_line(
     assert "after the jackpot): caribbean-stud, 7 seats (floor); progressive C" in out
     assert await ctl("tables", "list") == 0
     assert "staged for the next reset of cs-main" in capsys.readouterr().out
+    assert await ctl("meters", "list") == 0
+    assert "; table t1's change waits for its next reset (journal #" in capsys.readouterr().out
     got = await tables.GetTable(pb.GetTableRequest(table_id="t1"))  # the table sees it too
     assert got.table.staged_change.wagers[0].paytable == "C"
     assert got.table.wagers[0].paytable == "B"
