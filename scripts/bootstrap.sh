@@ -53,3 +53,16 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt
   "$VENV/bin/python" -m pip install -q -c constraints.txt mkdocs mkdocs-material
   touch "$stamp"
 fi
+
+# The lowest redis-py pyproject.toml allows, in a folder of its own: a round runs on it
+# (tests/system/test_redis_py_lowest.py puts the folder first on PYTHONPATH); the venv's own
+# redis-py (constraints.txt) is the top of the range. Its hiredis is the venv's.
+redis_lowest=$(sed -n 's/^ *"redis\[hiredis\]>=\([0-9.]*\),<[0-9]*",.*/\1/p' pyproject.toml)
+redis_low="$VENV/redis-low"
+if [ -z "$redis_lowest" ]; then
+  echo "bootstrap: no redis[hiredis]>=LOWEST,<UPPER in pyproject.toml" >&2; exit 1
+fi
+if [ ! -d "$redis_low/redis-$redis_lowest.dist-info" ]; then
+  rm -rf "$redis_low"
+  "$VENV/bin/python" -m pip install -q --target "$redis_low" "redis==$redis_lowest"
+fi

@@ -45,13 +45,21 @@ from jackpot.results import (
 )
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from jackpot.wire import enum_member, enum_number, from_message
+from jackpot.wire import compile_decoders, enum_member, enum_number, from_message
 from table_agent.deck import card_texts
 from table_agent.link import Link
 from table_agent.reports import SettleReport
 from table_agent.wagers import PlacedWager, TableLayout, WagerOffer
 
 log = logging.getLogger("table_agent.client")
+
+compile_decoders(  # the answers this module decodes, compiled now (jackpot.codegen)
+    (pb.LockoutResponse, LockoutResult),
+    (pb.SettleResponse, SettleResult),
+    (pb.VoidRoundResponse, VoidResult),
+    (pb.ReportChipCountResponse, ChipCountResult),
+    (pb.ReportIrregularityResponse, IrregularityResult),
+)
 
 # Every report is idempotent, so anything that is not a refusal of its content is retried:
 # transient states, errors the controller did not expect (INTERNAL, UNKNOWN), and a record

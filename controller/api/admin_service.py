@@ -48,9 +48,11 @@ from jackpot.kinds import IrregularityKind
 from jackpot.money import MAX_METER_CENTS, format_cents, format_percent
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from jackpot.wire import to_message
+from jackpot.wire import compile_encoders, to_message
 
 log = logging.getLogger("controller.admin")
+
+compile_encoders(pb.Irregularity)  # what this module encodes, compiled now (jackpot.codegen)
 
 Context: TypeAlias = "aio.ServicerContext[object, object]"
 

@@ -49,7 +49,11 @@ from jackpot.money import (
     parse_percent_ppm,
 )
 from jackpot.v1 import jackpot_pb2 as pb
-from jackpot.wire import enum_member, enum_number, to_message
+from jackpot.wire import compile_encoders, enum_member, enum_number, to_message
+
+compile_encoders(  # what this module encodes, compiled now (jackpot.codegen)
+    pb.JournalPosition, pb.Maintenance, pb.Jackpot, pb.Adjustment, pb.RetiredMeter
+)
 
 MAX_ROUND_ID = 2**53 - 1  # round ids are compared inside Redis scripts, exact below 2**53
 

@@ -44,9 +44,19 @@ from jackpot.money import format_cents
 from jackpot.results import SeatOutcome, SettleResult
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from jackpot.wire import enum_member, to_message
+from jackpot.wire import compile_encoders, enum_member, to_message
 
 log = logging.getLogger("controller.rounds")
+
+compile_encoders(  # the answers this module encodes, compiled now (jackpot.codegen)
+    pb.LockoutResponse,
+    pb.SettleResponse,
+    pb.VoidRoundResponse,
+    pb.MeterValue,
+    pb.JournalPosition,
+    pb.ReportChipCountResponse,
+    pb.ReportIrregularityResponse,
+)
 
 _KINDS = pb.IrregularityKind.DESCRIPTOR
 MAX_CHIPS = 10_000
