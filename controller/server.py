@@ -27,7 +27,7 @@ from controller.api.meter_watch import MeterWatcher
 from controller.api.peers import Authenticator, DenyList
 from controller.api.status import CODE_LABELS
 from controller.api.table_service import TableService
-from controller.domain.payout_compliance import NONE, PRESETS, PayoutCompliance
+from controller.domain.payout_compliance import DEFAULT, PRESETS, PayoutCompliance
 from controller.domain.submission import RulesSubmission
 from controller.http import HttpEndpoint
 from controller.metrics import Metrics
@@ -114,8 +114,9 @@ class ServerConfig:
     first_install: bool = False  # a Redis without an installation record is a new one
     reuse_port: bool = False  # one of the workers sharing ``listen`` (SO_REUSEPORT)
     metrics_dir: str | None = None  # the workers' PROMETHEUS_MULTIPROC_DIR (controller.workers)
-    # what a hand-pay needs (tax-form reference, witness): docs/payout-compliance.md
-    payout_compliance: PayoutCompliance = PRESETS[NONE]
+    # what a hand-pay needs (tax-form reference, witness): docs/payout-compliance.md; the
+    # default is the CLI's, us-default (``PRESETS[NONE]`` asks for nothing)
+    payout_compliance: PayoutCompliance = PRESETS[DEFAULT]
 
 
 def _version() -> str:

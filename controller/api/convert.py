@@ -36,6 +36,7 @@ from controller.domain.records import (
     StagedChange,
 )
 from controller.domain.rounds import Cards, RoundCards, SeatCards, Wager, cards_of
+from controller.domain.staged_tables import StagedTableChange
 from jackpot.cards import parse_cards
 from jackpot.epochs import JournalPosition
 from jackpot.errors import InvalidArgument, InvalidCards
@@ -458,3 +459,21 @@ def adjustment(record: Adjustment) -> pb.Adjustment:
 def retired_meter(record: RetiredMeter) -> pb.RetiredMeter:
     """A meter's retirement for the wire."""
     return to_message(record, pb.RetiredMeter)
+
+
+def staged_table_change(staged: StagedTableChange) -> pb.StagedTableChange:
+    """A table's staged change for the wire (docs/staged-changes.md)."""
+    new = table(staged.table)
+    message = pb.StagedTableChange(
+        at=pb.METER_CHANGE_AT_NEXT_HIT if staged.at == "hit" else pb.METER_CHANGE_AT_NEXT_RESET,
+        staged_seq=staged.staged_seq,
+        meter_id=staged.meter_id,
+        seats=new.seats,
+        wagers=new.wagers,
+        payout_limit_cents=new.payout_limit_cents,
+        by=staged.by,
+        reason=staged.reason,
+    )
+    if new.HasField("validation_threshold_cents"):
+        message.validation_threshold_cents = new.validation_threshold_cents
+    return message

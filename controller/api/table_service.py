@@ -27,6 +27,7 @@ from controller.metrics import Metrics
 from controller.state_guard import StateGuard
 from controller.store.locked_rounds import LockedRound
 from controller.store.redis_store import RedisStore
+from controller.store.staged_tables import StagedTables
 from jackpot.epochs import NO_POSITION, JournalPosition, PositionMacs
 from jackpot.errors import (
     IdempotencyConflict,
@@ -93,6 +94,7 @@ class TableService(pb_grpc.TableServiceServicer):
         self._watcher = watcher
         self._guard = guard
         self._macs = PositionMacs(position_key) if position_key is not None else None
+        self._staged_tables = StagedTables(store)  # GetTable shows a staged table change
 
     def _known(self, table_id: str, wire: pb.JournalPosition) -> JournalPosition:
         """The position the table sends (checked), verified when its mac is this
@@ -293,6 +295,9 @@ class TableService(pb_grpc.TableServiceServicer):
             max_round_step=self._store.max_round_step,
             journal=to_message(journal, pb.JournalPosition),
         )
+        _, staged = await self._staged_tables.staged(table)  # not on a round's path
+        if staged is not None:
+            answer.table.staged_change.CopyFrom(convert.staged_table_change(staged))
         return self._answer(table_id, answer)
 
     async def _check_position(self, table: TableConfig, known: JournalPosition) -> JournalPosition:

@@ -109,8 +109,25 @@ def table_line(table: pb.Table) -> str:
         if table.payout_limit_cents
         else ""
     )
+    staged = ""
+    if table.HasField("staged_change"):  # docs/staged-changes.md
+        change = table.staged_change
+        when = "reset" if change.at == pb.METER_CHANGE_AT_NEXT_RESET else "hit"
+        new = pb.Table(
+            table_id=table.table_id,
+            game=table.game,
+            seats=change.seats,
+            link_group_id=table.link_group_id,
+            wagers=change.wagers,
+            payout_limit_cents=change.payout_limit_cents,
+        )
+        staged = (
+            f"; staged for the next {when} of {change.meter_id} (journal #{change.staged_seq}, "
+            f"{change.by}: {change.reason}): {table_line(new).partition(': ')[2]}"
+        )
     return (
         f"{table.table_id}: {table.game}, {table.seats} seats ({table.link_group_id}); "
         + "; ".join(wagers)
         + limit
+        + staged
     )

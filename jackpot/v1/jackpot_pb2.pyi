@@ -1494,8 +1494,16 @@ class UpdateTableRequest(_message.Message):
 
     TABLE_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    AT_FIELD_NUMBER: _builtins.int
+    AT_METER_ID_FIELD_NUMBER: _builtins.int
     reason: _builtins.str
     """required"""
+    at: Global___MeterChangeAt.ValueType
+    """Staged (docs/staged-changes.md): not now, but by the step that pays the next hit (or the
+    next reset) of at_meter_id, a meter the table feeds a percentage of; no maintenance is
+    needed. METER_CHANGE_AT_NOW (the default): at once, in maintenance, as before.
+    """
+    at_meter_id: _builtins.str
     @_builtins.property
     def table(self) -> Global___Table:
         """the whole new definition"""
@@ -1505,10 +1513,12 @@ class UpdateTableRequest(_message.Message):
         *,
         table: Global___Table | None = ...,
         reason: _builtins.str = ...,
+        at: Global___MeterChangeAt.ValueType = ...,
+        at_meter_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "table", b"table"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "at_meter_id", b"at_meter_id", "reason", b"reason", "table", b"table"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2103,6 +2113,7 @@ class Table(_message.Message):
     WAGERS_FIELD_NUMBER: _builtins.int
     PAYOUT_LIMIT_CENTS_FIELD_NUMBER: _builtins.int
     VALIDATION_THRESHOLD_CENTS_FIELD_NUMBER: _builtins.int
+    STAGED_CHANGE_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     """"caribbean-stud", "texas-holdem-bonus", "three-card-poker" or "six-card-fortune-pai-gow"."""
@@ -2119,6 +2130,12 @@ class Table(_message.Message):
     def wagers(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableWager]:
         """every wager the table offers (at least one)"""
 
+    @_builtins.property
+    def staged_change(self) -> Global___StagedTableChange:
+        """A change staged for the table's definition (UpdateTable with at); unset: none waits.
+        Output only (RegisterTable and UpdateTable ignore it).
+        """
+
     def __init__(
         self,
         *,
@@ -2129,10 +2146,11 @@ class Table(_message.Message):
         wagers: _abc.Iterable[Global___TableWager] | None = ...,
         payout_limit_cents: _builtins.int = ...,
         validation_threshold_cents: _builtins.int | None = ...,
+        staged_change: Global___StagedTableChange | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents", "validation_threshold_cents", b"validation_threshold_cents"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents", "staged_change", b"staged_change", "validation_threshold_cents", b"validation_threshold_cents"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents", "game", b"game", "link_group_id", b"link_group_id", "payout_limit_cents", b"payout_limit_cents", "seats", b"seats", "table_id", b"table_id", "validation_threshold_cents", b"validation_threshold_cents", "wagers", b"wagers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents", "game", b"game", "link_group_id", b"link_group_id", "payout_limit_cents", b"payout_limit_cents", "seats", b"seats", "staged_change", b"staged_change", "table_id", b"table_id", "validation_threshold_cents", b"validation_threshold_cents", "wagers", b"wagers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__validation_threshold_cents: _TypeAlias = _typing.Literal["validation_threshold_cents"]  # noqa: Y015
     _WhichOneofArgType__validation_threshold_cents: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents"]  # noqa: Y015
@@ -3383,6 +3401,85 @@ class CancelStagedMeterChangeRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CancelStagedMeterChangeRequest: _TypeAlias = CancelStagedMeterChangeRequest  # noqa: Y015
+
+@_typing.final
+class StagedTableChange(_message.Message):
+    """A change staged for a table's definition (docs/staged-changes.md).
+    The new definition's fields are Table's (its id, game and link group stay).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AT_FIELD_NUMBER: _builtins.int
+    STAGED_SEQ_FIELD_NUMBER: _builtins.int
+    METER_ID_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    WAGERS_FIELD_NUMBER: _builtins.int
+    PAYOUT_LIMIT_CENTS_FIELD_NUMBER: _builtins.int
+    VALIDATION_THRESHOLD_CENTS_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    at: Global___MeterChangeAt.ValueType
+    staged_seq: _builtins.int
+    """its table_change_staged journal entry"""
+    meter_id: _builtins.str
+    """the meter whose next hit (or reset) applies it"""
+    seats: _builtins.int
+    payout_limit_cents: _builtins.int
+    validation_threshold_cents: _builtins.int
+    by: _builtins.str
+    reason: _builtins.str
+    @_builtins.property
+    def wagers(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableWager]: ...
+    def __init__(
+        self,
+        *,
+        at: Global___MeterChangeAt.ValueType = ...,
+        staged_seq: _builtins.int = ...,
+        meter_id: _builtins.str = ...,
+        seats: _builtins.int = ...,
+        wagers: _abc.Iterable[Global___TableWager] | None = ...,
+        payout_limit_cents: _builtins.int = ...,
+        validation_threshold_cents: _builtins.int | None = ...,
+        by: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents", "validation_threshold_cents", b"validation_threshold_cents"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents", "at", b"at", "by", b"by", "meter_id", b"meter_id", "payout_limit_cents", b"payout_limit_cents", "reason", b"reason", "seats", b"seats", "staged_seq", b"staged_seq", "validation_threshold_cents", b"validation_threshold_cents", "wagers", b"wagers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__validation_threshold_cents: _TypeAlias = _typing.Literal["validation_threshold_cents"]  # noqa: Y015
+    _WhichOneofArgType__validation_threshold_cents: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__validation_threshold_cents) -> _WhichOneofReturnType__validation_threshold_cents | None: ...
+
+Global___StagedTableChange: _TypeAlias = StagedTableChange  # noqa: Y015
+
+@_typing.final
+class CancelStagedTableChangeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    STAGED_SEQ_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    reason: _builtins.str
+    """required"""
+    staged_seq: _builtins.int
+    """the staged change seen (0: whichever waits)"""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        staged_seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "staged_seq", b"staged_seq", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelStagedTableChangeRequest: _TypeAlias = CancelStagedTableChangeRequest  # noqa: Y015
 
 @_typing.final
 class WindDownMeterRequest(_message.Message):

@@ -418,6 +418,11 @@ class AdminServiceStub:
     journaled. The same witness again returns the jackpot unchanged; another witness once one
     is recorded, or a jackpot not approved or already paid, is FAILED_PRECONDITION.
     """
+    CancelStagedTableChange: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.CancelStagedTableChangeRequest, _jackpot_pb2.Table]
+    """Cancels the change staged for a table (UpdateTable with at); NOT_FOUND when none waits,
+    FAILED_PRECONDITION when another one than staged_seq waits. The same cancellation again
+    answers the table. Role: operator (docs/staged-changes.md).
+    """
 
 @_typing.type_check_only
 class AdminServiceAsyncStub(AdminServiceStub):
@@ -578,6 +583,11 @@ class AdminServiceAsyncStub(AdminServiceStub):
     the witness is the caller's certificate identity (the payer may not be its own witness);
     journaled. The same witness again returns the jackpot unchanged; another witness once one
     is recorded, or a jackpot not approved or already paid, is FAILED_PRECONDITION.
+    """
+    CancelStagedTableChange: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.CancelStagedTableChangeRequest, _jackpot_pb2.Table]  # type: ignore[assignment]
+    """Cancels the change staged for a table (UpdateTable with at); NOT_FOUND when none waits,
+    FAILED_PRECONDITION when another one than staged_seq waits. The same cancellation again
+    answers the table. Role: operator (docs/staged-changes.md).
     """
 
 class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -970,6 +980,17 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         the witness is the caller's certificate identity (the payer may not be its own witness);
         journaled. The same witness again returns the jackpot unchanged; another witness once one
         is recorded, or a jackpot not approved or already paid, is FAILED_PRECONDITION.
+        """
+
+    @_abc_1.abstractmethod
+    def CancelStagedTableChange(
+        self,
+        request: _jackpot_pb2.CancelStagedTableChangeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.Table, _abc.Awaitable[_jackpot_pb2.Table]]:
+        """Cancels the change staged for a table (UpdateTable with at); NOT_FOUND when none waits,
+        FAILED_PRECONDITION when another one than staged_seq waits. The same cancellation again
+        answers the table. Role: operator (docs/staged-changes.md).
         """
 
 def add_AdminServiceServicer_to_server(servicer: AdminServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
