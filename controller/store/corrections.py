@@ -26,7 +26,7 @@ from controller.store.codec import SCHEMA_VERSION
 from controller.store.gateway import ScriptGateway
 from controller.store.jackpots import Jackpots
 from jackpot.cards import format_cards
-from jackpot.data import items, record_from_data
+from jackpot.data import compile_decoders, items, record_from_data
 from jackpot.errors import (
     CorruptRecord,
     FailedPrecondition,
@@ -35,6 +35,8 @@ from jackpot.errors import (
     StoreUnavailable,
 )
 from jackpot.results import AcceptedWager
+
+compile_decoders(Correction, AcceptedWager)  # what this module decodes, compiled now
 
 MONEY_FIELDS = frozenset(
     {"paid_cents", "due_cents", "meter_basis_cents", "wager_cents", "amount_cents"}

@@ -5,10 +5,11 @@ script, read, replica wait and refusal goes through it) and one object per aggre
 its own module: ``store.catalog`` (link groups, meters), ``store.tables``, ``store.rounds``,
 ``store.irregularities``, ``store.jackpots``, ``store.journal``, ``store.epochs``,
 ``store.snapshots`` (export, restore), ``store.reconciliation``, ``store.controls``,
-``store.corrections``, ``store.integrity`` (the audit's corrupt records) and ``store.server``
-(durability settings). Each write is exactly one script (validation, money arithmetic,
-journal entries and the stored answer, all in one atomic step); a refused script raises the
-matching :mod:`jackpot.errors` class and has changed nothing.
+``store.staged_tables``, ``store.corrections``, ``store.integrity`` (the audit's corrupt
+records) and ``store.server`` (durability settings). Each write is exactly one script
+(validation, money arithmetic, journal entries and the stored answer, all in one atomic
+step); a refused script raises the matching :mod:`jackpot.errors` class and has changed
+nothing.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from controller.store.reconciliation import Reconciliation
 from controller.store.rounds import DEFAULT_MAX_ROUND_STEP, DEFAULT_ROUND_RETENTION_SECONDS, Rounds
 from controller.store.scripts import Scripts
 from controller.store.snapshots import Snapshots
+from controller.store.staged_tables import StagedTables
 from controller.store.tables import Tables
 
 DEFAULT_MAX_CONNECTIONS = 64
@@ -82,6 +84,7 @@ class RedisStore:
             gateway, round_retention_seconds=round_retention_seconds
         )
         self.controls = Controls(gateway, self.catalog, self.tables)
+        self.staged_tables = StagedTables(gateway)
         self.corrections = Corrections(gateway, self.catalog, self.jackpots)
         self.integrity = Integrity(
             gateway, self.catalog, self.tables, self.jackpots, self.irregularities
