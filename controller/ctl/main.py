@@ -40,6 +40,10 @@ Calls to the controller use mutual TLS: ``--ca``, ``--cert`` and ``--key`` (or
 certificate, whose role (operator, supervisor, cashier, auditor) decides what may be done.
 Amounts are given in dollars ("10000", "12.50") and printed in dollars; rates in percent.
 Every refusal prints the controller's reason and exits 1; a usage error exits 2.
+
+Each command group is a module of :mod:`controller.ctl` whose ``add_commands`` registers its
+parser and handlers (:data:`COMMAND_GROUPS`); this module builds the root parser (the global
+options), dispatches, and maps errors to exit statuses.
 """
 
 from __future__ import annotations
