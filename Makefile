@@ -20,6 +20,8 @@ check: bootstrap
 	$(BIN)/python scripts/gen_proto.py --check
 	$(BIN)/python scripts/gen_line_counts.py --check
 	$(BIN)/python scripts/gen_dashboards.py --check
+	$(BIN)/python scripts/gen_api_docs.py --check
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -27,6 +29,7 @@ check: bootstrap
 ## make proto: regenerate jackpot/v1 from proto/ after editing the .proto
 proto: bootstrap
 	$(BIN)/python scripts/gen_proto.py
+	$(BIN)/python scripts/gen_api_docs.py
 
 ## make bench: the benchmarks in bench/ (loopback only, bounded in count and time; bench.scale: Redis Cluster of 1, 2, 3 shards)
 bench: bootstrap

@@ -49,5 +49,7 @@ stamp="$VENV/.installed"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ]; then
   [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q -c constraints.txt -e '.[dev]'
+  # The documentation site (mkdocs.yml; `make check` builds it with --strict).
+  "$VENV/bin/python" -m pip install -q -c constraints.txt mkdocs mkdocs-material
   touch "$stamp"
 fi

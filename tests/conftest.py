@@ -34,7 +34,10 @@ def _no_leaked_log_handlers() -> Iterator[None]:
     handlers, level = list(root.handlers), root.level
     yield
     for handler in list(root.handlers):
-        if handler not in handlers and type(handler) in (logging.StreamHandler, logging.FileHandler):
+        if handler not in handlers and type(handler) in (
+            logging.StreamHandler,
+            logging.FileHandler,
+        ):
             root.removeHandler(handler)
             handler.close()
     root.setLevel(level)
