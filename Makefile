@@ -1,6 +1,7 @@
 # The two commands of the README, and the checks they run. See scripts/ for each step.
 VENV := .venv
 BIN := $(VENV)/bin
+BUF := .buf/node_modules/.bin/buf
 DEMO_ARGS ?=
 
 .PHONY: demo test check proto bootstrap bench clean
@@ -20,6 +21,9 @@ check: bootstrap
 	$(BIN)/python scripts/gen_proto.py --check
 	$(BIN)/python scripts/gen_line_counts.py --check
 	$(BIN)/python scripts/gen_dashboards.py --check
+	$(BIN)/python scripts/gen_error_docs.py --check
+	$(BUF) lint proto
+	$(BUF) breaking proto --against proto/releases/v0.1.0.binpb
 	$(BIN)/python scripts/gen_api_docs.py --check
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	$(BIN)/ruff check .

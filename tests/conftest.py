@@ -19,6 +19,7 @@ import pytest
 from grpc import aio
 from redis.asyncio import Redis
 
+from controller.domain.payout_compliance import NONE, PRESETS
 from controller.server import ControllerServer, ServerConfig
 from controller.testing import RedisServer, TestPKI
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
@@ -90,6 +91,9 @@ def server_config(redis_url: str, metrics_port: int | None, pki: TestPKI) -> Ser
         # limiter has tests of its own, tests/integration/test_resources.py).
         table_calls_per_s=0,
         client_calls_per_s=0,
+        # A hand-pay needs nothing here: the tests of the compliance flow (the controller's
+        # default, us-default) ask for it (tests/integration/test_payout_compliance.py).
+        payout_compliance=PRESETS[NONE],
     )
 
 

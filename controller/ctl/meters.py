@@ -86,4 +86,7 @@ def _create_meter(args: argparse.Namespace) -> int:
 
 def _list_meters(args: argparse.Namespace) -> int:
     reply = call(args, "ListMeters", pb.ListMetersRequest(link_group_id=args.link_group))
-    return show(args, reply, "\n".join(_meter_line(m) for m in reply.meters) or "no meters")
+    tables = call(args, "ListTables", pb.ListTablesRequest(link_group_id=args.link_group))
+    waiting = staged.staged_table_changes(tables.tables)  # what each meter's hit changes at a table
+    lines = [_meter_line(m) + waiting.get(m.meter_id, "") for m in reply.meters]
+    return show(args, reply, "\n".join(lines) or "no meters")
