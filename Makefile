@@ -1,6 +1,7 @@
 # The two commands of the README, and the checks they run. See scripts/ for each step.
 VENV := .venv
 BIN := $(VENV)/bin
+BUF := .buf/node_modules/.bin/buf
 DEMO_ARGS ?=
 ## make bench: the commit bench.against compares the hot path with (BENCH_REF=917403f make bench)
 BENCH_REF ?= HEAD~1
@@ -22,6 +23,11 @@ check: bootstrap
 	$(BIN)/python scripts/gen_proto.py --check
 	$(BIN)/python scripts/gen_line_counts.py --check
 	$(BIN)/python scripts/gen_dashboards.py --check
+	$(BIN)/python scripts/gen_error_docs.py --check
+	$(BUF) lint proto
+	$(BUF) breaking proto --against proto/releases/v0.1.0.binpb
+	$(BIN)/python scripts/gen_api_docs.py --check
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -29,6 +35,7 @@ check: bootstrap
 ## make proto: regenerate jackpot/v1 from proto/ after editing the .proto
 proto: bootstrap
 	$(BIN)/python scripts/gen_proto.py
+	$(BIN)/python scripts/gen_api_docs.py
 
 ## make bench: the benchmarks in bench/ (loopback only, bounded in count and time; bench.scale: Redis Cluster of 1, 2, 3 shards)
 bench: bootstrap

@@ -56,6 +56,7 @@ from controller.domain.mystery import CommitmentCheck
 from controller.domain.payout_compliance import PaymentCheck
 from controller.domain.records import Checkpoint, LinkGroupSnapshot
 from controller.domain.staged import StagedCheck
+from controller.domain.staged_tables import TableStagedCheck
 from controller.journal_chain import GENESIS, ChainCheck
 from controller.store import codec
 from controller.store.redis_store import RedisStore
@@ -154,6 +155,7 @@ async def _audit_once(
     commitments = CommitmentCheck(link_group_id)
     corrections = CorrectionCheck(link_group_id)
     staged = StagedCheck(link_group_id)
+    staged_tables = TableStagedCheck(link_group_id)  # docs/staged-changes.md
     payments = PaymentCheck(link_group_id, checkpoint.seq)  # docs/payout-compliance.md
     rotations: list[tuple[int, str]] = []
     expected_hash = checkpoint.hash if expected and expected[0] == checkpoint.seq else None
@@ -172,6 +174,7 @@ async def _audit_once(
         commitments.add(entry.fields)
         corrections.add(entry.fields)
         staged.add(entry.fields)
+        staged_tables.add(entry.fields)
         payments.add(entry.fields)
         if entry.fields.get("type") == checkpoint_signature.ROTATION_ENTRY:
             rotations.append((entry.seq, entry.fields.get("handover", "")))
@@ -189,6 +192,7 @@ async def _audit_once(
     report.differences += commitments.problems
     report.differences += corrections.problems
     report.differences += staged.problems
+    report.differences += staged_tables.problems
     report.differences += payments.problems
     report.differences += checkpoint_signature.journal_problems(
         link_group_id, verdict.pending, rotations
@@ -462,6 +466,7 @@ def _verify_export_group(
     commitments = CommitmentCheck(link_group_id)
     corrections = CorrectionCheck(link_group_id)
     staged = StagedCheck(link_group_id)
+    staged_tables = TableStagedCheck(link_group_id)  # docs/staged-changes.md
     payments = PaymentCheck(link_group_id, start.seq)  # docs/payout-compliance.md
     journal_path = target / journal_export.JOURNAL_FILE
     try:
@@ -481,6 +486,7 @@ def _verify_export_group(
         commitments.add(fields)
         corrections.add(fields)
         staged.add(fields)
+        staged_tables.add(fields)
         payments.add(fields)
         if (
             fields.get("type") == checkpoint_signature.ROTATION_ENTRY
@@ -499,6 +505,7 @@ def _verify_export_group(
     report.differences += commitments.problems
     report.differences += corrections.problems
     report.differences += staged.problems
+    report.differences += staged_tables.problems
     report.differences += payments.problems
     report.differences += checkpoint_signature.journal_problems(
         link_group_id, verdict.pending, rotations

@@ -221,10 +221,11 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     serve.add_argument(
         "--payout-compliance",
-        default=payout_compliance.NONE,
+        default=payout_compliance.DEFAULT,
         choices=tuple(payout_compliance.PRESETS),
         help="what a jackpot's hand-pay needs before it is recorded paid: a W-2G tax-form "
-        "reference and a witness (docs/payout-compliance.md)",
+        "reference and a witness (default: us-default, a W-2G at >= $600 and >= 300x the "
+        "wager, a witness from $1,200; none: nothing; docs/payout-compliance.md)",
     )
     serve.add_argument(
         "--tax-form-from",

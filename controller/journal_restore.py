@@ -1014,7 +1014,7 @@ class _Replay:
             must_hit_by_cents=entry.get("must_hit_by_cents") or "0",
             last_hit_seq="",
         )
-        expected.set(entry, **_UNSTAGED, staged_cancelled="", wound_down_seq="")
+        expected.set(entry, **_UNSTAGED, staged_cancelled="", wound_down_seq="", staged_tables="")
 
     def _contribution(
         self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None
@@ -1093,7 +1093,8 @@ class _Replay:
     ) -> None:
         table_id = entry.get("table", "")
         expected = self.tables[table_id] = _Expected("table", table_id, made_seq=seq)
-        expected.set(entry, config=entry.get("config"), rev="0")
+        expected.set(entry, config=entry.get("config"), rev="0", **_TABLE_UNSTAGED)
+        expected.set(entry, staged_cancelled="")
         self.configs[table_id] = entry.get("config", "")
 
     def _table_updated(
@@ -1225,6 +1226,80 @@ class _Replay:
                 raise self.refuse(entry, f"winds meter {meter.record_id}'s {name} from another")
         meter.set(entry, rate_ppm="0", reserve_rate_ppm="0", wound_down_seq=seq)
 
+    # staged table changes (docs/staged-changes.md)
+
+    def _waits_for(self, entry: Mapping[str, str], table_id: str, add: bool) -> None:
+        """The meter a table change waits for lists the table (``staged_tables``, in the
+        order the scripts keep: a staged table last; none: no field)."""
+        meter = self._known("meter", self.meters, entry.get("at_meter", ""), entry)
+        if meter is None:
+            return
+        listed = json.loads(meter.value("staged_tables") or "[]")
+        listed = [name for name in listed if name != table_id] + ([table_id] if add else [])
+        meter.set(entry, staged_tables=json.dumps(listed, separators=(",", ":")) if listed else "")
+
+    def _table_change_staged(
+        self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None
+    ) -> None:
+        """stage_table_change.lua: one change waits per table, staged against the table's
+        definition as it is, its record (``staged``) saying what the entry says."""
+        table = self._known("table", self.tables, entry.get("table", ""), entry)
+        if table is None:
+            return
+        if table.value("staged_seq"):
+            raise self.refuse(entry, f"stages a change of table {table.record_id}, which has one")
+        try:
+            record = json.loads(entry.get("staged", ""))
+        except json.JSONDecodeError:
+            record = None
+        if not isinstance(record, dict) or record.get("at") not in ("hit", "reset"):
+            raise self.refuse(entry, "holds no staged table change record")
+        for name, field_name in (("meter", "at_meter"), ("at", "at"), ("config", "config")):
+            if _text(record.get(name)) != _text(entry.get(field_name)):
+                raise self.refuse(entry, f"stages another {name} than its record's")
+        if _text(entry.get("old_config")) != table.value("config") or _text(
+            record.get("old_config")
+        ) != table.value("config"):
+            raise self.refuse(entry, f"changes table {table.record_id} from another definition")
+        table.set(entry, staged_change=entry.get("staged"), staged_seq=seq)
+        self._waits_for(entry, table.record_id, add=True)
+
+    def _table_change_resolved(
+        self, entry: Mapping[str, str], seq: int, before: int, following: Mapping[str, str] | None
+    ) -> None:
+        """The staged table change ends: applied (the new definition, its revision up) or
+        dropped by the settlement that paid the hit, or cancelled."""
+        if entry.get("table", "") in self.retired_tables and entry["type"] != (
+            "table_change_applied"
+        ):  # retired while it waited: the hit drops it from the meter's list
+            self._waits_for(entry, entry.get("table", ""), add=False)
+            return
+        table = self._known("table", self.tables, entry.get("table", ""), entry)
+        if table is None:
+            return
+        waiting = table.value("staged_seq")
+        if not waiting or waiting != _text(entry.get("staged_seq")):
+            raise self.refuse(
+                entry,
+                f"ends staged change #{entry.get('staged_seq')} of table {table.record_id}, "
+                f"but {'#' + waiting if waiting else 'none'} waits",
+            )
+        staged = json.loads(table.value("staged_change"))
+        if _text(entry.get("at_meter")) != _text(staged.get("meter")):
+            raise self.refuse(entry, "ends it at another meter than the one it waited for")
+        if entry["type"] == "table_change_applied":
+            for name in ("old_config", "config"):
+                if _text(staged.get(name)) != _text(entry.get(name)):
+                    raise self.refuse(entry, f"applies another {name} than the change staged")
+            if _text(entry.get("old_config")) != table.value("config"):
+                raise self.refuse(entry, f"changes table {table.record_id} from another one")
+            table.set(entry, config=entry.get("config"), rev=int(table.value("rev")) + 1)
+            self.configs[table.record_id] = entry.get("config", "")
+        if entry["type"] == "table_change_cancelled":
+            table.set(entry, staged_cancelled=entry.get("cancelled"))
+        table.set(entry, **_TABLE_UNSTAGED)
+        self._waits_for(entry, table.record_id, add=False)
+
     def _check_old(self, entry: Mapping[str, str], meter: _Expected) -> None:
         for name in _METER_PARAMETERS:
             if _text(entry.get(f"old_{name}")) != meter.value(name):
@@ -1235,6 +1310,8 @@ _METER_PARAMETERS = ("reset_cents", "rate_ppm", "reserve_rate_ppm", "ceiling_cen
 """The parameters a staged change changes (stage_meter_change.lua)."""
 _STAGED_FIELDS = tuple(f"{when}_{name}" for name in _METER_PARAMETERS for when in ("old", "new"))
 _UNSTAGED = {"staged_change": "", "staged_seq": ""}
+_TABLE_UNSTAGED = {"staged_change": "", "staged_seq": ""}
+"""A table's staged-change fields while none waits (stage_table_change.lua)."""
 """A meter's staged-change fields while none waits."""
 
 
@@ -1272,6 +1349,10 @@ _HANDLERS: dict[str, _Handler] = {
     "meter_change_dropped": _Replay._meter_change_resolved,
     "meter_change_cancelled": _Replay._meter_change_resolved,
     "meter_wound_down": _Replay._meter_wound_down,
+    "table_change_staged": _Replay._table_change_staged,
+    "table_change_applied": _Replay._table_change_resolved,
+    "table_change_dropped": _Replay._table_change_resolved,
+    "table_change_cancelled": _Replay._table_change_resolved,
 }
 """Per entry type, how it changes the records or what it must move (:class:`_Replay`); other
 types (reset, void, transfers, maintenance, irregularities, ...) make none of the records

@@ -18,6 +18,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio  # type: ignore[attr-defined]
 from grpc_reflection.v1alpha import reflection, reflection_pb2
 
+from controller.api import reflection_v1
 from controller.api.admin_service import AdminService
 from controller.api.interceptor import ServerInterceptor
 from controller.api.limits import RateLimiter, StreamSlots
@@ -26,7 +27,7 @@ from controller.api.meter_watch import MeterWatcher
 from controller.api.peers import Authenticator, DenyList
 from controller.api.status import CODE_LABELS
 from controller.api.table_service import TableService
-from controller.domain.payout_compliance import NONE, PRESETS, PayoutCompliance
+from controller.domain.payout_compliance import DEFAULT, PRESETS, PayoutCompliance
 from controller.domain.submission import RulesSubmission
 from controller.http import HttpEndpoint
 from controller.metrics import Metrics
@@ -113,8 +114,9 @@ class ServerConfig:
     first_install: bool = False  # a Redis without an installation record is a new one
     reuse_port: bool = False  # one of the workers sharing ``listen`` (SO_REUSEPORT)
     metrics_dir: str | None = None  # the workers' PROMETHEUS_MULTIPROC_DIR (controller.workers)
-    # what a hand-pay needs (tax-form reference, witness): docs/payout-compliance.md
-    payout_compliance: PayoutCompliance = PRESETS[NONE]
+    # what a hand-pay needs (tax-form reference, witness): docs/payout-compliance.md; the
+    # default is the CLI's, us-default (``PRESETS[NONE]`` asks for nothing)
+    payout_compliance: PayoutCompliance = PRESETS[DEFAULT]
 
 
 def _version() -> str:
@@ -230,14 +232,14 @@ class ControllerServer:
             self.server,
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        reflection.enable_server_reflection(
-            (
-                *SERVICE_NAMES,
-                health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-                reflection.SERVICE_NAME,
-            ),
-            self.server,
+        reflected = (
+            *SERVICE_NAMES,
+            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+            reflection.SERVICE_NAME,
+            reflection_v1.SERVICE_NAME,
         )
+        reflection.enable_server_reflection(reflected, self.server)
+        reflection_v1.add_v1_reflection(reflected, self.server)  # what current tools ask first
         self.port = 0
         self.metrics_port = 0
         self.web_port = 0
@@ -475,6 +477,7 @@ def _served_rpcs() -> list[tuple[str, str, str]]:
         *jackpot_pb2.DESCRIPTOR.services_by_name.values(),
         health_pb2.DESCRIPTOR.services_by_name["Health"],
         reflection_pb2.DESCRIPTOR.services_by_name["ServerReflection"],
+        reflection_v1.v1_file().services_by_name["ServerReflection"],
     ]
     kinds = {
         (False, False): "unary",

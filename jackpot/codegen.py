@@ -5,6 +5,14 @@ in the loop. Instead, the source of a function that names each field is written 
 and compiled (the technique :mod:`dataclasses` uses for ``__init__``): decoding or encoding a
 record is then straight-line code.
 
+Each function's source is registered in :mod:`linecache` under its own name,
+``<jackpot.codegen WHERE>`` (WHERE says which codec: ``data decoder of
+jackpot.results.SettleResult``), so that a traceback through it shows its lines and pdb lists
+them. :func:`complete` resolves every codec a function calls, so that a module compiles all
+the codecs it uses when it is imported (:func:`jackpot.data.compile_decoders`,
+:func:`jackpot.wire.compile_encoders`), none on a first request; :data:`COMPILED` names each
+compiled, in order.
+
 Safety: the only text that goes into the source is field names (identifiers, from a
 dataclass's fields or a protobuf descriptor, never from the data decoded; :func:`attribute`
 and :func:`identifier` check them) and names this module makes. Every value the function
@@ -17,11 +25,18 @@ from __future__ import annotations
 import inspect
 import itertools
 import keyword
+import linecache
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
 Function = Callable[[Any], Any]
 """A compiled codec: one argument (the record, message or data), one result."""
+
+FILENAME = "<jackpot.codegen {where}>"
+"""The pseudo-filename a compiled function's source is registered under in linecache."""
+COMPILED: list[str] = []
+"""The pseudo-filename of each function compiled, in the order compiled (once each)."""
 
 
 class FunctionSource:
@@ -60,24 +75,72 @@ class FunctionSource:
         return name
 
     def later(self, resolve: Callable[[], Function]) -> str:
-        """A new global name for the function ``resolve()`` gives, resolved when it is first
-        called (so a codec may call one not compiled yet, or itself, and one that cannot be
-        made fails where it is used): a stand-in that puts the function in its place."""
+        """A new global name for the function ``resolve()`` gives, resolved by
+        :func:`complete` or else when it is first called (so a codec may call one not
+        compiled yet, or itself, and one that cannot be made fails where it is used): a
+        stand-in that puts the function in its place."""
         name = self.bind(None)
-
-        def first(argument: Any) -> Any:
-            function = self.names[name] = resolve()
-            return function(argument)
-
-        self.names[name] = first
+        self.names[name] = _Later(self.names, name, resolve)
         return name
 
     def compile(self) -> Function:
-        """The function, compiled."""
+        """The function, compiled, its source registered in :mod:`linecache`."""
         text = "\n".join([f"def function({self.parameter}):", *self.lines]) + "\n"
-        exec(compile(text, f"<{self.where}>", "exec"), self.names)  # see the module's docstring
+        filename = _register(FILENAME.format(where=self.where), text)
+        exec(compile(text, filename, "exec"), self.names)  # see the module's docstring
         function: Function = self.names.pop("function")
+        COMPILED.append(filename)
         return function
+
+
+class _Later:
+    """The stand-in for a function not resolved yet (:meth:`FunctionSource.later`)."""
+
+    __slots__ = ("name", "names", "resolve")
+
+    def __init__(self, names: dict[str, Any], name: str, resolve: Callable[[], Function]):
+        self.names, self.name, self.resolve = names, name, resolve
+
+    def __call__(self, argument: Any) -> Any:
+        function = self.names[self.name] = self.resolve()
+        return function(argument)
+
+
+def complete(function: Function) -> Function:
+    """``function`` (a compiled codec) with every stand-in of it resolved now, and of each
+    codec it calls, transitively: none is compiled on a first call any more. A codec that
+    cannot be made is refused here (its TypeError)."""
+    seen: set[int] = set()
+    todo = [function]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        names = getattr(current, "__globals__", {})
+        for name, value in list(names.items()):
+            if isinstance(value, _Later):
+                value = names[name] = value.resolve()
+            if isinstance(value, types.FunctionType) and value.__code__.co_filename in _SOURCES:
+                todo.append(value)
+    return function
+
+
+_SOURCES: dict[str, str] = {}
+"""Each pseudo-filename registered, and its source."""
+
+
+def _register(filename: str, text: str) -> str:
+    """``filename`` (made unique: ``#2`` added to a name already given to other source)
+    with ``text`` in :mod:`linecache`, as a file of no modification time (kept by
+    ``linecache.checkcache``)."""
+    unique, count = filename, 1
+    while _SOURCES.get(unique, text) != text:
+        count += 1
+        unique = f"{filename[:-1]} #{count}>"
+    _SOURCES[unique] = text
+    linecache.cache[unique] = (len(text), None, text.splitlines(keepends=True), unique)
+    return unique
 
 
 def call(callee: str, function: Callable[..., Any], arguments: Sequence[tuple[str, str]]) -> str:

@@ -8,9 +8,11 @@ an int field is read with ``int()``; ``cjson`` encodes an empty array as ``{}``,
 items. A key that is missing takes the field's default; a field without a default must be
 there. Adding a field to a record is one edit: the decoder follows.
 
-The decoder of a record type is a function compiled for it on first use and kept
-(:mod:`jackpot.codegen`): its source names each field, so decoding a record is straight-line
-code, not a loop over a plan with a closure per field. ``SeatResult``'s begins::
+The decoder of a record type is a function compiled for it once and kept
+(:mod:`jackpot.codegen`); each module that decodes records names their types to
+:func:`compile_decoders` when it is imported, so none is compiled on a first request. Its
+source names each field, so decoding a record is straight-line code, not a loop over a plan
+with a closure per field. ``SeatResult``'s begins::
 
     def function(data):
         if 'seat' in data:
@@ -43,7 +45,7 @@ from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import Any, TypeVar
 
-from jackpot.codegen import FunctionSource, call, identifier
+from jackpot.codegen import FunctionSource, call, complete, identifier
 
 R = TypeVar("R")
 
@@ -57,19 +59,26 @@ def record_from_data(record_type: type[R], data: Mapping[str, Any]) -> R:
     return record
 
 
+def compile_decoders(*record_types: type[Any]) -> None:
+    """Compile now the decoder of each of ``record_types`` and of every record they hold (a
+    module that decodes them calls this when imported: nothing is compiled on a first call)."""
+    for record_type in record_types:
+        complete(_decoder(record_type))
+
+
 def items(value: Any) -> list[Any]:
     """A JSON array's items (``cjson``'s ``{}`` for an empty array, or null: none)."""
     return list(value) if isinstance(value, list) else []
 
 
 _DECODERS: dict[type[Any], Decoder] = {}
-"""Per record type: its compiled decoder (built on first use)."""
+"""Per record type: its compiled decoder (built by :func:`compile_decoders` or on first use)."""
 _NONE_OR_EMPTY = (None, "")
 """What an Optional field reads as None."""
 
 
 def _decoder(record_type: type[Any]) -> Decoder:
-    """``record_type``'s decoder (compiled on first use)."""
+    """``record_type``'s decoder (compiled once)."""
     decode = _DECODERS.get(record_type)
     if decode is None:
         decode = _DECODERS[record_type] = _compile(record_type)
@@ -86,7 +95,7 @@ def _compile(record_type: type[Any]) -> Decoder:
     hints = typing.get_type_hints(record_type)
     source = FunctionSource(
         "data",
-        f"decoder of {record_type.__qualname__}",
+        f"data decoder of {record_type.__module__}.{record_type.__qualname__}",
         _record_type=record_type,
         _missing=_missing,
         _NONE_OR_EMPTY=_NONE_OR_EMPTY,

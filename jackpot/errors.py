@@ -14,6 +14,9 @@
     │   ├── RoundStateError        lockout twice, settle before lockout, void after settle
     │   └── IdempotencyConflict    the same (table, round, phase) key with other content
     ├── ResourceExhausted          a caller's rate or stream bound     -> RESOURCE_EXHAUSTED
+    │   ├── RateLimited            the caller's call rate is spent (``retry_after_s``)
+    │   ├── SlotsExhausted         too many calls in progress or streams open
+    │   └── RequestLate            a call that sent no request in time
     ├── CorruptRecord              a stored record that cannot be read -> DATA_LOSS
     └── StoreUnavailable           Redis is unreachable or not durable -> UNAVAILABLE
         ├── NotConfirmed           applied, but too few replicas confirmed it in time
@@ -23,7 +26,9 @@
     ├── Unauthenticated            no usable certificate, or a revoked one -> UNAUTHENTICATED
     └── PermissionDenied           a role or table it may not act for -> PERMISSION_DENIED
 
-Each class maps to exactly one gRPC status code in ``controller.api.status``; the message
+Each class maps to exactly one gRPC status code and one machine-readable reason (the
+``ErrorInfo`` of the status details, docs/reference/errors.md) in ``controller.api.status``;
+an :class:`InvalidArgument` may name the one request ``field`` at fault. The message
 is written for the person who has to act on it (a dealer, a supervisor or an engineer) and
 names the table, round, seat or card concerned. Raising any of these guarantees that
 nothing was changed: the store raises them from inside its atomic scripts before the
@@ -40,7 +45,12 @@ class JackpotError(Exception):
 
 
 class InvalidArgument(JackpotError):
-    """The request is malformed whatever the state of the system."""
+    """The request is malformed whatever the state of the system. ``field``: the request
+    field at fault (``table_id``, ``wagers``), when it is one; empty otherwise."""
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class InvalidCards(InvalidArgument):
@@ -81,6 +91,22 @@ class IdempotencyConflict(FailedPrecondition):
 
 class ResourceExhausted(JackpotError):
     """The caller exceeded its call rate or its open streams; it may retry later."""
+
+
+class RateLimited(ResourceExhausted):
+    """The caller's call rate is spent; its next call is admitted in ``retry_after_s``."""
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class SlotsExhausted(ResourceExhausted):
+    """The caller (or the controller) holds the most calls in progress or streams open."""
+
+
+class RequestLate(ResourceExhausted):
+    """A call that did not send its request within the time it has."""
 
 
 class AccessDenied(JackpotError):

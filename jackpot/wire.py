@@ -10,9 +10,11 @@ a field to a result is one edit in the record and one in the .proto.
 
 Each direction is a function compiled once per message type (and record type) from the
 message's descriptor and the record's fields (:mod:`jackpot.codegen`), straight-line code
-naming each field. An encoder gives the message's fields as the keyword arguments that make it,
-a nested message's fields as a dict of the same kind, so that :func:`to_message` makes a
-message and everything in it with one call. ``SeatResult``'s encoder begins::
+naming each field, compiled when the module that uses it is imported
+(:func:`compile_encoders`, :func:`compile_decoders`), never on a first request. An encoder
+gives the message's fields as the keyword arguments that make it, a nested message's fields
+as a dict of the same kind, so that :func:`to_message` makes a message and everything in it
+with one call. ``SeatResult``'s encoder begins::
 
     def function(record):
         kwargs = {}
@@ -33,8 +35,7 @@ decoder into ``SettleResult`` is one call::
         return _record_type(message.table_id, message.round_id,
             _tuple([_v1(item) for item in message.results]), ...)
 
-where ``_v1`` is the decoder of ``SeatResult`` messages into ``SeatResult``, compiled in turn
-when first used.
+where ``_v1`` is the decoder of ``SeatResult`` messages into ``SeatResult``, compiled in turn.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from typing import Any, TypeVar
 from google.protobuf.descriptor import EnumDescriptor
 from google.protobuf.message import Message
 
-from jackpot.codegen import Function, FunctionSource, attribute, call, identifier
+from jackpot.codegen import Function, FunctionSource, attribute, call, complete, identifier
 
 R = TypeVar("R")
 M = TypeVar("M", bound=Message)
@@ -68,20 +69,43 @@ def from_message(message: Message, record_type: type[R]) -> R:
     return record
 
 
+def compile_encoders(*message_types: type[Message]) -> None:
+    """Compile now the encoder of records into each of ``message_types`` and of every
+    message they hold (a module that encodes them calls this when imported)."""
+    for message_type in message_types:
+        complete(_encoder(message_type.DESCRIPTOR))
+
+
+def compile_decoders(*pairs: tuple[type[Message], type[Any]]) -> None:
+    """Compile now the decoder of each ``(message type, record type)`` of ``pairs`` and of
+    every message they hold (a module that decodes them calls this when imported)."""
+    for message_type, record_type in pairs:
+        complete(_decoder(record_type, message_type.DESCRIPTOR))
+
+
 def enum_number(value: Enum | None, descriptor: EnumDescriptor) -> int:
     """The wire number of ``value`` (0, ``..._UNSPECIFIED``, for None)."""
     if value is None:
         return 0
     numbers = _ENUM_NUMBERS.get(descriptor)
     if numbers is None:
-        prefix = _prefix(descriptor)
-        numbers = _ENUM_NUMBERS[descriptor] = {
-            str(wire.name).removeprefix(prefix): int(wire.number) for wire in descriptor.values
-        }
+        numbers = _enum_numbers(descriptor)
     number = numbers.get(value._name_)  # the member's own attribute: ``name`` is a property
     if number is None:  # not on the wire: refused as before
         raise KeyError(_prefix(descriptor) + value._name_)
     return number
+
+
+def _enum_numbers(descriptor: EnumDescriptor) -> dict[str, int]:
+    """``descriptor``'s entry of :data:`_ENUM_NUMBERS` (made once: by the encoders that use
+    it when they are compiled)."""
+    numbers = _ENUM_NUMBERS.get(descriptor)
+    if numbers is None:
+        prefix = _prefix(descriptor)
+        numbers = _ENUM_NUMBERS[descriptor] = {
+            str(wire.name).removeprefix(prefix): int(wire.number) for wire in descriptor.values
+        }
+    return numbers
 
 
 def enum_member(number: int, enum_type: type[Enum], descriptor: EnumDescriptor) -> Any:
@@ -110,7 +134,7 @@ out)."""
 
 
 def _encoder(descriptor: Any) -> Function:
-    """The encoder of records into ``descriptor``'s messages (compiled on first use)."""
+    """The encoder of records into ``descriptor``'s messages (compiled once)."""
     encode = _ENCODERS.get(descriptor)
     if encode is None:
         encode = _ENCODERS[descriptor] = _compile_encoder(descriptor)
@@ -121,7 +145,7 @@ def _compile_encoder(descriptor: Any) -> Function:
     """The encoder: each field of the message read from the record's attribute of the same
     name, converted, and kept unless it is left unset (see :func:`to_message`)."""
     source = FunctionSource(
-        "record", f"encoder of {descriptor.full_name}", _enum_number=enum_number
+        "record", f"wire encoder of {descriptor.full_name}", _enum_number=enum_number
     )
     source.lines.append("    kwargs = {}")
     for field in descriptor.fields:
@@ -147,6 +171,7 @@ def _encoded(field: Any, source: FunctionSource) -> str:
         encode = source.later(functools.partial(_encoder, field.message_type))
         return f"[{encode}(item) for item in value]" if _repeated(field) else f"{encode}(value)"
     if field.enum_type is not None:
+        _enum_numbers(field.enum_type)
         enum = source.bind(field.enum_type)
         if _repeated(field):
             return f"[_enum_number(item, {enum}) for item in value]"
@@ -155,7 +180,7 @@ def _encoded(field: Any, source: FunctionSource) -> str:
 
 
 def _decoder(record_type: type[Any], descriptor: Any) -> Function:
-    """The decoder of ``descriptor``'s messages into ``record_type`` (compiled on first use)."""
+    """The decoder of ``descriptor``'s messages into ``record_type`` (compiled once)."""
     decode = _DECODERS.get((record_type, descriptor))
     if decode is None:
         decode = _DECODERS[record_type, descriptor] = _compile_decoder(record_type, descriptor)
@@ -168,7 +193,8 @@ def _compile_decoder(record_type: type[Any], descriptor: Any) -> Function:
     wire = descriptor.fields_by_name
     source = FunctionSource(
         "message",
-        f"decoder of {descriptor.full_name} into {record_type.__qualname__}",
+        f"wire decoder of {descriptor.full_name} into "
+        f"{record_type.__module__}.{record_type.__qualname__}",
         _record_type=record_type,
         _enum_member=enum_member,
     )

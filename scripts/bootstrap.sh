@@ -36,6 +36,7 @@ command -v prometheus-alertmanager >/dev/null || missing+=(prometheus-alertmanag
 command -v chromium >/dev/null || missing+=(chromium)
 # The gaming-day tests build a tiny LD_PRELOAD clock for their redis-server (controller/testing/clock.py).
 command -v gcc >/dev/null || missing+=(gcc libc6-dev)
+command -v npm >/dev/null || missing+=(npm)  # installs buf (below)
 if [ ! -x "$VENV/bin/python" ] && ! "$PYTHON" -c 'import ensurepip' 2>/dev/null; then
   missing+=("python3-venv")
 fi
@@ -49,5 +50,29 @@ stamp="$VENV/.installed"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ]; then
   [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q -c constraints.txt -e '.[dev]'
+  # The documentation site (mkdocs.yml; `make check` builds it with --strict).
+  "$VENV/bin/python" -m pip install -q -c constraints.txt mkdocs mkdocs-material
   touch "$stamp"
+fi
+
+# The lowest redis-py pyproject.toml allows, in a folder of its own: a round runs on it
+# (tests/system/test_redis_py_lowest.py puts the folder first on PYTHONPATH); the venv's own
+# redis-py (constraints.txt) is the top of the range. Its hiredis is the venv's.
+redis_lowest=$(sed -n 's/^ *"redis\[hiredis\]>=\([0-9.]*\),<[0-9]*",.*/\1/p' pyproject.toml)
+redis_low="$VENV/redis-low"
+if [ -z "$redis_lowest" ]; then
+  echo "bootstrap: no redis[hiredis]>=LOWEST,<UPPER in pyproject.toml" >&2; exit 1
+fi
+if [ ! -d "$redis_low/redis-$redis_lowest.dist-info" ]; then
+  rm -rf "$redis_low"
+  "$VENV/bin/python" -m pip install -q --target "$redis_low" "redis==$redis_lowest"
+fi
+
+# buf (the @bufbuild/buf npm package, pinned): `make check` lints proto/ and checks it against
+# the last release (proto/README.md). Installed into .buf/ (ignored by git), never globally.
+BUF_VERSION=1.75.0
+buf=.buf/node_modules/.bin/buf
+if [ ! -x "$buf" ] || [ "$("$buf" --version 2>/dev/null)" != "$BUF_VERSION" ]; then
+  npm install --prefix .buf --no-save --no-audit --no-fund --loglevel=error \
+    "@bufbuild/buf@$BUF_VERSION" >/dev/null
 fi

@@ -3,14 +3,15 @@
 Makes the casino's certificate authority and a certificate for every table and person
 (``jackpotctl certs``), starts a real redis-server (append-only file, fsync always) and the
 controller with mutual TLS on free loopback ports with the example Rules Submission of every
-game (deploy/rules), shows what they
-configured with ``jackpotctl`` (printing each command), lets three linked Caribbean Stud tables
-and one table of each other game play, plays one scripted Caribbean Stud round in which seat 6
-holds a straight flush and seat 2 a royal flush and one Three Card Poker round with envy
-bonuses, has a supervisor validate the jackpots and the cage record a payment (printing its
-hand-pay slip), prints a summary, runs ``jackpotctl audit verify``, prints the addresses of
-the meter signs and the floor view (``--web-port``) with the certificates a browser needs,
-and stops everything it started (``--keep-serving`` keeps them live until Ctrl-C). Killed with
+game (deploy/rules), shows what they configured with ``jackpotctl`` (printing each command),
+lets three linked Caribbean Stud tables and one table of each other game play, plays one
+scripted Caribbean Stud round in which seat 6 holds a straight flush and seat 2 a royal flush
+and one Three Card Poker round with envy bonuses, has a supervisor validate the jackpots and
+the cage pay the royal flush under the controller's default payout compliance (us-default: a
+second supervisor witnesses the hand-pay, the cage gives the W-2G's reference; printing its
+hand-pay slip), prints a summary, runs ``jackpotctl audit verify``, prints the addresses of the
+meter signs and the floor view (``--web-port``) with the certificates a browser needs, and
+stops everything it started (``--keep-serving`` keeps them live until Ctrl-C). Killed with
 SIGTERM or SIGHUP (or Ctrl-C) at any point, it stops Redis, the controller and the tables it
 started and removes its temporary folder (the CA's key among its files) before it exits.
 
@@ -72,6 +73,7 @@ SCRIPTS = (
 OPERATOR = ("operator", "ops")
 SUPERVISOR = ("supervisor", "a-rivera")
 CASHIER = ("cashier", "cage-1")
+WITNESS = ("supervisor", "b-chen")  # a second person at the cage: another identity than the payer
 DISPLAY = ("display", "pit-sign")
 BUNDLE_PASSWORD = b"demo"
 """The password of the demo's PKCS#12 bundles (browsers refuse to import one without)."""
@@ -114,7 +116,7 @@ def make_certificates(certs: Path) -> TestPKI:
     jackpotctl = str(BIN / "jackpotctl")
     command([jackpotctl, "certs", "init", "--dir", str(certs)])
     identities = [("table", table_id) for table_id in TABLES]
-    identities += [OPERATOR, SUPERVISOR, CASHIER, DISPLAY]
+    identities += [OPERATOR, SUPERVISOR, CASHIER, DISPLAY, WITNESS]
     for number, (role, name) in enumerate(identities):
         argv = [jackpotctl, "certs", "issue", "--dir", str(certs), "--role", role]
         command([*argv, "--name", name, "--out", str(certs / role)], show=number in (0, 6, 7, 8, 9))
@@ -213,7 +215,11 @@ def play(controller: ControllerProcess, rounds: int, work: Path) -> list[dict[st
 
 
 def summarise(
-    ctl: list[str], supervisor: list[str], cage: list[str], tallies: list[dict[str, Any]]
+    ctl: list[str],
+    supervisor: list[str],
+    cage: list[str],
+    witness: list[str],
+    tallies: list[dict[str, Any]],
 ) -> None:
     banner("Summary")
     rounds = sum(t["rounds"] for t in tallies)
@@ -267,10 +273,30 @@ def summarise(
             ]
         )
     if hits:
-        first = hits[0]["jackpot_id"]
-        banner("The cage pays the first jackpot and records it; its hand-pay slip")
-        command([*cage, "jackpots", "paid", first, "--note", "cage receipt 0001"])
-        command([*cage, "jackpots", "show", first])
+        # the largest meter hit (the scripted royal flush): a W-2G and a witness are required
+        from_meters = [hit for hit in hits if hit["meter_id"]] or hits
+        pay(cage, witness, max(from_meters, key=lambda hit: int(hit["amount_cents"]))["jackpot_id"])
+
+
+def pay(cage: list[str], witness: list[str], jackpot_id: str) -> None:
+    """The cage pays one approved jackpot under the controller's payout compliance policy (the
+    default, us-default: a W-2G at >= $600 and >= 300x the wager, a witness from $1,200)."""
+    banner("The cage pays the royal flush; its slip says what the hand-pay needs")
+    command([*cage, "jackpots", "show", jackpot_id])
+    slip = json.loads(
+        command([*cage, "jackpots", "show", jackpot_id, "--format", "json"], show=False)
+    )
+    if slip.get("witness_required"):
+        banner("A second person witnesses the hand-pay, with its own certificate")
+        command([*witness, "jackpots", "witness", jackpot_id, "--note", "present at the cage"])
+    paid = [*cage, "jackpots", "paid", jackpot_id, "--note", "cage receipt 0001"]
+    if slip.get("tax_form_required"):
+        banner("The cage records the payment with the W-2G's reference (no patron data)")
+        paid += ["--tax-form-ref", "W2G-DEMO-0001"]  # the casino's tax system issues it
+    else:
+        banner("The cage records the payment")
+    command(paid)
+    command([*cage, "jackpots", "show", jackpot_id])
 
 
 def show_metrics(metrics_port: int) -> None:
@@ -382,6 +408,7 @@ def run(args: argparse.Namespace, work: Path) -> int:
         # The simulated tables play a round in milliseconds, a real one in a minute or so: the
         # demo raises the per-table call rate limit (2 a second by default) to match.
         extra_args=("--table-calls-per-second", "200", "--web-port", str(web_port)),
+        payout_compliance=None,  # the controller's default (us-default)
     )
     STARTED.insert(0, controller)
     controller.start()
@@ -391,10 +418,11 @@ def run(args: argparse.Namespace, work: Path) -> int:
     ctl = [*address, *controller.client_args(*OPERATOR)]
     supervisor = [*address, *controller.client_args(*SUPERVISOR)]
     cage = [*address, *controller.client_args(*CASHIER)]
+    witness = [*address, *controller.client_args(*WITNESS)]
     print(f"controller on {target}; its log: {controller.log_path}")
     configure(ctl)
     tallies = play(controller, args.rounds, work)
-    summarise(ctl, supervisor, cage, tallies)
+    summarise(ctl, supervisor, cage, witness, tallies)
     banner("Regulator reports: the meters, the handle per table and wager, the hits")
     for kind in ("meters", "handle", "hits"):
         command([str(BIN / "jackpotctl"), "report", kind, "--redis", redis.url])

@@ -43,15 +43,24 @@ from jackpot.results import (
     SettleResult,
     VoidResult,
 )
+from jackpot.rich_status import details_of
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from jackpot.wire import enum_member, enum_number, from_message
+from jackpot.wire import compile_decoders, enum_member, enum_number, from_message
 from table_agent.deck import card_texts
 from table_agent.link import Link
 from table_agent.reports import SettleReport
 from table_agent.wagers import PlacedWager, TableLayout, WagerOffer
 
 log = logging.getLogger("table_agent.client")
+
+compile_decoders(  # the answers this module decodes, compiled now (jackpot.codegen)
+    (pb.LockoutResponse, LockoutResult),
+    (pb.SettleResponse, SettleResult),
+    (pb.VoidRoundResponse, VoidResult),
+    (pb.ReportChipCountResponse, ChipCountResult),
+    (pb.ReportIrregularityResponse, IrregularityResult),
+)
 
 # Every report is idempotent, so anything that is not a refusal of its content is retried:
 # transient states, errors the controller did not expect (INTERNAL, UNKNOWN), and a record
@@ -83,16 +92,25 @@ CONTENT_REFUSALS = frozenset(
 
 Response = TypeVar("Response")
 MAX_RETRY_DELAY_S = 1.0
+MAX_ADVISED_DELAY_S = 5.0
+"""The longest a retry waits when the controller's RetryInfo asks for longer."""
 PROBE_TIMEOUT_S = 2.0
 
 
 class ControllerRefused(Exception):
-    """The controller refused a report; ``code`` is the gRPC status, the message its reason."""
+    """The controller refused a report; ``code`` is the gRPC status, the message its words.
+    ``reason`` is the machine-readable reason of the refusal (``ROUND_STATE``,
+    ``INVALID_CARDS``; docs/reference/errors.md) and ``field`` the request field at fault,
+    both "" when the controller sent none."""
 
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+    def __init__(
+        self, code: grpc.StatusCode, message: str, reason: str = "", field: str = ""
+    ) -> None:
         super().__init__(f"{code.name}: {message}")
         self.code = code
         self.message = message
+        self.reason = reason
+        self.field = field
 
 
 class ControllerUnreachable(Exception):
@@ -247,10 +265,18 @@ class ControllerClient:
                 code = error.code()
                 if code in CONTENT_REFUSALS:
                     self.link.answered()
+                said_details = details_of(error.trailing_metadata())
                 if code not in RETRYABLE:
-                    raise ControllerRefused(code, error.details() or "") from None
+                    raise ControllerRefused(
+                        code, error.details() or "", said_details.reason, said_details.field
+                    ) from None
+                pause_s = delay_s * random.uniform(0.5, 1.0)
+                if code is grpc.StatusCode.RESOURCE_EXHAUSTED and said_details.retry_after_s:
+                    # The rate limit says when the next call is admitted; a refused call takes
+                    # from the rate too, so a sooner one is refused again.
+                    pause_s = max(pause_s, min(said_details.retry_after_s, MAX_ADVISED_DELAY_S))
                 why = await self._diagnose() if code is grpc.StatusCode.UNAVAILABLE else None
-                if time.monotonic() + delay_s > deadline:
+                if time.monotonic() + pause_s > deadline:
                     said = why.sentence if why else f"{code.name}: {error.details()}"
                     raise ControllerUnreachable(
                         f"{what}: controller unreachable for {self._retry_for_s:.0f}s ({said})"
@@ -260,9 +286,9 @@ class ControllerClient:
                     what,
                     code.name,
                     error.details(),
-                    delay_s,
+                    pause_s,
                 )
-                await asyncio.sleep(delay_s * random.uniform(0.5, 1.0))
+                await asyncio.sleep(pause_s)
                 delay_s = min(delay_s * 2, MAX_RETRY_DELAY_S)
             else:
                 self._why = None

@@ -8,6 +8,7 @@ certificate of the identity that makes the call (:class:`tests.helpers.Channels`
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Iterator
 
 # Imported here, at collection, rather than lazily by its pytest plugin at the end of a run:
@@ -18,10 +19,29 @@ import pytest
 from grpc import aio
 from redis.asyncio import Redis
 
+from controller.domain.payout_compliance import NONE, PRESETS
 from controller.server import ControllerServer, ServerConfig
 from controller.testing import RedisServer, TestPKI
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import AUDITOR, Channels, Floor, admin_stubs, table_stubs
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_log_handlers() -> Iterator[None]:
+    """A CLI run in-process (``logs.configure``, ``logging.basicConfig``) leaves a handler on the
+    root logger bound to this test's captured stderr; the next test's log lines would then hit a
+    closed file ("--- Logging error ---"). Remove such handlers and restore the root level."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    for handler in list(root.handlers):
+        if handler not in handlers and type(handler) in (
+            logging.StreamHandler,
+            logging.FileHandler,
+        ):
+            root.removeHandler(handler)
+            handler.close()
+    root.setLevel(level)
 
 
 @pytest.fixture(scope="session")
@@ -71,6 +91,9 @@ def server_config(redis_url: str, metrics_port: int | None, pki: TestPKI) -> Ser
         # limiter has tests of its own, tests/integration/test_resources.py).
         table_calls_per_s=0,
         client_calls_per_s=0,
+        # A hand-pay needs nothing here: the tests of the compliance flow (the controller's
+        # default, us-default) ask for it (tests/integration/test_payout_compliance.py).
+        payout_compliance=PRESETS[NONE],
     )
 
 

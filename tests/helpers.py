@@ -14,6 +14,7 @@ import pytest
 from grpc import aio
 from redis.asyncio import Redis
 
+from controller.domain.payout_compliance import NONE, PRESETS
 from controller.server import ServerConfig
 from controller.store import keys
 from controller.testing import TestPKI
@@ -109,8 +110,8 @@ def table_client(port: int, pki: TestPKI, table_id: str = "t1", **options: Any) 
 
 
 def controller_config(redis_url: str, pki: TestPKI, **options: Any) -> ServerConfig:
-    """An in-process controller on a free loopback port with mutual TLS, no metrics and no
-    call rate limit."""
+    """An in-process controller on a free loopback port with mutual TLS, no metrics, no
+    call rate limit and no payout compliance policy (``payout_compliance=...`` to test one)."""
     defaults: dict[str, Any] = {
         "listen": "127.0.0.1:0",
         "redis_url": redis_url,
@@ -119,6 +120,7 @@ def controller_config(redis_url: str, pki: TestPKI, **options: Any) -> ServerCon
         "metrics_port": None,
         "table_calls_per_s": 0,  # simulated tables play far faster than real ones
         "client_calls_per_s": 0,
+        "payout_compliance": PRESETS[NONE],
     }
     return ServerConfig(**{**defaults, **options})
 

@@ -68,6 +68,7 @@ ACCESS: Mapping[str, Access] = {
     _ADMIN + "RetireTable": Access(OPERATOR),
     _ADMIN + "CancelStagedMeterChange": Access(OPERATOR),
     _ADMIN + "WindDownMeter": Access(OPERATOR),
+    _ADMIN + "CancelStagedTableChange": Access(OPERATOR),
     _ADMIN + "ListAdjustments": Access(READERS),
     _ADMIN + "GetLinkGroup": Access(READERS),
     _ADMIN + "ListLinkGroups": Access(READERS),
@@ -97,6 +98,7 @@ ACCESS: Mapping[str, Access] = {
     "/grpc.health.v1.Health/Check": Access(EVERYONE),
     "/grpc.health.v1.Health/Watch": Access(READERS),
     "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": Access(READERS),
+    "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo": Access(READERS),
 }
 
 

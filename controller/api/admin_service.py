@@ -22,7 +22,7 @@ from controller.api.access import caller
 from controller.api.corrections import CorrectionRpcs
 from controller.domain import bounds
 from controller.domain.bounds import check_id, check_jackpot_id, check_range, check_text, excerpt
-from controller.domain.config import LinkGroupConfig, MeterConfig
+from controller.domain.config import LinkGroupConfig, MeterConfig, TableConfig
 from controller.domain.digests import void_fingerprint
 from controller.domain.payout_compliance import NONE, PRESETS, PayoutCompliance
 from controller.domain.records import (
@@ -41,15 +41,18 @@ from controller.jackpot_review import (
 from controller.metrics import Metrics
 from controller.state_guard import StateGuard
 from controller.store.redis_store import MAX_REBASE_ROUND_ID, RedisStore, Resolution
+from controller.store.staged_tables import StagedTables
 from jackpot.errors import FailedPrecondition, InvalidArgument, InvalidConfiguration, NotFound
 from jackpot.irregularities import CHIP_COUNT_SECTION
 from jackpot.kinds import IrregularityKind
 from jackpot.money import MAX_METER_CENTS, format_cents, format_percent
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from jackpot.wire import to_message
+from jackpot.wire import compile_encoders, to_message
 
 log = logging.getLogger("controller.admin")
+
+compile_encoders(pb.Irregularity)  # what this module encodes, compiled now (jackpot.codegen)
 
 Context: TypeAlias = "aio.ServicerContext[object, object]"
 
@@ -73,6 +76,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         self._guard = guard
         self._check_state = check_state
         self._payout_compliance = payout_compliance
+        self._staged_tables = StagedTables(store)  # docs/staged-changes.md
 
     async def CreateLinkGroup(
         self, request: pb.CreateLinkGroupRequest, context: Context
@@ -119,7 +123,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
 
     async def RegisterTable(self, request: pb.RegisterTableRequest, context: Context) -> pb.Table:
         if not request.HasField("table"):
-            raise InvalidArgument("table is required")
+            raise InvalidArgument("table is required", field="table")
         config = convert.table_config(request.table)
         self._guard.refuse_group(config.link_group_id)
         await self._store.register_table(config, actor=caller().actor)
@@ -142,7 +146,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         if link_group_id:
             await self._store.get_link_group(link_group_id)
         tables = await self._store.list_tables(link_group_id)
-        return pb.ListTablesResponse(tables=[convert.table(t) for t in tables])
+        return pb.ListTablesResponse(tables=[await self._table_message(t) for t in tables])
 
     async def RebaseTableRounds(
         self, request: pb.RebaseTableRoundsRequest, context: Context
@@ -174,7 +178,8 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         if not reviewed:
             raise InvalidArgument(
                 "epoch is required: the epoch of the stopped link group you reviewed "
-                "(jackpotctl link-groups list)"
+                "(jackpotctl link-groups list)",
+                field="epoch",
             )
         operator = caller()
         position = await self._store.resume_link_group(
@@ -350,7 +355,8 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         if request.status and request.status not in IRREGULARITY_STATUSES:
             raise InvalidArgument(
                 f"status {bounds.excerpt(request.status)} is not one of "
-                + ", ".join(IRREGULARITY_STATUSES)
+                + ", ".join(IRREGULARITY_STATUSES),
+                field="status",
             )
         table_id = check_id(request.table_id, "table_id") if request.table_id else ""
         if link_group_id:
@@ -371,7 +377,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
         note = convert.reason(request.note, "note")
         if request.decision not in (CONFIRM, VOID):
-            raise InvalidArgument("decision must be confirm or void")
+            raise InvalidArgument("decision must be confirm or void", field="decision")
         self._guard.refuse_table(table_id)
         table = await self._store.get_table(table_id)
         supervisor = caller()
@@ -576,7 +582,8 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         if amount == 0 or abs(amount) > MAX_METER_CENTS:
             raise InvalidArgument(
                 f"amount_cents must be a signed amount of cents, not 0 and at most "
-                f"{MAX_METER_CENTS:,} either way; got {amount:,}"
+                f"{MAX_METER_CENTS:,} either way; got {amount:,}",
+                field="amount_cents",
             )
         why = convert.reason(request.reason)
         reference = convert.reason(request.reference, "reference")
@@ -620,7 +627,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         adjustment_id = convert.adjustment_id(request.adjustment_id)
         note = check_text(request.note, "note", bounds.NOTE_MAX_CHARS)
         if not approve and not note:
-            raise InvalidArgument("a rejection needs its reason: give the note")
+            raise InvalidArgument("a rejection needs its reason: give the note", field="note")
         self._guard.refuse_group(adjustment_id.rpartition(":")[0])
         operator = caller()
         record = await self._store.controls.review_adjustment(
@@ -642,7 +649,8 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         status = request.status
         if status and status not in ADJUSTMENT_STATUSES:
             raise InvalidArgument(
-                f"status {excerpt(status)} is not one of {', '.join(ADJUSTMENT_STATUSES)}"
+                f"status {excerpt(status)} is not one of {', '.join(ADJUSTMENT_STATUSES)}",
+                field="status",
             )
         if link_group_id:
             await self._store.get_link_group(link_group_id)
@@ -651,7 +659,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
 
     async def UpdateTable(self, request: pb.UpdateTableRequest, context: Context) -> pb.Table:
         if not request.HasField("table"):
-            raise InvalidArgument("table is required")
+            raise InvalidArgument("table is required", field="table")
         why = convert.reason(request.reason)
         new = convert.table_config(request.table)
         old = await self._store.get_table(new.table_id)
@@ -669,6 +677,8 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
                     f"{new.link_group_id}; all of a table's meters are in its link group"
                 )
         operator = caller()
+        if request.at != pb.METER_CHANGE_AT_NOW:
+            return await self._stage_table_change(request, old, new, why)
         changed = await self._store.controls.update_table(
             new, actor=operator.uri, actor_cert=operator.fingerprint, reason=why
         )
@@ -676,6 +686,73 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         if changed:
             log.warning("table %s updated by %s: %s", new.table_id, operator, why)
         return convert.table(await self._store.get_table(new.table_id))
+
+    async def _table_message(self, table: TableConfig) -> pb.Table:
+        """A table for the wire, with the change staged for it (docs/staged-changes.md)."""
+        current, staged = await self._staged_tables.staged(table)
+        message = convert.table(current)
+        if staged is not None:
+            message.staged_change.CopyFrom(convert.staged_table_change(staged))
+        return message
+
+    async def _stage_table_change(
+        self, request: pb.UpdateTableRequest, old: TableConfig, new: TableConfig, why: str
+    ) -> pb.Table:
+        """UpdateTable with ``at``: staged for the next hit or reset of ``at_meter_id``
+        (validated as an immediate update was, by the caller; docs/staged-changes.md)."""
+        when = convert.change_at(request.at)
+        meter_id = check_id(request.at_meter_id, "at_meter_id")
+        if meter_id not in old.meter_ids:
+            raise InvalidArgument(
+                f"table {old.table_id} does not feed meter {meter_id}; a table change waits "
+                f"for the next {when} of one of its meters ({', '.join(old.meter_ids) or 'none'})"
+            )
+        operator = caller()
+        staged, seq = await self._staged_tables.stage(
+            old,
+            new,
+            meter_id=meter_id,
+            at=when,
+            actor=operator.uri,
+            actor_cert=operator.fingerprint,
+            reason=why,
+        )
+        if staged:
+            log.warning(
+                "table %s: change staged for the next %s of meter %s at journal #%d by %s: %s",
+                old.table_id,
+                when,
+                meter_id,
+                seq,
+                operator,
+                why,
+            )
+        return await self._table_message(old)
+
+    async def CancelStagedTableChange(
+        self, request: pb.CancelStagedTableChangeRequest, context: Context
+    ) -> pb.Table:
+        table = await self._store.get_table(convert.table_id(request.table_id))
+        why = convert.reason(request.reason)
+        seen = check_range(request.staged_seq, "staged_seq", 0, convert.MAX_ROUND_ID)
+        self._guard.refuse_group(table.link_group_id)
+        operator = caller()
+        cancelled, seq = await self._staged_tables.cancel(
+            table,
+            actor=operator.uri,
+            actor_cert=operator.fingerprint,
+            reason=why,
+            staged_seq=seen,
+        )
+        if cancelled:
+            log.warning(
+                "table %s: staged change #%d cancelled by %s: %s",
+                table.table_id,
+                seq,
+                operator,
+                why,
+            )
+        return await self._table_message(table)
 
     async def RetireTable(
         self, request: pb.RetireTableRequest, context: Context

@@ -36,6 +36,7 @@ from controller.domain.records import (
     StagedChange,
 )
 from controller.domain.rounds import Cards, RoundCards, SeatCards, Wager, cards_of
+from controller.domain.staged_tables import StagedTableChange
 from jackpot.cards import parse_cards
 from jackpot.epochs import JournalPosition
 from jackpot.errors import InvalidArgument, InvalidCards
@@ -48,7 +49,11 @@ from jackpot.money import (
     parse_percent_ppm,
 )
 from jackpot.v1 import jackpot_pb2 as pb
-from jackpot.wire import enum_member, enum_number, to_message
+from jackpot.wire import compile_encoders, enum_member, enum_number, to_message
+
+compile_encoders(  # what this module encodes, compiled now (jackpot.codegen)
+    pb.JournalPosition, pb.Maintenance, pb.Jackpot, pb.Adjustment, pb.RetiredMeter
+)
 
 MAX_ROUND_ID = 2**53 - 1  # round ids are compared inside Redis scripts, exact below 2**53
 
@@ -58,7 +63,7 @@ _WAGER_KINDS = pb.WagerKind.DESCRIPTOR
 def table_id(value: str) -> str:
     """A table id from a request (required)."""
     if not value:
-        raise InvalidArgument("table_id is required")
+        raise InvalidArgument("table_id is required", field="table_id")
     return check_id(value, "table_id")
 
 
@@ -88,16 +93,26 @@ def wager_kind(number: int, where: str) -> WagerKind:
 def wagers(items: Sequence[pb.Wager]) -> list[Wager]:
     """The wagers of a lockout; an unspecified or unknown kind is refused."""
     check_count(items, "wagers", bounds.MAX_WAGERS_PER_ROUND)
-    return [
-        Wager(
-            item.seat,
-            wager_kind(item.kind, f"seat {item.seat}"),
-            item.amount_cents,
-            item.on_dealer_hand,
-            item.envy,
-        )
-        for item in items
-    ]
+    try:
+        return [
+            Wager(
+                item.seat,
+                wager_kind(item.kind, f"seat {item.seat}"),
+                item.amount_cents,
+                item.on_dealer_hand,
+                item.envy,
+            )
+            for item in items
+        ]
+    except InvalidArgument as error:  # the refusal only: name the field (nothing per round)
+        bad = next(i for i, item in enumerate(items) if item.kind not in _KNOWN_WAGER_KINDS)
+        error.field = f"wagers[{bad}].kind"
+        raise
+
+
+_KNOWN_WAGER_KINDS = frozenset(
+    number for number in _WAGER_KINDS.values_by_number if number != pb.WAGER_KIND_UNSPECIFIED
+)
 
 
 def _cards(texts: Sequence[str], whose: str, joker: bool) -> Cards:
@@ -112,27 +127,53 @@ def _cards(texts: Sequence[str], whose: str, joker: bool) -> Cards:
 def round_cards(request: pb.SettleRequest, joker: bool) -> RoundCards:
     """The cards of a settlement, parsed (``joker``: the game's deck holds ``JK``)."""
     check_count(request.seats, "seats", bounds.MAX_SEAT_REPORTS)
-    return RoundCards(
-        seats=tuple(
-            SeatCards(
-                item.seat,
-                _cards(item.cards, f"seat {item.seat}", joker),
-                item.folded,
-                check_range(
-                    item.base_game_win_cents,
-                    f"seat {item.seat} base_game_win_cents",
-                    0,
-                    MAX_METER_CENTS,
-                ),
-            )
-            for item in request.seats
-        ),
-        dealer=_cards(request.dealer_cards, "the dealer", joker),
-        community=_cards(request.community_cards, "the community cards", joker),
-        rest_of_round_void=check_text(
-            request.rest_of_round_void, "rest_of_round_void", bounds.REASON_MAX_CHARS
-        ),
-    )
+    try:
+        return RoundCards(
+            seats=tuple(
+                SeatCards(
+                    item.seat,
+                    _cards(item.cards, f"seat {item.seat}", joker),
+                    item.folded,
+                    check_range(
+                        item.base_game_win_cents,
+                        f"seat {item.seat} base_game_win_cents",
+                        0,
+                        MAX_METER_CENTS,
+                    ),
+                )
+                for item in request.seats
+            ),
+            dealer=_cards(request.dealer_cards, "the dealer", joker),
+            community=_cards(request.community_cards, "the community cards", joker),
+            rest_of_round_void=check_text(
+                request.rest_of_round_void, "rest_of_round_void", bounds.REASON_MAX_CHARS
+            ),
+        )
+    except InvalidArgument as error:  # the refusal only: name the field (nothing per round)
+        if not error.field:
+            error.field = _bad_cards_field(request, joker, str(error))
+        raise
+
+
+def _bad_cards_field(request: pb.SettleRequest, joker: bool, refusal: str) -> str:
+    """The cards field of a refused settlement that the refusal is about, found by parsing
+    each again: the one refused with the same message ("" when none is, such as a card dealt
+    twice across two hands, or a base_game_win_cents)."""
+    fields = [
+        (f"seats[{i}].cards", item.cards, f"seat {item.seat}")
+        for i, item in enumerate(request.seats)
+    ]
+    fields += [
+        ("dealer_cards", request.dealer_cards, "the dealer"),
+        ("community_cards", request.community_cards, "the community cards"),
+    ]
+    for field, texts, whose in fields:
+        try:
+            _cards(texts, whose, joker)
+        except InvalidArgument as error:
+            if str(error) == refusal:
+                return field
+    return ""
 
 
 def meter_config(request: pb.CreateMeterRequest) -> MeterConfig:
@@ -218,7 +259,8 @@ def adjustment_id(value: str) -> str:
     """An adjustment id: ``<link group id>:<journal sequence of its request>``."""
     if not _ADJUSTMENT_ID.fullmatch(value):
         raise InvalidArgument(
-            f"adjustment_id {excerpt(value)} is not an adjustment id such as 'casino-floor:17'"
+            f"adjustment_id {excerpt(value)} is not an adjustment id such as 'casino-floor:17'",
+            field="adjustment_id",
         )
     return value
 
@@ -260,7 +302,7 @@ CHANGE_AT = {pb.METER_CHANGE_AT_NEXT_HIT: "hit", pb.METER_CHANGE_AT_NEXT_RESET: 
 def change_at(at: int) -> str:
     """The store's name of a staged change's moment; InvalidArgument for an unknown one."""
     if at not in CHANGE_AT:
-        raise InvalidArgument(f"at must be NOW, NEXT_HIT or NEXT_RESET, not {at}")
+        raise InvalidArgument(f"at must be NOW, NEXT_HIT or NEXT_RESET, not {at}", field="at")
     return CHANGE_AT[pb.MeterChangeAt.ValueType(at)]
 
 
@@ -376,7 +418,7 @@ def known_position(wire: pb.JournalPosition) -> JournalPosition:
     try:
         return JournalPosition(wire.epoch, wire.seq, wire.mac)
     except InvalidArgument as error:
-        raise InvalidArgument(f"known: {error}") from None
+        raise InvalidArgument(f"known: {error}", field="known") from None
 
 
 def jackpot(record: Jackpot) -> pb.Jackpot:
@@ -389,10 +431,14 @@ def jackpot_filters(request: pb.ListJackpotsRequest) -> dict[str, Any]:
     ms since the Unix epoch (``from_ms`` before ``to_ms`` when both are given)."""
     if request.status and request.status not in JACKPOT_STATUSES:
         raise InvalidArgument(
-            f"status {excerpt(request.status)} is not one of {', '.join(JACKPOT_STATUSES)}"
+            f"status {excerpt(request.status)} is not one of {', '.join(JACKPOT_STATUSES)}",
+            field="status",
         )
     if request.from_ms < 0 or request.to_ms < 0:
-        raise InvalidArgument("from_ms and to_ms are ms since the Unix epoch, never negative")
+        raise InvalidArgument(
+            "from_ms and to_ms are ms since the Unix epoch, never negative",
+            field="from_ms" if request.from_ms < 0 else "to_ms",
+        )
     if request.from_ms and request.to_ms and request.from_ms >= request.to_ms:
         raise InvalidArgument(
             f"from_ms {request.from_ms} is not before to_ms {request.to_ms}: the range is empty"
@@ -413,3 +459,21 @@ def adjustment(record: Adjustment) -> pb.Adjustment:
 def retired_meter(record: RetiredMeter) -> pb.RetiredMeter:
     """A meter's retirement for the wire."""
     return to_message(record, pb.RetiredMeter)
+
+
+def staged_table_change(staged: StagedTableChange) -> pb.StagedTableChange:
+    """A table's staged change for the wire (docs/staged-changes.md)."""
+    new = table(staged.table)
+    message = pb.StagedTableChange(
+        at=pb.METER_CHANGE_AT_NEXT_HIT if staged.at == "hit" else pb.METER_CHANGE_AT_NEXT_RESET,
+        staged_seq=staged.staged_seq,
+        meter_id=staged.meter_id,
+        seats=new.seats,
+        wagers=new.wagers,
+        payout_limit_cents=new.payout_limit_cents,
+        by=staged.by,
+        reason=staged.reason,
+    )
+    if new.HasField("validation_threshold_cents"):
+        message.validation_threshold_cents = new.validation_threshold_cents
+    return message

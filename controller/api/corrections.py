@@ -180,7 +180,7 @@ class CorrectionRpcs:
         wanted = correction_id(request.correction_id)
         note = check_text(request.note, "note", bounds.NOTE_MAX_CHARS)
         if not approve and not note:
-            raise InvalidArgument("a rejection needs its reason: give the note")
+            raise InvalidArgument("a rejection needs its reason: give the note", field="note")
         self._guard.refuse_group(wanted.rpartition(":")[0])
         person = caller()
         record = await self._corrections.review(
@@ -195,7 +195,8 @@ class CorrectionRpcs:
         link_group_id = convert.optional_link_group_id(request.link_group_id)
         if request.status and request.status not in CORRECTION_STATUSES:
             raise InvalidArgument(
-                f"status {excerpt(request.status)} is not one of {', '.join(CORRECTION_STATUSES)}"
+                f"status {excerpt(request.status)} is not one of {', '.join(CORRECTION_STATUSES)}",
+                field="status",
             )
         table_id = convert.table_id(request.table_id) if request.table_id else ""
         if link_group_id:

@@ -20,7 +20,8 @@ arrived, and ``intercept_service`` sees no peer. A stream also holds one of the 
 stream slots while it is open (RESOURCE_EXHAUSTED beyond), and ends UNAUTHENTICATED at its
 next message once its certificate is revoked. Servicers raise :mod:`jackpot.errors`
 classes; each becomes its status code (``controller.api.status``) with the error's
-message. Every call is counted and timed (go-grpc-prometheus names), refusals included;
+message and the ``google.rpc.Status`` details (a machine-readable reason, the field at fault,
+when to retry). Every call is counted and timed (go-grpc-prometheus names), refusals included;
 every refusal of access is also counted in ``jackpot_access_denied_total`` and logged at
 WARNING, sampled (:class:`~controller.api.limits.LogSampler`). An unexpected exception is
 logged and answered INTERNAL without its details.
@@ -44,10 +45,10 @@ from controller.api.access import check_role, check_table, set_caller
 from controller.api.limits import LogSampler, RateLimiter, StreamSlots
 from controller.api.liveness import TableLiveness
 from controller.api.peers import Authenticator
-from controller.api.status import code_label, status_for
+from controller.api.status import code_label, details_trailer, status_for
 from controller.domain.identity import Identity, Role
 from controller.metrics import Labels, Metrics, RpcSeries
-from jackpot.errors import AccessDenied, InvalidArgument, JackpotError, ResourceExhausted
+from jackpot.errors import AccessDenied, InvalidArgument, JackpotError, RequestLate
 
 log = logging.getLogger("controller.api")
 
@@ -191,7 +192,7 @@ class ServerInterceptor(_Interceptor):
             raw = await context.read()
         except asyncio.CancelledError:
             if watch.expired(task) and task.uncancel() <= cancelling:
-                raise ResourceExhausted(
+                raise RequestLate(
                     f"no request within {self.first_message_s:g} s of the call's start; "
                     "send the request with the call"
                 ) from None
@@ -420,7 +421,10 @@ class _Observed:
                     log.error("%s failed: %s", method, error)
                 elif code not in _NOT_LOGGED and not isinstance(error, AccessDenied):
                     log.info("refused %s (%s): %s", method, code_label(code), error)
-                await self._context.abort(code, str(error))  # raises aio.AbortError
+                message = str(error)
+                await self._context.abort(  # raises aio.AbortError
+                    code, message, trailing_metadata=details_trailer(error, message)
+                )
             elif isinstance(error, aio.AbortError):
                 code = self._context.code() or grpc.StatusCode.UNKNOWN
             elif isinstance(error, asyncio.CancelledError):
@@ -428,12 +432,18 @@ class _Observed:
             elif isinstance(error, Exception):
                 code = grpc.StatusCode.INTERNAL
                 log.error("unexpected error in %s", method, exc_info=error)
-                await self._context.abort(code, "internal error; see the controller log")
+                message = "internal error; see the controller log"
+                await self._context.abort(
+                    code, message, trailing_metadata=details_trailer(_INTERNAL, message)
+                )
             return False
         finally:
             self._series.handled(code).inc()
             self._series.latency.observe(time.perf_counter() - self._started)
 
+
+_INTERNAL = JackpotError("internal error")
+"""What an unexpected exception is answered as (reason INTERNAL; its details stay in the log)."""
 
 _NOT_LOGGED = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED})
 """Refusals that say "later", not "no": they come in floods during an outage or a burst,

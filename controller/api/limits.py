@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from jackpot.errors import ResourceExhausted
+from jackpot.errors import RateLimited, SlotsExhausted
 
 
 @dataclass(slots=True)
@@ -38,7 +38,8 @@ class RateLimiter:
         self._buckets: dict[str, _Bucket] = {}
 
     def acquire(self, key: str, what: str) -> None:
-        """Take one call for ``key``, or raise :class:`ResourceExhausted` naming ``what``."""
+        """Take one call for ``key``, or raise :class:`RateLimited` naming ``what`` (with
+        the time until the next call is admitted)."""
         if self.rate_per_s <= 0:
             return
         now = self._clock()
@@ -48,9 +49,10 @@ class RateLimiter:
         bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.updated) * self.rate_per_s)
         bucket.updated = now
         if bucket.tokens < 1:
-            raise ResourceExhausted(
+            raise RateLimited(
                 f"{what} made more than {self.rate_per_s:g} calls a second (burst "
-                f"{self.burst}); slow down and retry"
+                f"{self.burst}); slow down and retry",
+                retry_after_s=(1 - bucket.tokens) / self.rate_per_s,
             )
         bucket.tokens -= 1
         if len(self._buckets) > 10_000:  # forget the buckets that have refilled since
@@ -94,12 +96,12 @@ class StreamSlots:
         """Take a slot for ``caller`` (RESOURCE_EXHAUSTED when none is left); :meth:`give`
         it back when its call ends (:meth:`hold` does both around a block)."""
         if self._count >= self.total:
-            raise ResourceExhausted(
+            raise SlotsExhausted(
                 f"the controller has {self.total} {self.what} already; retry later"
             )
         mine = self._open.get(caller, 0)
         if mine >= self.per_caller:
-            raise ResourceExhausted(
+            raise SlotsExhausted(
                 f"{caller} has {mine} {self.what}, the most one caller may; retry when one ends"
             )
         self._open[caller] = mine + 1

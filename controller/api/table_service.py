@@ -27,6 +27,7 @@ from controller.metrics import Metrics
 from controller.state_guard import StateGuard
 from controller.store.locked_rounds import LockedRound
 from controller.store.redis_store import RedisStore
+from controller.store.staged_tables import StagedTables
 from jackpot.epochs import NO_POSITION, JournalPosition, PositionMacs
 from jackpot.errors import (
     IdempotencyConflict,
@@ -43,9 +44,19 @@ from jackpot.money import format_cents
 from jackpot.results import SeatOutcome, SettleResult
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
-from jackpot.wire import enum_member, to_message
+from jackpot.wire import compile_encoders, enum_member, to_message
 
 log = logging.getLogger("controller.rounds")
+
+compile_encoders(  # the answers this module encodes, compiled now (jackpot.codegen)
+    pb.LockoutResponse,
+    pb.SettleResponse,
+    pb.VoidRoundResponse,
+    pb.MeterValue,
+    pb.JournalPosition,
+    pb.ReportChipCountResponse,
+    pb.ReportIrregularityResponse,
+)
 
 _KINDS = pb.IrregularityKind.DESCRIPTOR
 MAX_CHIPS = 10_000
@@ -83,6 +94,7 @@ class TableService(pb_grpc.TableServiceServicer):
         self._watcher = watcher
         self._guard = guard
         self._macs = PositionMacs(position_key) if position_key is not None else None
+        self._staged_tables = StagedTables(store)  # GetTable shows a staged table change
 
     def _known(self, table_id: str, wire: pb.JournalPosition) -> JournalPosition:
         """The position the table sends (checked), verified when its mac is this
@@ -283,6 +295,9 @@ class TableService(pb_grpc.TableServiceServicer):
             max_round_step=self._store.max_round_step,
             journal=to_message(journal, pb.JournalPosition),
         )
+        _, staged = await self._staged_tables.staged(table)  # not on a round's path
+        if staged is not None:
+            answer.table.staged_change.CopyFrom(convert.staged_table_change(staged))
         return self._answer(table_id, answer)
 
     async def _check_position(self, table: TableConfig, known: JournalPosition) -> JournalPosition:
@@ -327,7 +342,7 @@ class TableService(pb_grpc.TableServiceServicer):
         table_id, round_id = convert.round_key(request.table_id, request.round_id)
         kind: IrregularityKind | None = enum_member(request.kind, IrregularityKind, _KINDS)
         if kind is None:
-            raise InvalidArgument(f"kind {request.kind} is not an irregularity kind")
+            raise InvalidArgument(f"kind {request.kind} is not an irregularity kind", field="kind")
         known = self._known(table_id, request.known)
         table = await self._table(table_id, known)
         rule = irregularity_rule(table.game, kind, after_initial_cards=request.after_initial_cards)

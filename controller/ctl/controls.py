@@ -5,6 +5,8 @@ two-person adjustments, table updates and retirement.
     jackpotctl meters update cs-main --reset 15000 --reason "new Rules Submission, rev 4"
     jackpotctl meters retire cs-old --to cs-main --reason "table moved" --approval "PGCB 2024-118"
     jackpotctl tables update cs-1 --meter cs-main --reason "feeds the new meter"
+    jackpotctl tables update cs-1 --paytable C --at next-reset --reason "after the jackpot"
+    jackpotctl tables cancel-staged cs-1 --reason "withdrawn"
     jackpotctl tables retire cs-9 --reason "table removed from the floor"
     jackpotctl link-groups maintenance leave casino-floor --reason "changes done"
     jackpotctl meters adjust cs-main --amount -12.50 --reason "..." --reference "incident 77"
@@ -98,7 +100,7 @@ def add_commands(groups: Subparsers, meters: Subparsers, tables: Subparsers) -> 
     table_update = tables.add_parser(
         "update",
         help="change a table's progressive wager, meters or seats (in maintenance, with no "
-        "open round)",
+        "open round; or, with --at, staged for a meter's next hit or reset)",
     )
     table_update.add_argument("table_id")
     table_update.add_argument("--paytable", help="the progressive wager's paytable")
@@ -108,7 +110,26 @@ def add_commands(groups: Subparsers, meters: Subparsers, tables: Subparsers) -> 
     )
     table_update.add_argument("--wager-cents", type=int, help="the fixed progressive wager")
     table_update.add_argument("--reason", required=True)
+    table_update.add_argument(
+        "--at",
+        choices=tuple(staged.AT),
+        default="now",
+        help="now (in maintenance), or staged for the next hit or reset of --at-meter, applied "
+        "by the settlement that pays it (no maintenance; docs/staged-changes.md)",
+    )
+    table_update.add_argument(
+        "--at-meter", metavar="METER", help="the meter whose hit applies it (default: the first)"
+    )
     table_update.set_defaults(handler=_update_table)
+    table_cancel = tables.add_parser(
+        "cancel-staged", help="cancel the change staged for a table (tables update --at)"
+    )
+    table_cancel.add_argument("table_id")
+    table_cancel.add_argument("--reason", required=True)
+    table_cancel.add_argument(
+        "--staged-seq", type=int, default=0, help="the staged change you saw (journal #)"
+    )
+    table_cancel.set_defaults(handler=_cancel_staged_table)
     table_retire = tables.add_parser(
         "retire", help="remove a table from its link group (in maintenance, no open round)"
     )
@@ -239,6 +260,7 @@ def _update_table(args: argparse.Namespace) -> int:
         raise ValueError(f"table {args.table_id} is not registered")
     table = pb.Table()
     table.CopyFrom(current)
+    table.ClearField("staged_change")
     if args.seats is not None:
         table.seats = args.seats
     progressive = [w for w in table.wagers if w.kind == pb.WAGER_KIND_PROGRESSIVE]
@@ -252,8 +274,22 @@ def _update_table(args: argparse.Namespace) -> int:
             offer.meter_ids[:] = args.meter
         if args.wager_cents:
             offer.min_cents = offer.max_cents = args.wager_cents
-    updated = call(args, "UpdateTable", pb.UpdateTableRequest(table=table, reason=args.reason))
+    request = pb.UpdateTableRequest(table=table, reason=args.reason, at=staged.AT[args.at])
+    if args.at != "now":
+        meter_ids = [m for offer in current.wagers for m in offer.meter_ids]
+        request.at_meter_id = args.at_meter or (meter_ids[0] if meter_ids else "")
+        updated = call(args, "UpdateTable", request)
+        return show(args, updated, f"table change staged: {table_line(updated)}")
+    updated = call(args, "UpdateTable", request)
     return show(args, updated, f"table updated: {table_line(updated)}")
+
+
+def _cancel_staged_table(args: argparse.Namespace) -> int:
+    request = pb.CancelStagedTableChangeRequest(
+        table_id=args.table_id, reason=args.reason, staged_seq=args.staged_seq
+    )
+    table = call(args, "CancelStagedTableChange", request)
+    return show(args, table, f"table {table.table_id}: no change staged")
 
 
 def _retire_table(args: argparse.Namespace) -> int:

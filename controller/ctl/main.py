@@ -65,7 +65,7 @@ from controller.ctl.remote import call as _call
 from controller.ctl.remote import show as _show
 from controller.ctl.remote import table_line as _table_line
 from controller.ctl.staged import add_commands as add_staged_commands
-from controller.ctl.staged import meter_status
+from controller.ctl.staged import meter_status, staged_table_changes
 from controller.domain.games import get_game
 from controller.domain.identity import CERTIFICATE_ROLES
 from controller.rules_file import describe, load_submission
@@ -929,7 +929,10 @@ def _create_meter(args: argparse.Namespace) -> int:
 
 def _list_meters(args: argparse.Namespace) -> int:
     reply = _call(args, "ListMeters", pb.ListMetersRequest(link_group_id=args.link_group))
-    return _show(args, reply, "\n".join(_meter_line(m) for m in reply.meters) or "no meters")
+    tables = _call(args, "ListTables", pb.ListTablesRequest(link_group_id=args.link_group))
+    waiting = staged_table_changes(tables.tables)  # what each meter's hit changes at a table
+    lines = [_meter_line(m) + waiting.get(m.meter_id, "") for m in reply.meters]
+    return _show(args, reply, "\n".join(lines) or "no meters")
 
 
 def _register_table(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -29,10 +30,35 @@ def call(args: argparse.Namespace, method: str, request: Message) -> Any:
 
 
 def message_data(message: Message) -> dict[str, Any]:
-    """A message as JSON data, every field by its proto name (64-bit integers as strings)."""
-    return MessageToDict(
+    """A message as JSON data, every field by its proto name (64-bit integers as strings),
+    every enum value by its lowercase name as records, exports and the floor view spell it
+    (``WAGER_KIND_FIVE_CARD_BONUS`` is ``five_card_bonus``; the .proto lists them)."""
+    data: dict[str, Any] = MessageToDict(
         message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
     )
+    _lowercase_enums(message.DESCRIPTOR, data)
+    return data
+
+
+def _lowercase_enums(descriptor: Any, data: dict[str, Any]) -> None:
+    for field in descriptor.fields:
+        value = data.get(field.name)
+        if value is None:
+            continue
+        items = value if isinstance(value, list) else [value]
+        if field.enum_type is not None:
+            prefix = _enum_prefix(field.enum_type.name)
+            lowered = [v.removeprefix(prefix).lower() if isinstance(v, str) else v for v in items]
+            data[field.name] = lowered if isinstance(value, list) else lowered[0]
+        elif field.message_type is not None and not field.message_type.GetOptions().map_entry:
+            for item in items:
+                if isinstance(item, dict):
+                    _lowercase_enums(field.message_type, item)
+
+
+def _enum_prefix(enum_name: str) -> str:
+    """``WagerKind`` -> ``WAGER_KIND_``: the prefix of its values' names."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", enum_name).upper() + "_"
 
 
 def print_records(
@@ -83,8 +109,25 @@ def table_line(table: pb.Table) -> str:
         if table.payout_limit_cents
         else ""
     )
+    staged = ""
+    if table.HasField("staged_change"):  # docs/staged-changes.md
+        change = table.staged_change
+        when = "reset" if change.at == pb.METER_CHANGE_AT_NEXT_RESET else "hit"
+        new = pb.Table(
+            table_id=table.table_id,
+            game=table.game,
+            seats=change.seats,
+            link_group_id=table.link_group_id,
+            wagers=change.wagers,
+            payout_limit_cents=change.payout_limit_cents,
+        )
+        staged = (
+            f"; staged for the next {when} of {change.meter_id} (journal #{change.staged_seq}, "
+            f"{change.by}: {change.reason}): {table_line(new).partition(': ')[2]}"
+        )
     return (
         f"{table.table_id}: {table.game}, {table.seats} seats ({table.link_group_id}); "
         + "; ".join(wagers)
         + limit
+        + staged
     )

@@ -48,8 +48,10 @@ from controller.ctl.jackpots import parse_when
 from controller.domain import reports
 from controller.domain.config import TableConfig
 from controller.domain.records import JournalEntry, MeterState
+from controller.domain.staged_tables import StagedTableChange
 from controller.store import codec
 from controller.store.redis_store import RedisStore
+from controller.store.staged_tables import StagedTables, staged_table_change
 from jackpot.errors import InvalidArgument, NotFound
 from jackpot.hands.words import hand_words
 from jackpot.money import MICROCENTS_PER_CENT, format_cents
@@ -141,6 +143,7 @@ def _report(
                     window,
                     functools.partial(store.list_tables, group),
                     functools.partial(store.list_meters, group),
+                    functools.partial(_staged_in_redis, StagedTables(store)),
                 )
             return rows
         finally:
@@ -165,13 +168,14 @@ async def _group_rows(
     window: list[JournalEntry],
     tables: Callable[[], Awaitable[list[TableConfig]]],
     meters: Callable[[], Awaitable[list[MeterState]]],
+    staged: Callable[[list[TableConfig]], Awaitable[list[StagedTableChange]]] | None = None,
 ) -> list[Row]:
     """One link group's rows of the report, from the entries of its window (``tables`` and
-    ``meters`` read the group's definitions, when the report needs them)."""
+    ``meters`` read the group's definitions, ``staged`` the table changes waiting now, when
+    the report needs them)."""
     entries = reports.for_table(window, args.table)
-    return [
-        {"link_group_id": group, **row} for row in await _rows(args.kind, entries, tables, meters)
-    ]
+    rows = await _rows(args.kind, entries, tables, meters, staged)
+    return [{"link_group_id": group, **row} for row in rows]
 
 
 async def _file_rows(args: argparse.Namespace, from_ms: int, to_ms: int) -> list[Row]:
@@ -221,14 +225,38 @@ async def _file_rows(args: argparse.Namespace, from_ms: int, to_ms: int) -> list
             )
         tables = [codec.table_config(t["config"]) for _, t in sorted(snapshot["tables"].items())]
         meters = [codec.meter_state(m) for _, m in sorted(snapshot["meters"].items())]
+        staged = [
+            change
+            for _, t in sorted(snapshot["tables"].items())
+            if (change := staged_table_change(t.get("staged_change"), t.get("staged_seq")))
+        ]
         rows += await _group_rows(
-            args, group, window, functools.partial(_now, tables), functools.partial(_now, meters)
+            args,
+            group,
+            window,
+            functools.partial(_now, tables),
+            functools.partial(_now, meters),
+            functools.partial(_staged_exported, staged),
         )
     return rows
 
 
 async def _now(value: T) -> T:
     return value
+
+
+async def _staged_in_redis(
+    staged: StagedTables, tables: list[TableConfig]
+) -> list[StagedTableChange]:
+    """The table changes waiting now, as Redis holds them (docs/staged-changes.md)."""
+    found = [(await staged.staged(table))[1] for table in tables]
+    return [change for change in found if change is not None]
+
+
+async def _staged_exported(
+    staged: list[StagedTableChange], tables: list[TableConfig]
+) -> list[StagedTableChange]:
+    return staged
 
 
 def _read_json(path: Path, group: str) -> dict[str, Any]:
@@ -277,6 +305,7 @@ async def _rows(
     entries: list[Any],
     tables_: Callable[[], Awaitable[list[TableConfig]]],
     meters_: Callable[[], Awaitable[list[MeterState]]],
+    staged_: Callable[[list[TableConfig]], Awaitable[list[StagedTableChange]]] | None = None,
 ) -> list[Row]:
     if kind == "hits":
         return [asdict(hit) for hit in reports.hit_report(entries)]
@@ -292,7 +321,8 @@ async def _rows(
         ]
         return rows
     meters = await meters_()
-    return [meter_row(line) for line in reports.meter_report(entries, meters, tables)]
+    staged = await staged_(tables) if staged_ is not None else []  # docs/staged-changes.md
+    return [meter_row(line) for line in reports.meter_report(entries, meters, tables, staged)]
 
 
 def handle_row(line: reports.HandleLine) -> Row:

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from typing import Any
 
 from controller.ctl.remote import call, show
@@ -68,6 +69,21 @@ def meter_status(meter: pb.Meter) -> str:
             "until won or retired"
         )
     return text
+
+
+def staged_table_changes(tables: Iterable[pb.Table]) -> dict[str, str]:
+    """What ``meters list`` adds to a meter's line for the table changes its next hit or reset
+    applies (docs/staged-changes.md): per meter id, e.g. "; table cs-1's change waits for
+    its next reset (journal #901)"."""
+    found: dict[str, str] = {}
+    for table in tables:
+        if table.HasField("staged_change"):
+            change = table.staged_change
+            found[change.meter_id] = found.get(change.meter_id, "") + (
+                f"; table {table.table_id}'s change waits for its "
+                f"{_AT_TEXT.get(change.at, 'next hit')} (journal #{change.staged_seq})"
+            )
+    return found
 
 
 def _cancel(args: argparse.Namespace) -> int:

@@ -61,6 +61,16 @@ _ID = re.compile(ID_PATTERN)
 _JACKPOT_ID = re.compile(ID_PATTERN + r":[0-9]{1,19}")
 
 
+_FIELD_PATH = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*|\[[0-9]+\])*")
+
+
+def request_field(name: str) -> str:
+    """``name`` if it is a request field's path as the .proto spells it (``table_id``,
+    ``table.seats``, ``wagers[2]``), for the error's ``field`` (a ``BadRequest`` violation);
+    empty for a name written for a person (``the cards of seat 3``)."""
+    return name if _FIELD_PATH.fullmatch(name) else ""
+
+
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     """``text`` quoted for a message: its repr, cut to ``limit`` characters with the full
     length said when longer. Control characters come out escaped (repr)."""
@@ -80,22 +90,27 @@ def check_text(value: str, field: str, max_chars: int, *, required: bool = False
     not empty when ``required``); else :class:`InvalidArgument` naming ``field``."""
     if len(value) > max_chars:
         raise InvalidArgument(
-            f"{field} is {len(value):,} characters long; at most {max_chars} are accepted"
+            f"{field} is {len(value):,} characters long; at most {max_chars} are accepted",
+            field=request_field(field),
         )
     if _has_control(value):
         raise InvalidArgument(
-            f"{field} {excerpt(value)} holds control characters; write plain text"
+            f"{field} {excerpt(value)} holds control characters; write plain text",
+            field=request_field(field),
         )
     stripped = value.strip()
     if required and not stripped:
-        raise InvalidArgument(f"{field} is required")
+        raise InvalidArgument(f"{field} is required", field=request_field(field))
     return stripped
 
 
 def check_count(items: Sized, field: str, max_items: int) -> None:
     """Refuse more than ``max_items`` items in a repeated field, naming it."""
     if len(items) > max_items:
-        raise InvalidArgument(f"{field} has {len(items):,} items; at most {max_items} are accepted")
+        raise InvalidArgument(
+            f"{field} has {len(items):,} items; at most {max_items} are accepted",
+            field=request_field(field),
+        )
 
 
 def check_each_text(items: Sequence[str], field: str, max_chars: int) -> None:
@@ -103,7 +118,8 @@ def check_each_text(items: Sequence[str], field: str, max_chars: int) -> None:
     for index, item in enumerate(items):
         if len(item) > max_chars:
             raise InvalidArgument(
-                f"{field}[{index}] {excerpt(item)} is longer than {max_chars} characters"
+                f"{field}[{index}] {excerpt(item)} is longer than {max_chars} characters",
+                field=request_field(f"{field}[{index}]"),
             )
 
 
@@ -118,7 +134,8 @@ def check_id(value: str, what: str) -> str:
     if not _ID.fullmatch(value):
         raise InvalidConfiguration(
             f"{what} {excerpt(value)} must be 1-64 characters of letters, digits, '.', '_' or "
-            "'-', starting with a letter or a digit"
+            "'-', starting with a letter or a digit",
+            field=request_field(what),
         )
     return value
 
@@ -126,7 +143,9 @@ def check_id(value: str, what: str) -> str:
 def check_range(value: int, field: str, low: int, high: int) -> int:
     """``value`` if ``low <= value <= high``, else :class:`InvalidArgument` naming ``field``."""
     if not low <= value <= high:
-        raise InvalidArgument(f"{field} must be {low:,} to {high:,}, got {value:,}")
+        raise InvalidArgument(
+            f"{field} must be {low:,} to {high:,}, got {value:,}", field=request_field(field)
+        )
     return value
 
 
@@ -134,6 +153,7 @@ def check_jackpot_id(value: str) -> str:
     """A jackpot id: ``<link group id>:<journal sequence>`` (e.g. ``floor:42``)."""
     if not _JACKPOT_ID.fullmatch(value):
         raise InvalidArgument(
-            f"jackpot_id {excerpt(value)} is not a jackpot id such as 'casino-floor:42'"
+            f"jackpot_id {excerpt(value)} is not a jackpot id such as 'casino-floor:42'",
+            field="jackpot_id",
         )
     return value

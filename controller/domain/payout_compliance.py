@@ -39,6 +39,9 @@ from jackpot.money import MAX_METER_CENTS, format_cents
 NONE = "none"
 US_DEFAULT = "us-default"
 OKLAHOMA = "oklahoma"
+DEFAULT = US_DEFAULT
+"""The preset of a controller given no ``--payout-compliance``: issue 23's defaults (a W-2G at
+>= $600 and >= 300x the wager, a witness from $1,200). ``none`` must be asked for."""
 
 US_TAX_FORM_FROM_CENTS = 60_000
 """$600.00: the W-2G amount threshold for a table-game win (issue 23's sources)."""
@@ -184,9 +187,9 @@ PRESETS: Mapping[str, PayoutCompliance] = {
         witness_from_cents=US_WITNESS_FROM_CENTS,
     ),
 }
-"""The named policies: ``none`` (nothing required: a controller's default), ``us-default``
-(W-2G at >= $600 and >= 300x the wager, its prompt overridable with a stated reason; a
-witness from $1,200) and ``oklahoma`` (the same, the W-2G prompt not overridable,
+"""The named policies: ``none`` (nothing required), ``us-default`` (a controller's default,
+:data:`DEFAULT`: W-2G at >= $600 and >= 300x the wager, its prompt overridable with a stated
+reason; a witness from $1,200) and ``oklahoma`` (the same, the W-2G prompt not overridable,
 325:85-21-6)."""
 
 

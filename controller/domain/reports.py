@@ -34,6 +34,8 @@ from controller.domain.config import TableConfig
 from controller.domain.odds import paytable_odds
 from controller.domain.records import JournalEntry, MeterState
 from controller.domain.staged import describe as describe_staged
+from controller.domain.staged_tables import StagedTableChange
+from controller.domain.staged_tables import describe as describe_staged_table
 from jackpot.errors import FailedPrecondition
 from jackpot.kinds import AwardKind
 from jackpot.times import format_time
@@ -315,11 +317,17 @@ def meter_report(
     entries: Sequence[JournalEntry],
     meters: Sequence[MeterState],
     tables: Sequence[TableConfig],
+    staged_tables: Sequence[StagedTableChange] = (),
 ) -> list[MeterLine]:
     """The figures of each meter (see :class:`MeterLine`), in meter id order. The expected
     hit frequency weighs each table's and wager's odds of hitting the meter by its wagers
-    that fed it in the window."""
+    that fed it in the window. ``staged_tables``: the table changes waiting now for a
+    meter's next hit or reset, shown in its ``staged_change`` after its own."""
     by_table = {t.table_id: t for t in tables}
+    waiting: dict[str, list[str]] = {}
+    for change in staged_tables:
+        text = f"table {change.table.table_id} {describe_staged_table(change)}"
+        waiting.setdefault(change.meter_id, []).append(text)
     lines = {
         m.meter_id: MeterLine(
             m.meter_id,
@@ -328,7 +336,9 @@ def meter_report(
             reserve_microcents=m.reserve_microcents,
             cumulative_hits=m.hits_total,
             cumulative_paid_cents=m.awards_cents_total,
-            staged_change=describe_staged(m),
+            staged_change="; ".join(
+                text for text in (describe_staged(m), *waiting.get(m.meter_id, ())) if text
+            ),
         )
         for m in meters
     }

@@ -40,7 +40,7 @@ from controller.domain.records import (
     StagedChange,
 )
 from controller.domain.rounds import Wager
-from jackpot.data import items, record_from_data
+from jackpot.data import compile_decoders, items, record_from_data
 from jackpot.errors import CorruptRecord, FailedPrecondition, JackpotError, StoreUnavailable
 from jackpot.results import (
     AcceptedWager,
@@ -50,6 +50,19 @@ from jackpot.results import (
     MeterValue,
     SettleResult,
     VoidResult,
+)
+
+compile_decoders(  # every record this module decodes, compiled now (jackpot.codegen)
+    AcceptedWager,
+    LockoutResult,
+    VoidResult,
+    SettleResult,
+    ChipCountResult,
+    IrregularityResult,
+    Irregularity,
+    Jackpot,
+    Adjustment,
+    RetiredMeter,
 )
 
 SCHEMA_VERSION = 1

@@ -23,7 +23,7 @@ from controller.domain.rounds import RoundCards, Wager
 from controller.store import codec, keys
 from controller.store.codec import SCHEMA_VERSION
 from jackpot.cards import format_cards
-from jackpot.data import items, record_from_data
+from jackpot.data import compile_decoders, items, record_from_data
 from jackpot.errors import (
     CorruptRecord,
     FailedPrecondition,
@@ -35,6 +35,8 @@ from jackpot.results import AcceptedWager
 
 if TYPE_CHECKING:
     from controller.store.redis_store import RedisStore
+
+compile_decoders(Correction, AcceptedWager)  # what this module decodes, compiled now
 
 MONEY_FIELDS = frozenset(
     {"paid_cents", "due_cents", "meter_basis_cents", "wager_cents", "amount_cents"}

@@ -10,8 +10,9 @@ each call one round trip under one deadline: the command packed here, written, a
 read straight from the connection's hiredis reader (redis-py's own reader, so the connection
 stays in step for redis-py's calls), instead of redis-py's write task and its layered read.
 A push frame (RESP3: a server's maintenance notice) met before the reply goes to the parser's
-own handler, as redis-py does, and the reply is read after it. A connection without hiredis,
-or one that health checks, takes redis-py's own path.
+own handler, as redis-py does, and the reply is read after it. A connection that health
+checks takes redis-py's own send and read; a pool without hiredis, redis-py's public path
+(below).
 
 Every call ends with its connection in step: a call that did not end with a whole reply (an
 error on the wire, a timeout, a cancellation) closes its connection and gives it back to the
@@ -20,15 +21,25 @@ meanwhile (a FIN, a reset, a transport closing) is given back and another taken,
 on a transport closed under the call (uvloop raises :class:`RuntimeError` there, asyncio's
 loop drops the write) is a lost connection, as any socket error is. The client's retry
 policy is none: a call is never retried here (a step is idempotent; the table agent retries).
+
+The direct path reads redis-py's private parts (a connection's ``_reader``, ``_writer`` and
+``_parser``, the hiredis parser's ``_reader`` and push type, ``NOT_ENOUGH_DATA``), which change
+between releases. :func:`missing` looks for each of them, and their shapes, once per
+connection class (on a connection made and never connected, its parser set up and fed a
+reply); when one is missing or not as expected, every call takes redis-py's public path
+(``evalsha`` on the client, the script loaded again on NOSCRIPT, the same errors raised),
+and the path taken is logged once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
+import logging
 from collections.abc import Sequence
 from typing import Any
 
-from redis._parsers.hiredis import NOT_ENOUGH_DATA, _AsyncHiredisParser
+import redis
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -37,6 +48,21 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from controller.store.connection import closed_transport
 
+try:  # private to redis-py: absent from some releases (then the public path, see the module)
+    from redis._parsers import hiredis as _hiredis_parsers
+except ImportError:  # pragma: no cover - every release this project allows has it
+    _hiredis_parsers = None  # type: ignore[assignment]
+
+log = logging.getLogger("controller.store")
+
+_ABSENT = object()
+NOT_ENOUGH_DATA: Any = getattr(_hiredis_parsers, "NOT_ENOUGH_DATA", _ABSENT)
+"""What redis-py's hiredis reader answers while a reply is not whole."""
+_AsyncHiredisParser: Any = getattr(_hiredis_parsers, "_AsyncHiredisParser", None)
+"""redis-py's parser of asyncio connections with hiredis (None: not in this release)."""
+
+NO_POOL = "a cluster client (no pool of its own: its calls go through controller.store.cluster)"
+"""Why a cluster client's calls never take the direct path (nor come here)."""
 MAX_KEEP = 16
 """Connections kept between calls at most: about the calls in flight at once on a busy
 controller."""
@@ -51,13 +77,19 @@ class ScriptCalls:
     def __init__(self, client: Redis) -> None:
         self._client = client
         pool = getattr(client, "connection_pool", None)  # a cluster client has one per node
+        self.missing = NO_POOL if pool is None else _missing_once(pool)
+        """Why the direct path is not taken (what redis-py lacks), or None when it is."""
+        self.direct = self.missing is None
+        """True when calls take the direct path; else redis-py's public path."""
         bound = getattr(pool, "max_connections", 0) or 0
-        self._keep = min(MAX_KEEP, bound // KEEP_SHARE)
+        self._keep = min(MAX_KEEP, bound // KEEP_SHARE) if self.direct else 0
         self._kept: list[Any] = []
 
     async def evalsha(self, script: AsyncScript, keys: Sequence[str], args: Sequence[Any]) -> Any:
         """One EVALSHA of ``script``, its reply parsed as ``script(...)`` would; the script is
         loaded again when Redis's script cache lacks it (after a restart or a failover)."""
+        if not self.direct:
+            return await self._public(script, keys, args)
         connection = await self._take()
         try:
             try:
@@ -74,6 +106,17 @@ class ScriptCalls:
             raise
         await self._give_back(connection)
         return reply
+
+    async def _public(self, script: AsyncScript, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        """The call through redis-py's public API (what ``script(...)`` does, on this
+        client): its errors are the direct path's, and a connection that did not end with
+        a whole reply is closed by redis-py itself."""
+        client = self._client
+        try:
+            return await client.evalsha(script.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            script.sha = await client.script_load(script.script)
+            return await client.evalsha(script.sha, len(keys), *keys, *args)
 
     async def close(self) -> None:
         """Give every kept connection back to the pool (before the pool closes)."""
@@ -208,3 +251,108 @@ def _open(connection: Any) -> bool:
         and reader.exception() is None
         and not writer.transport.is_closing()
     )
+
+
+_CHECKED: dict[tuple[Any, ...], str | None] = {}
+"""Per connection class (its name and bases) and parser class: what :func:`missing` found
+(looked for once)."""
+
+
+def _missing_once(pool: Any) -> str | None:
+    """:func:`missing` for ``pool``'s connections, looked for (and logged) once per class."""
+    kwargs = getattr(pool, "connection_kwargs", {})
+    connection_class = getattr(pool, "connection_class", None)
+    # By what makes the class: a class made per client (connection.lost_on_closed_transport)
+    # is the same class each time.
+    made_of = getattr(connection_class, "__bases__", ())
+    key = (getattr(connection_class, "__qualname__", None), made_of, kwargs.get("parser_class"))
+    if key in _CHECKED:
+        return _CHECKED[key]
+    found = _CHECKED[key] = missing(pool)
+    version = getattr(redis, "__version__", "?")
+    if found is None:
+        log.info("script calls: the direct path (redis-py %s, hiredis)", version)
+    else:
+        log.warning("script calls: redis-py's public path (redis-py %s: %s)", version, found)
+    return found
+
+
+def missing(pool: Any) -> str | None:
+    """What the direct path needs that ``pool``'s connections lack, or None when they have
+    all of it: every attribute :func:`_call`, :func:`_send` and :func:`_open` read, and the
+    hiredis reader answering ``NOT_ENOUGH_DATA`` for half a reply and the reply when whole.
+    Looked for on a connection made from ``pool``'s class and arguments, never connected."""
+    if _AsyncHiredisParser is None or NOT_ENOUGH_DATA is _ABSENT:
+        return "redis._parsers.hiredis has no _AsyncHiredisParser or NOT_ENOUGH_DATA"
+    lacking = _pool_missing(pool)
+    if lacking is not None:
+        return lacking
+    try:
+        connection = pool.connection_class(**pool.connection_kwargs)
+    except Exception as error:
+        return f"no connection could be made to look at ({error!r})"
+    for name in _CONNECTION_ATTRIBUTES:
+        if not hasattr(connection, name):
+            return f"its connections have no {name}"
+    for name in _CONNECTION_METHODS:
+        if not callable(getattr(connection, name, None)):
+            return f"its connections have no {name}()"
+    encoder = connection.encoder
+    if not hasattr(encoder, "encoding") or not hasattr(encoder, "encoding_errors"):
+        return "its connections' encoder has no encoding or encoding_errors"
+    parser = connection._parser
+    if type(parser) is not _AsyncHiredisParser:
+        return f"its connections' parser is {type(parser).__qualname__} (hiredis is not used)"
+    return _parser_missing(parser, connection)
+
+
+_CONNECTION_ATTRIBUTES = (
+    "_reader",
+    "_writer",
+    "_parser",
+    "encoder",
+    "socket_timeout",
+    "health_check_interval",
+    "is_connected",
+)
+_CONNECTION_METHODS = ("pack_command", "send_command", "read_response", "disconnect")
+
+
+def _pool_missing(pool: Any) -> str | None:
+    """What the direct path needs of ``pool`` itself that it lacks: a connection given
+    without arguments, and taken back."""
+    get_connection = getattr(pool, "get_connection", None)
+    if get_connection is None or not callable(getattr(pool, "release", None)):
+        return "its pool has no get_connection or release"
+    try:
+        inspect.signature(get_connection).bind()
+    except TypeError:
+        return "its pool's get_connection needs arguments"
+    except ValueError:  # no signature to read: taken as callable without arguments
+        pass
+    return None
+
+
+def _parser_missing(parser: Any, connection: Any) -> str | None:
+    """What :func:`_call` needs of the hiredis ``parser`` that it lacks, set up as on a
+    connection (on ``connection``, never connected) and fed one reply in two halves."""
+    if not callable(getattr(parser, "handle_push_response", None)):
+        return "its hiredis parser has no handle_push_response()"
+    try:
+        parser.on_connect(connection)
+        reader = parser._reader
+        if not hasattr(parser, "_hiredis_PushNotificationType"):
+            return "its hiredis parser has no _hiredis_PushNotificationType"
+        if reader is None or reader.gets() is not NOT_ENOUGH_DATA:
+            return "its hiredis reader does not answer NOT_ENOUGH_DATA for no reply"
+        reader.feed(b"+O")
+        if reader.gets() is not NOT_ENOUGH_DATA:
+            return "its hiredis reader does not answer NOT_ENOUGH_DATA for half a reply"
+        reader.feed(b"K\r\n")
+        if reader.gets() not in ("OK", b"OK"):
+            return "its hiredis reader does not answer a whole reply"
+    except Exception as error:
+        return f"its hiredis parser could not be set up ({error!r})"
+    finally:
+        parser.on_disconnect()
+    return None

@@ -64,7 +64,7 @@ CONTROL_SCRIPTS = frozenset(SCRIPT_NAMES[SCRIPT_NAMES.index("enter_maintenance")
 """The scripts of meter and table controls: ``_controls.lua`` is prepended to them too."""
 
 
-PRELUDE_FILES = ("sha256.lua", "_lib.lua")
+PRELUDE_FILES = ("sha256.lua", "_lib.lua", "_staged_tables.lua")
 """The files before every script's own, in this order."""
 
 

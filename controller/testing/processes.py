@@ -20,8 +20,9 @@ class ControllerProcess(Started):
     """``jackpot-controller serve`` on a free loopback port with mutual TLS from ``pki``
     (``--insecure`` when it is None), logging to a file, optionally applying Rules
     Submissions at start, ``--first-install`` unless ``first_install`` is False (a controller
-    over a Redis without the installation record is NOT_SERVING); ``extra_args`` go on its
-    command line.
+    over a Redis without the installation record is NOT_SERVING); ``--payout-compliance
+    none`` unless ``payout_compliance`` names another preset (None: no option, the
+    controller's default, us-default); ``extra_args`` go on its command line.
 
     :meth:`start` returns once the gRPC health service answers SERVING.
     """
@@ -36,12 +37,14 @@ class ControllerProcess(Started):
         rules: Path | Sequence[Path] = (),
         first_install: bool = True,
         extra_args: Sequence[str] = (),
+        payout_compliance: str | None = "none",
     ) -> None:
         self.redis_url = redis_url
         self.first_install = first_install
         self.log_path = log_path
         self.pki = pki
         self.extra_args = list(extra_args)
+        self.payout_compliance = payout_compliance
         self.rules = [rules] if isinstance(rules, Path) else list(rules)
         self.port = free_port()
         self.metrics_port = free_port() if metrics else -1
@@ -100,6 +103,11 @@ class ControllerProcess(Started):
                     str(self.metrics_port),
                     *(arg for path in self.rules for arg in ("--rules", str(path))),
                     *(["--first-install"] if self.first_install else []),
+                    *(
+                        ["--payout-compliance", self.payout_compliance]
+                        if self.payout_compliance is not None
+                        else []
+                    ),
                     *self.extra_args,
                 ],
                 stdout=log,

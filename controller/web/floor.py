@@ -37,9 +37,11 @@ from controller.domain.gaming_day import GamingDay
 from controller.domain.payout_compliance import NONE, PRESETS, PayoutCompliance
 from controller.domain.records import Jackpot
 from controller.domain.staged import describe as describe_staged
+from controller.domain.staged_tables import describe as describe_staged_table
 from controller.jackpot_review import with_requirements
 from controller.store.redis_store import RedisStore
-from jackpot.errors import CorruptRecord
+from controller.store.staged_tables import StagedTables
+from jackpot.errors import CorruptRecord, FailedPrecondition
 from jackpot.games import GAMES
 from jackpot.hands.words import hand_words
 from jackpot.kinds import wager_words
@@ -116,6 +118,7 @@ class FloorView:
         """The casino's gaming day (the Rules Submission's): each jackpot's ``gaming_day``
         is its hit's ("" without one)."""
         self._policy = policy  # each jackpot's slip states what its hand-pay requires
+        self._staged_tables = StagedTables(store)  # docs/staged-changes.md
         self._lock = asyncio.Lock()
         self._cached: tuple[float, dict[str, Any]] | None = None
 
@@ -145,6 +148,7 @@ class FloorView:
         held = {i.table_id for i in await store.list_irregularities(status="open", skipped=corrupt)}
         tables: list[dict[str, Any]] = []
         hits: list[Jackpot] = []
+        waiting: dict[str, list[str]] = {}  # meter -> the table changes its hit applies
         for group in groups:
             rounds: dict[str, tuple[int, int]] = {}
             unreadable: set[str] = set()
@@ -173,6 +177,15 @@ class FloorView:
                 unreadable = {error.name for error in bad_rounds}
                 hits += await store.list_jackpots(group.link_group_id, skipped=corrupt)
             for table in group_tables:
+                try:
+                    _, staged = await self._staged_tables.staged(table)
+                    change = describe_staged_table(staged)  # "" for none
+                except FailedPrecondition as error:  # a staged record that does not read
+                    staged, change = None, str(error)
+                if staged is not None:
+                    waiting.setdefault(staged.meter_id, []).append(
+                        f"table {table.table_id} {change}"
+                    )
                 round_id, at_ms = rounds.get(table.table_id, (0, 0))
                 heard_ms = max(heard.get(table.table_id, 0), at_ms)  # a lockout is a call
                 if group.stopped:
@@ -197,6 +210,7 @@ class FloorView:
                         "last_round_id": round_id,
                         "last_round_ms": at_ms,
                         "heard_ms": heard_ms,
+                        "change": change,  # a staged table change (docs/staged-changes.md)
                     }
                 )
         pending = await store.list_pending_jackpots(skipped=corrupt)
@@ -209,7 +223,9 @@ class FloorView:
                     "meter_id": m.meter_id,
                     "link_group_id": m.link_group_id,
                     "cents": floor_cents(m.amount_microcents),
-                    "change": describe_staged(m),  # docs/staged-changes.md; "" for none
+                    "change": "; ".join(  # docs/staged-changes.md; "" for none
+                        text for text in (describe_staged(m), *waiting.get(m.meter_id, ())) if text
+                    ),
                 }
                 for m in await store.list_meters(group.link_group_id, skipped=bad_meters)
             ]

@@ -9,16 +9,53 @@ places of a percent applies to a whole-cent wager exactly; fields in that unit a
 *_microcents. Rates are decimal strings of a percent ("15", "0.1234") so that no binary
 floating point ever touches them.
 
+Units: amounts in *_cents are integer US cents; *_microcents are 1/1,000,000 of a cent;
+*_ms are milliseconds since the Unix epoch (from Redis's clock, in the step that made the
+change), except min_interval_ms, a duration; rates on the wire are decimal percent strings
+("15" is 15%), while the journal, records and exports hold them as integer parts per
+million of the wager (*_ppm: "15" is 150000 ppm, "0.1234" is 1234 ppm). No field is a float.
+
+Awards "N to 1" and "N for 1": every amount paid (SeatResult.amount_cents,
+Jackpot.amount_cents, CorrectionLine.*_cents) is what the seat is handed, the returned wager
+included: "50 to 1" on a $1.00 wager pays 5,100 cents (50 x the wager plus the wager);
+"500 for 1" pays 50,000 cents (500 x the wager, the wager being one of them).
+
+One spelling per concept: every enum value has one lowercase name, the value's name
+without the enum's prefix in lower case (WAGER_KIND_FIVE_CARD_BONUS is "five_card_bonus",
+METER_CHANGE_AT_NEXT_HIT is "next_hit"), given on each value below. String fields of the
+same concept (Jackpot.wager, Jackpot.award_kind, Irregularity.kind, CorrectionLine.wager),
+Rules Submissions, journal entries, exports, the floor view's JSON and jackpotctl --json use
+that name, never the upper-case one (one exception, kept for the journals already written:
+MeterChangeAt, below).
+
 Every write from a table agent carries (table_id, round_id) and is idempotent per phase
 (lockout, settle, void): a retry with the same content returns the original answer and
 changes nothing; the same key with different content is refused with FAILED_PRECONDITION.
 
 Every connection is mutual TLS. The client certificate names the caller with one URI SAN,
-jackpot://<role>/<name>: a table (its name is its table id; TableService for that table
-only), a supervisor, an operator, an auditor or a display. Each RPC below says which roles
-may call it; any other caller gets PERMISSION_DENIED. Every string and repeated field has a
-maximum length or count (controller/domain/bounds.py); beyond it the call is refused with
-INVALID_ARGUMENT naming the field and the bound, and nothing changes.
+jackpot://<role>/<name>, of six roles: table (its name is its table id; it reports for
+that table only), supervisor, cashier (the cage: pays and witnesses jackpots), operator,
+auditor (reads) and display (a meter sign: WatchMeters only). Each RPC below says which
+roles may call it (controller/api/access.py is the table; docs/security.md, "Which role may
+call which RPC"); any other caller gets PERMISSION_DENIED. Beside these services the
+controller serves grpc.health.v1.Health (Check: every role; Watch: operator, supervisor,
+auditor) and server reflection, grpc.reflection.v1 and v1alpha (operator, supervisor,
+auditor).
+
+Every string and repeated field has a maximum length or count (controller/domain/bounds.py);
+beyond it the call is refused with INVALID_ARGUMENT naming the field and the bound, and
+nothing changes.
+
+Refusals: a status code, an English message for people (never parse it), and
+google.rpc.Status details: an ErrorInfo (domain "jackpot.v1") whose reason is one of a
+stable list, a BadRequest naming the request field at fault where one is, and a RetryInfo
+where a retry can succeed by itself (docs/reference/errors.md lists every reason).
+Retry conditions: UNAVAILABLE (Redis unreachable or not durable, a stopped link group) and
+RESOURCE_EXHAUSTED (the caller's call rate, tables and other identities each at their own,
+spent: reason RATE_LIMITED, retry after the RetryInfo delay; or too many calls or streams
+open at once) are "later", never "no": retry the same request after the RetryInfo delay,
+doubling it on each refusal. Every other code is "no" until the request or the state
+changes.
 """
 
 from collections import abc as _abc
@@ -44,49 +81,62 @@ class _WagerKind:
 class _WagerKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_WagerKind.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     WAGER_KIND_UNSPECIFIED: _WagerKind.ValueType  # 0
+    """never valid in a request"""
     WAGER_KIND_PROGRESSIVE: _WagerKind.ValueType  # 1
-    """Progressive Payout Wager: Caribbean Stud (§ 639a.7(d)(2)), Three Card Poker (the seat's three
-    cards), Six-Card Fortune Pai Gow (best five of six, § 670a.11(h)(3)).
+    """"progressive". Progressive Payout Wager: Caribbean Stud (§ 639a.7(d)(2)), Three Card Poker
+    (the seat's three cards), Six-Card Fortune Pai Gow (best five of six, § 670a.11(h)(3)).
     """
     WAGER_KIND_BONUS: _WagerKind.ValueType  # 2
-    """Caribbean Stud Bonus Wager (§ 639a.7(d)(3)); Texas Hold 'Em Bonus Wager (§ 647a.7(d)(2))."""
+    """"bonus". Caribbean Stud Bonus Wager (§ 639a.7(d)(3)); Texas Hold 'Em Bonus Wager
+    (§ 647a.7(d)(2)).
+    """
     WAGER_KIND_FIVE_CARD_BONUS: _WagerKind.ValueType  # 3
-    """Five Card Hand Bonus Wager: Caribbean Stud, on the player's or the dealer's hand
-    (§ 639a.7(d)(4)); Three Card Poker, on the seat's three cards and two community cards.
+    """"five_card_bonus". Five Card Hand Bonus Wager: Caribbean Stud, on the player's or the
+    dealer's hand (§ 639a.7(d)(4)); Three Card Poker, on the seat's three cards and two
+    community cards.
     """
     WAGER_KIND_FIVE_CARD_PROGRESSIVE: _WagerKind.ValueType  # 4
-    """Three Card Poker Five-Card Progressive Payout Wager (seat's three + two community cards)."""
-    WAGER_KIND_FORTUNE_BONUS: _WagerKind.ValueType  # 5
-    """Six-Card Fortune Pai Gow: Fortune Bonus Wager (§ 670a.11(h)(1)) and Insurance Wager
-    (§ 670a.11(h)(2)).
+    """"five_card_progressive". Three Card Poker Five-Card Progressive Payout Wager (the seat's
+    three cards and the two community cards).
     """
+    WAGER_KIND_FORTUNE_BONUS: _WagerKind.ValueType  # 5
+    """"fortune_bonus". Six-Card Fortune Pai Gow: Fortune Bonus Wager (§ 670a.11(h)(1))."""
     WAGER_KIND_INSURANCE: _WagerKind.ValueType  # 6
+    """"insurance". Six-Card Fortune Pai Gow: Insurance Wager (§ 670a.11(h)(2))."""
 
 class WagerKind(_WagerKind, metaclass=_WagerKindEnumTypeWrapper):
     """---------------------------------------------------------------------------------------------
     Shared types
 
     The side wagers a seat places; which ones a table offers is in its registration (Table.wagers).
+    Lowercase names (Jackpot.wager, CorrectionLine.wager, Rules Submissions, records, JSON):
+    "progressive", "bonus", "five_card_bonus", "five_card_progressive", "fortune_bonus",
+    "insurance".
     """
 
 WAGER_KIND_UNSPECIFIED: WagerKind.ValueType  # 0
+"""never valid in a request"""
 WAGER_KIND_PROGRESSIVE: WagerKind.ValueType  # 1
-"""Progressive Payout Wager: Caribbean Stud (§ 639a.7(d)(2)), Three Card Poker (the seat's three
-cards), Six-Card Fortune Pai Gow (best five of six, § 670a.11(h)(3)).
+""""progressive". Progressive Payout Wager: Caribbean Stud (§ 639a.7(d)(2)), Three Card Poker
+(the seat's three cards), Six-Card Fortune Pai Gow (best five of six, § 670a.11(h)(3)).
 """
 WAGER_KIND_BONUS: WagerKind.ValueType  # 2
-"""Caribbean Stud Bonus Wager (§ 639a.7(d)(3)); Texas Hold 'Em Bonus Wager (§ 647a.7(d)(2))."""
+""""bonus". Caribbean Stud Bonus Wager (§ 639a.7(d)(3)); Texas Hold 'Em Bonus Wager
+(§ 647a.7(d)(2)).
+"""
 WAGER_KIND_FIVE_CARD_BONUS: WagerKind.ValueType  # 3
-"""Five Card Hand Bonus Wager: Caribbean Stud, on the player's or the dealer's hand
-(§ 639a.7(d)(4)); Three Card Poker, on the seat's three cards and two community cards.
+""""five_card_bonus". Five Card Hand Bonus Wager: Caribbean Stud, on the player's or the
+dealer's hand (§ 639a.7(d)(4)); Three Card Poker, on the seat's three cards and two
+community cards.
 """
 WAGER_KIND_FIVE_CARD_PROGRESSIVE: WagerKind.ValueType  # 4
-"""Three Card Poker Five-Card Progressive Payout Wager (seat's three + two community cards)."""
-WAGER_KIND_FORTUNE_BONUS: WagerKind.ValueType  # 5
-"""Six-Card Fortune Pai Gow: Fortune Bonus Wager (§ 670a.11(h)(1)) and Insurance Wager
-(§ 670a.11(h)(2)).
+""""five_card_progressive". Three Card Poker Five-Card Progressive Payout Wager (the seat's
+three cards and the two community cards).
 """
+WAGER_KIND_FORTUNE_BONUS: WagerKind.ValueType  # 5
+""""fortune_bonus". Six-Card Fortune Pai Gow: Fortune Bonus Wager (§ 670a.11(h)(1))."""
 WAGER_KIND_INSURANCE: WagerKind.ValueType  # 6
+""""insurance". Six-Card Fortune Pai Gow: Insurance Wager (§ 670a.11(h)(2))."""
 Global___WagerKind: _TypeAlias = WagerKind  # noqa: Y015
 
 class _AwardKind:
@@ -96,31 +146,41 @@ class _AwardKind:
 class _AwardKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_AwardKind.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     AWARD_KIND_UNSPECIFIED: _AwardKind.ValueType  # 0
+    """no award (a seat that is not paid)"""
     AWARD_KIND_FOR_ONE: _AwardKind.ValueType  # 1
-    """N x wager, the wager included ("500 for 1")"""
+    """"for_one": N x wager, the wager included ("500 for 1")"""
     AWARD_KIND_TO_ONE: _AwardKind.ValueType  # 2
-    """N x wager plus the wager back ("50 to 1")"""
+    """"to_one": N x wager plus the wager back ("50 to 1")"""
     AWARD_KIND_PERCENT_OF_METER: _AwardKind.ValueType  # 3
-    """P% of the meter when it is the seat's turn to be paid"""
+    """"percent_of_meter": P% of the meter when it is the seat's turn to be paid, rounded down to
+    the cent; the wager is not added.
+    """
     AWARD_KIND_FIXED_AMOUNT: _AwardKind.ValueType  # 4
-    """a fixed amount in cents"""
+    """"fixed_amount": a fixed amount in cents, whatever the wager"""
     AWARD_KIND_ENVY: _AwardKind.ValueType  # 5
-    """an envy bonus for another seat's hand"""
+    """"envy": an envy bonus for another seat's hand (fixed cents)"""
 
 class AwardKind(_AwardKind, metaclass=_AwardKindEnumTypeWrapper):
-    """How an award is computed (design.md §3)."""
+    """How an award is computed (docs/architecture.md, "A settlement, from the cards to the
+    table"). The amounts paid include the returned wager (see the top of this file).
+    Lowercase names (Jackpot.award_kind, CorrectionLine.award_kind, records, JSON): "for_one",
+    "to_one", "percent_of_meter", "fixed_amount", "envy".
+    """
 
 AWARD_KIND_UNSPECIFIED: AwardKind.ValueType  # 0
+"""no award (a seat that is not paid)"""
 AWARD_KIND_FOR_ONE: AwardKind.ValueType  # 1
-"""N x wager, the wager included ("500 for 1")"""
+""""for_one": N x wager, the wager included ("500 for 1")"""
 AWARD_KIND_TO_ONE: AwardKind.ValueType  # 2
-"""N x wager plus the wager back ("50 to 1")"""
+""""to_one": N x wager plus the wager back ("50 to 1")"""
 AWARD_KIND_PERCENT_OF_METER: AwardKind.ValueType  # 3
-"""P% of the meter when it is the seat's turn to be paid"""
+""""percent_of_meter": P% of the meter when it is the seat's turn to be paid, rounded down to
+the cent; the wager is not added.
+"""
 AWARD_KIND_FIXED_AMOUNT: AwardKind.ValueType  # 4
-"""a fixed amount in cents"""
+""""fixed_amount": a fixed amount in cents, whatever the wager"""
 AWARD_KIND_ENVY: AwardKind.ValueType  # 5
-"""an envy bonus for another seat's hand"""
+""""envy": an envy bonus for another seat's hand (fixed cents)"""
 Global___AwardKind: _TypeAlias = AwardKind  # noqa: Y015
 
 class _SeatOutcome:
@@ -130,26 +190,29 @@ class _SeatOutcome:
 class _SeatOutcomeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SeatOutcome.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     SEAT_OUTCOME_UNSPECIFIED: _SeatOutcome.ValueType  # 0
+    """never sent"""
     SEAT_OUTCOME_PAID: _SeatOutcome.ValueType  # 1
-    """the hand is on the paytable (or an envy bonus is paid)"""
+    """"paid": the hand is on the paytable (or an envy bonus is paid)"""
     SEAT_OUTCOME_NO_AWARD: _SeatOutcome.ValueType  # 2
-    """a wager, but the hand does not pay"""
+    """"no_award": a wager, but the hand does not pay"""
     SEAT_OUTCOME_FORFEITED: _SeatOutcome.ValueType  # 3
-    """a wager, but the player folded (§ 639a.11(b))"""
+    """"forfeited": a wager, but the player folded (§ 639a.11(b))"""
     SEAT_OUTCOME_NO_WAGER: _SeatOutcome.ValueType  # 4
-    """cards reported for a seat without an accepted wager"""
+    """"no_wager": cards reported for a seat without an accepted wager"""
 
-class SeatOutcome(_SeatOutcome, metaclass=_SeatOutcomeEnumTypeWrapper): ...
+class SeatOutcome(_SeatOutcome, metaclass=_SeatOutcomeEnumTypeWrapper):
+    """Lowercase names (records, JSON): "paid", "no_award", "forfeited", "no_wager"."""
 
 SEAT_OUTCOME_UNSPECIFIED: SeatOutcome.ValueType  # 0
+"""never sent"""
 SEAT_OUTCOME_PAID: SeatOutcome.ValueType  # 1
-"""the hand is on the paytable (or an envy bonus is paid)"""
+""""paid": the hand is on the paytable (or an envy bonus is paid)"""
 SEAT_OUTCOME_NO_AWARD: SeatOutcome.ValueType  # 2
-"""a wager, but the hand does not pay"""
+""""no_award": a wager, but the hand does not pay"""
 SEAT_OUTCOME_FORFEITED: SeatOutcome.ValueType  # 3
-"""a wager, but the player folded (§ 639a.11(b))"""
+""""forfeited": a wager, but the player folded (§ 639a.11(b))"""
 SEAT_OUTCOME_NO_WAGER: SeatOutcome.ValueType  # 4
-"""cards reported for a seat without an accepted wager"""
+""""no_wager": cards reported for a seat without an accepted wager"""
 Global___SeatOutcome: _TypeAlias = SeatOutcome  # noqa: Y015
 
 class _MeterKind:
@@ -159,19 +222,24 @@ class _MeterKind:
 class _MeterKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MeterKind.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     METER_KIND_UNSPECIFIED: _MeterKind.ValueType  # 0
-    """in CreateMeterRequest: progressive"""
+    """in CreateMeterRequest: progressive; never in an answer"""
     METER_KIND_PROGRESSIVE: _MeterKind.ValueType  # 1
+    """"progressive" """
     METER_KIND_MUST_HIT_BY: _MeterKind.ValueType  # 2
+    """"must_hit_by" """
 
 class MeterKind(_MeterKind, metaclass=_MeterKindEnumTypeWrapper):
     """A meter pays by "P% of meter" lines (progressive), or is a must-hit-by mystery meter: it
     pays the contribution that reaches a secret hit point drawn in (reset, must_hit_by_cents].
+    Lowercase names (records, JSON): "progressive", "must_hit_by".
     """
 
 METER_KIND_UNSPECIFIED: MeterKind.ValueType  # 0
-"""in CreateMeterRequest: progressive"""
+"""in CreateMeterRequest: progressive; never in an answer"""
 METER_KIND_PROGRESSIVE: MeterKind.ValueType  # 1
+""""progressive" """
 METER_KIND_MUST_HIT_BY: MeterKind.ValueType  # 2
+""""must_hit_by" """
 Global___MeterKind: _TypeAlias = MeterKind  # noqa: Y015
 
 class _IrregularityKind:
@@ -181,39 +249,44 @@ class _IrregularityKind:
 class _IrregularityKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_IrregularityKind.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     IRREGULARITY_KIND_UNSPECIFIED: _IrregularityKind.ValueType  # 0
+    """never valid in a request"""
     IRREGULARITY_KIND_CHIP_COUNT: _IrregularityKind.ValueType  # 1
-    """chips collected != wagers accepted (§ 639a.8(b))"""
+    """"chip_count": chips collected != wagers accepted (§ 639a.8(b)); ReportChipCount only."""
     IRREGULARITY_KIND_WRONG_CARD_COUNT: _IrregularityKind.ValueType  # 2
-    """a hand dealt too many or too few cards"""
+    """"wrong_card_count": a hand dealt too many or too few cards."""
     IRREGULARITY_KIND_MISDEAL: _IrregularityKind.ValueType  # 3
-    """the stub count shows a misdeal"""
+    """"misdeal": the stub count shows a misdeal"""
     IRREGULARITY_KIND_CARDS_EXPOSED: _IrregularityKind.ValueType  # 4
-    """more than one card face up in the shoe or deck"""
+    """"cards_exposed": more than one card face up in the shoe or deck."""
     IRREGULARITY_KIND_DEALER_CARD_EXPOSED: _IrregularityKind.ValueType  # 5
-    """a dealer's card exposed too early"""
+    """"dealer_card_exposed": a dealer's card exposed too early."""
     IRREGULARITY_KIND_SHOE_JAM: _IrregularityKind.ValueType  # 6
-    """the automated dealing shoe jammed"""
+    """"shoe_jam": the automated dealing shoe jammed"""
 
 class IrregularityKind(_IrregularityKind, metaclass=_IrregularityKindEnumTypeWrapper):
     """---------------------------------------------------------------------------------------------
     Irregularities and chip-count reconciliation
 
-    What went wrong in a round (jackpot/kinds.py IrregularityKind).
+    What went wrong in a round (jackpot/kinds.py IrregularityKind; what each does at each game:
+    jackpot/irregularities.py). Lowercase names (Irregularity.kind, records, JSON):
+    "chip_count", "wrong_card_count", "misdeal", "cards_exposed", "dealer_card_exposed",
+    "shoe_jam".
     """
 
 IRREGULARITY_KIND_UNSPECIFIED: IrregularityKind.ValueType  # 0
+"""never valid in a request"""
 IRREGULARITY_KIND_CHIP_COUNT: IrregularityKind.ValueType  # 1
-"""chips collected != wagers accepted (§ 639a.8(b))"""
+""""chip_count": chips collected != wagers accepted (§ 639a.8(b)); ReportChipCount only."""
 IRREGULARITY_KIND_WRONG_CARD_COUNT: IrregularityKind.ValueType  # 2
-"""a hand dealt too many or too few cards"""
+""""wrong_card_count": a hand dealt too many or too few cards."""
 IRREGULARITY_KIND_MISDEAL: IrregularityKind.ValueType  # 3
-"""the stub count shows a misdeal"""
+""""misdeal": the stub count shows a misdeal"""
 IRREGULARITY_KIND_CARDS_EXPOSED: IrregularityKind.ValueType  # 4
-"""more than one card face up in the shoe or deck"""
+""""cards_exposed": more than one card face up in the shoe or deck."""
 IRREGULARITY_KIND_DEALER_CARD_EXPOSED: IrregularityKind.ValueType  # 5
-"""a dealer's card exposed too early"""
+""""dealer_card_exposed": a dealer's card exposed too early."""
 IRREGULARITY_KIND_SHOE_JAM: IrregularityKind.ValueType  # 6
-"""the automated dealing shoe jammed"""
+""""shoe_jam": the automated dealing shoe jammed"""
 Global___IrregularityKind: _TypeAlias = IrregularityKind  # noqa: Y015
 
 class _IrregularityDecision:
@@ -223,18 +296,23 @@ class _IrregularityDecision:
 class _IrregularityDecisionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_IrregularityDecision.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     IRREGULARITY_DECISION_UNSPECIFIED: _IrregularityDecision.ValueType  # 0
+    """never valid in a request"""
     IRREGULARITY_DECISION_CONFIRM: _IrregularityDecision.ValueType  # 1
-    """settle with the wagers accepted at lockout"""
+    """"confirm": settle with the wagers accepted at lockout"""
     IRREGULARITY_DECISION_VOID: _IrregularityDecision.ValueType  # 2
-    """void the round: its wagers are returned"""
+    """"void": void the round: its wagers are returned"""
 
-class IrregularityDecision(_IrregularityDecision, metaclass=_IrregularityDecisionEnumTypeWrapper): ...
+class IrregularityDecision(_IrregularityDecision, metaclass=_IrregularityDecisionEnumTypeWrapper):
+    """Lowercase names (records, JSON, Irregularity.status once resolved: "confirmed", "voided"):
+    "confirm", "void".
+    """
 
 IRREGULARITY_DECISION_UNSPECIFIED: IrregularityDecision.ValueType  # 0
+"""never valid in a request"""
 IRREGULARITY_DECISION_CONFIRM: IrregularityDecision.ValueType  # 1
-"""settle with the wagers accepted at lockout"""
+""""confirm": settle with the wagers accepted at lockout"""
 IRREGULARITY_DECISION_VOID: IrregularityDecision.ValueType  # 2
-"""void the round: its wagers are returned"""
+""""void": void the round: its wagers are returned"""
 Global___IrregularityDecision: _TypeAlias = IrregularityDecision  # noqa: Y015
 
 class _MeterChangeAt:
@@ -244,20 +322,26 @@ class _MeterChangeAt:
 class _MeterChangeAtEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MeterChangeAt.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
     METER_CHANGE_AT_NOW: _MeterChangeAt.ValueType  # 0
-    """at once, in maintenance"""
+    """"now": at once, in maintenance"""
     METER_CHANGE_AT_NEXT_HIT: _MeterChangeAt.ValueType  # 1
-    """by the next percentage-of-meter or must-hit-by hit"""
+    """"next_hit": by the next percentage-of-meter or must-hit-by hit"""
     METER_CHANGE_AT_NEXT_RESET: _MeterChangeAt.ValueType  # 2
-    """by the next hit that resets the meter"""
+    """"next_reset": by the next hit that resets the meter"""
 
-class MeterChangeAt(_MeterChangeAt, metaclass=_MeterChangeAtEnumTypeWrapper): ...
+class MeterChangeAt(_MeterChangeAt, metaclass=_MeterChangeAtEnumTypeWrapper):
+    """Lowercase names (jackpotctl --json, the floor view): "now", "next_hit", "next_reset". The one
+    exception to one spelling per concept: the journal's meter_change_staged entries and the
+    stored staged change write "hit" and "reset" (docs/staged-changes.md), as every journal and
+    export already written does; renaming them would change the hash-chained entries that
+    verify and restore read.
+    """
 
 METER_CHANGE_AT_NOW: MeterChangeAt.ValueType  # 0
-"""at once, in maintenance"""
+""""now": at once, in maintenance"""
 METER_CHANGE_AT_NEXT_HIT: MeterChangeAt.ValueType  # 1
-"""by the next percentage-of-meter or must-hit-by hit"""
+""""next_hit": by the next percentage-of-meter or must-hit-by hit"""
 METER_CHANGE_AT_NEXT_RESET: MeterChangeAt.ValueType  # 2
-"""by the next hit that resets the meter"""
+""""next_reset": by the next hit that resets the meter"""
 Global___MeterChangeAt: _TypeAlias = MeterChangeAt  # noqa: Y015
 
 @_typing.final
@@ -295,8 +379,9 @@ class JournalPosition(_message.Message):
     the group's state in Redis, created once with it) and the journal's sequence number. A table
     keeps the last one it was answered and sends it with every call; when Redis's state lacks
     it (Redis restarted empty, restored from an older copy, replaced), the link group is stopped
-    and every table call is UNAVAILABLE until an operator restores or resumes it (design.md,
-    "Epochs"). An empty epoch: the table was never answered (a new table, a new outbox).
+    and every table call is UNAVAILABLE until an operator restores or resumes it (docs/journal.md,
+    "Numbering across a restore"). An empty epoch: the table was never answered (a new table, a
+    new outbox).
     Only a position the controller can verify (its mac) stops the link group; one it cannot
     refuses only the table that sent it (docs/journal.md, "Verified positions").
     """
@@ -709,12 +794,15 @@ class SeatResult(_message.Message):
     LINE_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     hand: _builtins.str
-    """"royal_flush", "straight_flush", ...; empty when folded"""
+    """The hand's name at the table's game (the hand names listed at PaytableLine); empty when
+    folded.
+    """
     outcome: Global___SeatOutcome.ValueType
     award_kind: Global___AwardKind.ValueType
     award_text: _builtins.str
     """as the paytable prints it: "10% of meter", "500 for 1" """
     amount_cents: _builtins.int
+    """paid to the seat, the returned wager included ("N to 1")"""
     meter_id: _builtins.str
     meter_before_cents: _builtins.int
     """for a percentage award: the meter at the seat's turn"""
@@ -733,7 +821,9 @@ class SeatResult(_message.Message):
     limited_from_cents: _builtins.int
     """the award before the payout limit cut it (§ 647a.12(c))"""
     line: _builtins.str
-    """the paytable line paid: "ace_ace_dealer_and_player", ..."""
+    """The paytable line paid (the line names listed at PaytableLine), e.g.
+    "ace_ace_dealer_and_player", "mini_royal_in_spades"; may be more specific than hand.
+    """
     def __init__(
         self,
         *,
@@ -1363,7 +1453,7 @@ class ListAdjustmentsRequest(_message.Message):
     link_group_id: _builtins.str
     """empty: all link groups"""
     status: _builtins.str
-    """empty: any"""
+    """"requested", "approved" or "rejected"; empty: any"""
     def __init__(
         self,
         *,
@@ -1404,8 +1494,16 @@ class UpdateTableRequest(_message.Message):
 
     TABLE_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    AT_FIELD_NUMBER: _builtins.int
+    AT_METER_ID_FIELD_NUMBER: _builtins.int
     reason: _builtins.str
     """required"""
+    at: Global___MeterChangeAt.ValueType
+    """Staged (docs/staged-changes.md): not now, but by the step that pays the next hit (or the
+    next reset) of at_meter_id, a meter the table feeds a percentage of; no maintenance is
+    needed. METER_CHANGE_AT_NOW (the default): at once, in maintenance, as before.
+    """
+    at_meter_id: _builtins.str
     @_builtins.property
     def table(self) -> Global___Table:
         """the whole new definition"""
@@ -1415,10 +1513,12 @@ class UpdateTableRequest(_message.Message):
         *,
         table: Global___Table | None = ...,
         reason: _builtins.str = ...,
+        at: Global___MeterChangeAt.ValueType = ...,
+        at_meter_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "table", b"table"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "at_meter_id", b"at_meter_id", "reason", b"reason", "table", b"table"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1721,7 +1821,7 @@ class Meter(_message.Message):
     meter_id: _builtins.str
     link_group_id: _builtins.str
     game: _builtins.str
-    """"caribbean-stud" """
+    """a game, as Table.game: "caribbean-stud", ..."""
     reset_cents: _builtins.int
     """initial and reset amount"""
     rate_of_progression_percent: _builtins.str
@@ -1897,14 +1997,42 @@ Global___ListMetersResponse: _TypeAlias = ListMetersResponse  # noqa: Y015
 
 @_typing.final
 class PaytableLine(_message.Message):
-    """One paytable line as the regulation or the Rules Submission prints it."""
+    """One paytable line as the regulation or the Rules Submission prints it.
+
+    Hand names (SeatResult.hand, Jackpot.hand, CorrectionLine.hand), by game:
+
+    - caribbean-stud (five cards): royal_flush, straight_flush, four_of_a_kind, full_house,
+      flush, straight, three_of_a_kind, two_pair, pair, high_card.
+    - three-card-poker (the seat's three cards): mini_royal, straight_flush, three_of_a_kind,
+      straight, flush, pair, high_card; its five-card wagers name five-card hands as above.
+    - six-card-fortune-pai-gow (best five of six, with the joker): five_aces, royal_flush,
+      straight_flush, four_of_a_kind, full_house, flush, straight, three_of_a_kind, two_pair,
+      pair, high_card.
+    - texas-holdem-bonus (the two hole cards, § 647a.12(b)): ace_ace_dealer_and_player,
+      ace_ace, ace_king_suited, ace_queen_or_ace_jack_suited, ace_king_offsuit,
+      king_king_queen_queen_or_jack_jack, ace_queen_or_ace_jack_offsuit, pair_2_through_10,
+      none.
+
+    Line names (PaytableLine.hand, SeatResult.line, Jackpot.line, CorrectionLine.line): a hand
+    name above, or one of these:
+
+    - pair_of_tens_or_better (Caribbean Stud Bonus Wager, § 639a.12(c));
+    - <hand>_in_<suit> for a one-suit hand, the suit one of spades, hearts, diamonds, clubs:
+      mini_royal_in_*, straight_flush_in_*, flush_in_* (Three Card Poker), and
+      royal_flush_in_*, straight_flush_in_*, flush_in_* (the five-card wagers of Three Card
+      Poker, Six-Card Fortune Pai Gow), e.g. mini_royal_in_spades;
+    - king_high_or_less (Six-Card Fortune Pai Gow Insurance Wager).
+
+    A hand pays the highest line of the paytable it makes: a mini royal in spades pays
+    mini_royal_in_spades if listed, else mini_royal, else straight_flush.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     HAND_FIELD_NUMBER: _builtins.int
     AWARD_FIELD_NUMBER: _builtins.int
     hand: _builtins.str
-    """"royal_flush", "mini_royal_in_spades", "pair_of_tens_or_better", ..."""
+    """a line name (above): "royal_flush", "mini_royal_in_spades", ..."""
     award: _builtins.str
     """"500 for 1", "25 to 1", "10% of meter", "10% of meter tcp-grand", "$500" """
     def __init__(
@@ -1942,7 +2070,10 @@ class TableWager(_message.Message):
     max_cents: _builtins.int
     @_builtins.property
     def lines(self) -> _containers.RepeatedCompositeFieldContainer[Global___PaytableLine]:
-        """empty: the regulation paytable called `paytable`"""
+        """The paytable's lines. In RegisterTable and UpdateTable: empty means the regulation
+        paytable called `paytable`. In every answer (GetTable, ListTables, RegisterTable, ...):
+        always the lines that pay, those of a regulation paytable included.
+        """
 
     @_builtins.property
     def envy_lines(self) -> _containers.RepeatedCompositeFieldContainer[Global___PaytableLine]:
@@ -1982,9 +2113,10 @@ class Table(_message.Message):
     WAGERS_FIELD_NUMBER: _builtins.int
     PAYOUT_LIMIT_CENTS_FIELD_NUMBER: _builtins.int
     VALIDATION_THRESHOLD_CENTS_FIELD_NUMBER: _builtins.int
+    STAGED_CHANGE_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
-    """"caribbean-stud", "three-card-poker", ..."""
+    """"caribbean-stud", "texas-holdem-bonus", "three-card-poker" or "six-card-fortune-pai-gow"."""
     seats: _builtins.int
     """1..7 for Caribbean Stud (§ 639a.2(a)), 1..6 (§ 647a.2(a))"""
     link_group_id: _builtins.str
@@ -1998,6 +2130,12 @@ class Table(_message.Message):
     def wagers(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableWager]:
         """every wager the table offers (at least one)"""
 
+    @_builtins.property
+    def staged_change(self) -> Global___StagedTableChange:
+        """A change staged for the table's definition (UpdateTable with at); unset: none waits.
+        Output only (RegisterTable and UpdateTable ignore it).
+        """
+
     def __init__(
         self,
         *,
@@ -2008,10 +2146,11 @@ class Table(_message.Message):
         wagers: _abc.Iterable[Global___TableWager] | None = ...,
         payout_limit_cents: _builtins.int = ...,
         validation_threshold_cents: _builtins.int | None = ...,
+        staged_change: Global___StagedTableChange | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents", "validation_threshold_cents", b"validation_threshold_cents"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents", "staged_change", b"staged_change", "validation_threshold_cents", b"validation_threshold_cents"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents", "game", b"game", "link_group_id", b"link_group_id", "payout_limit_cents", b"payout_limit_cents", "seats", b"seats", "table_id", b"table_id", "validation_threshold_cents", b"validation_threshold_cents", "wagers", b"wagers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents", "game", b"game", "link_group_id", b"link_group_id", "payout_limit_cents", b"payout_limit_cents", "seats", b"seats", "staged_change", b"staged_change", "table_id", b"table_id", "validation_threshold_cents", b"validation_threshold_cents", "wagers", b"wagers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__validation_threshold_cents: _TypeAlias = _typing.Literal["validation_threshold_cents"]  # noqa: Y015
     _WhichOneofArgType__validation_threshold_cents: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents"]  # noqa: Y015
@@ -2192,12 +2331,14 @@ class Jackpot(_message.Message):
     round_id: _builtins.int
     seat: _builtins.int
     hand: _builtins.str
+    """a hand name (listed at PaytableLine)"""
     award_text: _builtins.str
     amount_cents: _builtins.int
+    """the award, the returned wager included ("N to 1")"""
     meter_before_cents: _builtins.int
     meter_after_cents: _builtins.int
     status: _builtins.str
-    """"pending", "approved", "paid" or "rejected" """
+    """"pending", "approved", "paid", "rejected" or "voided" """
     journal_seq: _builtins.int
     """the award's journal entry"""
     reviewed_by: _builtins.str
@@ -2205,7 +2346,7 @@ class Jackpot(_message.Message):
     note: _builtins.str
     """the reviewer's note (a rejection's reason)"""
     wager: _builtins.str
-    """the wager that won: "progressive", "bonus", ..."""
+    """the wager that won: a WagerKind's lowercase name, "progressive", ..."""
     wager_cents: _builtins.int
     on_dealer_hand: _builtins.bool
     envy_for_seat: _builtins.int
@@ -2213,9 +2354,9 @@ class Jackpot(_message.Message):
     cards: _builtins.str
     """the cards of the winning hand, e.g. "AS KS QS JS TS" """
     line: _builtins.str
-    """the paytable line paid"""
+    """the paytable line paid (a line name listed at PaytableLine)"""
     award_kind: _builtins.str
-    """"percent_of_meter", "for_one", "to_one", "fixed_amount", "envy" """
+    """an AwardKind's lowercase name: "percent_of_meter", "for_one", ..."""
     hit_at_ms: _builtins.int
     reviewed_by_cert: _builtins.str
     """the reviewer certificate's SHA-256 (hex)"""
@@ -2887,16 +3028,20 @@ class CorrectionLine(_message.Message):
     NEEDS_VALIDATION_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     wager: _builtins.str
+    """a WagerKind's lowercase name"""
     on_dealer_hand: _builtins.bool
     envy_for_seat: _builtins.int
     hand: _builtins.str
+    """a hand name (listed at PaytableLine)"""
     line: _builtins.str
+    """a line name (listed at PaytableLine)"""
     award_text: _builtins.str
     award_kind: _builtins.str
+    """an AwardKind's lowercase name"""
     paid_cents: _builtins.int
-    """what the settlement paid for it"""
+    """what the settlement paid for it, the returned wager included"""
     due_cents: _builtins.int
-    """what the rules give for the corrected round"""
+    """what the rules give for the corrected round, likewise"""
     delta_cents: _builtins.int
     """due - paid: positive paid to the seat, negative recovered"""
     basis: _builtins.str
@@ -2949,6 +3094,7 @@ class CorrectionWager(_message.Message):
     METER_IDS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     wager: _builtins.str
+    """a WagerKind's lowercase name"""
     amount_cents: _builtins.int
     on_dealer_hand: _builtins.bool
     envy: _builtins.bool
@@ -3137,6 +3283,7 @@ class ListCorrectionsRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     link_group_id: _builtins.str
     status: _builtins.str
+    """"requested", "approved" or "rejected" """
     table_id: _builtins.str
     def __init__(
         self,
@@ -3254,6 +3401,85 @@ class CancelStagedMeterChangeRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CancelStagedMeterChangeRequest: _TypeAlias = CancelStagedMeterChangeRequest  # noqa: Y015
+
+@_typing.final
+class StagedTableChange(_message.Message):
+    """A change staged for a table's definition (docs/staged-changes.md).
+    The new definition's fields are Table's (its id, game and link group stay).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AT_FIELD_NUMBER: _builtins.int
+    STAGED_SEQ_FIELD_NUMBER: _builtins.int
+    METER_ID_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    WAGERS_FIELD_NUMBER: _builtins.int
+    PAYOUT_LIMIT_CENTS_FIELD_NUMBER: _builtins.int
+    VALIDATION_THRESHOLD_CENTS_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    at: Global___MeterChangeAt.ValueType
+    staged_seq: _builtins.int
+    """its table_change_staged journal entry"""
+    meter_id: _builtins.str
+    """the meter whose next hit (or reset) applies it"""
+    seats: _builtins.int
+    payout_limit_cents: _builtins.int
+    validation_threshold_cents: _builtins.int
+    by: _builtins.str
+    reason: _builtins.str
+    @_builtins.property
+    def wagers(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableWager]: ...
+    def __init__(
+        self,
+        *,
+        at: Global___MeterChangeAt.ValueType = ...,
+        staged_seq: _builtins.int = ...,
+        meter_id: _builtins.str = ...,
+        seats: _builtins.int = ...,
+        wagers: _abc.Iterable[Global___TableWager] | None = ...,
+        payout_limit_cents: _builtins.int = ...,
+        validation_threshold_cents: _builtins.int | None = ...,
+        by: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents", "validation_threshold_cents", b"validation_threshold_cents"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents", "at", b"at", "by", b"by", "meter_id", b"meter_id", "payout_limit_cents", b"payout_limit_cents", "reason", b"reason", "seats", b"seats", "staged_seq", b"staged_seq", "validation_threshold_cents", b"validation_threshold_cents", "wagers", b"wagers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__validation_threshold_cents: _TypeAlias = _typing.Literal["validation_threshold_cents"]  # noqa: Y015
+    _WhichOneofArgType__validation_threshold_cents: _TypeAlias = _typing.Literal["_validation_threshold_cents", b"_validation_threshold_cents"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__validation_threshold_cents) -> _WhichOneofReturnType__validation_threshold_cents | None: ...
+
+Global___StagedTableChange: _TypeAlias = StagedTableChange  # noqa: Y015
+
+@_typing.final
+class CancelStagedTableChangeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    STAGED_SEQ_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    reason: _builtins.str
+    """required"""
+    staged_seq: _builtins.int
+    """the staged change seen (0: whichever waits)"""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        staged_seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "staged_seq", b"staged_seq", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CancelStagedTableChangeRequest: _TypeAlias = CancelStagedTableChangeRequest  # noqa: Y015
 
 @_typing.final
 class WindDownMeterRequest(_message.Message):

@@ -593,6 +593,11 @@ class AdminServiceStub:
                 request_serializer=jackpot_dot_v1_dot_jackpot__pb2.WitnessJackpotPaymentRequest.SerializeToString,
                 response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Jackpot.FromString,
                 _registered_method=True)
+        self.CancelStagedTableChange = channel.unary_unary(
+                '/jackpot.v1.AdminService/CancelStagedTableChange',
+                request_serializer=jackpot_dot_v1_dot_jackpot__pb2.CancelStagedTableChangeRequest.SerializeToString,
+                response_deserializer=jackpot_dot_v1_dot_jackpot__pb2.Table.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -790,7 +795,8 @@ class AdminServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def LeaveMaintenance(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Ends the link group's maintenance; its tables play again. Role: operator.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -880,13 +886,15 @@ class AdminServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def RejectCorrection(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Role: supervisor or operator (not the requester for an approval).
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListCorrections(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Roles: operator, supervisor, auditor.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -917,6 +925,15 @@ class AdminServiceServicer:
         the witness is the caller's certificate identity (the payer may not be its own witness);
         journaled. The same witness again returns the jackpot unchanged; another witness once one
         is recorded, or a jackpot not approved or already paid, is FAILED_PRECONDITION.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelStagedTableChange(self, request, context):
+        """Cancels the change staged for a table (UpdateTable with at); NOT_FOUND when none waits,
+        FAILED_PRECONDITION when another one than staged_seq waits. The same cancellation again
+        answers the table. Role: operator (docs/staged-changes.md).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -1119,6 +1136,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.WitnessJackpotPayment,
                     request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.WitnessJackpotPaymentRequest.FromString,
                     response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Jackpot.SerializeToString,
+            ),
+            'CancelStagedTableChange': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelStagedTableChange,
+                    request_deserializer=jackpot_dot_v1_dot_jackpot__pb2.CancelStagedTableChangeRequest.FromString,
+                    response_serializer=jackpot_dot_v1_dot_jackpot__pb2.Table.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -2177,6 +2199,33 @@ class AdminService:
             '/jackpot.v1.AdminService/WitnessJackpotPayment',
             jackpot_dot_v1_dot_jackpot__pb2.WitnessJackpotPaymentRequest.SerializeToString,
             jackpot_dot_v1_dot_jackpot__pb2.Jackpot.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelStagedTableChange(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/jackpot.v1.AdminService/CancelStagedTableChange',
+            jackpot_dot_v1_dot_jackpot__pb2.CancelStagedTableChangeRequest.SerializeToString,
+            jackpot_dot_v1_dot_jackpot__pb2.Table.FromString,
             options,
             channel_credentials,
             insecure,

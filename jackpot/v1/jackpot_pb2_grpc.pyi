@@ -9,16 +9,53 @@ places of a percent applies to a whole-cent wager exactly; fields in that unit a
 *_microcents. Rates are decimal strings of a percent ("15", "0.1234") so that no binary
 floating point ever touches them.
 
+Units: amounts in *_cents are integer US cents; *_microcents are 1/1,000,000 of a cent;
+*_ms are milliseconds since the Unix epoch (from Redis's clock, in the step that made the
+change), except min_interval_ms, a duration; rates on the wire are decimal percent strings
+("15" is 15%), while the journal, records and exports hold them as integer parts per
+million of the wager (*_ppm: "15" is 150000 ppm, "0.1234" is 1234 ppm). No field is a float.
+
+Awards "N to 1" and "N for 1": every amount paid (SeatResult.amount_cents,
+Jackpot.amount_cents, CorrectionLine.*_cents) is what the seat is handed, the returned wager
+included: "50 to 1" on a $1.00 wager pays 5,100 cents (50 x the wager plus the wager);
+"500 for 1" pays 50,000 cents (500 x the wager, the wager being one of them).
+
+One spelling per concept: every enum value has one lowercase name, the value's name
+without the enum's prefix in lower case (WAGER_KIND_FIVE_CARD_BONUS is "five_card_bonus",
+METER_CHANGE_AT_NEXT_HIT is "next_hit"), given on each value below. String fields of the
+same concept (Jackpot.wager, Jackpot.award_kind, Irregularity.kind, CorrectionLine.wager),
+Rules Submissions, journal entries, exports, the floor view's JSON and jackpotctl --json use
+that name, never the upper-case one (one exception, kept for the journals already written:
+MeterChangeAt, below).
+
 Every write from a table agent carries (table_id, round_id) and is idempotent per phase
 (lockout, settle, void): a retry with the same content returns the original answer and
 changes nothing; the same key with different content is refused with FAILED_PRECONDITION.
 
 Every connection is mutual TLS. The client certificate names the caller with one URI SAN,
-jackpot://<role>/<name>: a table (its name is its table id; TableService for that table
-only), a supervisor, an operator, an auditor or a display. Each RPC below says which roles
-may call it; any other caller gets PERMISSION_DENIED. Every string and repeated field has a
-maximum length or count (controller/domain/bounds.py); beyond it the call is refused with
-INVALID_ARGUMENT naming the field and the bound, and nothing changes.
+jackpot://<role>/<name>, of six roles: table (its name is its table id; it reports for
+that table only), supervisor, cashier (the cage: pays and witnesses jackpots), operator,
+auditor (reads) and display (a meter sign: WatchMeters only). Each RPC below says which
+roles may call it (controller/api/access.py is the table; docs/security.md, "Which role may
+call which RPC"); any other caller gets PERMISSION_DENIED. Beside these services the
+controller serves grpc.health.v1.Health (Check: every role; Watch: operator, supervisor,
+auditor) and server reflection, grpc.reflection.v1 and v1alpha (operator, supervisor,
+auditor).
+
+Every string and repeated field has a maximum length or count (controller/domain/bounds.py);
+beyond it the call is refused with INVALID_ARGUMENT naming the field and the bound, and
+nothing changes.
+
+Refusals: a status code, an English message for people (never parse it), and
+google.rpc.Status details: an ErrorInfo (domain "jackpot.v1") whose reason is one of a
+stable list, a BadRequest naming the request field at fault where one is, and a RetryInfo
+where a retry can succeed by itself (docs/reference/errors.md lists every reason).
+Retry conditions: UNAVAILABLE (Redis unreachable or not durable, a stopped link group) and
+RESOURCE_EXHAUSTED (the caller's call rate, tables and other identities each at their own,
+spent: reason RATE_LIMITED, retry after the RetryInfo delay; or too many calls or streams
+open at once) are "later", never "no": retry the same request after the RetryInfo delay,
+doubling it on each refusal. Every other code is "no" until the request or the state
+changes.
 """
 
 from collections import abc as _abc
@@ -314,6 +351,7 @@ class AdminServiceStub:
     and new values, the caller's certificate identity and the reason. Role: operator.
     """
     LeaveMaintenance: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.MaintenanceRequest, _jackpot_pb2.LinkGroup]
+    """Ends the link group's maintenance; its tables play again. Role: operator."""
     UpdateMeter: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.UpdateMeterRequest, _jackpot_pb2.Meter]
     """Changes a meter's rate, reserve rate, ceiling or reset (the fields given); a ceiling below
     the current amount is FAILED_PRECONDITION. No money moves. Role: operator.
@@ -358,7 +396,9 @@ class AdminServiceStub:
     rejects it. Role: supervisor or operator.
     """
     RejectCorrection: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewCorrectionRequest, _jackpot_pb2.Correction]
+    """Role: supervisor or operator (not the requester for an approval)."""
     ListCorrections: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.ListCorrectionsRequest, _jackpot_pb2.ListCorrectionsResponse]
+    """Roles: operator, supervisor, auditor."""
     CancelStagedMeterChange: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.CancelStagedMeterChangeRequest, _jackpot_pb2.Meter]
     """Cancels the change staged for a meter's next hit or reset (UpdateMeter with at); NOT_FOUND
     when none waits, FAILED_PRECONDITION when another one than staged_seq waits. The same
@@ -377,6 +417,11 @@ class AdminServiceStub:
     the witness is the caller's certificate identity (the payer may not be its own witness);
     journaled. The same witness again returns the jackpot unchanged; another witness once one
     is recorded, or a jackpot not approved or already paid, is FAILED_PRECONDITION.
+    """
+    CancelStagedTableChange: _grpc.UnaryUnaryMultiCallable[_jackpot_pb2.CancelStagedTableChangeRequest, _jackpot_pb2.Table]
+    """Cancels the change staged for a table (UpdateTable with at); NOT_FOUND when none waits,
+    FAILED_PRECONDITION when another one than staged_seq waits. The same cancellation again
+    answers the table. Role: operator (docs/staged-changes.md).
     """
 
 @_typing.type_check_only
@@ -472,6 +517,7 @@ class AdminServiceAsyncStub(AdminServiceStub):
     and new values, the caller's certificate identity and the reason. Role: operator.
     """
     LeaveMaintenance: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.MaintenanceRequest, _jackpot_pb2.LinkGroup]  # type: ignore[assignment]
+    """Ends the link group's maintenance; its tables play again. Role: operator."""
     UpdateMeter: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.UpdateMeterRequest, _jackpot_pb2.Meter]  # type: ignore[assignment]
     """Changes a meter's rate, reserve rate, ceiling or reset (the fields given); a ceiling below
     the current amount is FAILED_PRECONDITION. No money moves. Role: operator.
@@ -516,7 +562,9 @@ class AdminServiceAsyncStub(AdminServiceStub):
     rejects it. Role: supervisor or operator.
     """
     RejectCorrection: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ReviewCorrectionRequest, _jackpot_pb2.Correction]  # type: ignore[assignment]
+    """Role: supervisor or operator (not the requester for an approval)."""
     ListCorrections: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.ListCorrectionsRequest, _jackpot_pb2.ListCorrectionsResponse]  # type: ignore[assignment]
+    """Roles: operator, supervisor, auditor."""
     CancelStagedMeterChange: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.CancelStagedMeterChangeRequest, _jackpot_pb2.Meter]  # type: ignore[assignment]
     """Cancels the change staged for a meter's next hit or reset (UpdateMeter with at); NOT_FOUND
     when none waits, FAILED_PRECONDITION when another one than staged_seq waits. The same
@@ -535,6 +583,11 @@ class AdminServiceAsyncStub(AdminServiceStub):
     the witness is the caller's certificate identity (the payer may not be its own witness);
     journaled. The same witness again returns the jackpot unchanged; another witness once one
     is recorded, or a jackpot not approved or already paid, is FAILED_PRECONDITION.
+    """
+    CancelStagedTableChange: _aio.UnaryUnaryMultiCallable[_jackpot_pb2.CancelStagedTableChangeRequest, _jackpot_pb2.Table]  # type: ignore[assignment]
+    """Cancels the change staged for a table (UpdateTable with at); NOT_FOUND when none waits,
+    FAILED_PRECONDITION when another one than staged_seq waits. The same cancellation again
+    answers the table. Role: operator (docs/staged-changes.md).
     """
 
 class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -770,7 +823,8 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _jackpot_pb2.MaintenanceRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_jackpot_pb2.LinkGroup, _abc.Awaitable[_jackpot_pb2.LinkGroup]]: ...
+    ) -> _typing.Union[_jackpot_pb2.LinkGroup, _abc.Awaitable[_jackpot_pb2.LinkGroup]]:
+        """Ends the link group's maintenance; its tables play again. Role: operator."""
 
     @_abc_1.abstractmethod
     def UpdateMeter(
@@ -880,14 +934,16 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _jackpot_pb2.ReviewCorrectionRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_jackpot_pb2.Correction, _abc.Awaitable[_jackpot_pb2.Correction]]: ...
+    ) -> _typing.Union[_jackpot_pb2.Correction, _abc.Awaitable[_jackpot_pb2.Correction]]:
+        """Role: supervisor or operator (not the requester for an approval)."""
 
     @_abc_1.abstractmethod
     def ListCorrections(
         self,
         request: _jackpot_pb2.ListCorrectionsRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_jackpot_pb2.ListCorrectionsResponse, _abc.Awaitable[_jackpot_pb2.ListCorrectionsResponse]]: ...
+    ) -> _typing.Union[_jackpot_pb2.ListCorrectionsResponse, _abc.Awaitable[_jackpot_pb2.ListCorrectionsResponse]]:
+        """Roles: operator, supervisor, auditor."""
 
     @_abc_1.abstractmethod
     def CancelStagedMeterChange(
@@ -924,6 +980,17 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         the witness is the caller's certificate identity (the payer may not be its own witness);
         journaled. The same witness again returns the jackpot unchanged; another witness once one
         is recorded, or a jackpot not approved or already paid, is FAILED_PRECONDITION.
+        """
+
+    @_abc_1.abstractmethod
+    def CancelStagedTableChange(
+        self,
+        request: _jackpot_pb2.CancelStagedTableChangeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_jackpot_pb2.Table, _abc.Awaitable[_jackpot_pb2.Table]]:
+        """Cancels the change staged for a table (UpdateTable with at); NOT_FOUND when none waits,
+        FAILED_PRECONDITION when another one than staged_seq waits. The same cancellation again
+        answers the table. Role: operator (docs/staged-changes.md).
         """
 
 def add_AdminServiceServicer_to_server(servicer: AdminServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -7,16 +7,26 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
+from redis._parsers import _AsyncRESP3Parser
 from redis._parsers.hiredis import _AsyncHiredisParser
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.connection import Connection
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import DataError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from controller.store import connection
-from controller.store.script_calls import MAX_KEEP, ScriptCalls, _call, _pack
+from controller.store.script_calls import (
+    MAX_KEEP,
+    ScriptCalls,
+    _call,
+    _pack,
+    _parser_missing,
+    missing,
+)
 
 ECHO = "return ARGV[1]"
 SLOW = """
@@ -198,3 +208,72 @@ async def test_a_push_frame_before_the_reply_goes_to_redis_py_and_the_reply_is_r
     assert not conn._reader._buffer
     await conn.disconnect()
     await client.connection_pool.release(conn)
+
+
+class _NoReader(Connection):
+    """A connection class without ``_reader`` until it connects (as a redis-py that named
+    its stream otherwise would have none): redis-py's own calls work on it, the direct path
+    would not."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        del self._reader
+
+    @property
+    def is_connected(self) -> bool:
+        return getattr(self, "_reader", None) is not None and self._writer is not None
+
+
+async def test_a_connection_class_without_what_the_direct_path_reads_takes_the_public_path(
+    redis_url: str, redis_client: Redis
+) -> None:
+    pool = BlockingConnectionPool.from_url(
+        redis_url, connection_class=_NoReader, decode_responses=True, max_connections=8
+    )
+    client = Redis.from_pool(pool)
+    assert missing(pool) == "its connections have no _reader"
+    calls = ScriptCalls(client)
+    assert not calls.direct and calls.missing == "its connections have no _reader"
+    echo = client.register_script(ECHO)
+    assert await calls.evalsha(echo, [], ["a"]) == "a"
+    assert _in_use(client) == 0  # given back at once: nothing is kept on the public path
+    with pytest.raises(ResponseError, match="NOPE refused"):  # the same errors as the direct path
+        await calls.evalsha(client.register_script(FAILS), [], [])
+    await redis_client.script_flush()
+    assert await calls.evalsha(echo, [], ["b"]) == "b"  # loaded again on NOSCRIPT
+    mixed = client.register_script(MIXED)
+    assert await calls.evalsha(mixed, ["k{1}"], ["é", "3", "x"]) == await mixed(
+        ["k{1}"], ["é", "3", "x"]
+    )
+    await calls.close()
+    await client.aclose()
+
+
+def test_the_direct_path_is_chosen_only_with_everything_it_reads() -> None:
+    """What the direct path reads is looked for once, on a connection never connected."""
+    pool = BlockingConnectionPool(max_connections=8)  # redis-py's own classes: all there
+    assert missing(pool) is None
+    assert missing(BlockingConnectionPool(connection_class=_NoReader)) == (
+        "its connections have no _reader"
+    )
+    without_hiredis = BlockingConnectionPool(parser_class=_AsyncRESP3Parser)
+    assert "hiredis is not used" in (missing(without_hiredis) or "")
+
+    class OldPool(BlockingConnectionPool):  # as redis-py 5.x's: a command name wanted
+        async def get_connection(  # type: ignore[override]
+            self, command_name: str, *keys: Any, **options: Any
+        ) -> Any:
+            return await super().get_connection()  # type: ignore[no-untyped-call]
+
+    assert missing(OldPool()) == "its pool's get_connection needs arguments"
+
+    class NoPush(_AsyncHiredisParser):  # as before redis-py 6.2: no push type
+        def on_connect(self, connection: Any) -> None:
+            super().on_connect(connection)  # type: ignore[no-untyped-call]
+            del self._hiredis_PushNotificationType
+
+    connection = Connection()
+    assert _parser_missing(NoPush(socket_read_size=65536), connection) == (
+        "its hiredis parser has no _hiredis_PushNotificationType"
+    )
+    assert _parser_missing(_AsyncHiredisParser(socket_read_size=65536), connection) is None

@@ -1,6 +1,7 @@
-"""README "Running it for real", executed verbatim: every shell block marked
-``<!-- real-run -->`` in that section, in order, in one bash, in a temporary folder, on
-loopback, with free ports given through the variables the README itself sets (JACKPOT_ETC,
+"""The real runs of the documentation, executed verbatim: the README's ten steps ("A real run
+in ten steps") and the full first installation (docs/operating/install.md). Every shell block
+marked ``<!-- real-run -->`` there runs, in order, in one bash, in a temporary folder, on
+loopback, with free ports given through the variables the page itself sets (JACKPOT_ETC,
 JACKPOT_VAR, CONTROLLER_HOST, CONTROLLER_PORT, METRICS_PORT, REDIS_PORT): a real redis-server,
 a real controller and a simulated table with its certificate."""
 
@@ -26,19 +27,30 @@ MARK = "<!-- real-run -->"
 BLOCK = re.compile(r"^" + re.escape(MARK) + r"\n```sh\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 
 
-def real_run_blocks() -> list[str]:
-    """The marked blocks of the README's "Running it for real", in order."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    start = readme.index("\n## Running it for real\n")
-    end = readme.index("\n## ", start + 1)
-    section = readme[start:end]
+#: Where the real runs are: the file, and the heading of its section ("" for the whole page).
+RUNS = {
+    "readme": ("README.md", "## A real run in ten steps"),
+    "install": ("docs/operating/install.md", ""),
+}
+
+
+def real_run_blocks(run: str) -> list[str]:
+    """The marked blocks of one real run, in order."""
+    path, heading = RUNS[run]
+    text = (REPO / path).read_text(encoding="utf-8")
+    section = text
+    if heading:
+        start = text.index(f"\n{heading}\n")
+        end = text.find("\n## ", start + 1)
+        section = text[start : end if end > 0 else len(text)]
     blocks = BLOCK.findall(section)
     assert len(blocks) == section.count(f"\n{MARK}\n"), "a mark not followed by a ```sh block"
     return blocks
 
 
-def test_the_blocks_cover_what_a_real_run_needs() -> None:
-    script = "\n".join(real_run_blocks())
+@pytest.mark.parametrize("run", sorted(RUNS))
+def test_the_blocks_cover_what_a_real_run_needs(run: str) -> None:
+    script = "\n".join(real_run_blocks(run))
     for needed in (
         "certs init",
         "--role table",
@@ -65,10 +77,19 @@ def test_the_blocks_cover_what_a_real_run_needs() -> None:
     reports = [line for line in script.splitlines() if line.startswith("jackpotctl report")]
     assert reports and all("$R" in line for line in reports)
     assert "--redis-password-file $JACKPOT_ETC/redis-password" in script
+    # Explicit, so the run means the same under any default policy (docs/payout-compliance.md).
+    assert "--payout-compliance " in script
+
+
+def test_the_full_installation_pays_a_jackpot_under_its_policy() -> None:
+    script = "\n".join(real_run_blocks("install"))
+    for needed in ("--script", "jackpots approve", "jackpots witness", "--tax-form-ref"):
+        assert needed in script, needed
 
 
 @pytest.mark.slow
-def test_running_it_for_real_runs_as_written(tmp_path: Path) -> None:
+@pytest.mark.parametrize("page", sorted(RUNS))
+def test_running_it_for_real_runs_as_written(page: str, tmp_path: Path) -> None:
     ports = {name: free_port() for name in ("CONTROLLER_PORT", "METRICS_PORT", "REDIS_PORT")}
     env = {
         **os.environ,
@@ -80,7 +101,7 @@ def test_running_it_for_real_runs_as_written(tmp_path: Path) -> None:
     }
     for name in ("JACKPOT_CA", "JACKPOT_CERT", "JACKPOT_KEY", "JACKPOT_REDIS_PASSWORD"):
         env.pop(name, None)
-    script = "set -euo pipefail\n" + "\n".join(real_run_blocks())
+    script = "set -euo pipefail\n" + "\n".join(real_run_blocks(page))
     (tmp_path / "real-run.sh").write_text(script, encoding="utf-8")
     run = subprocess.Popen(
         ["bash", str(tmp_path / "real-run.sh")],
@@ -111,6 +132,10 @@ def test_running_it_for_real_runs_as_written(tmp_path: Path) -> None:
         assert "audit: OK" in output
         assert "approved" in output  # ops-2 approved ops-1's adjustment
         assert re.search(r"cs-1\b.*10 rounds", output) or "10 rounds" in output, output
+        if page == "install":  # the royal flush: approved, witnessed, then paid with its W-2G
+            assert "missing the W-2G tax-form reference" in output, output
+            assert "witnessed by jackpot://supervisor/b.chen" in output, output
+            assert "paid by jackpot://cashier/cage-1" in output, output
         (revoked,) = read_deny_list(tmp_path / "etc" / "deny-list.txt")
         assert revoked == fingerprint((tmp_path / "out" / "sign-1" / "sign-1.crt").read_bytes())
     finally:

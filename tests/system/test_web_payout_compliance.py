@@ -1,5 +1,6 @@
 """The floor view's cage queue under a payout compliance policy, in headless Chromium,
-against a real controller process (``--payout-compliance us-default``) and real agents.
+against a real controller process (no ``--payout-compliance``: the default, us-default) and
+real agents.
 
 A scripted royal flush is approved; the cage's queue states what its hand-pay needs (a W-2G
 and a witness, with the reasons); the cage's Paid dialog asks for the tax-form reference (a
@@ -33,7 +34,8 @@ pytestmark = [needs_chromium, pytest.mark.slow]
 
 @pytest.fixture
 def compliance_system(tmp_path: Path, pki: TestPKI) -> Iterator[ControllerProcess]:
-    """redis-server and a controller under the us-default payout policy, web port on."""
+    """redis-server and a controller under the default payout policy (us-default), web port
+    on."""
     web_port = free_port()
     with RedisServer(tmp_path / "redis") as server:
         controller = ControllerProcess(
@@ -46,9 +48,8 @@ def compliance_system(tmp_path: Path, pki: TestPKI) -> Iterator[ControllerProces
                 "0",
                 "--web-port",
                 str(web_port),
-                "--payout-compliance",
-                "us-default",
             ),
+            payout_compliance=None,  # the controller's default
         )
         controller.web_port = web_port  # type: ignore[attr-defined]
         with controller:

@@ -1,5 +1,6 @@
-"""``serve --payout-compliance``: none by default, a preset and its changes from the command
-line, the environment or the config file; a value out of range stops the start."""
+"""``serve --payout-compliance``: us-default by default (``none`` asked for), a preset and its
+changes from the command line, the environment or the config file; a value out of range stops
+the start."""
 
 from __future__ import annotations
 
@@ -21,8 +22,16 @@ def _policy(
     return _config(args, environ).payout_compliance
 
 
-def test_none_unless_asked_for(tmp_path: Path) -> None:
-    assert not _policy([], {}).active
+def test_us_default_unless_told_otherwise(tmp_path: Path) -> None:
+    default = _policy([], {})
+    assert (default.name, default.tax_form_from_cents, default.witness_from_cents) == (
+        "us-default",
+        60_000,
+        120_000,
+    )
+    assert (default.tax_form_wager_multiple, default.tax_form_overridable) == (300, True)
+    assert not _policy(["--payout-compliance", "none"], {}).active
+    assert not _policy([], {"JACKPOT_PAYOUT_COMPLIANCE": "none"}).active
     oklahoma = _policy(["--payout-compliance", "oklahoma"], {})
     assert (oklahoma.name, oklahoma.tax_form_overridable) == ("oklahoma", False)
     assert _policy([], {"JACKPOT_PAYOUT_COMPLIANCE": "us-default"}).name == "us-default"

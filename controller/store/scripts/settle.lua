@@ -10,7 +10,8 @@
 -- journal seq, and the hit's time in ms from Redis's clock); a fixed one changes no meter.
 -- A change staged for a meter's next hit or reset (docs/staged-changes.md) is applied (or
 -- dropped, journaled with why) by the award that hits it, before its reset: the meter resets
--- to the new reset amount; only that branch reads the staged change.
+-- to the new reset amount; only that branch reads the staged change. So are the table changes
+-- staged for that hit (_staged_tables.lua): this round was priced with the old definition.
 -- KEYS: 1 round, 2 journal, 3 seq, 4 jackpots, 5 pending, 6 epoch, 7 counters,
 --       8 open rounds, 9.. the table's meters
 -- ARGV: 1 table_id, 2 round_id, 3 fingerprint,
@@ -141,6 +142,10 @@ for i, p in ipairs(plan) do
         staged_write(KEYS[2], KEYS[3], staged, {'table', table_id, 'round', round_id,
           'hit_seq', int(seq)})
       end
+      -- table changes staged for this meter's next hit or reset (_staged_tables.lua)
+      staged_tables_apply(m, award.meter_ppm == MICRO and 'reset' or 'hit', KEYS[2], KEYS[3],
+        KEYS[8], table_id .. ':' .. round_id,
+        {'round', round_id, 'hit_table', table_id, 'hit_seq', int(seq)})
       r.amount_cents, r.meter_id, r.meter_before_cents = int(amount), m.id, int(before)
       r.meter_after_cents = int(math.floor(m.value / MICRO))
       hold(r, p, award, seq, {meter_id = m.id, meter_before_cents = r.meter_before_cents,
