@@ -108,18 +108,18 @@ local function mystery_check(m)
 end
 local mystery_first_key = 10 + #meters.list  -- KEYS: jackpots, pending, then mystery keys
 for i, m in ipairs(meters.list) do
-  if redis.call('HGET', m.key, 'kind') == 'must_hit_by' then  -- only these read more
-    local f = redis.call('HMGET', m.key, 'must_hit_by_cents', 'mystery_commitment')
+  local f = redis.call('HMGET', m.key, 'kind', 'must_hit_by_cents', 'mystery_commitment')
+  if f[1] == 'must_hit_by' then
     m.secret_key = KEYS[mystery_first_key + i]
     local s = redis.call('HMGET', m.secret_key, 'hit_cents', 'salt', 'cycle')
     if not s[1] then
       refuse('LOST', 'the hit point of must-hit-by meter ' .. m.id .. ' is missing from Redis; '
         .. 'restore the state (RUNBOOK: "Redis lost its data")')
     end
-    m.must_hit_by = stored_int('meter', m.id, m.key, 'must_hit_by_cents', f[1])
+    m.must_hit_by = stored_int('meter', m.id, m.key, 'must_hit_by_cents', f[2])
     m.draw = {cycle = stored_int('meter', m.id, m.secret_key, 'cycle', s[3]),
       hit = stored_int('meter', m.id, m.secret_key, 'hit_cents', s[1]), salt = s[2],
-      commitment = f[2], stored = true}
+      commitment = f[3], stored = true}
     mystery_check(m)
   end
 end
