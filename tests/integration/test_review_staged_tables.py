@@ -1,0 +1,131 @@
+"""Review of staged table changes (docs/staged-changes.md): defects found, each a test that
+fails until it is fixed."""
+
+from __future__ import annotations
+
+import json
+
+import grpc
+from redis.asyncio import Redis
+
+from controller.api import convert
+from controller.audit import verify
+from controller.server import ControllerServer
+from controller.store import codec, keys
+from jackpot.v1 import jackpot_pb2 as pb
+from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
+from tests.helpers import (
+    ROYAL_SPADES,
+    Floor,
+    journal,
+    lockout,
+    progressive_table,
+    settle,
+)
+
+NEXT_HIT, NEXT_RESET = pb.METER_CHANGE_AT_NEXT_HIT, pb.METER_CHANGE_AT_NEXT_RESET
+
+
+def staged(
+    paytable: str = "C", at: pb.MeterChangeAt.ValueType = NEXT_RESET
+) -> pb.UpdateTableRequest:
+    table = progressive_table("t1", "floor", "cs-main", paytable)
+    return pb.UpdateTableRequest(table=table, reason="new paytable", at=at, at_meter_id="cs-main")
+
+
+async def test_a_retry_of_the_settlement_that_applied_a_table_change_is_answered(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    controller: ControllerServer,
+) -> None:
+    """The settlement that applies t1's own change loses its answer; the table retries it
+    against a controller that reads t1 from Redis (restarted, another replica): the retry
+    must replay the answer, not be refused (UNAVAILABLE "retry") for ever."""
+    await admin.UpdateTable(staged())
+    await tables.Lockout(lockout("t1", 1, [1]))
+    request = settle("t1", 1, {1: ROYAL_SPADES})
+    first = await tables.Settle(request)
+    controller.store.forget_table("t1")  # as a restarted controller or another replica
+    for _ in range(3):  # the table's retries
+        try:
+            again = await tables.Settle(request)
+            break
+        except grpc.aio.AioRpcError as error:
+            last = error
+    else:
+        raise AssertionError(f"the retry is refused for ever: {last.code()} {last.details()}")
+    assert list(again.results) == list(first.results)
+
+
+async def test_get_table_after_a_hit_applied_a_change_answers_the_new_definition(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+) -> None:
+    """After the hit applied t1's change (paytable C), the table asks for its definition:
+    GetTable answers the cached old one (paytable B, no staged change) until a lockout is
+    refused."""
+    await admin.UpdateTable(staged())
+    await tables.Lockout(lockout("t1", 1, [1]))
+    await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES}))
+    listed = await admin.ListTables(pb.ListTablesRequest(link_group_id="floor"))
+    assert [t.wagers[0].paytable for t in listed.tables] == ["C"]  # Redis holds C
+    got = await tables.GetTable(pb.GetTableRequest(table_id="t1"))
+    assert got.table.wagers[0].paytable == "C"
+
+
+async def test_a_change_staged_after_a_hit_applied_one_is_accepted(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+) -> None:
+    """After the hit applied t1's change (B -> C), the operator stages C -> B, built on the
+    definition ListTables shows: refused "changed by someone else meanwhile; look at it
+    again" however often it is repeated (UpdateTable compares Redis with its stale cache)."""
+    await admin.UpdateTable(staged())
+    await tables.Lockout(lockout("t1", 1, [1]))
+    await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES}))
+    answer = await admin.UpdateTable(staged("B", NEXT_HIT))
+    assert answer.wagers[0].paytable == "C"
+    assert answer.staged_change.wagers[0].paytable == "B"
+
+
+async def test_the_audit_names_a_table_change_applied_that_no_entry_staged(
+    tables: pb_grpc.TableServiceAsyncStub,
+    floor: Floor,
+    redis_client: Redis,
+    controller: ControllerServer,
+) -> None:
+    """Redis tampered with: t1 holds a staged change (paytable C) no journal entry staged
+    and cs-main lists it. The next hit applies it (journaled table_change_applied naming a
+    staging entry that does not exist) and the audit, following the journal from t1's
+    registration, still reports nothing."""
+    group = keys.LinkGroupKeys("floor")
+    old = await redis_client.hget(group.table("t1"), "config")
+    game = await redis_client.hget(group.meter("cs-main"), "game")
+    new = codec.table_json(convert.table_config(progressive_table("t1", "floor", "cs-main", "C")))
+    record = {
+        "meter": "cs-main",
+        "at": "hit",
+        "old_config": old.decode() if isinstance(old, bytes) else old,
+        "config": new,
+        "game": game.decode() if isinstance(game, bytes) else game,
+        "meters": ["cs-main"],
+        "by": "nobody",
+        "reason": "forged",
+    }
+    await redis_client.hset(
+        group.table("t1"), mapping={"staged_change": json.dumps(record), "staged_seq": "1"}
+    )
+    await redis_client.hset(group.meter("cs-main"), "staged_tables", '["t1"]')
+    await tables.Lockout(lockout("t1", 1, [1]))
+    await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES}))
+    rows = await journal(redis_client)
+    assert [f["type"] for _, f in rows if f["type"].startswith("table_change")] == [
+        "table_change_applied"
+    ]  # the forged change was applied
+    assert not [f for _, f in rows if f["type"] == "table_change_staged"]
+    report = await verify(controller.store)
+    assert not report.ok, "the audit accepts a table change applied that no entry staged"
+    assert any("t1" in d and "table_change_applied" in d for d in report.differences)
