@@ -4,8 +4,13 @@ fails until it is fixed."""
 from __future__ import annotations
 
 import json
+from typing import cast
 
 import grpc
+import pytest
+from google.rpc import error_details_pb2
+from grpc import aio
+from grpc_status import rpc_status
 from redis.asyncio import Redis
 
 from controller.api import convert
@@ -129,3 +134,55 @@ async def test_the_audit_names_a_table_change_applied_that_no_entry_staged(
     report = await verify(controller.store)
     assert not report.ok, "the audit accepts a table change applied that no entry staged"
     assert any("t1" in d and "table_change_applied" in d for d in report.differences)
+
+
+async def test_a_table_change_not_at_a_meter_of_the_table_names_the_field(
+    admin: pb_grpc.AdminServiceAsyncStub, floor: Floor
+) -> None:
+    """at_meter_id naming a meter t1 does not feed is refused INVALID_ARGUMENT, but its
+    BadRequest names no field (every other refusal of the request names its field)."""
+    request = staged(at=NEXT_HIT)
+    request.at_meter_id = "cs-other"
+    with pytest.raises(aio.AioRpcError) as caught:
+        await admin.UpdateTable(request)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    status = rpc_status.from_call(cast(grpc.Call, caught.value))
+    assert status is not None
+    fields = []
+    for item in status.details:
+        if item.TypeName() == error_details_pb2.BadRequest.DESCRIPTOR.full_name:
+            bad = error_details_pb2.BadRequest()
+            item.Unpack(bad)
+            fields += [v.field for v in bad.field_violations]
+    assert fields == ["at_meter_id"], caught.value.details()
+
+
+async def test_a_staged_change_paying_a_percentage_from_a_must_hit_by_meter_is_refused(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    redis_client: Redis,
+) -> None:
+    """RegisterTable refuses a "P% of meter" line paying from a must-hit-by meter (it pays
+    only its mystery hit); a staged change (like an immediate update) is not checked: with
+    the mystery meter first, paytable B's "100% of meter" royal pays the whole must-hit-by
+    meter and resets it once the change is applied (seen: after a 10% hit of cs-main applied
+    it, the next royal's award was cs-mystery's 1,000,050 cents, from the mystery meter)."""
+    reset = 1_000_000
+    await admin.CreateMeter(
+        pb.CreateMeterRequest(
+            meter_id="cs-mystery",
+            link_group_id="floor",
+            game="caribbean-stud",
+            reset_cents=reset,
+            rate_of_progression_percent="50",
+            kind=pb.METER_KIND_MUST_HIT_BY,
+            must_hit_by_cents=reset + 100_000,
+        )
+    )
+    request = staged("B", NEXT_HIT)
+    del request.table.wagers[0].meter_ids[:]
+    request.table.wagers[0].meter_ids.extend(["cs-mystery", "cs-main"])
+    with pytest.raises(aio.AioRpcError) as caught:
+        await admin.UpdateTable(request)
+    assert "from must-hit-by meter cs-mystery" in (caught.value.details() or "")
