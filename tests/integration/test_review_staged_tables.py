@@ -4,6 +4,7 @@ fails until it is fixed."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import cast
 
 import grpc
@@ -13,6 +14,7 @@ from grpc import aio
 from grpc_status import rpc_status
 from redis.asyncio import Redis
 
+from controller import journal_export
 from controller.api import convert
 from controller.audit import verify
 from controller.server import ControllerServer
@@ -186,3 +188,49 @@ async def test_a_staged_change_paying_a_percentage_from_a_must_hit_by_meter_is_r
     with pytest.raises(aio.AioRpcError) as caught:
         await admin.UpdateTable(request)
     assert "from must-hit-by meter cs-mystery" in (caught.value.details() or "")
+
+
+async def test_a_change_waiting_for_a_meter_retired_since_is_cancelled_and_restored(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    controller: ControllerServer,
+    tmp_path: Path,
+) -> None:
+    """A legitimate sequence: t1's change waits for cs-main's next hit; in maintenance t1 is
+    updated (immediately) to feed cs-two instead and cs-main is retired into cs-two (neither
+    is refused while the change waits); the operator then cancels the orphaned change. The
+    audit accepts the journal, but the export cannot be read back: the restore's replay
+    refuses the cancellation for naming meter cs-main, retired ("which no entry made")."""
+    await admin.CreateMeter(
+        pb.CreateMeterRequest(
+            meter_id="cs-two",
+            link_group_id="floor",
+            game="caribbean-stud",
+            reset_cents=1_000_000,
+            rate_of_progression_percent="15",
+        )
+    )
+    await admin.UpdateTable(staged("C", NEXT_HIT))
+    maintenance = pb.MaintenanceRequest(link_group_id="floor", reason="move t1 to cs-two")
+    await admin.EnterMaintenance(maintenance)
+    await admin.UpdateTable(
+        pb.UpdateTableRequest(
+            table=progressive_table("t1", "floor", "cs-two", "B"), reason="feeds cs-two"
+        )
+    )
+    await admin.RetireMeter(
+        pb.RetireMeterRequest(
+            meter_id="cs-main", to_meter_id="cs-two", reason="link ends", approval="PGCB 1"
+        )
+    )
+    await admin.LeaveMaintenance(maintenance)
+    waiting = await admin.ListTables(pb.ListTablesRequest(link_group_id="floor"))
+    assert waiting.tables[0].staged_change.meter_id == "cs-main"  # waits for a retired meter
+    await admin.CancelStagedTableChange(
+        pb.CancelStagedTableChangeRequest(table_id="t1", reason="its meter was retired")
+    )
+    report = await verify(controller.store)
+    assert report.ok, report.differences
+    await journal_export.export(controller.store, tmp_path, "floor")
+    journal_export.read_export(tmp_path, "floor")  # refused: ExportError
