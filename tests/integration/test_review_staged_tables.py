@@ -22,7 +22,10 @@ from controller.store import codec, keys
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import (
+    FLUSH_CLUBS,
     ROYAL_SPADES,
+    STRAIGHT_FLUSH_HEARTS,
+    Channels,
     Floor,
     journal,
     lockout,
@@ -31,6 +34,7 @@ from tests.helpers import (
 )
 
 NEXT_HIT, NEXT_RESET = pb.METER_CHANGE_AT_NEXT_HIT, pb.METER_CHANGE_AT_NEXT_RESET
+DEALER = "2D 3H 4S 7C 9S"
 
 
 def staged(
@@ -234,3 +238,41 @@ async def test_a_change_waiting_for_a_meter_retired_since_is_cancelled_and_resto
     assert report.ok, report.differences
     await journal_export.export(controller.store, tmp_path, "floor")
     journal_export.read_export(tmp_path, "floor")  # refused: ExportError
+
+
+async def test_a_correction_after_a_hit_applied_a_change_uses_the_definition_played(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    channels: Channels,
+    floor: Floor,
+) -> None:
+    """Round 1 of t1 is played and settled under paytable B (a flush keyed as a pair: paid
+    nothing); then a hit at t2 applies t1's staged change (paytable C) and t1 plays round 2.
+    A supervisor corrects round 1 to the flush: the round was played under B (flush 50 for
+    1: $50 due), but the correction is computed under the table's definition now, C (40 for
+    1: $40)."""
+    await floor.register("t2")
+    await admin.UpdateTable(staged("C", NEXT_HIT))
+    await tables.Lockout(lockout("t1", 1, [3]))
+    await tables.Settle(settle("t1", 1, {3: "3C 5C 8C JC JD"}, dealer=DEALER))
+    await tables.Lockout(lockout("t2", 1, [1]))
+    await tables.Settle(settle("t2", 1, {1: STRAIGHT_FLUSH_HEARTS}))  # applies t1's change
+    listed = await admin.ListTables(pb.ListTablesRequest(link_group_id="floor"))
+    assert [t.wagers[0].paytable for t in listed.tables if t.table_id == "t1"] == ["C"]
+    # t1 plays on: its lockout with the old definition is refused once, then under C
+    with pytest.raises(aio.AioRpcError) as caught:
+        await tables.Lockout(lockout("t1", 2, [3]))
+    assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+    await tables.Lockout(lockout("t1", 2, [3]))
+    await tables.Settle(settle("t1", 2, {3: "3C 5C 8C JC JD"}, dealer=DEALER))
+    ann = pb_grpc.AdminServiceStub(channels("supervisor", "ann"))
+    request = pb.RequestCorrectionRequest(
+        table_id="t1",
+        round_id=1,
+        seats=[pb.SeatCards(seat=3, cards=FLUSH_CLUBS.split())],
+        dealer_cards=DEALER.split(),
+        reason="wrong card keyed",
+        same_wagers=True,
+    )
+    requested = await ann.RequestCorrection(request)
+    assert (requested.pay_cents, requested.recover_cents) == (5_000, 0)
