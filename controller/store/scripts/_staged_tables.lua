@@ -70,8 +70,10 @@ local function staged_tables_apply(m, event, journal_key, seq_key, open_rounds_k
         entry[#entry + 1] = 'reason'
         entry[#entry + 1] = 'dropped: ' .. why
       else
-        redis.call('HSET', key, 'config', s.config)
-        redis.call('HINCRBY', key, 'rev', 1)
+        local rev = redis.call('HINCRBY', key, 'rev', 1)
+        -- the definition before, kept for a correction of a round played under it
+        redis.call('HSET', key, 'config', s.config, 'prev_config', s.old_config, 'prev_rev',
+          rev - 1)
         for _, value in ipairs({'at', s.at, 'old_config', s.old_config, 'config', s.config}) do
           entry[#entry + 1] = value
         end
