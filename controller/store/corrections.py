@@ -122,18 +122,16 @@ class Corrections:
         group = keys.LinkGroupKeys(table.link_group_id)
         round_key = group.round(table.table_id, round_id)
         where = f"round {round_id} of table {table.table_id}"
-        version, state, stored_wagers, reply, settle_fp, rest_void, played_rev = (
-            await store._read(
-                store.client.hmget(
-                    round_key,
-                    "v",
-                    "state",
-                    "wagers",
-                    "settle_reply",
-                    "settle_fp",
-                    "rest_void",
-                    "table_rev",
-                )
+        version, state, stored_wagers, reply, settle_fp, rest_void, played_rev = await store._read(
+            store.client.hmget(
+                round_key,
+                "v",
+                "state",
+                "wagers",
+                "settle_reply",
+                "settle_fp",
+                "rest_void",
+                "table_rev",
             )
         )
         if state is None:
