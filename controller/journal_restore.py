@@ -1230,8 +1230,13 @@ class _Replay:
 
     def _waits_for(self, entry: Mapping[str, str], table_id: str, add: bool) -> None:
         """The meter a table change waits for lists the table (``staged_tables``, in the
-        order the scripts keep: a staged table last; none: no field)."""
-        meter = self._known("meter", self.meters, entry.get("at_meter", ""), entry)
+        order the scripts keep: a staged table last; none: no field). A change that ends
+        after its meter was retired (a cancellation) changes no meter: the retired meter's
+        record, 'staged_tables' with it, is gone."""
+        meter_id = entry.get("at_meter", "")
+        if not add and meter_id in self.retired_meters and meter_id not in self.meters:
+            return
+        meter = self._known("meter", self.meters, meter_id, entry)
         if meter is None:
             return
         listed = json.loads(meter.value("staged_tables") or "[]")
