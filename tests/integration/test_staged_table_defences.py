@@ -1,5 +1,7 @@
-"""Review of staged table changes (docs/staged-changes.md): defects found, each a test that
-fails until it is fixed."""
+"""Staged table changes (docs/staged-changes.md) at their edges: a settlement retried after it
+applied its table's change, the definition answered and updated after a hit applied one, the
+audit of a change no entry staged, the checks an update shares with a registration, a change
+waiting for a meter retired since, and a correction of a round played before a change."""
 
 from __future__ import annotations
 
@@ -52,7 +54,7 @@ async def test_a_retry_of_the_settlement_that_applied_a_table_change_is_answered
 ) -> None:
     """The settlement that applies t1's own change loses its answer; the table retries it
     against a controller that reads t1 from Redis (restarted, another replica): the retry
-    must replay the answer, not be refused (UNAVAILABLE "retry") for ever."""
+    replays the answer (the round is settled: its revision is not checked again)."""
     await admin.UpdateTable(staged())
     await tables.Lockout(lockout("t1", 1, [1]))
     request = settle("t1", 1, {1: ROYAL_SPADES})
@@ -75,8 +77,7 @@ async def test_get_table_after_a_hit_applied_a_change_answers_the_new_definition
     floor: Floor,
 ) -> None:
     """After the hit applied t1's change (paytable C), the table asks for its definition:
-    GetTable answers the cached old one (paytable B, no staged change) until a lockout is
-    refused."""
+    GetTable answers the one Redis holds (C), not the old one this process cached."""
     await admin.UpdateTable(staged())
     await tables.Lockout(lockout("t1", 1, [1]))
     await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES}))
@@ -92,8 +93,8 @@ async def test_a_change_staged_after_a_hit_applied_one_is_accepted(
     floor: Floor,
 ) -> None:
     """After the hit applied t1's change (B -> C), the operator stages C -> B, built on the
-    definition ListTables shows: refused "changed by someone else meanwhile; look at it
-    again" however often it is repeated (UpdateTable compares Redis with its stale cache)."""
+    definition ListTables shows: accepted (UpdateTable reads the table fresh, not from a
+    cache a hit made stale)."""
     await admin.UpdateTable(staged())
     await tables.Lockout(lockout("t1", 1, [1]))
     await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES}))
@@ -110,8 +111,8 @@ async def test_the_audit_names_a_table_change_applied_that_no_entry_staged(
 ) -> None:
     """Redis tampered with: t1 holds a staged change (paytable C) no journal entry staged
     and cs-main lists it. The next hit applies it (journaled table_change_applied naming a
-    staging entry that does not exist) and the audit, following the journal from t1's
-    registration, still reports nothing."""
+    staging entry that does not exist); the audit, following the journal from t1's
+    registration, names that entry."""
     group = keys.LinkGroupKeys("floor")
     old = await redis_client.hget(group.table("t1"), "config")
     game = await redis_client.hget(group.meter("cs-main"), "game")
@@ -145,8 +146,8 @@ async def test_the_audit_names_a_table_change_applied_that_no_entry_staged(
 async def test_a_table_change_not_at_a_meter_of_the_table_names_the_field(
     admin: pb_grpc.AdminServiceAsyncStub, floor: Floor
 ) -> None:
-    """at_meter_id naming a meter t1 does not feed is refused INVALID_ARGUMENT, but its
-    BadRequest names no field (every other refusal of the request names its field)."""
+    """at_meter_id naming a meter t1 does not feed is refused INVALID_ARGUMENT, its
+    BadRequest naming the field at_meter_id (as every other refusal of the request does)."""
     request = staged(at=NEXT_HIT)
     request.at_meter_id = "cs-other"
     with pytest.raises(aio.AioRpcError) as caught:
@@ -170,10 +171,9 @@ async def test_a_staged_change_paying_a_percentage_from_a_must_hit_by_meter_is_r
     redis_client: Redis,
 ) -> None:
     """RegisterTable refuses a "P% of meter" line paying from a must-hit-by meter (it pays
-    only its mystery hit); a staged change (like an immediate update) is not checked: with
-    the mystery meter first, paytable B's "100% of meter" royal pays the whole must-hit-by
-    meter and resets it once the change is applied (seen: after a 10% hit of cs-main applied
-    it, the next royal's award was cs-mystery's 1,000,050 cents, from the mystery meter)."""
+    only its mystery hit); so is a staged change (and an immediate update): with the mystery
+    meter first, paytable B's "100% of meter" royal would pay the whole must-hit-by meter
+    once the change is applied."""
     reset = 1_000_000
     await admin.CreateMeter(
         pb.CreateMeterRequest(
@@ -204,8 +204,8 @@ async def test_a_change_waiting_for_a_meter_retired_since_is_cancelled_and_resto
     """A legitimate sequence: t1's change waits for cs-main's next hit; in maintenance t1 is
     updated (immediately) to feed cs-two instead and cs-main is retired into cs-two (neither
     is refused while the change waits); the operator then cancels the orphaned change. The
-    audit accepts the journal, but the export cannot be read back: the restore's replay
-    refuses the cancellation for naming meter cs-main, retired ("which no entry made")."""
+    audit accepts the journal and the export reads back: the restore's replay of the
+    cancellation changes no retired meter."""
     await admin.CreateMeter(
         pb.CreateMeterRequest(
             meter_id="cs-two",
@@ -237,7 +237,7 @@ async def test_a_change_waiting_for_a_meter_retired_since_is_cancelled_and_resto
     report = await verify(controller.store)
     assert report.ok, report.differences
     await journal_export.export(controller.store, tmp_path, "floor")
-    journal_export.read_export(tmp_path, "floor")  # refused: ExportError
+    journal_export.read_export(tmp_path, "floor")  # not refused (ExportError)
 
 
 async def test_a_correction_after_a_hit_applied_a_change_uses_the_definition_played(
@@ -248,9 +248,9 @@ async def test_a_correction_after_a_hit_applied_a_change_uses_the_definition_pla
 ) -> None:
     """Round 1 of t1 is played and settled under paytable B (a flush keyed as a pair: paid
     nothing); then a hit at t2 applies t1's staged change (paytable C) and t1 plays round 2.
-    A supervisor corrects round 1 to the flush: the round was played under B (flush 50 for
-    1: $50 due), but the correction is computed under the table's definition now, C (40 for
-    1: $40)."""
+    A supervisor corrects round 1 to the flush: it is computed under B, the definition the
+    round was played under (flush 50 for 1: $50 due), not under the table's definition now,
+    C (40 for 1: $40)."""
     await floor.register("t2")
     await admin.UpdateTable(staged("C", NEXT_HIT))
     await tables.Lockout(lockout("t1", 1, [3]))
@@ -276,3 +276,41 @@ async def test_a_correction_after_a_hit_applied_a_change_uses_the_definition_pla
     )
     requested = await ann.RequestCorrection(request)
     assert (requested.pay_cents, requested.recover_cents) == (5_000, 0)
+
+
+async def test_a_correction_of_a_round_played_before_two_changes_is_refused(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    channels: Channels,
+    floor: Floor,
+) -> None:
+    """Round 1 of t1 is played under paytable B; the operator then changes t1 twice (B -> C
+    -> B): the definition before the last change is kept, not the one round 1 was played
+    under, so its correction is refused, naming why and what to do instead."""
+    await tables.Lockout(lockout("t1", 1, [3]))
+    await tables.Settle(settle("t1", 1, {3: "3C 5C 8C JC JD"}, dealer=DEALER))
+    maintenance = pb.MaintenanceRequest(link_group_id="floor", reason="paytables")
+    await admin.EnterMaintenance(maintenance)
+    for paytable in ("C", "B"):
+        await admin.UpdateTable(
+            pb.UpdateTableRequest(
+                table=progressive_table("t1", "floor", "cs-main", paytable), reason="paytable"
+            )
+        )
+    await admin.LeaveMaintenance(maintenance)
+    ann = pb_grpc.AdminServiceStub(channels("supervisor", "ann"))
+    request = pb.RequestCorrectionRequest(
+        table_id="t1",
+        round_id=1,
+        seats=[pb.SeatCards(seat=3, cards=FLUSH_CLUBS.split())],
+        dealer_cards=DEALER.split(),
+        reason="wrong card keyed",
+        same_wagers=True,
+    )
+    with pytest.raises(aio.AioRpcError) as caught:
+        await ann.RequestCorrection(request)
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert caught.value.details() == (
+        "table t1's definition changed since round 1 was played (rev 0 -> 2): correct it with "
+        "a meter adjustment"
+    )
