@@ -3,6 +3,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 BUF := .buf/node_modules/.bin/buf
 DEMO_ARGS ?=
+## make bench: the commit bench.against compares the hot path with (BENCH_REF=917403f make bench)
+BENCH_REF ?= HEAD~1
 
 .PHONY: demo test check proto bootstrap bench clean
 
@@ -44,6 +46,7 @@ bench: bootstrap
 	$(BIN)/python -m bench.journal_memory
 	$(BIN)/python -m bench.journal_hash
 	$(BIN)/python -m bench.scale
+	$(BIN)/python -m bench.against $(BENCH_REF)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

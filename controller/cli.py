@@ -42,6 +42,16 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     """The command line, and its ``serve`` command's parser."""
     parser = argparse.ArgumentParser(prog="jackpot-controller", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
+    serve = add_serve_command(commands)
+    add_position_key_command(commands)
+    return parser, serve
+
+
+def add_serve_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    """Add ``serve`` and its options (each also a ``--config`` key and a ``JACKPOT_<OPTION>``
+    variable); its parser, which :func:`controller.settings.apply` fills in."""
     serve = commands.add_parser("serve", help="serve TableService and AdminService over gRPC")
     serve.add_argument(
         "--config",
@@ -243,14 +253,18 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         metavar="DOLLARS",
         help="change the preset's witness threshold, up to 5000 (0: no witness rule)",
     )
+    for action in serve._actions:
+        if action.default not in (None, [], False, argparse.SUPPRESS) and action.help:
+            action.help += " (default %(default)s)"
+    return serve
+
+
+def add_position_key_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``position-key``."""
     new_key = commands.add_parser(
         "position-key", help="write a new random --position-key file (mode 0600, never over one)"
     )
     new_key.add_argument("--out", type=Path, required=True, metavar="FILE")
-    for action in serve._actions:
-        if action.default not in (None, [], False, argparse.SUPPRESS) and action.help:
-            action.help += " (default %(default)s)"
-    return parser, serve
 
 
 def _tls(args: argparse.Namespace) -> TLSFiles | None:
@@ -393,12 +407,30 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     parser, serve = _parser()
     args = parser.parse_args(argv)
     if args.command == "position-key":
-        try:
-            write_position_key(args.out)
-        except OSError as error:
-            print(f"jackpot-controller: {error}", file=sys.stderr)
-            return 1
-        return 0
+        return _position_key_command(args)
+    return _serve_command(args, parser, serve, argv, env)
+
+
+def _position_key_command(args: argparse.Namespace) -> int:
+    """``position-key``: the new key file written; 1 when it cannot be."""
+    try:
+        write_position_key(args.out)
+    except OSError as error:
+        print(f"jackpot-controller: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _serve_command(
+    args: argparse.Namespace,
+    parser: argparse.ArgumentParser,
+    serve: argparse.ArgumentParser,
+    argv: Sequence[str] | None,
+    env: Mapping[str, str],
+) -> int:
+    """``serve``: the options completed from ``--config`` and the environment (``argv`` parsed
+    again with ``parser`` once ``serve``'s defaults are theirs) and checked (2: they make no
+    controller), then the controller runs until stopped (1: it could not start)."""
     try:
         settings.apply(serve, args.config, env)
         args = parser.parse_args(argv)

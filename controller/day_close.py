@@ -141,8 +141,6 @@ async def close(
 
 def exported(directory: Path, group: str) -> tuple[Checkpoint, list[JournalEntry], Any]:
     """An export's chain start, journal entries and snapshot."""
-    from controller.ctl.reports import _exported_entries  # the one reader of journal.jsonl
-
     target = journal_export.group_directory(directory, group)
     try:
         snapshot = json.loads((target / journal_export.SNAPSHOT_FILE).read_bytes())
@@ -156,7 +154,7 @@ def exported(directory: Path, group: str) -> tuple[Checkpoint, list[JournalEntry
         raise NotFound(f"cannot read the export of link group {group}: {error}") from None
     except ValueError as error:
         raise InvalidArgument(f"the export of link group {group} does not read: {error}") from None
-    entries = _exported_entries(target / journal_export.JOURNAL_FILE, group)
+    entries = journal_export.read_entries(target / journal_export.JOURNAL_FILE, group)
     return start, entries, snapshot
 
 

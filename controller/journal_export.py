@@ -68,10 +68,16 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from controller import checkpoint_signature
 from controller.domain.bounds import check_id
-from controller.domain.records import Checkpoint
+from controller.domain.records import Checkpoint, JournalEntry
 from controller.journal_chain import GENESIS, ChainCheck, numbered_after
 from controller.store.redis_store import RedisStore
-from jackpot.errors import FailedPrecondition, InvalidConfiguration, JackpotError
+from jackpot.errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    InvalidConfiguration,
+    JackpotError,
+    NotFound,
+)
 
 if TYPE_CHECKING:
     from controller import journal_restore
@@ -417,3 +423,47 @@ async def restore(
         expect_head=expect_head,
         seq_above=seq_above,
     )
+
+
+def read_json(path: Path, group: str) -> dict[str, Any]:
+    """An export's JSON file (its snapshot): NotFound when it cannot be read, InvalidArgument
+    when it is not JSON."""
+    try:
+        data: dict[str, Any] = json.loads(path.read_bytes())
+    except OSError as error:
+        raise NotFound(f"cannot read the export of link group {group}: {error}") from None
+    except json.JSONDecodeError as error:
+        raise InvalidArgument(f"{path} is not valid JSON: {error}") from None
+    return data
+
+
+def read_entries(path: Path, group: str) -> list[JournalEntry]:
+    """The journal entries of an export's journal file, oldest first (the one reader of
+    ``journal.jsonl``; a torn last line is no entry)."""
+    entries: list[JournalEntry] = []
+    try:
+        with path.open("rb") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.endswith(b"\n"):
+                    break  # a torn last line (an export cut short): not an entry
+                try:
+                    data = json.loads(line)
+                    fields = {str(k): str(v) for k, v in data["fields"].items()}
+                    entries.append(
+                        JournalEntry(
+                            entry_id=str(data["id"]),
+                            seq=int(fields["seq"]),
+                            type=fields["type"],
+                            meter_id=fields.get("meter", ""),
+                            delta_meter_microcents=int(fields["d_meter"]),
+                            delta_reserve_microcents=int(fields["d_reserve"]),
+                            fields=fields,
+                        )
+                    )
+                except (ValueError, KeyError, TypeError, AttributeError) as error:
+                    raise InvalidArgument(
+                        f"{path}, line {number}: not a journal entry ({error!r})"
+                    ) from None
+    except OSError as error:
+        raise NotFound(f"cannot read the export of link group {group}: {error}") from None
+    return entries

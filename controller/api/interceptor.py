@@ -184,10 +184,9 @@ class ServerInterceptor(_Interceptor):
         :class:`FirstMessageWatch` sweeps). Read from the call itself (what the request
         iterator reads). As ``asyncio.timeout``, a cancellation that is not the watch's passes
         on unchanged."""
-        task = asyncio.current_task()
-        assert task is not None
-        cancelling = task.cancelling()
         watch = self._first_message
+        task = watch.current()
+        cancelling = task.cancelling()
         watch.watch(task)
         try:
             raw = await context.read()
@@ -339,9 +338,21 @@ class FirstMessageWatch:
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # the timer's
 
+    def current(self) -> asyncio.Task[Any]:
+        """The running task (a call's). Looked up on the loop of the calls watched, as
+        ``asyncio.current_task(loop)``: without a loop it asks for the running one, a system
+        call each time (``getpid``). On another loop (a server started anew) the watched one
+        runs no task, and the running loop is asked."""
+        loop = self._loop
+        task = asyncio.current_task(loop) if loop is not None else None
+        if task is None:
+            task = asyncio.current_task()
+            assert task is not None, "a call runs in a task"
+        return task
+
     def watch(self, task: asyncio.Task[Any]) -> None:
-        """``task`` waits for its request from now on."""
-        loop = asyncio.get_running_loop()
+        """``task`` (running) waits for its request from now on."""
+        loop = task.get_loop()
         self._waiting[task] = loop.time() + self.limit_s
         if self._timer is None or self._loop is not loop:
             if self._loop is not loop:  # a server started anew: forget the old loop's calls

@@ -28,8 +28,8 @@ from jackpot.v1 import jackpot_pb2 as pb
 Subparsers = Any  # argparse's private _SubParsersAction
 
 
-def add_commands(groups: Subparsers, meters: Subparsers, tables: Subparsers) -> None:
-    """Add the control commands to ``link-groups``, ``meters`` and ``tables``."""
+def add_link_group_commands(groups: Subparsers) -> None:
+    """Add ``maintenance enter|leave`` to ``link-groups``."""
     maintenance = groups.add_parser(
         "maintenance",
         help="enter or leave maintenance: meters and tables change only then, and its tables "
@@ -41,6 +41,10 @@ def add_commands(groups: Subparsers, meters: Subparsers, tables: Subparsers) -> 
         command.add_argument("--reason", required=True)
         command.set_defaults(handler=_maintenance, enter=step == "enter")
 
+
+def add_meter_commands(meters: Subparsers) -> None:
+    """Add ``update``, ``retire``, ``adjust``, ``approve-adjustment``, ``reject-adjustment`` and
+    ``adjustments`` to ``meters``."""
     update = meters.add_parser(
         "update", help="change a meter's parameters (in maintenance; journaled with old and new)"
     )
@@ -97,6 +101,9 @@ def add_commands(groups: Subparsers, meters: Subparsers, tables: Subparsers) -> 
     listing.add_argument("--status", default="", choices=["", "requested", "approved", "rejected"])
     listing.set_defaults(handler=_list_adjustments)
 
+
+def add_table_commands(tables: Subparsers) -> None:
+    """Add ``update`` and ``retire`` to ``tables``."""
     table_update = tables.add_parser(
         "update",
         help="change a table's progressive wager, meters or seats (in maintenance, with no "

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from controller import checkpoint_signature, day_close, journal_export
-from controller.ctl import gaming_days
+from controller.ctl import gaming_days, redis_access
 from controller.domain.day_close import money
 from controller.store.redis_store import RedisStore
 from jackpot.errors import InvalidArgument, NotFound
@@ -39,12 +39,7 @@ from jackpot.times import format_time
 FORMATS = ("table", "csv", "json")
 
 
-def add_commands(
-    top: argparse._SubParsersAction,  # type: ignore[type-arg]
-    redis_arguments: Callable[..., None],
-    store: Callable[[argparse.Namespace], RedisStore],
-    actor: Callable[[str], str],
-) -> None:
+def add_commands(top: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``day close`` and ``day verify`` to ``jackpotctl``."""
     day = top.add_parser("day", help="the gaming day's statement").add_subparsers(
         dest="action", required=True
@@ -53,7 +48,7 @@ def add_commands(
     verify = day.add_parser("verify", help="check a journaled statement against the journal")
     for parser in (close, verify):
         parser.add_argument("date", metavar="YYYY-MM-DD")
-        redis_arguments(parser, required=False)
+        redis_access.add_arguments(parser, required=False)
         parser.add_argument("--file", type=Path, metavar="DIR", help="an export directory")
         parser.add_argument("--link-group", default="", help="one link group (default: all)")
     gaming_days.add_arguments(close)
@@ -62,7 +57,9 @@ def add_commands(
     )
     close.add_argument("--format", choices=FORMATS, default="table")
     close.add_argument("--output", type=Path, metavar="FILE", help="write there, not stdout")
-    close.set_defaults(handler=lambda args: _close(args, store, actor))
+    close.set_defaults(
+        handler=lambda args: _close(args, redis_access.open_store, redis_access.actor)
+    )
     verify.add_argument(
         "--checkpoint-key",
         type=Path,
@@ -70,7 +67,7 @@ def add_commands(
         metavar="FILE",
         help="a trusted checkpoint public key (PEM; repeat for a rotated key)",
     )
-    verify.set_defaults(handler=lambda args: _verify(args, store))
+    verify.set_defaults(handler=lambda args: _verify(args, redis_access.open_store))
 
 
 def _source(args: argparse.Namespace) -> None:

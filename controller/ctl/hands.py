@@ -10,14 +10,17 @@ command exits 1 at the end if any line was bad.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, TextIO, cast
 
-from controller.domain.games import Game
+from controller.domain.games import Game, get_game
 from controller.domain.paytables import Paytable
 from controller.domain.wagers import WagerTable
+from controller.rules_file import load_submission
 from jackpot.cards import Card, check_hand_size, check_no_duplicates, parse_cards
 from jackpot.errors import JackpotError
 from jackpot.hands.joker_poker import parse_joker_cards
@@ -103,3 +106,25 @@ def classify_stream(
             result = {"line": number, "input": line.strip(), "error": str(error)}
         out.write(json.dumps(result) + "\n")
     return bad
+
+
+def add_commands(top: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``hands classify``."""
+    hands = top.add_parser("hands", help="classify hands").add_subparsers(
+        dest="action", required=True
+    )
+    classify = hands.add_parser("classify", help="one hand a line on stdin -> JSON lines")
+    classify.add_argument("--game", required=True)
+    classify.add_argument(
+        "--rules", type=Path, help="a Rules Submission: also show its paytables' awards"
+    )
+    classify.set_defaults(handler=_classify)
+
+
+def _classify(args: argparse.Namespace) -> int:
+    submitted = load_submission(args.rules).games.get(args.game, {}) if args.rules else {}
+    paytables = {name: offer.paytable for name, offer in submitted.items()}
+    bad = classify_stream(get_game(args.game), sys.stdin, sys.stdout, paytables)
+    if bad:
+        print(f"jackpotctl: {bad} lines could not be classified", file=sys.stderr)
+    return 1 if bad else 0

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+from pathlib import Path
 from typing import Any
 
-from controller.domain.games import Game
+from controller.domain.games import Game, get_game
 from controller.domain.odds import PaytableOdds, paytable_odds
 from controller.domain.submission import RulesSubmission
-from jackpot.errors import InvalidConfiguration
+from controller.rules_file import load_submission
+from jackpot.errors import InvalidAmount, InvalidConfiguration
+from jackpot.games import DEFAULT_WAGER_CENTS
 from jackpot.hands.words import hand_words
-from jackpot.money import format_cents, format_percent
+from jackpot.money import format_cents, format_percent, parse_dollars_cents, parse_percent_ppm
 
 
 def compute(
@@ -112,3 +116,46 @@ def render(odds: PaytableOdds, title: str, rate_ppm: int | None, output: str) ->
     if output == "json":
         return json.dumps(as_json(odds, rate_ppm), indent=2)
     return as_table(odds, title, rate_ppm)
+
+
+def add_commands(top: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``odds``."""
+    odds = top.add_parser("odds", help="exact odds and return of a paytable")
+    odds.add_argument("--game", required=True)
+    odds.add_argument(
+        "--wager", required=True, help="progressive, bonus, five_card_bonus, insurance, ..."
+    )
+    odds.add_argument("--paytable", required=True)
+    odds.add_argument("--meter", required=True, metavar="DOLLARS")
+    odds.add_argument("--wager-cents", type=int, default=DEFAULT_WAGER_CENTS)
+    odds.add_argument(
+        "--rate", metavar="PERCENT", help="rate of progression, to show its contribution per wager"
+    )
+    odds.add_argument(
+        "--rules",
+        type=Path,
+        metavar="FILE",
+        help="take the paytable from this Rules Submission (for wagers whose "
+        "paytables the regulation does not print)",
+    )
+    odds.add_argument("--format", choices=["table", "json"], default="table")
+    odds.set_defaults(handler=_odds)
+
+
+def _odds(args: argparse.Namespace) -> int:
+    game = get_game(args.game)
+    if args.wager_cents <= 0:
+        raise InvalidAmount(f"--wager-cents must be positive, got {args.wager_cents}")
+    rate_ppm = parse_percent_ppm(args.rate, "rate of progression") if args.rate else None
+    submitted = load_submission(args.rules) if args.rules else None
+    result = compute(
+        game,
+        args.wager,
+        args.paytable,
+        parse_dollars_cents(args.meter),
+        args.wager_cents,
+        submitted,
+    )
+    title = f"{game.facts.title}, {game.wager(args.wager).facts.title}"
+    print(render(result, title, rate_ppm, args.format))
+    return 0

@@ -43,8 +43,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from controller import journal_export
-from controller.ctl import gaming_days, theoretical
+from controller.ctl import gaming_days, redis_access, theoretical
 from controller.ctl.jackpots import parse_when
+from controller.ctl.report_common import MAX_WINDOW_ENTRIES, aligned, microcents, one_in
 from controller.domain import reports
 from controller.domain.config import TableConfig
 from controller.domain.records import JournalEntry, MeterState
@@ -54,7 +55,7 @@ from controller.store.redis_store import RedisStore
 from controller.store.staged_tables import StagedTables, staged_table_change
 from jackpot.errors import InvalidArgument, NotFound
 from jackpot.hands.words import hand_words
-from jackpot.money import MICROCENTS_PER_CENT, format_cents
+from jackpot.money import format_cents
 from jackpot.results import METER_AFTER
 from jackpot.times import format_time
 
@@ -62,24 +63,15 @@ T = TypeVar("T")
 
 KINDS = ("meters", "hits", "handle", "changes", "theoretical")
 FORMATS = ("table", "csv", "json")
-MAX_WINDOW_ENTRIES = 500_000
-"""The most journal entries one report reads per link group (about a week of a busy floor):
-a longer window is refused with a request to shorten it."""
-
 Row = dict[str, Any]
 
 
-def add_commands(
-    top: argparse._SubParsersAction,  # type: ignore[type-arg]
-    redis_arguments: Callable[..., None],
-    store: Callable[[argparse.Namespace], RedisStore],
-) -> None:
-    """Add ``report meters|hits|handle|changes`` to ``jackpotctl``; ``redis_arguments`` adds
-    ``--redis`` and its friends (``required=False``: ``--file`` instead), ``store`` opens the
-    store they name."""
+def add_commands(top: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``report meters|hits|handle|changes|theoretical`` to ``jackpotctl`` (Redis, named by
+    ``--redis`` and its friends, or an export: ``--file``)."""
     report = top.add_parser("report", help="regulator reports from the journal")
     report.add_argument("kind", choices=KINDS)
-    redis_arguments(report, required=False)
+    redis_access.add_arguments(report, required=False)
     report.add_argument("--from", dest="since", metavar="WHEN", help="from (a date or time)")
     report.add_argument("--to", dest="until", metavar="WHEN", help="before (a date: its end)")
     report.add_argument("--link-group", default="", help="one link group (default: all)")
@@ -96,7 +88,7 @@ def add_commands(
     report.add_argument("--month", metavar="YYYY-MM", help="the gaming days of a month")
     gaming_days.add_arguments(report)
     theoretical.add_arguments(report)
-    report.set_defaults(handler=lambda args: _report(args, store))
+    report.set_defaults(handler=lambda args: _report(args, redis_access.open_store))
 
 
 def _report(
@@ -197,8 +189,8 @@ async def _file_rows(args: argparse.Namespace, from_ms: int, to_ms: int) -> list
     rows: list[Row] = []
     for group in groups:
         target = journal_export.group_directory(directory, group)
-        snapshot = _read_json(target / journal_export.SNAPSHOT_FILE, group)
-        entries = _exported_entries(target / journal_export.JOURNAL_FILE, group)
+        snapshot = journal_export.read_json(target / journal_export.SNAPSHOT_FILE, group)
+        entries = journal_export.read_entries(target / journal_export.JOURNAL_FILE, group)
         reports.check_covered(
             group,
             from_ms,
@@ -259,47 +251,6 @@ async def _staged_exported(
     return staged
 
 
-def _read_json(path: Path, group: str) -> dict[str, Any]:
-    try:
-        data: dict[str, Any] = json.loads(path.read_bytes())
-    except OSError as error:
-        raise NotFound(f"cannot read the export of link group {group}: {error}") from None
-    except json.JSONDecodeError as error:
-        raise InvalidArgument(f"{path} is not valid JSON: {error}") from None
-    return data
-
-
-def _exported_entries(path: Path, group: str) -> list[JournalEntry]:
-    """The journal entries of an export's journal file, oldest first."""
-    entries: list[JournalEntry] = []
-    try:
-        with path.open("rb") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.endswith(b"\n"):
-                    break  # a torn last line (an export cut short): not an entry
-                try:
-                    data = json.loads(line)
-                    fields = {str(k): str(v) for k, v in data["fields"].items()}
-                    entries.append(
-                        JournalEntry(
-                            entry_id=str(data["id"]),
-                            seq=int(fields["seq"]),
-                            type=fields["type"],
-                            meter_id=fields.get("meter", ""),
-                            delta_meter_microcents=int(fields["d_meter"]),
-                            delta_reserve_microcents=int(fields["d_reserve"]),
-                            fields=fields,
-                        )
-                    )
-                except (ValueError, KeyError, TypeError, AttributeError) as error:
-                    raise InvalidArgument(
-                        f"{path}, line {number}: not a journal entry ({error!r})"
-                    ) from None
-    except OSError as error:
-        raise NotFound(f"cannot read the export of link group {group}: {error}") from None
-    return entries
-
-
 async def _rows(
     kind: str,
     entries: list[Any],
@@ -355,22 +306,6 @@ def ratio(value: Fraction | None) -> str:
     return "" if value is None else f"{value.numerator}/{value.denominator}"
 
 
-def one_in(value: Fraction | None) -> str:
-    """A frequency for people: "1 in 649,740" (rounded to a whole number), "0", or "-"."""
-    if value is None:
-        return "-"
-    if value == 0:
-        return "0"
-    return f"1 in {round(1 / value):,}"
-
-
-def microcents(amount: int) -> str:
-    """Microcents for people: dollars and cents, and the microcents below a cent if any."""
-    cents, rest = divmod(abs(amount), MICROCENTS_PER_CENT)
-    text = format_cents(cents) + (f" +{rest}u" if rest else "")
-    return f"-{text}" if amount < 0 else text
-
-
 def _plain(value: Any) -> Any:
     if isinstance(value, Fraction):
         return ratio(value)
@@ -402,15 +337,6 @@ def print_rows(kind: str, rows: Sequence[Row], fmt: str) -> None:
 
 def _plain_json(value: Any) -> Any:
     return ratio(value) if isinstance(value, Fraction) else value
-
-
-def aligned(rows: list[tuple[str, ...]]) -> list[str]:
-    """Rows of cells, columns aligned, the first row the header."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return [
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    ]
 
 
 def _meters_table(rows: Sequence[Row]) -> list[tuple[str, ...]]:

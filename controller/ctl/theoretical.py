@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from controller import journal_export
-from controller.ctl import gaming_days, reports
+from controller.ctl import gaming_days
 from controller.ctl.jackpots import parse_when
+from controller.ctl.report_common import MAX_WINDOW_ENTRIES, aligned, microcents, one_in
 from controller.domain import reports as domain_reports
 from controller.domain.actual_theoretical import (
     CONFIDENCE_Z,
@@ -134,7 +135,7 @@ async def _redis_windows(store: RedisStore, link_group: str, from_ms: int, to_ms
                     source="Redis",
                     remedy="report from the export with --file DIR, or start the window later",
                 )
-            entries = await store.journal_window(group, from_ms, to_ms, reports.MAX_WINDOW_ENTRIES)
+            entries = await store.journal_window(group, from_ms, to_ms, MAX_WINDOW_ENTRIES)
             windows.append((entries, await store.list_tables(group)))
         return windows
     finally:
@@ -154,8 +155,8 @@ def _file_windows(directory: Path, link_group: str, from_ms: int, to_ms: int) ->
     windows: Windows = []
     for group in groups:
         target = journal_export.group_directory(directory, group)
-        snapshot = reports._read_json(target / journal_export.SNAPSHOT_FILE, group)
-        entries = reports._exported_entries(target / journal_export.JOURNAL_FILE, group)
+        snapshot = journal_export.read_json(target / journal_export.SNAPSHOT_FILE, group)
+        entries = journal_export.read_entries(target / journal_export.JOURNAL_FILE, group)
         domain_reports.check_covered(
             group,
             from_ms,
@@ -169,10 +170,10 @@ def _file_windows(directory: Path, link_group: str, from_ms: int, to_ms: int) ->
             if from_ms <= domain_reports.entry_ms(e)
             and (not to_ms or domain_reports.entry_ms(e) < to_ms)
         ]
-        if len(inside) > reports.MAX_WINDOW_ENTRIES:
+        if len(inside) > MAX_WINDOW_ENTRIES:
             raise InvalidArgument(
                 f"the journal of link group {group} holds more than "
-                f"{reports.MAX_WINDOW_ENTRIES} entries in that window; ask for a shorter one"
+                f"{MAX_WINDOW_ENTRIES} entries in that window; ask for a shorter one"
             )
         tables = [codec.table_config(t["config"]) for _, t in sorted(snapshot["tables"].items())]
         windows.append((inside, tables))
@@ -317,7 +318,7 @@ def as_text(comparisons: Sequence[Comparison], described: str, confidence: str) 
         if c.meter_paid_cents or c.contributed_microcents:
             out.append(
                 f"  meter lines paid {format_cents(c.meter_paid_cents)}; the same wagers "
-                f"contributed {reports.microcents(c.contributed_microcents)}"
+                f"contributed {microcents(c.contributed_microcents)}"
             )
         if c.envy_paid_cents or c.limited_cents:
             out.append(
@@ -333,7 +334,7 @@ def as_text(comparisons: Sequence[Comparison], described: str, confidence: str) 
                 (
                     line.line,
                     line.award,
-                    reports.one_in(line.probability).removeprefix("1 in "),
+                    one_in(line.probability).removeprefix("1 in "),
                     str(h.observed),
                     f"{float(h.expected):.2f}",
                     f"{h.low}-{h.high}",
@@ -343,7 +344,7 @@ def as_text(comparisons: Sequence[Comparison], described: str, confidence: str) 
                     + (" few expected: only the band counts" if line.few_expected else ""),
                 )
             )
-        out += ["  " + row for row in reports.aligned(table)]
+        out += ["  " + row for row in aligned(table)]
         out += [f"  note: {note}" for note in c.notes]
     return "\n".join(out)
 

@@ -28,16 +28,6 @@ from pathlib import Path
 
 from jackpot import tls
 from jackpot.times import utc_logs
-from table_agent.cli import (
-    MetricsPortError,
-    TableSetupError,
-    add_metrics_arguments,
-    check_metrics,
-    check_retry,
-    controller_tls,
-    learn_table,
-    serve_metrics,
-)
 from table_agent.client import (
     ControllerClient,
     ControllerMisconfigured,
@@ -50,6 +40,16 @@ from table_agent.console.session import DealerSession
 from table_agent.games import UnknownGame, game_procedure
 from table_agent.link import OFFLINE_AFTER_S, Link
 from table_agent.outbox import Outbox
+from table_agent.setup import (
+    MetricsPortError,
+    TableSetupError,
+    add_metrics_arguments,
+    check_metrics,
+    check_retry,
+    controller_tls,
+    learn_table,
+    serve_metrics,
+)
 from table_agent.table import TableAgent
 
 MISSING_EXTRA = (

@@ -127,5 +127,5 @@ async def test_entries_that_share_their_first_block_in_one_call(redis_client: Re
 
 
 async def test_the_scripts_tag_the_same_names_as_python(redis_client: Redis) -> None:
-    tags = await redis_client.eval(f"{prelude_source()}\nreturn cjson.encode(CHAIN_TAGS)", 0)
+    tags = await redis_client.eval(f"{prelude_source()}\nreturn cjson.encode(chain_tables())", 0)
     assert json.loads(tags) == FIELD_TAGS

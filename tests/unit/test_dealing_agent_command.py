@@ -8,8 +8,9 @@ import grpc
 import pytest
 
 from jackpot.kinds import WagerKind
-from table_agent.cli import TableSetupError, _check, _parser, learn_table
+from table_agent.cli import _check, _parser
 from table_agent.client import ControllerClient, ControllerRefused, TableInfo
+from table_agent.setup import TableSetupError, learn_table
 from table_agent.wagers import TableLayout, WagerOffer
 
 THB = TableLayout("thb-1", "texas-holdem-bonus", 6, (WagerOffer(WagerKind.BONUS, 500, 10_000),))

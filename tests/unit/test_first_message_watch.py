@@ -67,3 +67,17 @@ async def test_one_timer_serves_every_waiting_call() -> None:
         watch.done(task)
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def test_current_is_the_running_task_also_on_a_new_event_loop() -> None:
+    watch = FirstMessageWatch(10.0)
+
+    async def call() -> bool:
+        task = watch.current()
+        watch.watch(task)  # the watch now looks the task up on this loop
+        found = watch.current()
+        watch.done(task)
+        return task is asyncio.current_task() and found is task
+
+    assert asyncio.run(call())
+    assert asyncio.run(call())  # a server started anew: the old loop runs no task

@@ -9,8 +9,13 @@
 local MICRO = 1000000
 local MAX_EXACT = 9007199254740991
 
+-- Globals the hot helpers call, held as upvalues: a global is a table lookup (two for
+-- string.format) at every call, an upvalue one step.
+local lib_format, lib_call, lib_concat, lib_unpack = string.format, redis.call, table.concat,
+  unpack
+
 local function int(x)
-  return string.format('%d', x)
+  return lib_format('%d', x)
 end
 
 -- Redis's clock: whole ms since the Unix epoch (a number; int() it for a record).
@@ -34,11 +39,12 @@ end
 -- A stored integer as the scripts write it ('%d': an optional minus and digits, within
 -- MAX_EXACT), or 0 for a missing field (HMGET's false, GET's nil); anything else is refused
 -- as a corrupt record, e.g. stored_int('meter', id, key, 'value_microcents', f[1]).
+local stored_int_match, stored_int_number = string.match, tonumber  -- upvalues: per field
 local function stored_int(kind, name, key, field, value)
   if not value then
     return 0
   end
-  local n = string.match(value, '^-?%d+$') and tonumber(value)
+  local n = stored_int_match(value, '^-?%d+$') and stored_int_number(value)
   if not n or n > MAX_EXACT or n < -MAX_EXACT then
     local shown = string.sub(tostring(value), 1, 40)
     refuse_corrupt(kind, name, key, field .. ' is \'' .. shown .. '\', not an integer')
@@ -84,22 +90,30 @@ end
 -- first entry's previous hash is CHAIN_GENESIS. The previous hash is the 'hash' of the
 -- stream's last entry (a trim always keeps that one), so the chain needs no key of its own.
 local CHAIN_GENESIS = string.rep('0', 64)
-local CHAIN_DOMAIN = {bytes = 64, words = {0xab2387ed, 0xcffb95cb, 0xa5dd1a5f, 0xfab9acf3,
-  0x4cc31221, 0x51a580d9, 0x87c4e700, 0x33b601e6}}
 
 -- FIELD_TAGS of controller/journal_chain.py (a test holds them equal). Never change or reuse
 -- a tag, and give one only to a name no journal holds yet. The names the entries of one step
 -- share (type, meter, table, round, wager, amount) come first, so that the first block of
 -- the contributions of one lockout is the same and is hashed once (chain_states).
-local CHAIN_TAGS = {type = 1, meter = 2, table = 3, round = 4, wager = 5, amount_cents = 6,
-  d_meter = 7, d_reserve = 8, seat = 9, seq = 10, on_dealer = 11, hand = 12, line = 13,
-  award = 14, envy_for_seat = 15, limited_from_cents = 16, meter_before_cents = 17,
-  meter_after_cents = 18, operator_seed_microcents = 19, reset_cents = 20, jackpot = 21,
-  payer = 22, payer_cert = 23, reviewer = 24, reviewer_cert = 25, note = 26, reason = 27,
-  wagers = 28, by = 29, by_cert = 30, link_group = 31, description = 32, epoch = 33,
-  previous_epoch = 34, from_seq = 35, source = 36, stopped_because = 37, game = 38, rate_ppm = 39,
-  reserve_rate_ppm = 40, ceiling_cents = 41, config = 42, previous_last_round = 43,
-  last_round = 44}
+-- CHAIN_DOMAIN, CHAIN_TAGS and chain_states (below) are made by a call's first entry
+-- (chain_tables): a table is built anew at every call of a script, and most calls of some
+-- scripts (a settlement without an award) journal nothing.
+local CHAIN_DOMAIN, CHAIN_TAGS, chain_states
+local function chain_tables()
+  CHAIN_DOMAIN = {bytes = 64, words = {0xab2387ed, 0xcffb95cb, 0xa5dd1a5f, 0xfab9acf3,
+    0x4cc31221, 0x51a580d9, 0x87c4e700, 0x33b601e6}}
+  CHAIN_TAGS = {type = 1, meter = 2, table = 3, round = 4, wager = 5, amount_cents = 6,
+    d_meter = 7, d_reserve = 8, seat = 9, seq = 10, on_dealer = 11, hand = 12, line = 13,
+    award = 14, envy_for_seat = 15, limited_from_cents = 16, meter_before_cents = 17,
+    meter_after_cents = 18, operator_seed_microcents = 19, reset_cents = 20, jackpot = 21,
+    payer = 22, payer_cert = 23, reviewer = 24, reviewer_cert = 25, note = 26, reason = 27,
+    wagers = 28, by = 29, by_cert = 30, link_group = 31, description = 32, epoch = 33,
+    previous_epoch = 34, from_seq = 35, source = 36, stopped_because = 37, game = 38,
+    rate_ppm = 39, reserve_rate_ppm = 40, ceiling_cents = 41, config = 42,
+    previous_last_round = 43, last_round = 44}
+  chain_states = {}  -- this call's states after CHAIN_DOMAIN and a first block, by block
+  return CHAIN_TAGS
+end
 
 local function bytes_before(a, b)  -- byte order: Lua's '<' follows the server's locale
   local sbyte = string.byte
@@ -140,16 +154,15 @@ local function chain_previous(hex)
   return string.char(unpack(bytes))
 end
 
-local chain_states = {}  -- this call's states after CHAIN_DOMAIN and a first block, by block
-
 -- The hash of an entry (flat list of string names and values) chained to 'previous' (32
 -- bytes): its hex digits and its 32 bytes.
 local function chain_hash(previous, flat)
   local char = string.char
+  local tags = CHAIN_TAGS or chain_tables()
   local by_tag, last_tag, names, by_name = {}, 0, nil, nil
   for i = 1, #flat, 2 do
     local name = flat[i]
-    local tag = CHAIN_TAGS[name]
+    local tag = tags[name]
     if tag then
       by_tag[tag] = flat[i + 1]
       if tag > last_tag then
@@ -179,7 +192,7 @@ local function chain_hash(previous, flat)
     end
   end
   parts[#parts + 1] = previous
-  local message = table.concat(parts)
+  local message = lib_concat(parts)
   if #message < 64 then
     return sha256_finish(CHAIN_DOMAIN, message)
   end
@@ -218,13 +231,13 @@ end
 -- previous entry; return its sequence number. Values are written as the strings they are
 -- hashed as (a number as Redis itself would print it, '%.17g': integers plainly).
 local function journal(journal_key, seq_key, entry_type, meter_id, d_meter, d_reserve, fields)
-  local seq = redis.call('INCR', seq_key)
+  local seq = lib_call('INCR', seq_key)
   local flat = {'seq', int(seq), 'type', entry_type, 'meter', meter_id, 'd_meter', int(d_meter),
     'd_reserve', int(d_reserve)}
   for i = 1, #fields do
     local value = fields[i]
     if type(value) == 'number' then
-      value = string.format('%.17g', value)
+      value = lib_format('%.17g', value)
     end
     flat[#flat + 1] = value
   end
@@ -232,7 +245,7 @@ local function journal(journal_key, seq_key, entry_type, meter_id, d_meter, d_re
   chain_heads[journal_key] = chained_as
   flat[#flat + 1] = 'hash'
   flat[#flat + 1] = hash
-  redis.call('XADD', journal_key, '*', unpack(flat))
+  lib_call('XADD', journal_key, '*', lib_unpack(flat))
   return seq
 end
 
@@ -241,7 +254,7 @@ end
 -- the counter's kind and label values joined by '|', e.g. 'hits|cs-main|royal_flush').
 local function count(counters_key, parts, amount)
   if amount ~= 0 then
-    redis.call('HINCRBY', counters_key, table.concat(parts, '|'), int(amount))
+    lib_call('HINCRBY', counters_key, lib_concat(parts, '|'), int(amount))
   end
 end
 
@@ -257,12 +270,13 @@ end
 
 -- The meters of a table: KEYS[first..] in the order of ids; refuse a missing one.
 -- Each is {id, key, value, reserve, rate, reserve_rate, ceiling, reset, last_hit_seq} in
--- microcents (rates in ppm), plus counters the script adds to (wagers, total).
+-- microcents (rates in ppm), plus counters the script adds to (wagers, total). Its HMGET
+-- reads 8 fields: a 9th would make Redis's reply table grow its array part once more.
 local function load_meters(keys, first, ids)
   local meters = {list = {}, by_id = {}}
   for i, meter_id in ipairs(ids) do
     local key = keys[first + i - 1]
-    local f = redis.call('HMGET', key, 'value_microcents', 'reserve_microcents', 'rate_ppm',
+    local f = lib_call('HMGET', key, 'value_microcents', 'reserve_microcents', 'rate_ppm',
       'reserve_rate_ppm', 'ceiling_cents', 'reset_cents', 'last_hit_seq', 'v')
     if not f[1] then
       refuse('NOT_FOUND', 'meter ' .. meter_id .. ' does not exist')

@@ -36,7 +36,9 @@ end
 if redis.call('HEXISTS', KEYS[2], 'config') == 0 then
   refuse('NOT_FOUND', 'table ' .. table_id .. ' is not registered')
 end
-if (redis.call('HGET', KEYS[2], 'rev') or '0') ~= ARGV[12] then
+-- the table's revision and last round, read at once (last_round is checked below)
+local table_fields = redis.call('HMGET', KEYS[2], 'rev', 'last_round')
+if (table_fields[1] or '0') ~= ARGV[12] then
   refuse('TABLE_CHANGED', 'the definition of table ' .. table_id .. ' was changed by an operator; '
     .. 'retry the same request')
 end
@@ -53,8 +55,7 @@ if maintenance[1] == 'maintenance' then
   end
 end
 local meters = load_meters(KEYS, 9, cjson.decode(ARGV[5]))
-local last = stored_int('table', table_id, KEYS[2], 'last_round',
-  redis.call('HGET', KEYS[2], 'last_round'))
+local last = stored_int('table', table_id, KEYS[2], 'last_round', table_fields[2])
 if tonumber(round_id) <= last then
   refuse('STALE', where .. ' is not after the table\'s last locked-out round ' .. int(last)
     .. '; round ids must increase')
@@ -292,10 +293,11 @@ end
 
 local reply = cjson.encode({table_id = table_id, round_id = round_id, accepted = accepted,
   meters = meter_values(meters), mystery_hits = mystery.hits})
+local seq_now = redis.call('GET', KEYS[4]) or '0'
 redis.call('HSET', KEYS[1], 'v', SCHEMA_VERSION, 'state', 'locked', 'lockout_fp', fp,
   'wagers', cjson.encode(accepted), 'lockout_reply', reply,
-  'lockout_seq', redis.call('GET', KEYS[4]) or '0', 'table_rev', ARGV[12])
+  'lockout_seq', seq_now, 'table_rev', ARGV[12])
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 redis.call('HSET', KEYS[2], 'last_round', round_id, 'last_round_ms', int(clock_ms()))
 redis.call('SADD', KEYS[7], table_id .. ':' .. round_id)  -- exported until settled or voided
-return {reply, 'new', epoch, redis.call('GET', KEYS[4]) or '0'}
+return {reply, 'new', epoch, seq_now}

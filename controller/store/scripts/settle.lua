@@ -72,11 +72,12 @@ for _, p in ipairs(plan) do  -- every fixed amount is exact before the first wri
 end
 local touched = {}
 local results = {}
-local hit_at_ms = clock_ms()
+local hit_at_ms  -- Redis's clock, read at the first jackpot held (most rounds hold none)
 
 -- Hold an award for validation: its jackpot record (the slip) and its place in the pending set.
 local function hold(r, p, award, seq, fields)
   local jackpot_id = link_group_id .. ':' .. seq
+  hit_at_ms = hit_at_ms or clock_ms()
   local record = {v = SCHEMA_VERSION, jackpot_id = jackpot_id, link_group_id = link_group_id,
     meter_id = '', table_id = table_id, round_id = round_id, seat = p.seat, hand = p.hand,
     wager = p.kind, wager_cents = int(p.wager_cents), on_dealer_hand = p.on_dealer_hand,

@@ -1,0 +1,141 @@
+"""``python -m bench.against [REF] [--pairs N]``: this checkout's hot path against commit REF,
+in alternated runs of :mod:`bench.rounds_cpu`.
+
+REF (default ``HEAD~1``) is checked out into a temporary git worktree, removed afterwards.
+Each pair runs ``python -m bench.rounds_cpu`` once from each checkout (the same interpreter and
+virtual environment, ``PYTHONPATH`` and the working directory set to the checkout, so each
+run imports its own checkout's code), alternating the order (REF first, then this checkout
+first, ...): the first run of a pair tends to measure more CPU than the second on a loaded
+machine. Printed: each pair's ratio (this checkout / REF) of the controller's and of Redis's
+CPU per round, then the medians, and one JSON line at the end. A median ratio at or below 1.00
+says this checkout is no slower. Bounded: 1 to 20 pairs, each run at most 60 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench.run import QUICK
+
+MAX_PAIRS = 20
+RUN_TIMEOUT_S = 60.0
+KEYS = ("controller_ms_per_round", "redis_ms_per_round")
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def run_once(checkout: Path, seconds: float, clients: int) -> dict[str, float]:
+    """One ``bench.rounds_cpu`` run from ``checkout``; its JSON answer."""
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    command = [
+        sys.executable,
+        "-m",
+        "bench.rounds_cpu",
+        "--seconds",
+        str(seconds),
+        "--clients",
+        str(clients),
+    ]
+    done = subprocess.run(
+        command, cwd=checkout, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(
+            f"bench.rounds_cpu in {checkout.name} exited {done.returncode}: "
+            f"{done.stderr.strip()[-2000:]}"
+        )
+    answer: dict[str, float] = json.loads(lines[-1])
+    return answer
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m bench.against``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.against", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("ref", nargs="?", default="HEAD~1", help="the commit to compare with")
+    parser.add_argument("--pairs", type=int, default=8, help=f"pairs of runs, 1 to {MAX_PAIRS}")
+    parser.add_argument("--seconds", type=float, default=6.0, help="measured window of a run")
+    parser.add_argument("--clients", type=int, default=QUICK.clients, help="generator processes")
+    args = parser.parse_args(argv)
+    if not 1 <= args.pairs <= MAX_PAIRS:
+        parser.error(f"--pairs must be 1 to {MAX_PAIRS}")
+    if not 1.0 <= args.seconds <= 15.0 or not 1 <= args.clients <= 16:
+        parser.error("--seconds must be 1 to 15 and --clients 1 to 16")
+    here = Path(_git(Path.cwd(), "rev-parse", "--show-toplevel"))
+    commit = _git(here, "rev-parse", "--verify", f"{args.ref}^{{commit}}")
+    head = _git(here, "rev-parse", "HEAD")
+    dirty = bool(_git(here, "status", "--porcelain", "--untracked-files=no"))
+    parent = Path(tempfile.mkdtemp(prefix="jackpot-bench-against-"))
+    base = parent / commit[:12]
+    _git(here, "worktree", "add", "--detach", str(base), commit)
+    ratios: dict[str, list[float]] = {key: [] for key in KEYS}
+    try:
+        print(
+            f"bench.against: {head[:12]}{' (with uncommitted changes)' if dirty else ''} "
+            f"/ {commit[:12]}, {args.pairs} pairs",
+            flush=True,
+        )
+        for pair in range(args.pairs):
+            order = [("ref", base), ("this", here)]
+            if pair % 2:
+                order.reverse()
+            results = {
+                name: run_once(checkout, args.seconds, args.clients) for name, checkout in order
+            }
+            line = [f"pair {pair + 1:2d} ({order[0][0]} first):"]
+            for key in KEYS:
+                ratio = results["this"][key] / results["ref"][key]
+                ratios[key].append(ratio)
+                line.append(
+                    f"{key.split('_')[0]} {results['this'][key]:.3f}/{results['ref'][key]:.3f} ms"
+                    f" = {ratio:.3f}"
+                )
+            print(" ".join(line), flush=True)
+    finally:
+        subprocess.run(
+            ["git", "-C", str(here), "worktree", "remove", "--force", str(base)],
+            check=False,
+            capture_output=True,
+        )
+        shutil.rmtree(parent, ignore_errors=True)
+    medians = {key: statistics.median(values) for key, values in ratios.items()}
+    print(
+        f"median ratio (this / ref): controller {medians[KEYS[0]]:.3f}, "
+        f"redis {medians[KEYS[1]]:.3f}",
+        flush=True,
+    )
+    print(
+        json.dumps(
+            {
+                "ref": commit,
+                "head": head,
+                "dirty": dirty,
+                "pairs": args.pairs,
+                "controller_ratio_median": medians[KEYS[0]],
+                "redis_ratio_median": medians[KEYS[1]],
+                "controller_ratios": ratios[KEYS[0]],
+                "redis_ratios": ratios[KEYS[1]],
+            }
+        ),
+        flush=True,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
