@@ -314,3 +314,29 @@ async def test_a_correction_of_a_round_played_before_two_changes_is_refused(
         "table t1's definition changed since round 1 was played (rev 0 -> 2): correct it with "
         "a meter adjustment"
     )
+
+
+async def test_the_definition_a_table_keeps_for_corrections_is_restored_as_the_journal_made_it(
+    tables: pb_grpc.TableServiceAsyncStub,
+    admin: pb_grpc.AdminServiceAsyncStub,
+    floor: Floor,
+    controller: ControllerServer,
+    tmp_path: Path,
+) -> None:
+    """After a hit applied t1's change (B -> C), t1 keeps B as the definition before (for a
+    correction of a round played under it); the export reads back, and one whose table holds
+    another definition before than the journal's (it would price a correction) is refused."""
+    await admin.UpdateTable(staged("C", NEXT_HIT))
+    await tables.Lockout(lockout("t1", 1, [1]))
+    await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES}))
+    await journal_export.export(controller.store, tmp_path, "floor")
+    journal_export.read_export(tmp_path, "floor")
+    path = tmp_path / "floor" / journal_export.SNAPSHOT_FILE
+    snapshot = json.loads(path.read_text())
+    held = snapshot["tables"]["t1"]
+    assert held["prev_rev"] == "0" and held["rev"] == "1"
+    assert json.loads(held["prev_config"])["wagers"][0]["paytable"]["name"] == "B"
+    held["prev_config"] = held["config"]
+    path.write_text(json.dumps(snapshot))
+    with pytest.raises(journal_export.ExportError, match="prev_config"):
+        journal_export.read_export(tmp_path, "floor")
