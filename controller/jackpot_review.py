@@ -29,7 +29,7 @@ from controller.domain import bounds
 from controller.domain.bounds import check_jackpot_id, check_text
 from controller.domain.identity import Identity, Role
 from controller.domain.payout_compliance import (
-    NONE,
+    DEFAULT,
     OVERRIDE_MAX_CHARS,
     PRESETS,
     PaymentCompliance,
@@ -106,7 +106,7 @@ async def pay_jackpot(
     *,
     expected_cents: int | None = None,
     require_note: bool = False,
-    policy: PayoutCompliance = PRESETS[NONE],
+    policy: PayoutCompliance = PRESETS[DEFAULT],
     tax_form_ref: str = "",
     tax_form_override: str = "",
 ) -> Jackpot:

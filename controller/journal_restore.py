@@ -489,6 +489,19 @@ class _Expected:
                 )
 
 
+def _table_changed(table: _Expected, entry: Mapping[str, str]) -> None:
+    """A table's definition changed by ``entry`` (update_table.lua, _staged_tables.lua): the
+    new one with the next revision, the one before kept (for a correction) with its revision."""
+    rev = int(table.value("rev") or 0)
+    table.set(
+        entry,
+        prev_config=table.value("config"),
+        prev_rev=rev,
+        config=entry.get("config"),
+        rev=rev + 1,
+    )
+
+
 def _made_id(link_group_id: str, seq: int) -> str:
     """The id of the jackpot or adjustment journal entry ``seq`` made, as the scripts name it
     (``settle.lua``, ``lockout.lua``, ``request_adjustment.lua``): ``<group>:<seq>``."""
@@ -1094,7 +1107,7 @@ class _Replay:
         table_id = entry.get("table", "")
         expected = self.tables[table_id] = _Expected("table", table_id, made_seq=seq)
         expected.set(entry, config=entry.get("config"), rev="0", **_TABLE_UNSTAGED)
-        expected.set(entry, staged_cancelled="")
+        expected.set(entry, staged_cancelled="", prev_config="", prev_rev="")
         self.configs[table_id] = entry.get("config", "")
 
     def _table_updated(
@@ -1105,7 +1118,7 @@ class _Replay:
             return
         if _text(entry.get("old_config")) != table.value("config"):
             raise self.refuse(entry, f"changes table {table.record_id} from another definition")
-        table.set(entry, config=entry.get("config"), rev=int(table.value("rev")) + 1)
+        _table_changed(table, entry)
         self.configs[table.record_id] = entry.get("config", "")
 
     def _table_retired(
@@ -1230,8 +1243,13 @@ class _Replay:
 
     def _waits_for(self, entry: Mapping[str, str], table_id: str, add: bool) -> None:
         """The meter a table change waits for lists the table (``staged_tables``, in the
-        order the scripts keep: a staged table last; none: no field)."""
-        meter = self._known("meter", self.meters, entry.get("at_meter", ""), entry)
+        order the scripts keep: a staged table last; none: no field). A change that ends
+        after its meter was retired (a cancellation) changes no meter: the retired meter's
+        record, 'staged_tables' with it, is gone."""
+        meter_id = entry.get("at_meter", "")
+        if not add and meter_id in self.retired_meters and meter_id not in self.meters:
+            return
+        meter = self._known("meter", self.meters, meter_id, entry)
         if meter is None:
             return
         listed = json.loads(meter.value("staged_tables") or "[]")
@@ -1293,7 +1311,7 @@ class _Replay:
                     raise self.refuse(entry, f"applies another {name} than the change staged")
             if _text(entry.get("old_config")) != table.value("config"):
                 raise self.refuse(entry, f"changes table {table.record_id} from another one")
-            table.set(entry, config=entry.get("config"), rev=int(table.value("rev")) + 1)
+            _table_changed(table, entry)
             self.configs[table.record_id] = entry.get("config", "")
         if entry["type"] == "table_change_cancelled":
             table.set(entry, staged_cancelled=entry.get("cancelled"))

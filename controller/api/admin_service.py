@@ -24,7 +24,7 @@ from controller.domain import bounds
 from controller.domain.bounds import check_id, check_jackpot_id, check_range, check_text, excerpt
 from controller.domain.config import LinkGroupConfig, MeterConfig, TableConfig
 from controller.domain.digests import void_fingerprint
-from controller.domain.payout_compliance import NONE, PRESETS, PayoutCompliance
+from controller.domain.payout_compliance import DEFAULT, PRESETS, PayoutCompliance
 from controller.domain.records import (
     ADJUSTMENT_STATUSES,
     IRREGULARITY_STATUSES,
@@ -40,6 +40,7 @@ from controller.jackpot_review import (
 )
 from controller.metrics import Metrics
 from controller.state_guard import StateGuard
+from controller.store import keys
 from controller.store.irregularities import Resolution
 from controller.store.redis_store import RedisStore
 from controller.store.tables import MAX_REBASE_ROUND_ID
@@ -70,7 +71,7 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         metrics: Metrics,
         guard: StateGuard,
         check_state: Callable[[], Awaitable[None]],
-        payout_compliance: PayoutCompliance = PRESETS[NONE],
+        payout_compliance: PayoutCompliance = PRESETS[DEFAULT],
     ) -> None:
         self._store = store
         self._metrics = metrics
@@ -665,6 +666,8 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
             raise InvalidArgument("table is required", field="table")
         why = convert.reason(request.reason)
         new = convert.table_config(request.table)
+        # read fresh: a hit may have applied a staged change since this process cached it
+        self._store.tables.forget_table(new.table_id)
         old = await self._store.tables.get_table(new.table_id)
         if (new.game, new.link_group_id) != (old.game, old.link_group_id):
             raise InvalidArgument(
@@ -679,6 +682,8 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
                     f"meter {meter_id} is in link group {meter.link_group_id}, not "
                     f"{new.link_group_id}; all of a table's meters are in its link group"
                 )
+        # as a registration: no "P% of meter" line pays from a must-hit-by meter
+        await self._store.tables.check_percent_meters(keys.LinkGroupKeys(new.link_group_id), new)
         operator = caller()
         if request.at != pb.METER_CHANGE_AT_NOW:
             return await self._stage_table_change(request, old, new, why)
@@ -708,7 +713,8 @@ class AdminService(CorrectionRpcs, pb_grpc.AdminServiceServicer):
         if meter_id not in old.meter_ids:
             raise InvalidArgument(
                 f"table {old.table_id} does not feed meter {meter_id}; a table change waits "
-                f"for the next {when} of one of its meters ({', '.join(old.meter_ids) or 'none'})"
+                f"for the next {when} of one of its meters ({', '.join(old.meter_ids) or 'none'})",
+                field="at_meter_id",
             )
         operator = caller()
         staged, seq = await self._staged_tables.stage(

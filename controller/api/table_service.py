@@ -290,13 +290,15 @@ class TableService(pb_grpc.TableServiceServicer):
         known = self._known(table_id, request.known)
         table = await self._table(table_id, known)
         journal = await self._check_position(table, known)
+        current, staged = await self._staged_tables.staged(table)  # not on a round's path
+        if current != table:  # a hit applied a staged change since this process cached it
+            self._tables.forget_table(table_id)
         answer = pb.GetTableResponse(
-            table=convert.table(table),
-            last_round_id=await self._tables.last_round(table),
+            table=convert.table(current),
+            last_round_id=await self._tables.last_round(current),
             max_round_step=self._rounds.max_round_step,
             journal=to_message(journal, pb.JournalPosition),
         )
-        _, staged = await self._staged_tables.staged(table)  # not on a round's path
         if staged is not None:
             answer.table.staged_change.CopyFrom(convert.staged_table_change(staged))
         return self._answer(table_id, answer)

@@ -28,12 +28,14 @@ class StagedCheck:
     that does not fit: a second change staged while one waits, an end of a change that does
     not wait, an applied change with other parameters than staged, or a hit's reset to
     another amount than the applied change's reset. A change staged before the journal's
-    first entry (a trimmed journal) is not known: its end is accepted."""
+    first entry (a trimmed journal) is not known: its end is accepted; but a meter whose
+    creation the journal holds has every staging entry in it, so an end with nothing waiting
+    is named."""
 
     def __init__(self, link_group_id: str) -> None:
         self._group = link_group_id
         self._waiting: dict[str, Mapping[str, str]] = {}  # meter -> its staging entry
-        self._ended: set[str] = set()  # meters whose staging entry was seen and ended
+        self._ended: set[str] = set()  # meters created, or whose staging entry ended, here
         self._last_reset: dict[str, Mapping[str, str]] = {}  # meter -> its last reset entry
         self.problems: list[str] = []
         self.applied = 0
@@ -43,6 +45,8 @@ class StagedCheck:
         kind, meter = fields.get("type"), fields.get("meter", "")
         if kind == "reset":
             self._last_reset[meter] = fields
+        elif kind == "meter_created":
+            self._ended.add(meter)  # every change of it is staged in this journal
         elif kind == "meter_change_staged":
             if meter in self._waiting:
                 self._problem(
@@ -55,7 +59,7 @@ class StagedCheck:
     def _end(self, meter: str, fields: Mapping[str, str]) -> None:
         staged = self._waiting.pop(meter, None)
         if staged is None:
-            if meter in self._ended:  # its staging entry was seen and ended before
+            if meter in self._ended:  # created or ended in this journal: none waits
                 self._problem(fields, f"ends staged change #{fields.get('staged_seq')}, none waits")
             return
         self._ended.add(meter)

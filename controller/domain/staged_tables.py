@@ -43,12 +43,14 @@ _DEFINES = frozenset({"table_registered", "table_updated"})
 class TableStagedCheck:
     """Follows every journal entry in order and names each staged table change's entry that
     does not fit. A change staged before the journal's first entry (a trimmed journal) is not
-    known: its end is accepted, and so is a definition no entry seen gave."""
+    known: its end is accepted, and so is a definition no entry seen gave; but a table whose
+    registration the journal holds has every staging entry in it, so an end with nothing
+    waiting is named."""
 
     def __init__(self, link_group_id: str) -> None:
         self._group = link_group_id
         self._waiting: dict[str, Mapping[str, str]] = {}  # table -> its staging entry
-        self._ended: set[str] = set()
+        self._ended: set[str] = set()  # tables whose staging or registration entry was seen
         self._config: dict[str, str] = {}  # table -> its definition, as the journal gave it
         self._awards: dict[str, tuple[str, str]] = {}  # award seq -> (meter, round)
         self._resets: dict[str, str] = {}  # meter -> the seq of its last reset
@@ -60,6 +62,8 @@ class TableStagedCheck:
         kind, table = fields.get("type"), fields.get("table", "")
         if kind in _DEFINES:
             self._config[table] = fields.get("config", "")
+            if kind == "table_registered":
+                self._ended.add(table)  # every change of it is staged in this journal
         elif kind == "award":
             self._awards[fields.get("seq", "")] = (fields.get("meter", ""), fields.get("round", ""))
         elif kind == "reset":
@@ -79,7 +83,7 @@ class TableStagedCheck:
     def _end(self, table: str, fields: Mapping[str, str]) -> None:
         staged = self._waiting.pop(table, None)
         if staged is None:
-            if table in self._ended:
+            if table in self._ended:  # registered or ended in this journal: none waits
                 self._problem(fields, f"ends staged change #{fields.get('staged_seq')}, none waits")
             return
         self._ended.add(table)

@@ -128,9 +128,16 @@ class Corrections:
         group = keys.LinkGroupKeys(table.link_group_id)
         round_key = group.round(table.table_id, round_id)
         where = f"round {round_id} of table {table.table_id}"
-        version, state, stored_wagers, reply, settle_fp, rest_void = await self._read(
+        version, state, stored_wagers, reply, settle_fp, rest_void, played_rev = await self._read(
             self._client.hmget(
-                round_key, "v", "state", "wagers", "settle_reply", "settle_fp", "rest_void"
+                round_key,
+                "v",
+                "state",
+                "wagers",
+                "settle_reply",
+                "settle_fp",
+                "rest_void",
+                "table_rev",
             )
         )
         if state is None:
@@ -148,6 +155,7 @@ class Corrections:
                 "round is not corrected here: use a two-person meter adjustment"
             )
         codec.locked_wagers(where, {"v": version, "wagers": stored_wagers}, round_key)
+        table = await self._played_under(table, round_id, played_rev)
         original = tuple(
             record_from_data(AcceptedWager, item) for item in items(json.loads(stored_wagers))
         )
@@ -229,6 +237,29 @@ class Corrections:
             ],
         )
         return decode(raw)
+
+    async def _played_under(
+        self, table: TableConfig, round_id: int, played_rev: str | None
+    ) -> TableConfig:
+        """The definition round ``round_id`` of ``table`` was played under: the table's
+        current one, or the one before its last change (kept with the table); a round played
+        under an older one is refused (its rules are no longer known here). A round recorded
+        without its revision (an older release) is planned under the current one."""
+        key = keys.LinkGroupKeys(table.link_group_id).table(table.table_id)
+        config, rev, prev_config, prev_rev = await self._read(
+            self._client.hmget(key, "config", "rev", "prev_config", "prev_rev")
+        )
+        if config is None:
+            return table  # retired meanwhile: the script refuses what it must
+        current = rev or "0"
+        if played_rev is None or played_rev == current:
+            return codec.table_config(config, key=key, name=table.table_id)
+        if prev_config is not None and played_rev == prev_rev:
+            return codec.table_config(prev_config, key=key, name=table.table_id)
+        raise FailedPrecondition(
+            f"table {table.table_id}'s definition changed since round {round_id} was played "
+            f"(rev {played_rev} -> {current}): correct it with a meter adjustment"
+        )
 
     async def review(
         self, correction_id: str, *, approve: bool, actor: str, actor_cert: str, note: str

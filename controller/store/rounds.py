@@ -190,12 +190,13 @@ class Rounds:
         if remembered is not None:
             return remembered
         _, round_key = self._round_keys(table, round_id)
-        version, wagers, fingerprint = await self._read(
-            self._client.hmget(round_key, "v", "wagers", "lockout_fp")
+        version, wagers, fingerprint, state = await self._read(
+            self._client.hmget(round_key, "v", "wagers", "lockout_fp", "state")
         )
         if wagers is None:
             return None
-        await self._check_table_rev(table, round_id)
+        if state != "settled":  # a settled round's retry is answered by settle.lua's replay
+            await self._check_table_rev(table, round_id)
         where = f"{round_id} of table {table.table_id}"
         return LockedRound(
             self._decoded(

@@ -47,7 +47,7 @@ class Tables:
                     f"{table.link_group_id}; all of a table's meters are in its link group"
                 )
         group = keys.LinkGroupKeys(table.link_group_id)
-        await self._check_percent_meters(group, table)
+        await self.check_percent_meters(group, table)
         key = group.table(table.table_id)
         stored, rev = await self._read(self._client.hmget(key, "config", "rev"))
         if stored is not None and self.stored_table(table.table_id, key, stored) == table:
@@ -77,7 +77,7 @@ class Tables:
         self._remember_table(table, 0)
         return table
 
-    async def _check_percent_meters(self, group: keys.LinkGroupKeys, table: TableConfig) -> None:
+    async def check_percent_meters(self, group: keys.LinkGroupKeys, table: TableConfig) -> None:
         """Refuse a "P% of meter" line paying from a must-hit-by meter (it pays its hit only)."""
         for offer in table.wagers:
             for line, rule in offer.paytable.lines:

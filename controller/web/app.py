@@ -56,7 +56,7 @@ from controller.api.meter_watch import MeterWatcher
 from controller.api.peers import Authenticator
 from controller.domain.bounds import check_id, check_jackpot_id
 from controller.domain.identity import Identity, Role
-from controller.domain.payout_compliance import NONE, PRESETS, WITNESS_ROLES, PayoutCompliance
+from controller.domain.payout_compliance import DEFAULT, PRESETS, WITNESS_ROLES, PayoutCompliance
 from controller.domain.submission import RulesSubmission
 from controller.jackpot_review import check_amount, pay_jackpot, review_jackpot, witness_jackpot
 from controller.metrics import Metrics
@@ -136,7 +136,7 @@ class WebApp:
         tls: TLSFiles | None,
         handshake_timeout_s: float = HANDSHAKE_TIMEOUT_S,
         rules: Iterable[RulesSubmission] = (),
-        payout_compliance: PayoutCompliance = PRESETS[NONE],
+        payout_compliance: PayoutCompliance = PRESETS[DEFAULT],
     ) -> None:
         self._store = store
         rules = tuple(rules)

@@ -34,7 +34,7 @@ import time
 from typing import Any
 
 from controller.domain.gaming_day import GamingDay
-from controller.domain.payout_compliance import NONE, PRESETS, PayoutCompliance
+from controller.domain.payout_compliance import DEFAULT, PRESETS, PayoutCompliance
 from controller.domain.records import Jackpot
 from controller.domain.staged import describe as describe_staged
 from controller.domain.staged_tables import describe as describe_staged_table
@@ -110,7 +110,7 @@ class FloorView:
         self,
         store: RedisStore,
         gaming_day: GamingDay | None = None,
-        policy: PayoutCompliance = PRESETS[NONE],
+        policy: PayoutCompliance = PRESETS[DEFAULT],
     ) -> None:
         self._store = store
         self._gaming_day = gaming_day

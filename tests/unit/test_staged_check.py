@@ -22,3 +22,20 @@ def test_an_applied_change_whose_hit_number_does_not_read_is_named_not_fatal() -
     assert len(check.problems) == 1
     assert "floor/m1: journal #9" in check.problems[0]
     assert "does not read" in check.problems[0]
+
+
+def test_an_end_of_a_change_no_entry_staged_is_named_for_a_meter_created_in_the_journal() -> None:
+    check = StagedCheck("floor")
+    check.add({"seq": "1", "type": "meter_created", "meter": "m1"})
+    applied = _staged("9") | {"type": "meter_change_applied", "staged_seq": "4", "hit_seq": "8"}
+    check.add(applied)
+    assert len(check.problems) == 1
+    assert "floor/m1: journal #9" in check.problems[0]
+    assert "none waits" in check.problems[0]
+
+
+def test_an_end_of_a_change_staged_before_a_trimmed_journal_is_accepted() -> None:
+    check = StagedCheck("floor")  # the journal starts after m1's creation and the staging
+    applied = _staged("9") | {"type": "meter_change_applied", "staged_seq": "4", "hit_seq": "8"}
+    check.add(applied)
+    assert check.problems == []

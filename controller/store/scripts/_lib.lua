@@ -488,7 +488,8 @@ local function staged_check(m, event)
     return nil
   end
   local f = redis.call('HMGET', m.key, 'staged_change', 'staged_seq', 'reset_cents', 'rate_ppm',
-    'reserve_rate_ppm', 'ceiling_cents', 'kind', 'must_hit_by_cents')
+    'reserve_rate_ppm', 'ceiling_cents', 'kind', 'must_hit_by_cents', 'staged_tables')
+  m.staged_tables_read = f[9]  -- for staged_tables_apply, next in the same step (settle.lua)
   if not f[1] then
     m.staged = false
     return nil

@@ -4,8 +4,9 @@
 -- table_change_staged entry); the meter it waits for lists the table in its field
 -- 'staged_tables' (a JSON array of table ids). The step that pays that meter's next hit
 -- (settle.lua: a percentage-of-meter award; a 100% award resets it) applies it: only that
--- branch reads the meter's 'staged_tables' (one HGET, once per meter per call, cached in m):
--- an ordinary round reads nothing more. Applied means the table's config becomes the new
+-- branch reads the meter's 'staged_tables' (with staged_check's HMGET of the meter just before
+-- in the same step, else one HGET; once per meter per call, cached in m): an ordinary round
+-- reads nothing more. Applied means the table's config becomes the new
 -- one and its revision goes up, so the next lockout with the old definition is refused and
 -- read again: a round locked out before settles wholly under the old definition, a round
 -- locked out after locks out wholly under the new one. Re-checked when applied: a table that
@@ -17,7 +18,11 @@ local function staged_tables_apply(m, event, journal_key, seq_key, open_rounds_k
   if m.staged_tables == false then
     return
   end
-  local raw = redis.call('HGET', m.key, 'staged_tables')
+  local raw = m.staged_tables_read  -- read by staged_check just before (nil: not read)
+  m.staged_tables_read = nil
+  if raw == nil then
+    raw = redis.call('HGET', m.key, 'staged_tables')
+  end
   if not raw then
     m.staged_tables = false
     return
@@ -70,8 +75,10 @@ local function staged_tables_apply(m, event, journal_key, seq_key, open_rounds_k
         entry[#entry + 1] = 'reason'
         entry[#entry + 1] = 'dropped: ' .. why
       else
-        redis.call('HSET', key, 'config', s.config)
-        redis.call('HINCRBY', key, 'rev', 1)
+        local rev = redis.call('HINCRBY', key, 'rev', 1)
+        -- the definition before, kept for a correction of a round played under it
+        redis.call('HSET', key, 'config', s.config, 'prev_config', s.old_config, 'prev_rev',
+          rev - 1)
         for _, value in ipairs({'at', s.at, 'old_config', s.old_config, 'config', s.config}) do
           entry[#entry + 1] = value
         end

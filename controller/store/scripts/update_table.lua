@@ -36,8 +36,9 @@ for i, meter_id in ipairs(cjson.decode(ARGV[3])) do
       .. ' funds ' .. meter_game .. '; a meter links tables of one game')
   end
 end
-redis.call('HSET', KEYS[1], 'config', config)
-redis.call('HINCRBY', KEYS[1], 'rev', 1)
+local rev = redis.call('HINCRBY', KEYS[1], 'rev', 1)
+-- the definition before, kept for a correction of a round played under it (corrections.md)
+redis.call('HSET', KEYS[1], 'config', config, 'prev_config', stored[1], 'prev_rev', rev - 1)
 journal(KEYS[3], KEYS[4], 'table_updated', '', 0, 0,
   {'table', table_id, 'old_config', stored[1], 'config', config, 'by', ARGV[5],
    'by_cert', ARGV[6], 'reason', ARGV[7]})
