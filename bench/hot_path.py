@@ -44,9 +44,9 @@ from controller.api import convert
 from controller.api.meter_watch import MeterWatcher
 from controller.api.table_service import TableService
 from controller.domain.config import LinkGroupConfig, TableConfig
-from controller.metrics import Metrics
-from controller.state_guard import StateGuard
+from controller.observability.metrics import Metrics
 from controller.store.redis_store import RedisStore
+from controller.store.state_guard import StateGuard
 from controller.testing import RedisServer
 from jackpot.v1 import jackpot_pb2 as pb
 

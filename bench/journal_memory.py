@@ -32,12 +32,12 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from controller import journal_export
 from controller.api import convert
 from controller.domain.config import LinkGroupConfig, TableConfig
 from controller.domain.digests import lockout_fingerprint, settle_fingerprint
 from controller.domain.rounds import RoundCards, SeatCards, Wager
 from controller.domain.settlement import plan_settlement
+from controller.journal import export as journal_export
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer
 from jackpot.cards import FULL_DECK

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from controller.domain.games import GAMES
-from controller.rules_file import load_submission
+from controller.runtime.rules_file import load_submission
 
 RULES = Path(__file__).resolve().parents[1] / "deploy" / "rules"
 BOUND_S = 30.0

@@ -24,7 +24,7 @@ from controller.domain.round_hands import RoundHands
 from controller.domain.rounds import Cards, RoundCards, SeatCards, Wager, cards_of
 from controller.domain.settlement import plan_settlement
 from controller.domain.wagers import WagerTable
-from controller.rules_file import load_submission
+from controller.runtime.rules_file import load_submission
 from jackpot.hands.joker_poker import parse_joker_cards
 
 RULES = Path(__file__).resolve().parents[1] / "deploy" / "rules"

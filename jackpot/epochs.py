@@ -18,8 +18,8 @@ from the next answer.
 
 A position stops the link group only when the controller can verify it answered it: every
 answer carries a mac over (table, epoch, seq) under the controller's position key, held
-outside Redis (:func:`position_mac`; ``controller/position_key.py``). An unverifiable position
-ahead of Redis refuses only the table that sent it, until a second table identity claims so
+outside Redis (:func:`position_mac`; ``controller/security/position_key.py``). An unverifiable
+position ahead of Redis refuses only the table that sent it, until a second table identity claims so
 too (:func:`judge`; docs/journal.md, "Verified positions").
 
 The same judgement runs in the Lua scripts (``_lib.lua``, ``epoch_verdict``), atomically with

@@ -39,7 +39,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.x509 import load_pem_x509_certificate
 
-from controller.rules_file import load_submission
+from controller.runtime.rules_file import load_submission
 from controller.testing import ControllerProcess, RedisServer, TestPKI
 from controller.testing.children import free_port
 from jackpot.hands.words import hand_words

@@ -14,8 +14,8 @@ every run):
   and awards by hand and by kind; hit frequency against the exact odds; pending jackpots and
   their age. Variables: link group, meter, table.
 
-Money: every series is exported in integer cents (controller/metrics.py); a money panel
-divides by 100 once and uses Grafana's ``currencyUSD`` unit, so a meter of 1,008,145 cents
+Money: every series is exported in integer cents (controller/observability/metrics.py); a money
+panel divides by 100 once and uses Grafana's ``currencyUSD`` unit, so a meter of 1,008,145 cents
 reads $10,081.45. Counts over the time range: the business counters are Redis's totals
 (every replica shows the same, never reset by a restart), so what happened in the range is
 the exact difference between the total now and the total at the range's start - 0 for a

@@ -20,7 +20,7 @@ from grpc import aio
 from redis.asyncio import Redis
 
 from controller.domain.payout_compliance import NONE, PRESETS
-from controller.server import ControllerServer, ServerConfig
+from controller.runtime.server import ControllerServer, ServerConfig
 from controller.testing import RedisServer, TestPKI
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import AUDITOR, Channels, Floor, admin_stubs, table_stubs

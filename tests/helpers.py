@@ -15,7 +15,7 @@ from grpc import aio
 from redis.asyncio import Redis
 
 from controller.domain.payout_compliance import NONE, PRESETS
-from controller.server import ServerConfig
+from controller.runtime.server import ServerConfig
 from controller.store import keys
 from controller.testing import TestPKI
 from jackpot import tls

@@ -16,7 +16,13 @@ from typing import TypeAlias
 
 from grpc import aio
 
-from controller import reconcile
+from controller.actions import reconcile
+from controller.actions.jackpot_review import (
+    pay_jackpot,
+    review_jackpot,
+    with_requirements,
+    witness_jackpot,
+)
 from controller.api import convert
 from controller.api.access import caller
 from controller.api.corrections import CorrectionRpcs
@@ -32,17 +38,11 @@ from controller.domain.records import (
     Jackpot,
     MeterState,
 )
-from controller.jackpot_review import (
-    pay_jackpot,
-    review_jackpot,
-    with_requirements,
-    witness_jackpot,
-)
-from controller.metrics import Metrics
-from controller.state_guard import StateGuard
+from controller.observability.metrics import Metrics
 from controller.store import keys
 from controller.store.irregularities import Resolution
 from controller.store.redis_store import RedisStore
+from controller.store.state_guard import StateGuard
 from controller.store.tables import MAX_REBASE_ROUND_ID
 from jackpot.errors import FailedPrecondition, InvalidArgument, InvalidConfiguration, NotFound
 from jackpot.irregularities import CHIP_COUNT_SECTION

@@ -19,9 +19,9 @@ from controller.domain.bounds import check_id, check_text, excerpt
 from controller.domain.corrections import CORRECTION_STATUSES, Correction
 from controller.domain.identity import Role
 from controller.domain.rounds import Wager
-from controller.state_guard import StateGuard
 from controller.store.corrections import Corrections
 from controller.store.redis_store import RedisStore
+from controller.store.state_guard import StateGuard
 from jackpot.errors import InvalidArgument
 from jackpot.money import format_cents
 from jackpot.v1 import jackpot_pb2 as pb

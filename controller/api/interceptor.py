@@ -45,9 +45,9 @@ from controller.api.access import check_role, check_table, set_caller
 from controller.api.limits import LogSampler, RateLimiter, StreamSlots
 from controller.api.liveness import TableLiveness
 from controller.api.peers import Authenticator
-from controller.api.status import code_label, details_trailer, status_for
+from controller.api.status import details_trailer, status_for
 from controller.domain.identity import Identity, Role
-from controller.metrics import Labels, Metrics, RpcSeries
+from controller.observability.metrics import Labels, Metrics, RpcSeries, code_label
 from jackpot.errors import AccessDenied, InvalidArgument, JackpotError, RequestLate
 
 log = logging.getLogger("controller.api")

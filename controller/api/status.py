@@ -213,17 +213,3 @@ def details_trailer(
 
 
 _RETRIED = frozenset({grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE})
-
-
-def code_label(code: grpc.StatusCode) -> str:
-    """A status code as the ``grpc_code`` label value of go-grpc-prometheus, which stock
-    dashboards and the rules in deploy/ query: ``OK``, ``InvalidArgument``, ``Unavailable``."""
-    if code is grpc.StatusCode.OK:
-        return "OK"
-    if code is grpc.StatusCode.CANCELLED:
-        return "Canceled"  # Go's spelling
-    return code.name.title().replace("_", "")
-
-
-CODE_LABELS = tuple(code_label(code) for code in grpc.StatusCode)
-"""Every ``grpc_code`` label value, for the series created at zero."""

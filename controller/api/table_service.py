@@ -23,10 +23,10 @@ from controller.domain.lockout import check_lockout
 from controller.domain.players import seat_players
 from controller.domain.rounds import RoundCards
 from controller.domain.settlement import plan_settlement
-from controller.metrics import Metrics
-from controller.state_guard import StateGuard
+from controller.observability.metrics import Metrics
 from controller.store.locked_rounds import LockedRound
 from controller.store.redis_store import RedisStore
+from controller.store.state_guard import StateGuard
 from jackpot.epochs import NO_POSITION, JournalPosition, PositionMacs
 from jackpot.errors import (
     IdempotencyConflict,

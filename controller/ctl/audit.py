@@ -15,9 +15,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from controller import checkpoint_signature
-from controller.audit import AuditReport, export_heads, verify, verify_export
 from controller.ctl import redis_access
+from controller.journal import checkpoint_signature
+from controller.journal.audit import AuditReport, export_heads, verify, verify_export
 
 
 def add_commands(top: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from controller import certs
 from controller.domain.identity import CERTIFICATE_ROLES
+from controller.security import certs
 
 
 def add_commands(top: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

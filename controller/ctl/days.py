@@ -7,7 +7,7 @@
 
 ``close`` with ``--redis`` computes each link group's statement from the journal, refuses one
 that does not balance (naming the meter, the entry and the difference), signs it with the
-checkpoint key and journals it once (:mod:`controller.day_close`). With ``--file DIR`` it
+checkpoint key and journals it once (:mod:`controller.actions.day_close`). With ``--file DIR`` it
 recomputes the statement from an export alone, journals nothing and says whether the export's
 journal closed the day with the same statement. ``verify`` checks a journaled statement's
 digest and signature and recomputes it from the journal (Redis or ``--file``). ``--format
@@ -28,9 +28,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from controller import checkpoint_signature, day_close, journal_export
+from controller.actions import day_close
 from controller.ctl import gaming_days, redis_access
 from controller.domain.day_close import money
+from controller.journal import checkpoint_signature
+from controller.journal import export as journal_export
 from controller.store.redis_store import RedisStore
 from jackpot.errors import InvalidArgument, NotFound
 from jackpot.money import format_cents

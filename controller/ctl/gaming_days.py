@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 
 from controller.domain.gaming_day import GamingDay
-from controller.rules_file import load_submission
+from controller.runtime.rules_file import load_submission
 from jackpot.errors import InvalidArgument
 from jackpot.times import format_time
 

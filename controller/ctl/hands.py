@@ -20,7 +20,7 @@ from typing import Any, TextIO, cast
 from controller.domain.games import Game, get_game
 from controller.domain.paytables import Paytable
 from controller.domain.wagers import WagerTable
-from controller.rules_file import load_submission
+from controller.runtime.rules_file import load_submission
 from jackpot.cards import Card, check_hand_size, check_no_duplicates, parse_cards
 from jackpot.errors import JackpotError
 from jackpot.hands.joker_poker import parse_joker_cards

@@ -14,8 +14,9 @@ import asyncio
 import time
 from pathlib import Path
 
-from controller import checkpoint_signature, journal_export
 from controller.ctl import redis_access
+from controller.journal import checkpoint_signature
+from controller.journal import export as journal_export
 from jackpot.errors import InvalidConfiguration
 
 MAX_RETENTION_HOURS = 24 * 366 * 10

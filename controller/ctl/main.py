@@ -55,7 +55,6 @@ from typing import Protocol
 
 import grpc
 
-from controller import certs, settings
 from controller.ctl import (
     audit,
     certificates,
@@ -73,6 +72,8 @@ from controller.ctl import (
     rules,
     tables,
 )
+from controller.runtime import settings
+from controller.security import certs
 from jackpot import tls
 from jackpot.errors import JackpotError
 

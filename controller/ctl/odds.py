@@ -10,7 +10,7 @@ from typing import Any
 from controller.domain.games import Game, get_game
 from controller.domain.odds import PaytableOdds, paytable_odds
 from controller.domain.submission import RulesSubmission
-from controller.rules_file import load_submission
+from controller.runtime.rules_file import load_submission
 from jackpot.errors import InvalidAmount, InvalidConfiguration
 from jackpot.games import DEFAULT_WAGER_CENTS
 from jackpot.hands.words import hand_words

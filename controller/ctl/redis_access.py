@@ -12,7 +12,7 @@ import getpass
 import socket
 from pathlib import Path
 
-from controller import settings
+from controller.runtime import settings
 from controller.store import cluster
 from controller.store.connection import check_url
 from controller.store.redis_store import RedisStore

@@ -42,7 +42,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, TypeVar
 
-from controller import journal_export
 from controller.ctl import gaming_days, redis_access, theoretical
 from controller.ctl.jackpots import parse_when
 from controller.ctl.report_common import MAX_WINDOW_ENTRIES, aligned, microcents, one_in
@@ -50,6 +49,7 @@ from controller.domain import reports
 from controller.domain.config import TableConfig
 from controller.domain.records import JournalEntry, MeterState
 from controller.domain.staged_tables import StagedTableChange
+from controller.journal import export as journal_export
 from controller.store import codec
 from controller.store.redis_store import RedisStore
 from controller.store.staged_tables import StagedTables, staged_table_change

@@ -18,10 +18,13 @@ import asyncio
 import json
 from pathlib import Path
 
-from controller import checkpoint_signature, journal_export, reconcile
+from controller.actions import reconcile
 from controller.ctl import redis_access
 from controller.ctl.audit import expected_heads
 from controller.ctl.remote import call, show
+from controller.journal import checkpoint_signature
+from controller.journal import export as journal_export
+from controller.journal import restore as journal_restore
 from jackpot.errors import InvalidConfiguration
 from jackpot.v1 import jackpot_pb2 as pb
 
@@ -130,7 +133,7 @@ def _restore(args: argparse.Namespace) -> int:
                 _exported_seq(snapshot / journal_export.SNAPSHOT_FILE) if outboxes else 0
             )
             above = max(args.seq_above, reconcile.seq_above(outboxes, exported_seq))
-            seq = await journal_export.restore(
+            seq = await journal_restore.restore(
                 store,
                 args.source,
                 args.link_group,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from controller.rules_file import describe, load_submission
+from controller.runtime.rules_file import describe, load_submission
 
 
 def add_commands(top: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -27,7 +27,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from controller import journal_export
 from controller.ctl import gaming_days
 from controller.ctl.jackpots import parse_when
 from controller.ctl.report_common import MAX_WINDOW_ENTRIES, aligned, microcents, one_in
@@ -41,6 +40,7 @@ from controller.domain.actual_theoretical import (
 )
 from controller.domain.config import TableConfig
 from controller.domain.records import JournalEntry
+from controller.journal import export as journal_export
 from controller.store import codec
 from controller.store.redis_store import RedisStore
 from jackpot.errors import InvalidArgument, NotFound

@@ -22,7 +22,7 @@ the day's end. Awards and seeds are taken from what their entries *say*, the clo
 deltas the entries *moved*: an entry whose deltas disagree with what it says makes the
 roll-forward miss, and :func:`compute` refuses, naming the meter, the entry and the
 difference. It refuses as well (:class:`BalanceError`, every finding listed) a journal whose
-hash chain breaks (:class:`controller.journal_chain.ChainCheck`), an award whose
+hash chain breaks (:class:`controller.domain.journal_chain.ChainCheck`), an award whose
 ``meter_before_cents`` is not the meter the journal sums to there, meters in Redis that are
 not what the whole journal sums to, and an opening that is not the previous day's closing
 (when that day was closed: its ``day_closed`` entry).
@@ -44,9 +44,9 @@ from fractions import Fraction
 from typing import Any
 
 from controller.domain.gaming_day import GamingDay
+from controller.domain.journal_chain import GENESIS, ChainCheck
 from controller.domain.records import Checkpoint, JournalEntry, MeterBalance
 from controller.domain.reports import CENTS_PREFIX, COUNT_PREFIX, entry_ms
-from controller.journal_chain import GENESIS, ChainCheck
 from jackpot.errors import FailedPrecondition
 from jackpot.money import MICROCENTS_PER_CENT
 

@@ -262,16 +262,16 @@ class Checkpoint:
     signature: str = ""
     signed_by: str = ""
     signed_as: str = ""
-    """The signed message's domain (``controller.checkpoint_signature``): "" for a checkpoint
-    signed before the field existed (``jackpot-checkpoint-v1``)."""
+    """The signed message's domain (``controller.journal.checkpoint_signature``): "" for a
+    checkpoint signed before the field existed (``jackpot-checkpoint-v1``)."""
     epoch: str = ""
     """The id of the link group's epoch the trim ran in (signed, v2)."""
     signed_exported_seq: int = 0
     """How far the journal was exported when the trim signed (signed, v2; >= ``seq``, and
     ``exported_seq`` never goes below it)."""
     key_handovers: str = ""
-    """The signing key's handovers (JSON list, ``controller.checkpoint_signature.Handover``),
-    oldest first; "" for none."""
+    """The signing key's handovers (JSON list,
+    ``controller.journal.checkpoint_signature.Handover``), oldest first; "" for none."""
     signed_handovers: int = 0
     """How many of ``key_handovers`` the signature covers (signed, v2)."""
 

@@ -3,7 +3,7 @@
 A change staged for a meter's next hit or reset (``meter_change_staged``) waits until the step
 that pays the hit applies it (``meter_change_applied``) or drops it (``meter_change_dropped``),
 or an operator cancels it (``meter_change_cancelled``). :class:`StagedCheck` is the offline
-audit's check of that life (controller/audit.py): one change waits per meter; each end names
+audit's check of that life (controller/journal/audit.py): one change waits per meter; each end names
 the change that waits; an applied change gives exactly the parameters that were staged; and
 when the hit reset the meter, the reset was to the new reset amount (the money the reset put
 on the meter is what the change says). Pure: it reads entries' fields only.

@@ -4,7 +4,7 @@ A change of a table's definition staged for the next hit or reset of a meter it 
 (``table_change_staged``) waits until the settlement that pays that hit applies it
 (``table_change_applied``) or drops it (``table_change_dropped``), or an operator cancels it
 (``table_change_cancelled``). :class:`TableStagedCheck` is the audit's check of that life
-(controller/audit.py): one change waits per table; each end names the change that waits; an
+(controller/journal/audit.py): one change waits per table; each end names the change that waits; an
 applied change gives exactly the definition that was staged, from the definition the journal
 gave the table; and it is applied in the step of an award of the meter it waited for (for
 ``at = reset``, one that reset the meter). Pure: it reads entries' fields only.

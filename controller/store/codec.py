@@ -469,7 +469,7 @@ def checkpoint(fields: Mapping[str, str]) -> Checkpoint:
     checkpoint has, a count or amount that is not a decimal integer, anything but the export
     marker and key handovers at journal #0 (``seq`` absent or 0: nothing trimmed, so no sums,
     hash or signature can be explained by the chain), or, above #0, no hash, signature or
-    signer. The signature itself is checked by :mod:`controller.checkpoint_signature`."""
+    signer. The signature itself is checked by :mod:`controller.journal.checkpoint_signature`."""
     fields = fields if isinstance(fields, Mapping) else {}
     sums: dict[str, dict[str, int]] = {"value": {}, "reserve": {}}
     for name, value in fields.items():

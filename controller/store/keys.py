@@ -147,7 +147,8 @@ class LinkGroupKeys:
     @property
     def restore_steps(self) -> str:
         """Hash: ``<table>:<round>:<phase>`` -> a step a table was answered before a restore
-        and the restored state lacked, with its reconciliation (JSON; controller/reconcile.py)."""
+        and the restored state lacked, with its reconciliation (JSON;
+        controller/actions/reconcile.py)."""
         return self._key("restore-steps")
 
     @property

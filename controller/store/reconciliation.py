@@ -43,7 +43,7 @@ class Reconciliation:
         last: JournalPosition,
         max_steps: int,
     ) -> tuple[int, int, int]:
-        """Keep the ``steps`` (controller/reconcile.py) of ``table_id``'s outbox that the
+        """Keep the ``steps`` (controller/actions/reconcile.py) of ``table_id``'s outbox that the
         restored state lacks (``restore_collect.lua``); answer (missing, present, collected
         before)."""
         group = keys.LinkGroupKeys(link_group_id)

@@ -139,7 +139,7 @@ class Snapshots:
         :meth:`restore_epoch` writes last (until then tables are refused: no epoch), and
         the must-hit-by meters' secrets, which it draws anew. An export written before a
         kind of state existed restores it empty. The caller checked the export
-        (:mod:`controller.journal_restore`); this refuses, before writing anything, a group
+        (:mod:`controller.journal.restore`); this refuses, before writing anything, a group
         that has an epoch here and an export naming another link group's table or meter."""
         link_group_id = snapshot["link_group_id"]
         group = keys.LinkGroupKeys(link_group_id)
@@ -231,7 +231,7 @@ class Snapshots:
         installation record; answer the journal seq of the ``restored`` entry.
 
         ``seq_above``: the highest journal sequence number the lost state may have issued
-        (the tables' outboxes, :func:`controller.reconcile.seq_above`). Above the export's,
+        (the tables' outboxes, :func:`controller.actions.reconcile.seq_above`). Above the export's,
         the journal continues after it (the ``restored`` entry records the jump) and the
         group starts stopped until its tables are reconciled (docs/journal.md, "Reconciling
         tables after a restore")."""

@@ -11,9 +11,9 @@ import os
 import secrets
 from pathlib import Path
 
-from controller.certs import init_authority, issue
-from controller.position_key import write_position_key
-from controller.tls import TLSFiles
+from controller.security.certs import init_authority, issue
+from controller.security.position_key import write_position_key
+from controller.security.tls import TLSFiles
 from jackpot.tls import ClientTLS
 
 

@@ -92,7 +92,7 @@ class ControllerProcess(Started):
                 [
                     sys.executable,
                     "-m",
-                    "controller.cli",
+                    "controller.runtime.cli",
                     "serve",
                     *self.security_args(),
                     "--listen",

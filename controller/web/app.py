@@ -9,13 +9,13 @@
   (a stale page) is refused 409 and changes nothing;
 * ``POST /floor/paid`` — record the hand-pay of an approved jackpot: the cage (``cashier``)
   only, with the amount confirmed and the cage's receipt (``note``, required), by the one
-  path of ``jackpotctl jackpots paid`` (:func:`~controller.jackpot_review.pay_jackpot`).
+  path of ``jackpotctl jackpots paid`` (:func:`~controller.actions.jackpot_review.pay_jackpot`).
   Under a payout compliance policy it carries the tax-form reference (``tax_form_ref``) or
   override (``tax_form_override``) the jackpot needs, and is refused 409 naming what is
   missing (docs/payout-compliance.md);
 * ``POST /floor/witness`` — a second person witnesses an approved jackpot's hand-pay:
   supervisors and cashiers other than its payer, with the amount confirmed, by the one path
-  of ``jackpotctl jackpots witness`` (:func:`~controller.jackpot_review.witness_jackpot`).
+  of ``jackpotctl jackpots witness`` (:func:`~controller.actions.jackpot_review.witness_jackpot`).
 
 The roles are :data:`~controller.api.access.WEB_ACCESS`, beside the RPCs'.
 
@@ -24,7 +24,7 @@ client certificate from that CA: the caller is the certificate's ``jackpot://<ro
 exactly as on gRPC (:class:`~controller.api.peers.Authenticator`, deny list included). With
 ``--insecure`` (loopback only, development) it speaks plain HTTP and every caller is the
 development identity. The certificate files are read again for the next connection after
-any of them changes (:class:`~controller.tls.WebCertificates`), as gRPC's are: a CA removed
+any of them changes (:class:`~controller.security.tls.WebCertificates`), as gRPC's are: a CA removed
 from ``--client-ca`` is refused here too. Each connection's certificate is judged right
 after its handshake, before any byte of its request is read: a revoked or unusable one is
 answered 401 and closed at once, so it cannot hold the port's connections; one identity
@@ -36,7 +36,7 @@ view's own origin: ``Origin`` must name this server (``Sec-Fetch-Site``, when th
 sends it, must be ``same-origin``) and the body must be ``application/json`` (which no
 cross-site form can send without a CORS preflight, never granted here). Every refusal is a
 precise 4xx and changes nothing; the review itself takes the one path of
-:func:`~controller.jackpot_review.review_jackpot`.
+:func:`~controller.actions.jackpot_review.review_jackpot`.
 
 The sign's events carry the names players read (:mod:`controller.web.display`) from the
 Rules Submissions this controller was given; a link group of none shows its description.
@@ -50,6 +50,12 @@ from collections.abc import AsyncGenerator, Iterable
 from importlib import resources
 from typing import Any
 
+from controller.actions.jackpot_review import (
+    check_amount,
+    pay_jackpot,
+    review_jackpot,
+    witness_jackpot,
+)
 from controller.api.access import WEB_ACCESS, check_role
 from controller.api.limits import LogSampler
 from controller.api.meter_watch import MeterWatcher
@@ -58,10 +64,9 @@ from controller.domain.bounds import check_id, check_jackpot_id
 from controller.domain.identity import Identity, Role
 from controller.domain.payout_compliance import DEFAULT, PRESETS, WITNESS_ROLES, PayoutCompliance
 from controller.domain.submission import RulesSubmission
-from controller.jackpot_review import check_amount, pay_jackpot, review_jackpot, witness_jackpot
-from controller.metrics import Metrics
+from controller.observability.metrics import Metrics
+from controller.security.tls import TLSFiles, WebCertificates
 from controller.store.redis_store import RedisStore
-from controller.tls import TLSFiles, WebCertificates
 from controller.web.display import SignDisplay, sign_displays
 from controller.web.floor import FloorView
 from controller.web.sign_feed import RecentWinners, sign_events

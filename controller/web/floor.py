@@ -33,12 +33,12 @@ import asyncio
 import time
 from typing import Any
 
+from controller.actions.jackpot_review import with_requirements
 from controller.domain.gaming_day import GamingDay
 from controller.domain.payout_compliance import DEFAULT, PRESETS, PayoutCompliance
 from controller.domain.records import Jackpot
 from controller.domain.staged import describe as describe_staged
 from controller.domain.staged_tables import describe as describe_staged_table
-from controller.jackpot_review import with_requirements
 from controller.store.redis_store import RedisStore
 from jackpot.errors import CorruptRecord, FailedPrecondition
 from jackpot.games import GAMES

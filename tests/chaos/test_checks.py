@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import redis
 
-from controller.journal_chain import entry_hash
+from controller.domain.journal_chain import entry_hash
 from controller.store import keys
 from tests.chaos.checks import verify
 from tests.chaos.harness import LINK_GROUP, Rig, Topology, play_through

@@ -15,9 +15,9 @@ import pytest
 from grpc import aio
 from redis.crc import key_slot
 
-from controller.audit import verify
 from controller.ctl.main import main as jackpotctl
-from controller.server import ControllerServer
+from controller.journal.audit import verify
+from controller.runtime.server import ControllerServer
 from controller.store import cluster, keys
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisCluster, TestPKI

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from redis.asyncio.cluster import RedisCluster
 
-from controller import cli
-from controller.cli import main as controller_main
 from controller.ctl.main import main as jackpotctl
+from controller.runtime import cli
+from controller.runtime.cli import main as controller_main
 from controller.store import cluster, connection
 
 

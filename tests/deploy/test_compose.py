@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from packaging.requirements import Requirement
 
-from controller import cli as controller_cli
-from controller import settings
 from controller.ctl import main as ctl_main
-from controller.rules_file import load_submission
+from controller.runtime import cli as controller_cli
+from controller.runtime import settings
+from controller.runtime.rules_file import load_submission
 from tests.deploy.test_deploy_files import (
     COMPOSE,
     COMPOSE_SENTINEL,

@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 import yaml
 
-from controller import cli as controller_cli
 from controller.api.peers import read_deny_list
 from controller.ctl import main as ctl_main
+from controller.runtime import cli as controller_cli
 from table_agent import cli as agent_cli
 from table_agent.client import ControllerClient
 from table_agent.link import Link
@@ -638,7 +638,7 @@ def flag_value(command: list[str], flag: str) -> str:
 
 
 def env_option(variable: str) -> str:
-    """The serve option a JACKPOT_<NAME> variable sets (controller.settings)."""
+    """The serve option a JACKPOT_<NAME> variable sets (controller.runtime.settings)."""
     return "--" + variable.removeprefix("JACKPOT_").lower().replace("_", "-")
 
 

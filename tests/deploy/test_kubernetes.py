@@ -22,8 +22,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from controller import cli as controller_cli
-from controller.rules_file import load_submission
+from controller.runtime import cli as controller_cli
+from controller.runtime.rules_file import load_submission
 from tests.deploy.test_compose import VERSION
 from tests.deploy.test_deploy_files import (
     KUBERNETES,

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from controller import cli as controller_cli
 from controller.ctl import main as ctl_main
+from controller.runtime import cli as controller_cli
 from controller.store.connection import parse_sentinel_url
 from tests.deploy.test_deploy_files import flag_value, selects
 from tests.deploy.test_kubernetes import RENDERED, by_name

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import redis
 
-from controller.cli import _parser as controller_parser
+from controller.runtime.cli import _parser as controller_parser
 from controller.store.connection import DEFAULT_SENTINEL_PORT, check_url, parse_sentinel_url
 from controller.testing import RedisServer
 from controller.testing.children import free_port, stop_process

@@ -27,9 +27,9 @@ import pytest
 import redis
 import yaml
 
-from controller import cli as controller_cli
-from controller import settings
 from controller.ctl import main as ctl_main
+from controller.runtime import cli as controller_cli
+from controller.runtime import settings
 from controller.store.connection import check_url, parse_sentinel_url
 from controller.testing import RedisServer, free_port, stop_process
 from table_agent.console import cli as console_cli

@@ -17,10 +17,10 @@ from google.protobuf import message_factory
 from grpc import aio
 from redis.asyncio import Redis
 
-from controller import certs
 from controller.api.access import ACCESS
 from controller.domain.identity import CERTIFICATE_ROLES, Role
-from controller.server import ControllerServer, ServerConfig
+from controller.runtime.server import ControllerServer, ServerConfig
+from controller.security import certs
 from controller.testing import TestPKI
 from jackpot import tls
 from jackpot.v1 import jackpot_pb2 as pb

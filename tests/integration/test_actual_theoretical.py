@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from controller import journal_export
 from controller.ctl.main import main as jackpotctl
 from controller.domain.actual_theoretical import compare
 from controller.domain.gaming_day import GamingDay
-from controller.server import ControllerServer
+from controller.journal import export as journal_export
+from controller.runtime.server import ControllerServer
 from controller.store.redis_store import RedisStore
 from controller.testing import free_port
 from jackpot.v1 import jackpot_pb2 as pb

@@ -11,7 +11,7 @@ import pytest
 from redis.asyncio import Redis
 
 from controller.ctl.main import main as jackpotctl
-from controller.server import ControllerServer
+from controller.runtime.server import ControllerServer
 from controller.testing import TestPKI
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc

@@ -9,7 +9,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from controller.server import ControllerServer, ServerConfig
+from controller.runtime.server import ControllerServer, ServerConfig
 from controller.testing import TestPKI, free_port
 from jackpot import tls
 from jackpot.cards import parse_cards

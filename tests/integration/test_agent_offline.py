@@ -11,7 +11,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from controller.server import ControllerServer
+from controller.runtime.server import ControllerServer
 from controller.testing import TestPKI, free_port
 from jackpot.cards import parse_cards
 from jackpot.kinds import WagerKind

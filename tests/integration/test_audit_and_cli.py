@@ -7,9 +7,9 @@ import asyncio
 import pytest
 from redis.asyncio import Redis
 
-from controller.audit import verify
 from controller.ctl.main import main as jackpotctl
-from controller.server import ControllerServer
+from controller.journal.audit import verify
+from controller.runtime.server import ControllerServer
 from controller.store import keys
 from controller.testing import TestPKI
 from jackpot.money import format_cents

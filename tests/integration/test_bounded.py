@@ -26,12 +26,12 @@ from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 from grpc import aio
 
-import controller.http as http_module
-import controller.server as server_module
-from controller import certs
-from controller.server import ControllerServer, ServerConfig
+import controller.observability.http as http_module
+import controller.runtime.server as server_module
+from controller.runtime.server import ControllerServer, ServerConfig
+from controller.security import certs
+from controller.security.tls import TLSFiles
 from controller.testing import TestPKI
-from controller.tls import TLSFiles
 from jackpot import tls
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc

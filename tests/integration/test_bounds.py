@@ -10,7 +10,7 @@ from grpc import aio
 from redis.asyncio import Redis
 
 from controller.api.convert import MAX_ROUND_ID
-from controller.server import ControllerServer
+from controller.runtime.server import ControllerServer
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import (

@@ -15,10 +15,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from grpc_health.v1 import health_pb2
 from redis.asyncio import Redis
 
-from controller import checkpoint_signature, journal_export
-from controller.audit import verify, verify_export
-from controller.journal_chain import entry_hash
-from controller.server import ControllerServer
+from controller.domain.journal_chain import entry_hash
+from controller.journal import checkpoint_signature
+from controller.journal import export as journal_export
+from controller.journal.audit import verify, verify_export
+from controller.runtime.server import ControllerServer
 from controller.store import codec, keys
 from controller.testing import TestPKI
 from jackpot.errors import FailedPrecondition

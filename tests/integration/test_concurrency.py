@@ -8,8 +8,8 @@ from collections.abc import Awaitable
 
 import grpc
 
-from controller.audit import verify
-from controller.server import ControllerServer, ServerConfig
+from controller.journal.audit import verify
+from controller.runtime.server import ControllerServer, ServerConfig
 from controller.testing import TestPKI
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc

@@ -11,9 +11,9 @@ import grpc
 import pytest
 from redis.asyncio import Redis
 
-from controller.audit import verify
 from controller.ctl.main import main as jackpotctl
-from controller.server import ControllerServer
+from controller.journal.audit import verify
+from controller.runtime.server import ControllerServer
 from controller.store import keys
 from controller.testing import TestPKI
 from jackpot.v1 import jackpot_pb2 as pb

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from controller import journal_export
-from controller.audit import verify, verify_export
-from controller.server import ControllerServer
+from controller.journal import export as journal_export
+from controller.journal import restore as journal_restore
+from controller.journal.audit import verify, verify_export
+from controller.runtime.server import ControllerServer
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import FLUSH_CLUBS, HIGH_CARD, ROYAL_SPADES, Channels, Floor
@@ -74,7 +75,7 @@ async def test_corrections_restore_and_an_edited_one_is_refused(
 
     files.set_jackpot(jackpot)
     files.write()
-    await journal_export.restore(
+    await journal_restore.restore(
         controller.store,
         files.directory,
         GROUP,

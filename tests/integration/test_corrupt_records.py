@@ -17,13 +17,13 @@ import grpc
 import pytest
 from redis.asyncio import Redis
 
-from controller import audit
 from controller.api.meter_watch import MeterWatcher
 from controller.api.peers import Authenticator
 from controller.domain.config import TableConfig
 from controller.domain.rounds import Wager
-from controller.metrics import Metrics
-from controller.server import ControllerServer
+from controller.journal import audit
+from controller.observability.metrics import Metrics
+from controller.runtime.server import ControllerServer
 from controller.store import codec, keys
 from controller.store.redis_store import RedisStore
 from controller.testing import TestPKI

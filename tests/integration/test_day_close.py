@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
-from controller import day_close as day_close_module
+from controller.actions import day_close as day_close_module
 from controller.ctl.main import main as jackpotctl
 from controller.domain.gaming_day import GamingDay
 from controller.store import keys

@@ -13,7 +13,7 @@ from grpc import aio
 from redis.asyncio import Redis
 
 from controller.domain.config import LinkGroupConfig, MeterConfig
-from controller.server import ControllerServer
+from controller.runtime.server import ControllerServer
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer, TestPKI, free_port
 from jackpot.errors import AlreadyExists, NotConfirmed

@@ -16,9 +16,9 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from redis.asyncio import Redis
 
-from controller.position_key import read_position_key
-from controller.rules_file import load_submission
-from controller.server import LINK_GROUP_HEALTH, ControllerServer
+from controller.runtime.rules_file import load_submission
+from controller.runtime.server import LINK_GROUP_HEALTH, ControllerServer
+from controller.security.position_key import read_position_key
 from controller.store import keys
 from controller.testing import TestPKI
 from jackpot.cards import parse_cards

@@ -18,8 +18,8 @@ import pytest
 from grpc_health.v1 import health_pb2
 from redis.asyncio import Redis
 
-from controller.position_key import read_position_key
-from controller.server import LINK_GROUP_HEALTH, ControllerServer
+from controller.runtime.server import LINK_GROUP_HEALTH, ControllerServer
+from controller.security.position_key import read_position_key
 from controller.store import keys
 from controller.testing import TestPKI
 from jackpot.epochs import JournalPosition, position_mac

@@ -58,10 +58,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.processes import memory_bytes
-from controller import audit
 from controller.api.access import ACCESS, Access
 from controller.domain import bounds
 from controller.domain.identity import Role
+from controller.journal import audit
 from controller.store import keys
 from controller.store.redis_store import RedisStore
 from controller.testing import ControllerProcess, RedisServer, TestPKI

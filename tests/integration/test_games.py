@@ -11,9 +11,9 @@ import grpc
 import pytest
 from redis.asyncio import Redis
 
-from controller.audit import verify
-from controller.rules_file import apply, load_submission
-from controller.server import ControllerServer
+from controller.journal.audit import verify
+from controller.runtime.rules_file import apply, load_submission
+from controller.runtime.server import ControllerServer
 from controller.store.redis_store import RedisStore
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc

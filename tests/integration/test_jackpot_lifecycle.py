@@ -8,8 +8,8 @@ import grpc
 import pytest
 from redis.asyncio import Redis
 
-from controller.audit import verify
-from controller.server import ControllerServer
+from controller.journal.audit import verify
+from controller.runtime.server import ControllerServer
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import (

@@ -17,7 +17,7 @@ from redis.asyncio import Redis
 
 from controller.ctl.jackpots import parse_when
 from controller.ctl.main import main as jackpotctl
-from controller.server import ControllerServer
+from controller.runtime.server import ControllerServer
 from controller.testing import TestPKI
 from jackpot.money import format_cents
 from jackpot.times import format_time

@@ -15,10 +15,12 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
-from controller import checkpoint_signature, journal_export
-from controller.audit import verify, verify_export
 from controller.ctl.main import main as jackpotctl
-from controller.server import ControllerServer
+from controller.journal import checkpoint_signature
+from controller.journal import export as journal_export
+from controller.journal import restore as journal_restore
+from controller.journal.audit import verify, verify_export
+from controller.runtime.server import ControllerServer
 from controller.store import keys
 from controller.testing import TestPKI
 from jackpot.errors import FailedPrecondition
@@ -282,7 +284,7 @@ async def test_a_restore_continues_the_exported_chain(
     head = (await journal(redis_client))[-1][1]
     await redis_client.flushall()
     await played.check_state()
-    seq = await journal_export.restore(
+    seq = await journal_restore.restore(
         store,
         tmp_path / "export",
         GROUP,

@@ -14,10 +14,11 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
-from controller import journal_export
-from controller.audit import verify
-from controller.journal_chain import GENESIS, entry_hash
-from controller.server import ControllerServer
+from controller.domain.journal_chain import GENESIS, entry_hash
+from controller.journal import export as journal_export
+from controller.journal import restore as journal_restore
+from controller.journal.audit import verify
+from controller.runtime.server import ControllerServer
 from controller.store import keys
 from controller.store.redis_store import RedisStore
 from controller.testing import TestPKI
@@ -167,7 +168,7 @@ async def test_restore_brings_a_lost_link_group_back_and_tables_ahead_of_it_stop
     await again.start()
     try:
         assert again.guard.nothing_to_serve() or not again.guard.known()
-        seq = await journal_export.restore(
+        seq = await journal_restore.restore(
             again.store,
             tmp_path / "export",
             GROUP,
@@ -198,7 +199,7 @@ async def test_restore_brings_a_lost_link_group_back_and_tables_ahead_of_it_stop
             await client.get_table("t1")
         await client.close()
         with pytest.raises(AlreadyExists, match="restore only into a Redis that lost it"):
-            await journal_export.restore(
+            await journal_restore.restore(
                 again.store,
                 tmp_path / "export",
                 GROUP,
@@ -223,14 +224,14 @@ async def test_an_export_that_does_not_add_up_is_never_restored(
     path.write_text("".join(json.dumps(e) + "\n" for e in entries))
     edited = f"altered: journal entry #{contribution['seq']} .* does not match its hash"
     with pytest.raises(journal_export.ExportError, match=edited):
-        journal_export.read_export(tmp_path / "export", GROUP)
+        journal_restore.read_export(tmp_path / "export", GROUP)
     rechain(entries)  # the hashes written anew after the edit: the sums still tell
     path.write_text("".join(json.dumps(e) + "\n" for e in entries))
     with pytest.raises(journal_export.ExportError, match="inconsistent: meter cs-main"):
-        journal_export.read_export(tmp_path / "export", GROUP)
+        journal_restore.read_export(tmp_path / "export", GROUP)
     path.write_text("".join(json.dumps(e) + "\n" for e in entries if e is not contribution))
     with pytest.raises(journal_export.ExportError, match="lacks journal entries"):
-        journal_export.read_export(tmp_path / "export", GROUP)
+        journal_restore.read_export(tmp_path / "export", GROUP)
 
 
 def test_the_commands_export_trim_and_refuse_clearly(redis_url: str, tmp_path: Path) -> None:
@@ -329,7 +330,7 @@ async def test_a_round_open_at_the_export_can_be_settled_after_a_restore(
     await journal_export.export(controller.store, tmp_path / "export", GROUP)
     await redis_client.flushall()
     await controller.check_state()
-    await journal_export.restore(
+    await journal_restore.restore(
         controller.store,
         tmp_path / "export",
         GROUP,
@@ -360,7 +361,7 @@ async def test_a_restore_under_way_is_left_alone_and_can_be_run_again(
     await controller.check_state()  # the controller has seen the link group
     await journal_export.export(controller.store, tmp_path / "export", GROUP)
     await redis_client.flushall()
-    exported = journal_export.read_export(tmp_path / "export", GROUP)
+    exported = journal_restore.read_export(tmp_path / "export", GROUP)
     await controller.store.snapshots.restore_state(
         exported.snapshot, exported.entries
     )  # then it stops
@@ -368,7 +369,7 @@ async def test_a_restore_under_way_is_left_alone_and_can_be_run_again(
     await controller.check_state()
     assert "restore is under way or was interrupted" in controller.guard.problems[GROUP]
     assert not await redis_client.exists(keys.LinkGroupKeys(GROUP).epoch)
-    await journal_export.restore(
+    await journal_restore.restore(
         controller.store,
         tmp_path / "export",
         GROUP,

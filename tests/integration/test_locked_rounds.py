@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from controller.audit import verify
 from controller.domain.rounds import Wager
-from controller.server import ControllerServer, ServerConfig
+from controller.journal.audit import verify
+from controller.runtime.server import ControllerServer, ServerConfig
 from controller.store import keys
 from controller.testing import TestPKI
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc

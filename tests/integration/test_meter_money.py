@@ -35,13 +35,13 @@ from hypothesis.stateful import (
 from redis.asyncio import Redis
 
 from controller.api import convert
-from controller.audit import verify
 from controller.domain import meter_money
 from controller.domain.config import LinkGroupConfig, MeterConfig
 from controller.domain.digests import lockout_fingerprint
 from controller.domain.meter_money import MeterBook, PercentAward, StagedChange
 from controller.domain.paytables import AwardRule
 from controller.domain.rounds import Payout, Wager
+from controller.journal.audit import verify
 from controller.store import keys
 from controller.store.redis_store import RedisStore
 from controller.testing import RedisServer

@@ -22,14 +22,14 @@ from grpc import aio
 from redis.asyncio import Redis
 
 from controller.api import convert
-from controller.audit import verify, verify_export
 from controller.domain import meter_money, mystery
 from controller.domain.config import MUST_HIT_BY, LinkGroupConfig, MeterConfig, TableConfig
 from controller.domain.digests import lockout_fingerprint
 from controller.domain.meter_money import MeterBook
 from controller.domain.rounds import Wager
-from controller.journal_export import export
-from controller.server import ControllerServer
+from controller.journal.audit import verify, verify_export
+from controller.journal.export import export
+from controller.runtime.server import ControllerServer
 from controller.store import keys
 from controller.store.irregularities import Resolution
 from controller.store.redis_store import RedisStore

@@ -16,11 +16,11 @@ from grpc import aio
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-from controller.audit import verify
 from controller.ctl.jackpots import slip_lines
 from controller.domain.submission import parse_submission
-from controller.rules_file import apply
-from controller.server import ControllerServer
+from controller.journal.audit import verify
+from controller.runtime.rules_file import apply
+from controller.runtime.server import ControllerServer
 from controller.store import keys
 from controller.store.redis_store import RedisStore
 from controller.store.scripts import prelude_source

@@ -18,7 +18,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
 
-from controller.server import ControllerServer
+from controller.runtime.server import ControllerServer
 from controller.testing import RedisServer, TestPKI, free_port
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc

@@ -15,11 +15,12 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
-from controller import journal_export
-from controller.audit import verify, verify_export
 from controller.domain import reports
 from controller.domain.payout_compliance import OKLAHOMA, PRESETS, US_DEFAULT
-from controller.server import ServerConfig
+from controller.journal import export as journal_export
+from controller.journal import restore as journal_restore
+from controller.journal.audit import verify, verify_export
+from controller.runtime.server import ServerConfig
 from controller.store import keys
 from controller.store.redis_store import RedisStore
 from jackpot.v1 import jackpot_pb2 as pb
@@ -294,7 +295,7 @@ async def test_paid_with_both_journaled_idempotent_audited_and_restored(
         before_records = await redis_client.hgetall(JACKPOTS)
         await journal_export.export(store, tmp_path, "floor")
         await redis_client.flushall()
-        await journal_export.restore(
+        await journal_restore.restore(
             store, tmp_path, "floor", checkpoint_key=KEY.public_key(), actor="ops", reason="lost"
         )
         assert await redis_client.hgetall(JACKPOTS) == before_records
@@ -337,7 +338,7 @@ async def test_a_restore_refuses_a_witness_no_entry_recorded(
         )
         path.write_text(json.dumps(exported))
         with pytest.raises(journal_export.ExportError, match=message):
-            journal_export.read_export(tmp_path, "floor")
+            journal_restore.read_export(tmp_path, "floor")
 
 
 async def test_the_audit_names_a_payment_without_its_tax_form(

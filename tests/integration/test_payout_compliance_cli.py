@@ -11,7 +11,7 @@ import pytest
 
 from controller.ctl.main import main as jackpotctl
 from controller.domain.payout_compliance import OKLAHOMA, PRESETS
-from controller.server import ControllerServer, ServerConfig
+from controller.runtime.server import ControllerServer, ServerConfig
 from controller.testing import TestPKI
 from jackpot.money import format_cents
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc

@@ -18,12 +18,13 @@ import grpc
 import pytest
 from redis.asyncio import Redis
 
-from controller import journal_export
-from controller.audit import verify
 from controller.ctl.main import main as jackpotctl
 from controller.domain.digests import fingerprint, lockout_fingerprint
 from controller.domain.rounds import Wager
-from controller.server import ControllerServer
+from controller.journal import export as journal_export
+from controller.journal import restore as journal_restore
+from controller.journal.audit import verify
+from controller.runtime.server import ControllerServer
 from controller.store import keys
 from controller.testing import TestPKI
 from jackpot.v1 import jackpot_pb2 as pb
@@ -186,7 +187,7 @@ async def test_a_must_hit_by_hit_and_a_restore_carry_the_token(
     forged["jackpots"][jackpot.jackpot_id] = json.dumps(record | {"player_token": "P-9"})
     path.write_text(json.dumps(forged))
     with pytest.raises(journal_export.ExportError, match="player_token"):
-        journal_export.read_export(tmp_path, "floor")
+        journal_restore.read_export(tmp_path, "floor")
     path.write_text(good)
-    rebuilt = journal_export.read_export(tmp_path, "floor")
+    rebuilt = journal_restore.read_export(tmp_path, "floor")
     assert rebuilt is not None

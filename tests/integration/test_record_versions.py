@@ -10,7 +10,7 @@ import grpc
 import pytest
 from redis.asyncio import Redis
 
-from controller.server import ControllerServer
+from controller.runtime.server import ControllerServer
 from controller.store import codec, keys
 from controller.store.redis_store import RedisStore
 from jackpot.errors import StoreUnavailable

@@ -19,8 +19,8 @@ import os
 import redis
 from redis.asyncio import Redis
 
-from controller.audit import verify
-from controller.server import ControllerServer
+from controller.journal.audit import verify
+from controller.runtime.server import ControllerServer
 from controller.store.redis_store import RedisStore
 from controller.store.script_calls import ScriptCalls
 from jackpot import codegen

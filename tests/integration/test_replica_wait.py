@@ -72,7 +72,7 @@ async def test_a_replay_on_another_connection_waits_for_the_original_write(
 async def test_a_journal_position_is_durable_once_the_replica_has_it(
     replicated: tuple[RedisServer, RedisServer],
 ) -> None:
-    """What the state guard remembers of a link group (controller/state_guard.py): with
+    """What the state guard remembers of a link group (controller/store/state_guard.py): with
     --wait-replicas only positions a replica confirmed, so that a failover to that replica
     never looks like lost data."""
     primary, replica = replicated

@@ -13,14 +13,14 @@ from fractions import Fraction
 import pytest
 
 from controller.api import convert
-from controller.audit import verify
 from controller.ctl.jackpots import slip_lines
 from controller.ctl.main import main as jackpotctl
 from controller.domain import reports
 from controller.domain.odds import paytable_odds
 from controller.domain.paytables import CARIBBEAN_STUD_PROGRESSIVE
 from controller.domain.records import JournalEntry
-from controller.server import ControllerServer
+from controller.journal.audit import verify
+from controller.runtime.server import ControllerServer
 from controller.store.redis_store import RedisStore
 from jackpot.errors import InvalidArgument
 from jackpot.results import METER_AFTER

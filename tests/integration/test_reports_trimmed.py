@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from controller import journal_export
 from controller.ctl.main import main as jackpotctl
 from controller.domain import reports
-from controller.server import ControllerServer
+from controller.journal import export as journal_export
+from controller.runtime.server import ControllerServer
 from jackpot.money import format_cents
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
 from tests.helpers import HIGH_CARD, ROYAL_SPADES, Floor, lockout, settle

@@ -17,7 +17,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-from controller.server import ControllerServer, ServerConfig
+from controller.runtime.server import ControllerServer, ServerConfig
 from controller.testing import RedisServer, TestPKI
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc

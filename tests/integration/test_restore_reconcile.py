@@ -24,11 +24,13 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
-from controller import journal_export, reconcile
-from controller.audit import verify, verify_export
+from controller.actions import reconcile
 from controller.ctl.main import main as jackpotctl
-from controller.journal_chain import ChainCheck, entry_hash
-from controller.server import ControllerServer
+from controller.domain.journal_chain import ChainCheck, entry_hash
+from controller.journal import export as journal_export
+from controller.journal import restore as journal_restore
+from controller.journal.audit import verify, verify_export
+from controller.runtime.server import ControllerServer
 from controller.store import keys
 from controller.testing import TestPKI
 from jackpot.cards import parse_cards
@@ -143,7 +145,7 @@ async def test_a_restore_from_an_older_export_pays_nothing_twice_and_reuses_no_i
     outboxes = reconcile.outboxes([outbox.path])
     above = reconcile.seq_above(outboxes, exported_seq)
     assert above == last_answered + reconcile.SEQ_MARGIN
-    restored_seq = await journal_export.restore(
+    restored_seq = await journal_restore.restore(
         controller.store,
         tmp_path / "export",
         GROUP,
@@ -289,7 +291,7 @@ async def test_a_restore_from_an_older_export_pays_nothing_twice_and_reuses_no_i
     # jackpot rebuilt from the entry that made it again).
     await redis_client.flushall()
     await controller.check_state()
-    await journal_export.restore(
+    await journal_restore.restore(
         controller.store,
         tmp_path / "after",
         GROUP,
@@ -317,7 +319,7 @@ async def test_a_collected_answer_above_the_restores_numbering_is_refused(
     await client.close()
     await redis_client.flushall()
     await controller.check_state()
-    await journal_export.restore(
+    await journal_restore.restore(
         controller.store,
         tmp_path / "export",
         GROUP,
@@ -390,7 +392,7 @@ async def test_an_outbox_cannot_bring_an_id_the_restored_journal_may_issue(
 ) -> None:
     outbox, exported_seq, hit = await lose_after_export(controller, pki, redis_client, tmp_path)
     above = reconcile.seq_above(reconcile.outboxes([outbox.path]), exported_seq)
-    await journal_export.restore(
+    await journal_restore.restore(
         controller.store,
         tmp_path / "export",
         GROUP,
@@ -423,7 +425,7 @@ async def test_corrections_apply_in_the_lost_journals_order_only(
 ) -> None:
     outbox, exported_seq, hit = await lose_after_export(controller, pki, redis_client, tmp_path)
     outboxes = reconcile.outboxes([outbox.path])
-    await journal_export.restore(
+    await journal_restore.restore(
         controller.store,
         tmp_path / "export",
         GROUP,
@@ -534,7 +536,7 @@ async def test_a_held_round_settled_after_the_export_is_resolved_by_its_correcti
     await redis_client.flushall()
     await controller.check_state()
     outboxes = reconcile.outboxes([outbox.path])
-    await journal_export.restore(
+    await journal_restore.restore(
         controller.store,
         tmp_path / "export",
         GROUP,

@@ -17,13 +17,14 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
-from controller import journal_export
 from controller.api import convert
-from controller.audit import verify
 from controller.domain import mystery
 from controller.domain.config import MUST_HIT_BY, LinkGroupConfig, MeterConfig, TableConfig
 from controller.domain.digests import lockout_fingerprint
 from controller.domain.rounds import Wager
+from controller.journal import export as journal_export
+from controller.journal import restore as journal_restore
+from controller.journal.audit import verify
 from controller.store import keys
 from controller.store.irregularities import Resolution
 from controller.store.redis_store import RedisStore
@@ -161,7 +162,7 @@ async def test_a_restore_brings_back_controls_irregularities_jackpots_and_myster
 
         await redis_client.flushall()
         store = RedisStore.from_url(redis_url)
-        seq = await journal_export.restore(
+        seq = await journal_restore.restore(
             store, tmp_path, GROUP, checkpoint_key=KEY.public_key(), actor=ALICE, reason="lost"
         )
         assert seq == exported.last_seq + 1
@@ -270,10 +271,10 @@ async def test_an_export_whose_records_disagree_is_refused_before_anything_is_wr
             record[where[-1]] = value
             path.write_text(json.dumps(snapshot))
             with pytest.raises(journal_export.ExportError, match=message):
-                journal_export.read_export(tmp_path, GROUP)
+                journal_restore.read_export(tmp_path, GROUP)
         path.write_text(good)
         await redis_client.flushall()
-        await journal_export.restore(
+        await journal_restore.restore(
             store, tmp_path, GROUP, checkpoint_key=KEY.public_key(), actor=ALICE, reason="lost"
         )
         with pytest.raises(NotFound):

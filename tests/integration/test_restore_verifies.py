@@ -17,10 +17,11 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
-from controller import journal_export
-from controller.audit import verify, verify_export
-from controller.journal_chain import GENESIS, entry_hash
-from controller.server import ControllerServer
+from controller.domain.journal_chain import GENESIS, entry_hash
+from controller.journal import export as journal_export
+from controller.journal import restore as journal_restore
+from controller.journal.audit import verify, verify_export
+from controller.runtime.server import ControllerServer
 from controller.store import keys
 from controller.testing import TestPKI
 from jackpot.cards import parse_cards
@@ -148,7 +149,7 @@ async def exported(
 async def _refused(controller: ControllerServer, files: Files, redis: Redis, match: str) -> None:
     """The restore of the export is refused with ``match`` and writes nothing."""
     with pytest.raises((journal_export.ExportError, AlreadyExists), match=match):
-        await journal_export.restore(
+        await journal_restore.restore(
             controller.store,
             files.directory,
             GROUP,
@@ -165,7 +166,7 @@ async def test_the_honest_export_restores_as_one_step_naming_who_why_and_what(
     controller: ControllerServer, exported: tuple[Files, str], redis_client: Redis
 ) -> None:
     files, jackpot_id = exported
-    seq = await journal_export.restore(
+    seq = await journal_restore.restore(
         controller.store,
         files.directory,
         GROUP,
@@ -188,7 +189,7 @@ async def test_a_restore_needs_the_checkpoint_key(
 ) -> None:
     files, _ = exported
     with pytest.raises(InvalidConfiguration, match="--checkpoint-key"):
-        await journal_export.restore(
+        await journal_restore.restore(
             controller.store,
             files.directory,
             GROUP,
@@ -340,7 +341,7 @@ async def test_an_export_naming_another_link_groups_table_is_refused(
     files.snapshot["tables"]["a1"] = {"config": forged, "last_round": "0"}
     files.write(rechain=True)
     assert verify_export(files.directory, KEY.public_key(), GROUP).ok
-    journal_export.read_export(files.directory, GROUP)  # consistent in itself
+    journal_restore.read_export(files.directory, GROUP)  # consistent in itself
     await _refused(controller, files, redis_client, "names table a1, which belongs to link group")
 
 
@@ -357,7 +358,7 @@ async def test_a_trimmed_export_cannot_restore_what_it_cannot_rebuild(
     assert (tmp_path / "trimmed" / GROUP / journal_export.CHAIN_START_FILE).exists()
     await _lose(redis_client, GROUP)
     with pytest.raises(journal_export.ExportError, match="was made before journal entry #"):
-        await journal_export.restore(
+        await journal_restore.restore(
             controller.store,
             tmp_path / "trimmed",
             GROUP,
@@ -367,7 +368,7 @@ async def test_a_trimmed_export_cannot_restore_what_it_cannot_rebuild(
         )
     assert await _group_keys(redis_client, GROUP) == []
     with pytest.raises(journal_export.ExportError, match="is signed by key"):
-        await journal_export.restore(
+        await journal_restore.restore(
             controller.store,
             tmp_path / "whole",
             GROUP,
@@ -375,7 +376,7 @@ async def test_a_trimmed_export_cannot_restore_what_it_cannot_rebuild(
             actor="operator",
             reason="volume lost",
         )
-    await journal_export.restore(
+    await journal_restore.restore(
         controller.store,
         tmp_path / "whole",
         GROUP,
@@ -578,7 +579,7 @@ async def test_held_fixed_awards_restore_and_one_left_out_is_refused(
     await _refused(controller, files, redis_client, f"made jackpot {jackpot_id}, which the")
     files.snapshot = json.loads(good)
     files.write()
-    await journal_export.restore(
+    await journal_restore.restore(
         controller.store,
         files.directory,
         GROUP,
@@ -625,7 +626,7 @@ async def test_a_rejected_royal_flush_restores_and_its_refund_edited_is_refused(
     await _refused(controller, files, redis_client, "not what it should")
     files.snapshot, files.entries = json.loads(good[0]), [json.loads(e) for e in good[1]]
     files.write()
-    await journal_export.restore(
+    await journal_restore.restore(
         store,
         files.directory,
         GROUP,
@@ -664,7 +665,7 @@ async def test_a_restore_follows_a_key_handover_and_refuses_data_at_seq_0(
     await _refused(controller, files, redis_client, "checkpoint")
     files.snapshot = json.loads(good)
     files.write()
-    await journal_export.restore(
+    await journal_restore.restore(
         store, export, GROUP, checkpoint_key=KEY.public_key(), actor="operator", reason="lost"
     )
     report = await verify(store, KEY.public_key())
@@ -690,9 +691,9 @@ async def test_a_head_kept_from_earlier_catches_a_consistent_rewrite(
         record | {"reason": "mallory's reason"}
     )
     files.write(rechain=True)
-    journal_export.read_export(files.directory, GROUP)  # every other check passes
+    journal_restore.read_export(files.directory, GROUP)  # every other check passes
     with pytest.raises(journal_export.ExportError, match="differs from the export's"):
-        await journal_export.restore(
+        await journal_restore.restore(
             store,
             files.directory,
             GROUP,
@@ -703,7 +704,7 @@ async def test_a_head_kept_from_earlier_catches_a_consistent_rewrite(
         )
     assert await _group_keys(redis_client, GROUP) == []
     with pytest.raises(journal_export.ExportError, match="after the export's last entry"):
-        await journal_export.restore(
+        await journal_restore.restore(
             store,
             files.directory,
             GROUP,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.rules_file import load_submission
-from controller.server import ControllerServer, ServerConfig
+from controller.runtime.rules_file import load_submission
+from controller.runtime.server import ControllerServer, ServerConfig
 from controller.store.redis_store import RedisStore
 from jackpot.errors import AlreadyExists
 

@@ -13,10 +13,11 @@ import grpc
 import pytest
 from redis.asyncio import Redis
 
-from controller import journal_export, rules_file
 from controller.ctl.main import main as jackpotctl
 from controller.domain.bounds import check_id
-from controller.server import ControllerServer
+from controller.journal import export as journal_export
+from controller.runtime import rules_file
+from controller.runtime.server import ControllerServer
 from controller.testing import TestPKI
 from jackpot.errors import InvalidConfiguration
 from jackpot.v1 import jackpot_pb2 as pb

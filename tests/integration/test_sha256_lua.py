@@ -1,5 +1,5 @@
 """The SHA-256 the scripts chain the journal with (``sha256.lua``) and the chain hash of an
-entry (``_lib.lua``) equal Python's (:mod:`hashlib`, :mod:`controller.journal_chain`), run
+entry (``_lib.lua``) equal Python's (:mod:`hashlib`, :mod:`controller.domain.journal_chain`), run
 in a real Redis."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import random
 
 from redis.asyncio import Redis
 
-from controller.journal_chain import FIELD_TAGS, GENESIS, entry_hash
+from controller.domain.journal_chain import FIELD_TAGS, GENESIS, entry_hash
 from controller.store.scripts import prelude_source
 
 BOUNDARIES = [0, 1, 3, 54, 55, 56, 57, 63, 64, 65, 111, 119, 120, 127, 128, 129, 1000, 4096]

@@ -16,9 +16,9 @@ import grpc
 import pytest
 from redis.asyncio import Redis
 
-from controller.audit import verify
 from controller.domain.reports import change_report, meter_report
-from controller.server import ControllerServer
+from controller.journal.audit import verify
+from controller.runtime.server import ControllerServer
 from controller.store import keys
 from controller.web.floor import FloorView
 from jackpot.v1 import jackpot_pb2 as pb

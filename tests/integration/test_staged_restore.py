@@ -17,10 +17,11 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
-from controller import journal_export
-from controller.audit import verify, verify_export
 from controller.domain.staged import StagedCheck
-from controller.server import ControllerServer
+from controller.journal import export as journal_export
+from controller.journal import restore as journal_restore
+from controller.journal.audit import verify, verify_export
+from controller.runtime.server import ControllerServer
 from controller.store import keys
 from controller.store.redis_store import RedisStore
 from jackpot.v1 import jackpot_pb2 as pb
@@ -133,13 +134,13 @@ async def test_a_restore_carries_staged_applied_cancelled_and_wound_down_meters(
         snapshot["meters"][meter_id][name] = value
         path.write_text(json.dumps(snapshot))
         with pytest.raises(journal_export.ExportError, match=message):
-            journal_export.read_export(tmp_path, "floor")
+            journal_restore.read_export(tmp_path, "floor")
     path.write_text(good)
 
     await redis_client.flushall()
     store = RedisStore.from_url(redis_url)
     try:
-        await journal_export.restore(
+        await journal_restore.restore(
             store, tmp_path, "floor", checkpoint_key=KEY.public_key(), actor="ops", reason="lost"
         )
         assert await _meters(redis_client) == before

@@ -20,11 +20,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from grpc import aio
 from redis.asyncio import Redis
 
-from controller import journal_export
-from controller.audit import verify, verify_export
 from controller.ctl.main import main as jackpotctl
 from controller.domain.staged_tables import TableStagedCheck
-from controller.server import ControllerServer
+from controller.journal import export as journal_export
+from controller.journal import restore as journal_restore
+from controller.journal.audit import verify, verify_export
+from controller.runtime.server import ControllerServer
 from controller.store import keys
 from controller.store.redis_store import RedisStore
 from controller.testing import TestPKI
@@ -267,13 +268,13 @@ async def test_the_audit_and_a_restore_follow_staged_table_changes(
         snapshot[kind][record_id][name] = value
         path.write_text(json.dumps(snapshot))
         with pytest.raises(journal_export.ExportError, match=name):
-            journal_export.read_export(tmp_path, "floor")
+            journal_restore.read_export(tmp_path, "floor")
     path.write_text(good)
 
     await redis_client.flushall()
     store = RedisStore.from_url(redis_url)
     try:
-        await journal_export.restore(
+        await journal_restore.restore(
             store, tmp_path, "floor", checkpoint_key=KEY.public_key(), actor="ops", reason="lost"
         )
         assert await _tables_and_meter(redis_client) == before
@@ -425,4 +426,4 @@ async def test_a_change_of_a_table_retired_meanwhile_is_dropped_and_exported(
     await audited(controller)
     await journal_export.export(controller.store, tmp_path, "floor")
     assert verify_export(tmp_path).ok
-    journal_export.read_export(tmp_path, "floor")  # the restore's checks accept it
+    journal_restore.read_export(tmp_path, "floor")  # the restore's checks accept it

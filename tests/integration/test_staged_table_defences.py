@@ -16,10 +16,11 @@ from grpc import aio
 from grpc_status import rpc_status
 from redis.asyncio import Redis
 
-from controller import journal_export
 from controller.api import convert
-from controller.audit import verify
-from controller.server import ControllerServer
+from controller.journal import export as journal_export
+from controller.journal import restore as journal_restore
+from controller.journal.audit import verify
+from controller.runtime.server import ControllerServer
 from controller.store import codec, keys
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc
@@ -237,7 +238,7 @@ async def test_a_change_waiting_for_a_meter_retired_since_is_cancelled_and_resto
     report = await verify(controller.store)
     assert report.ok, report.differences
     await journal_export.export(controller.store, tmp_path, "floor")
-    journal_export.read_export(tmp_path, "floor")  # not refused (ExportError)
+    journal_restore.read_export(tmp_path, "floor")  # not refused (ExportError)
 
 
 async def test_a_correction_after_a_hit_applied_a_change_uses_the_definition_played(
@@ -330,7 +331,7 @@ async def test_the_definition_a_table_keeps_for_corrections_is_restored_as_the_j
     await tables.Lockout(lockout("t1", 1, [1]))
     await tables.Settle(settle("t1", 1, {1: ROYAL_SPADES}))
     await journal_export.export(controller.store, tmp_path, "floor")
-    journal_export.read_export(tmp_path, "floor")
+    journal_restore.read_export(tmp_path, "floor")
     path = tmp_path / "floor" / journal_export.SNAPSHOT_FILE
     snapshot = json.loads(path.read_text())
     held = snapshot["tables"]["t1"]
@@ -339,4 +340,4 @@ async def test_the_definition_a_table_keeps_for_corrections_is_restored_as_the_j
     held["prev_config"] = held["config"]
     path.write_text(json.dumps(snapshot))
     with pytest.raises(journal_export.ExportError, match="prev_config"):
-        journal_export.read_export(tmp_path, "floor")
+        journal_restore.read_export(tmp_path, "floor")

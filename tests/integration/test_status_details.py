@@ -19,7 +19,7 @@ from grpc_reflection.v1alpha import reflection_pb2
 from grpc_status import rpc_status
 
 from controller.api import reflection_v1
-from controller.server import ControllerServer, ServerConfig
+from controller.runtime.server import ControllerServer, ServerConfig
 from controller.testing import RedisServer, TestPKI
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc

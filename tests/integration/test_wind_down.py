@@ -14,10 +14,10 @@ import grpc
 import pytest
 from redis.asyncio import Redis
 
-from controller.audit import verify
 from controller.ctl.main import main as jackpotctl
 from controller.domain.reports import change_report
-from controller.server import ControllerServer
+from controller.journal.audit import verify
+from controller.runtime.server import ControllerServer
 from controller.testing import TestPKI
 from jackpot.v1 import jackpot_pb2 as pb
 from jackpot.v1 import jackpot_pb2_grpc as pb_grpc

@@ -86,10 +86,10 @@ def test_three_agents_play_hundreds_of_rounds_then_the_audit_is_ok(
 
 
 def test_controller_refuses_to_serve_without_insecure_or_tls() -> None:
-    result = run("controller.cli", "serve")
+    result = run("controller.runtime.cli", "serve")
     assert result.returncode == 2
     assert "mutual TLS needs --tls-cert, --tls-key, --client-ca" in result.stderr
-    result = run("controller.cli", "serve", "--insecure", "--listen", "0.0.0.0:0")
+    result = run("controller.runtime.cli", "serve", "--insecure", "--listen", "0.0.0.0:0")
     assert result.returncode == 2
     assert "--insecure is for development on a loopback address, not '0.0.0.0'" in result.stderr
 
@@ -127,7 +127,7 @@ def test_a_plaintext_client_gets_nothing_from_a_tls_controller(
 
 def test_controller_reports_an_unreachable_redis(tmp_path: Path) -> None:
     result = run(
-        "controller.cli",
+        "controller.runtime.cli",
         "serve",
         "--insecure",
         "--listen",
@@ -156,7 +156,7 @@ def test_controller_refuses_an_invalid_rules_submission(tmp_path: Path) -> None:
         '[[meters]]\nid = "m"\nlink_group = "g"\ngame = "caribbean-stud"\n'
         'reset = "5000"\nrate_percent = "10"\n'
     )
-    result = run("controller.cli", "serve", "--insecure", "--rules", str(rules))
+    result = run("controller.runtime.cli", "serve", "--insecure", "--rules", str(rules))
     assert result.returncode == 2
     assert "below the $10,000.00 minimum for Caribbean Stud Poker (§ 639a.12(d)(3))" in (
         result.stderr
@@ -179,7 +179,7 @@ def test_a_second_controller_on_a_port_in_use_does_not_start(
         ),
     ):
         second = run(
-            "controller.cli",
+            "controller.runtime.cli",
             "serve",
             "--listen",
             listen,

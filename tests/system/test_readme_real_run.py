@@ -19,7 +19,7 @@ import pytest
 import redis
 
 from controller.api.peers import read_deny_list
-from controller.certs import fingerprint
+from controller.security.certs import fingerprint
 from controller.testing.children import free_port
 
 REPO = Path(__file__).resolve().parents[2]

@@ -67,7 +67,7 @@ def test_a_controller_with_a_wrong_password_does_not_start(tmp_path: Path, pki: 
             [
                 sys.executable,
                 "-m",
-                "controller.cli",
+                "controller.runtime.cli",
                 "serve",
                 "--listen",
                 "127.0.0.1:0",

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from controller.certs import issue_controller
+from controller.security.certs import issue_controller
 from controller.testing import ControllerProcess, RedisServer, TestPKI
 from controller.testing.children import free_port, stop_process
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from controller.domain.config import TableConfig
 from controller.domain.rounds import Payout, RoundCards, SeatCards, cards_of
-from controller.rules_file import load_submission
+from controller.runtime.rules_file import load_submission
 from jackpot.cards import parse_cards
 from jackpot.hands.joker_poker import parse_joker_cards
 

@@ -132,7 +132,7 @@ def test_every_agent_module_imports_without_redis_prometheus_or_the_controller(
 
 
 def test_the_agent_only_interpreter_really_lacks_the_controller(agent_only: Path) -> None:
-    result = _run_alone(agent_only, "import controller.cli")
+    result = _run_alone(agent_only, "import controller.runtime.cli")
     assert result.returncode != 0
     assert "No module named 'controller'" in result.stderr
 

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from controller import checkpoint_signature as cs
 from controller.domain.records import Checkpoint
+from controller.journal import checkpoint_signature as cs
 
 KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 NEW = Ed25519PrivateKey.from_private_bytes(bytes(range(1, 33)))

@@ -98,7 +98,7 @@ def test_a_name_given_to_other_source_is_made_unique() -> None:
 
 
 IMPORTED_THEN_LISTED = """
-import controller.server, table_agent.client  # what the controller's and the agent's start import
+import controller.runtime.server, table_agent.client  # what both starts import
 from jackpot import codegen, data, wire
 compiled = list(codegen.COMPILED)
 later = [

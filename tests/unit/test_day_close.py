@@ -12,15 +12,15 @@ from datetime import UTC, date, datetime
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from controller import checkpoint_signature
-from controller.day_close import entry_problems
 from controller.domain import day_close
 from controller.domain.day_close import BalanceError
 from controller.domain.gaming_day import GamingDay
+from controller.domain.journal_chain import GENESIS, entry_hash
 from controller.domain.records import Checkpoint, JournalEntry, MeterBalance
-from controller.journal_chain import GENESIS, entry_hash
-from controller.journal_export import ExportError
-from controller.journal_restore import _compare_days_closed, _Replay
+from controller.journal import checkpoint_signature
+from controller.journal.audit import entry_problems
+from controller.journal.export import ExportError
+from controller.journal.restore import _compare_days_closed, _Replay
 
 NEW_YORK_6AM = GamingDay("America/New_York", 6)
 MICRO = 1_000_000

@@ -1,4 +1,4 @@
-"""The canonical bytes of a journal entry (:mod:`controller.journal_chain`, docs/journal.md):
+"""The canonical bytes of a journal entry (:mod:`controller.domain.journal_chain`, docs/journal.md):
 spelled out on an example, pinned by a known hash, unambiguous, and independent of the order
 the fields come in. ``tests/integration/test_sha256_lua.py`` holds the scripts' bytes equal."""
 
@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from controller.journal_chain import DOMAIN_BLOCK, FIELD_TAGS, GENESIS, canonical, entry_hash
+from controller.domain.journal_chain import DOMAIN_BLOCK, FIELD_TAGS, GENESIS, canonical, entry_hash
 
 CONTRIBUTION = {
     "seq": "11",

@@ -12,7 +12,7 @@ import pytest
 from controller.api import convert
 from controller.domain.games import get_game
 from controller.domain.offers import WagerDeclaration, wager_offer
-from controller.rules_file import load_submission
+from controller.runtime.rules_file import load_submission
 from jackpot.errors import InvalidConfiguration
 
 RULES = Path(__file__).resolve().parents[2] / "deploy" / "rules"
@@ -56,9 +56,9 @@ def test_registering_a_written_six_card_table_counts_no_hands() -> None:
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "import controller.server\n"
+        "import controller.runtime.server\n"
         "from controller.api import convert\n"
-        "from controller.rules_file import load_submission\n"
+        "from controller.runtime.rules_file import load_submission\n"
         f"path = Path({str(RULES / 'six-card-fortune-pai-gow.toml')!r})\n"
         "for table in load_submission(path).table_configs():\n"
         "    assert convert.table_config(convert.table(table)) == table\n"

@@ -116,7 +116,7 @@ def test_acknowledged_answers_are_kept_through_compaction(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """After a restore of the controller from an older export, the outbox is the table's
-    record of what it was answered (controller/reconcile.py reads it): compaction keeps the
+    record of what it was answered (controller/actions/reconcile.py reads it): compaction keeps the
     newest answers, never the tally twice."""
     import table_agent.outbox as outbox_module
 

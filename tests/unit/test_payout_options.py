@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from controller import settings
-from controller.cli import UsageError, _config, _parser
 from controller.domain.payout_compliance import PayoutCompliance
+from controller.runtime import settings
+from controller.runtime.cli import UsageError, _config, _parser
 
 
 def _policy(

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main as controller_main
-from controller.position_key import read_position_key, write_position_key
+from controller.runtime.cli import main as controller_main
+from controller.security.position_key import read_position_key, write_position_key
 from jackpot.epochs import JournalPosition, PositionMacs, claimed_seq, position_mac, verified
 from jackpot.errors import InvalidArgument, InvalidConfiguration
 from table_agent.outbox import Outbox

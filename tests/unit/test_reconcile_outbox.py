@@ -1,4 +1,4 @@
-"""The controller's reader of a table's outbox (controller/reconcile.py) reads what the
+"""The controller's reader of a table's outbox (controller/actions/reconcile.py) reads what the
 agent's outbox (table_agent/outbox.py) writes, and refuses what it does not know."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from controller import reconcile
+from controller.actions import reconcile
 from jackpot.epochs import JournalPosition
 from table_agent.outbox import Outbox
 

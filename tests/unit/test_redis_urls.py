@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from controller import settings
-from controller.cli import main as controller_main
 from controller.ctl.main import main as jackpotctl
+from controller.runtime import settings
+from controller.runtime.cli import main as controller_main
 from controller.store.connection import (
     DEFAULT_SENTINEL_PORT,
     PrimaryConnection,

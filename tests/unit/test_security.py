@@ -14,17 +14,19 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.serialization import Encoding
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from controller import certs, logs, settings
 from controller.api.access import ACCESS, check_role, check_table
 from controller.api.limits import LogSampler, RateLimiter, StreamSlots
 from controller.api.peers import Authenticator, DenyList, DenyListError, read_deny_list
-from controller.cli import UsageError, _config, _parser
 from controller.domain import bounds
 from controller.domain.identity import INSECURE_CALLER, Identity, IdentityError, Role
-from controller.metrics import Metrics
-from controller.server import ServerConfig
+from controller.observability import logs
+from controller.observability.metrics import Metrics
+from controller.runtime import settings
+from controller.runtime.cli import UsageError, _config, _parser
+from controller.runtime.server import ServerConfig
+from controller.security import certs
+from controller.security.tls import is_loopback
 from controller.testing import TestPKI
-from controller.tls import is_loopback
 from jackpot.errors import (
     InvalidArgument,
     PermissionDenied,
@@ -253,7 +255,7 @@ def test_expiry_series_follow_the_certificates_in_use(
         ca_new.fingerprint(hashes.SHA256()).hex()
     )
     assert series()[("ca", ca_name)] == ca_new.not_valid_after_utc.timestamp()
-    monkeypatch.setattr("controller.metrics.MAX_CLIENT_EXPIRY_SERIES", 2)
+    monkeypatch.setattr("controller.observability.metrics.MAX_CLIENT_EXPIRY_SERIES", 2)
     for name in ("a", "b", "c"):
         metrics.set_client_certificate(Identity(Role.TABLE, name), 1.0)
     assert sorted(k for k in series() if k[0] == "client") == [("client", "a"), ("client", "b")]
@@ -378,7 +380,7 @@ def test_insecure_is_for_loopback_only() -> None:
     assert all(is_loopback(h) for h in ("127.0.0.1", "localhost", "[::1]", "127.5.5.5"))
     assert not any(is_loopback(h) for h in ("0.0.0.0", "", "[::]", "10.1.2.3", "controller"))
     with pytest.raises(ValueError, match="development on loopback only"):
-        from controller.server import ControllerServer
+        from controller.runtime.server import ControllerServer
 
         ControllerServer(ServerConfig(listen="0.0.0.0:50051"))
 
@@ -396,7 +398,7 @@ def test_log_lines_escape_control_characters() -> None:
 def test_unusable_tls_files_are_never_offered_to_handshakes(tmp_path: Path) -> None:
     """An empty or half-written CA file, or a key of another certificate, would refuse every
     client: refused at start, and ignored (the files in use kept) while serving."""
-    from controller.tls import ServerCertificates, TLSFiles
+    from controller.security.tls import ServerCertificates, TLSFiles
 
     certs.init_authority(tmp_path)
     other = certs.issue(tmp_path, "operator", "other")

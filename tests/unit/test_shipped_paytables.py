@@ -12,7 +12,7 @@ from controller.domain.games import get_game
 from controller.domain.paytables import Paytable
 from controller.domain.rounds import cards_of
 from controller.domain.wagers import WagerTable
-from controller.rules_file import load_submission
+from controller.runtime.rules_file import load_submission
 from jackpot.cards import Card
 from jackpot.hands.joker_poker import parse_joker_cards
 from jackpot.kinds import Extra

@@ -11,7 +11,7 @@ import pytest
 
 from controller.ctl.main import main as jackpotctl
 from controller.domain.submission import parse_submission
-from controller.rules_file import load_submission
+from controller.runtime.rules_file import load_submission
 from jackpot.errors import InvalidConfiguration
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "deploy" / "rules").glob("*.toml"))

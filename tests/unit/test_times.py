@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from controller.domain.reports import _utc
-from controller.logs import SafeFormatter
+from controller.observability.logs import SafeFormatter
 from jackpot.times import LOG_FORMAT, UTCFormatter, format_time
 
 MOMENT_MS = 1_740_853_805_123  # 2025-03-01 18:30:05.123 UTC

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from controller import settings
-from controller.cli import _config, _parser
+from controller.runtime import settings
+from controller.runtime.cli import _config, _parser
 
 
 def _web_port(argv: list[str], environ: dict[str, str], config: Path | None = None) -> int | None:

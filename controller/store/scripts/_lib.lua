@@ -79,7 +79,7 @@ local function check_version(what, version)
   end
 end
 
--- The journal's hash chain (docs/journal.md; controller/journal_chain.py is its Python twin).
+-- The journal's hash chain (docs/journal.md; controller/domain/journal_chain.py is its Python twin).
 -- Every entry carries 'hash', the SHA-256 (sha256.lua) of
 --   DOMAIN_BLOCK .. field .. field ... .. previous hash (its 32 bytes)
 -- over the entry's fields without 'hash': each whose name has a tag in CHAIN_TAGS as
@@ -91,7 +91,7 @@ end
 -- stream's last entry (a trim always keeps that one), so the chain needs no key of its own.
 local CHAIN_GENESIS = string.rep('0', 64)
 
--- FIELD_TAGS of controller/journal_chain.py (a test holds them equal). Never change or reuse
+-- FIELD_TAGS of controller/domain/journal_chain.py (a test holds them equal). Never change or reuse
 -- a tag, and give one only to a name no journal holds yet. The names the entries of one step
 -- share (type, meter, table, round, wager, amount) come first, so that the first block of
 -- the contributions of one lockout is the same and is hashed once (chain_states).

@@ -1,4 +1,4 @@
--- Close a gaming day of one link group: journal its statement (controller/day_close.py
+-- Close a gaming day of one link group: journal its statement (controller/actions/day_close.py
 -- computed it from the journal and signed its digest), once. The closed days are a hash of
 -- the group, gaming day (YYYY-MM-DD) -> '<seq of its day_closed entry> <digest>'.
 -- Idempotent: a day closed with this digest answers its entry's seq and writes nothing; a

@@ -11,7 +11,7 @@
 -- KEYS: 1 epoch, 2 journal, 3 seq, 4 restore steps, 5 restore tables, 6 the table,
 --       7 the group's tables, 8 restore queue, 9.. each step's round (ARGV[3]'s order)
 -- ARGV: 1 link_group_id, 2 table_id, 3 steps JSON [{id, round_id, phase, epoch, seq, moves,
---       awards, wagers, answer, note}] (controller/reconcile.py; money as decimal strings),
+--       awards, wagers, answer, note}] (controller/actions/reconcile.py; money as decimal strings),
 --       4 actor, 5 source (file and SHA-256), 6, 7 the outbox's last position (epoch, seq),
 --       8 the most steps a link group keeps
 -- Answers {missing, present, already collected}.

@@ -1,4 +1,4 @@
--- The last step of a restore (controller/journal_export.py): everything else of the link
+-- The last step of a restore (controller/journal/export.py): everything else of the link
 -- group is written; this makes it a state again. A new epoch begins whose lineage holds the
 -- exported epoch up to the export's sequence number (a table acknowledged more of it stops
 -- the group: those steps are lost), and the restore is journaled with who, why and from what.

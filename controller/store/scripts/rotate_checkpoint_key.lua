@@ -1,4 +1,4 @@
--- Hand a link group's checkpoint key over to a new key (controller/journal_export.py
+-- Hand a link group's checkpoint key over to a new key (controller/journal/export.py
 -- rotate_key; docs/journal.md "Key handling"). The old key signed the handover (ARGV[6]),
 -- naming the new key, this epoch and the sequence number of the entry written here; the new
 -- key signed the checkpoint anew over the handover list (ARGV[5]). Applied only if nothing

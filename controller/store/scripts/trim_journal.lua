@@ -1,5 +1,5 @@
 -- Trim the oldest journal entries into the link group's signed checkpoint
--- (controller/journal_export.py trim; docs/journal.md). The trimmer read the entries, checked
+-- (controller/journal/export.py trim; docs/journal.md). The trimmer read the entries, checked
 -- their hash chain from the checkpoint, computed the checkpoint they lead to and signed it;
 -- this applies it only if it is exactly that: the first ARGV[2] entries, each exported
 -- (seq <= the exported position signed, ARGV[10], itself <= the checkpoint's exported_seq) and

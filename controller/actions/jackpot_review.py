@@ -38,7 +38,7 @@ from controller.domain.payout_compliance import (
     requirements,
 )
 from controller.domain.records import Jackpot
-from controller.metrics import Metrics
+from controller.observability.metrics import Metrics
 from controller.store.redis_store import RedisStore
 from jackpot.errors import FailedPrecondition, InvalidArgument
 from jackpot.money import format_cents

@@ -2,7 +2,7 @@
 
 A trim (``jackpotctl journal trim --signing-key FILE``) deletes the oldest exported entries
 from Redis and moves the link group's checkpoint to the last one deleted: its sequence number,
-its chain hash (:mod:`controller.journal_chain`) and what the deleted entries summed to per
+its chain hash (:mod:`controller.domain.journal_chain`) and what the deleted entries summed to per
 meter. The operator's Ed25519 key signs that checkpoint (:func:`message` is what is signed),
 after the trim has checked the chain of the entries it deletes; the script that trims writes
 the signature with the checkpoint, in the same atomic step, and only if the checkpoint it

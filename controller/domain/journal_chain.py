@@ -11,7 +11,7 @@ as ``tag || len(value) || value``, in the order of the tags, then each other fie
 values are UTF-8 bytes and lengths are byte counts written as unsigned LEB128 (one byte below
 128). The hash is written as 64 lowercase hex digits, and chained as the 32 bytes they stand
 for. The first entry's previous hash is :data:`GENESIS`; after a trim the chain goes on from
-the signed checkpoint's hash (:mod:`controller.checkpoint_signature`). Every value is the
+the signed checkpoint's hash (:mod:`controller.journal.checkpoint_signature`). Every value is the
 decimal string Redis holds (amounts in microcents or cents), so the hash is recomputed exactly
 from Redis or from an export.
 

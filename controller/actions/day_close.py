@@ -4,7 +4,7 @@
 its meters at one instant, computes the gaming day's statement
 (:func:`controller.domain.day_close.compute`, which refuses one that does not balance, naming
 where), signs its digest with the checkpoint key (the Ed25519 key ``journal trim`` signs
-with, :mod:`controller.checkpoint_signature`), and journals it in one atomic step
+with, :mod:`controller.journal.checkpoint_signature`), and journals it in one atomic step
 (``close_day.lua``): a ``day_closed`` entry holding the statement, its digest and signature,
 the gaming-day definition, and ``after_day``: what each meter's value and reserve moved after
 the day up to the entry (so the audit checks the closing against its own sums there). Closing
@@ -13,7 +13,7 @@ a closed day again answers the same entry; another statement for it is refused.
 :func:`from_export` recomputes a day from an export directory alone
 (``jackpotctl journal export``), and :func:`verify` checks a journaled statement: its digest,
 its signature, and that recomputing the day from the journal gives the same statement.
-:func:`entry_problems` is the audit's check of one ``day_closed`` entry.
+:func:`controller.journal.audit.entry_problems` is the audit's check of one ``day_closed`` entry.
 """
 
 from __future__ import annotations
@@ -26,14 +26,15 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from controller import checkpoint_signature, journal_export
 from controller.domain import day_close
 from controller.domain.day_close import Statement
 from controller.domain.gaming_day import GamingDay
 from controller.domain.records import Checkpoint, JournalEntry, MeterBalance
+from controller.journal import checkpoint_signature
+from controller.journal import export as journal_export
+from controller.journal.audit import entry_problems
 from controller.store import codec
 from controller.store.redis_store import RedisStore
 from jackpot.errors import FailedPrecondition, InvalidArgument, NotFound, StoreUnavailable
@@ -200,73 +201,6 @@ def _journaled(entries: Sequence[JournalEntry], day: date) -> JournalEntry | Non
         if entry.type == day_close.ENTRY_TYPE and entry.fields.get("day") == day.isoformat():
             return entry
     return None
-
-
-def signature_problem(
-    keys: checkpoint_signature.PublicKeys, group: str, fields: Mapping[str, str]
-) -> str | None:
-    """Why a ``day_closed`` entry's signature fails with the trusted ``keys``; None when it
-    holds (or no key is given: nothing to check it with)."""
-    if keys is None:
-        return None
-    given = [keys] if isinstance(keys, Ed25519PublicKey) else list(keys)
-    by_id = {checkpoint_signature.key_id(key): key for key in given}
-    where = f"{group}: the statement of gaming day {fields.get('day', '?')}"
-    key = by_id.get(fields.get("signed_by", ""))
-    if key is None:
-        return (
-            f"{where} is signed by key {fields.get('signed_by') or '(none)'}, not by a key given "
-            f"({', '.join(sorted(by_id))})"
-        )
-    message = day_close.signed_message(group, fields.get("day", ""), fields.get("digest", ""))
-    try:
-        key.verify(bytes.fromhex(fields.get("signature", "")), message)
-    except (InvalidSignature, ValueError):
-        return f"{where} does not match its signature: altered or forged"
-    return None
-
-
-def entry_problems(
-    group: str,
-    seq: int,
-    fields: Mapping[str, str],
-    value: Mapping[str, int],
-    reserve: Mapping[str, int],
-    keys: checkpoint_signature.PublicKeys = None,
-) -> list[str]:
-    """The audit's check of ``day_closed`` entry #``seq``: its statement's digest, its
-    signature (with ``keys``), and each meter's closing against the journal's sums before
-    the entry (``value``, ``reserve``) less what moved after the day (``after_day``). Any
-    other entry: nothing to check (no problems)."""
-    if fields.get("type") != day_close.ENTRY_TYPE:
-        return []
-    where = f"{group}: journal #{seq} (gaming day {fields.get('day', '?')} closed)"
-    try:
-        document = json.loads(fields.get("statement", ""))
-        after = json.loads(fields.get("after_day", "") or "{}")
-        rows = {str(row["meter_id"]): row for row in document["meters"]}
-    except (ValueError, KeyError, TypeError) as error:
-        return [f"{where}: its statement does not read ({error!r})"]
-    problems = []
-    if day_close.digest(document) != fields.get("digest"):
-        problems.append(f"{where}: its statement is not the one its digest names: altered")
-    problem = signature_problem(keys, group, fields)
-    if problem:
-        problems.append(problem)
-    for meter_id in sorted(set(rows) | {m for m in value if value[m] or reserve.get(m, 0)}):
-        row = rows.get(meter_id, {})
-        moved = after.get(meter_id, [0, 0])
-        for name, sums, index in (("value", value, 0), ("reserve", reserve, 1)):
-            closing = int(row.get(f"closing_{name}_microcents", 0))
-            summed = sums.get(meter_id, 0) - int(moved[index])
-            if closing != summed:
-                problems.append(
-                    f"{where}: meter {meter_id} closes with {name} "
-                    f"{day_close.money(closing)} but the journal sums it to "
-                    f"{day_close.money(summed)} at the day's end (difference "
-                    f"{day_close.money(closing - summed)})"
-                )
-    return problems
 
 
 def verify(

@@ -60,7 +60,6 @@ from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
-from controller.api.status import code_label
 from controller.domain.config import MUST_HIT_BY, TableConfig, WagerOffer
 from controller.domain.identity import Identity
 from controller.domain.odds import paytable_odds
@@ -97,6 +96,20 @@ def _cert_name(certificate: x509.Certificate) -> str:
 
 # Seconds; around the latency objective of a settlement (tens of milliseconds).
 LATENCY_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
+
+
+def code_label(code: grpc.StatusCode) -> str:
+    """A status code as the ``grpc_code`` label value of go-grpc-prometheus, which stock
+    dashboards and the rules in deploy/ query: ``OK``, ``InvalidArgument``, ``Unavailable``."""
+    if code is grpc.StatusCode.OK:
+        return "OK"
+    if code is grpc.StatusCode.CANCELLED:
+        return "Canceled"  # Go's spelling
+    return code.name.title().replace("_", "")
+
+
+CODE_LABELS = tuple(code_label(code) for code in grpc.StatusCode)
+"""Every ``grpc_code`` label value, for the series created at zero."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,7 +273,7 @@ class Metrics:
 
     ``multiprocess_dir``: this process is one of the workers of ``serve --workers N``, and
     ``PROMETHEUS_MULTIPROC_DIR`` named this directory before prometheus-client was imported
-    (:mod:`controller.workers`). The counters, histograms and gauges then live in files
+    (:mod:`controller.runtime.workers`). The counters, histograms and gauges then live in files
     there, and :attr:`exposed` - what the one metrics endpoint serves - merges every
     worker's: counters and histograms summed, state gauges the most recent value (the
     lowest for ``jackpot_redis_up`` and ``jackpot_link_group_serving``, the sum for

@@ -91,7 +91,7 @@ RULES_ACTOR = "jackpot-controller serve --rules"
 async def apply(store: RedisStore, submission: RulesSubmission, skip: Collection[str] = ()) -> None:
     """Create the submission's link groups, meters and tables (idempotent), except in the
     link groups of ``skip`` (lost or stopped: never created again, see
-    :mod:`controller.state_guard`)."""
+    :mod:`controller.store.state_guard`)."""
     for group in submission.link_groups:
         if group.link_group_id not in skip:
             await store.catalog.create_link_group(group, actor=RULES_ACTOR)

@@ -15,7 +15,7 @@ import logging
 import signal
 from collections.abc import Callable
 
-from controller.server import ControllerServer, ServerConfig
+from controller.runtime.server import ControllerServer, ServerConfig
 
 log = logging.getLogger("controller")
 

@@ -25,20 +25,19 @@ from controller.api.limits import RateLimiter, StreamSlots
 from controller.api.liveness import TableLiveness
 from controller.api.meter_watch import MeterWatcher
 from controller.api.peers import Authenticator, DenyList
-from controller.api.status import CODE_LABELS
 from controller.api.table_service import TableService
 from controller.domain.payout_compliance import DEFAULT, PRESETS, PayoutCompliance
 from controller.domain.submission import RulesSubmission
-from controller.http import HttpEndpoint
-from controller.metrics import Metrics
-from controller.position_key import read_position_key
-from controller.rules_file import apply as apply_rules
-from controller.state_guard import StateGuard
+from controller.observability.http import HttpEndpoint
+from controller.observability.metrics import CODE_LABELS, Metrics
+from controller.runtime.rules_file import apply as apply_rules
+from controller.security.position_key import read_position_key
+from controller.security.tls import ServerCertificates, TLSFiles, is_loopback
 from controller.store.connection import follow_primary
 from controller.store.persistence import Persistence
 from controller.store.redis_store import DEFAULT_MAX_CONNECTIONS, RedisStore
 from controller.store.rounds import DEFAULT_MAX_ROUND_STEP, DEFAULT_ROUND_RETENTION_SECONDS
-from controller.tls import ServerCertificates, TLSFiles, is_loopback
+from controller.store.state_guard import StateGuard
 from controller.web.app import WebApp
 from jackpot.errors import FailedPrecondition, StoreUnavailable
 from jackpot.v1 import jackpot_pb2, jackpot_pb2_grpc
@@ -78,14 +77,16 @@ class ServerConfig:
     ``sentinel://`` URL (:mod:`controller.store.connection`); ``redis_password`` and
     ``sentinel_password`` are never logged or shown (they stay out of ``repr``).
     ``reuse_port`` and ``metrics_dir`` make it one worker of ``serve --workers N``
-    (:mod:`controller.workers`).
+    (:mod:`controller.runtime.workers`).
     """
 
     listen: str = "127.0.0.1:50051"
     redis_url: str = "redis://127.0.0.1:6379/0"
     tls: TLSFiles | None = None
     deny_list: Path | None = None
-    position_key: Path | None = None  # the macs over tables' positions (controller.position_key)
+    position_key: Path | None = (
+        None  # the macs over tables' positions (controller.security.position_key)
+    )
     redis_password: str | None = field(default=None, repr=False)
     sentinel_password: str | None = field(default=None, repr=False)
     metrics_port: int | None = 9102
@@ -109,7 +110,9 @@ class ServerConfig:
     rules: tuple[RulesSubmission, ...] = ()  # applied at start, in order
     first_install: bool = False  # a Redis without an installation record is a new one
     reuse_port: bool = False  # one of the workers sharing ``listen`` (SO_REUSEPORT)
-    metrics_dir: str | None = None  # the workers' PROMETHEUS_MULTIPROC_DIR (controller.workers)
+    metrics_dir: str | None = (
+        None  # the workers' PROMETHEUS_MULTIPROC_DIR (controller.runtime.workers)
+    )
     # what a hand-pay needs (tax-form reference, witness): docs/payout-compliance.md; the
     # default is the CLI's, us-default (``PRESETS[NONE]`` asks for nothing)
     payout_compliance: PayoutCompliance = PRESETS[DEFAULT]

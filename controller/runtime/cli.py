@@ -5,7 +5,7 @@
         --tls-cert certs/controller.crt --tls-key certs/controller.key --client-ca certs/ca.crt
 
 Every option may also come from ``--config FILE`` (TOML) or ``JACKPOT_<OPTION>`` environment
-variables (:mod:`controller.settings`). Mutual TLS is required; ``--insecure`` serves
+variables (:mod:`controller.runtime.settings`). Mutual TLS is required; ``--insecure`` serves
 plaintext for development, on a loopback address only.
 """
 
@@ -18,15 +18,16 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from controller import logs, settings, workers
 from controller.api.peers import DenyListError, read_deny_list
 from controller.domain import payout_compliance
-from controller.position_key import read_position_key, write_position_key
-from controller.rules_file import load_submission
-from controller.server import MAX_CALLS_PER_CALLER, MAX_CONCURRENT_RPCS, ServerConfig
-from controller.serving import run_server
+from controller.observability import logs
+from controller.runtime import settings, workers
+from controller.runtime.rules_file import load_submission
+from controller.runtime.server import MAX_CALLS_PER_CALLER, MAX_CONCURRENT_RPCS, ServerConfig
+from controller.runtime.serving import run_server
+from controller.security.position_key import read_position_key, write_position_key
+from controller.security.tls import TLSFiles, is_loopback
 from controller.store import cluster, connection
-from controller.tls import TLSFiles, is_loopback
 from jackpot.errors import InvalidAmount, InvalidConfiguration, JackpotError
 from jackpot.money import parse_dollars_cents
 
@@ -51,7 +52,7 @@ def add_serve_command(
     commands: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> argparse.ArgumentParser:
     """Add ``serve`` and its options (each also a ``--config`` key and a ``JACKPOT_<OPTION>``
-    variable); its parser, which :func:`controller.settings.apply` fills in."""
+    variable); its parser, which :func:`controller.runtime.settings.apply` fills in."""
     serve = commands.add_parser("serve", help="serve TableService and AdminService over gRPC")
     serve.add_argument(
         "--config",

@@ -2,7 +2,7 @@
 
 One Python process serves about one core's worth of rounds (the GIL); workers use the other
 cores of a host without more addresses to configure. This process (the supervisor) starts N
-worker processes, each a whole :class:`~controller.server.ControllerServer` listening on the
+worker processes, each a whole :class:`~controller.runtime.server.ControllerServer` listening on the
 same address with ``SO_REUSEPORT``: the kernel spreads new connections over them (a table
 agent keeps its connection, so its calls stay on one worker). The controller is stateless,
 so any worker may serve any call, as any replica may.
@@ -10,7 +10,7 @@ so any worker may serve any call, as any replica may.
 Metrics: one endpoint, served by worker 0 on ``--metrics-port``, with prometheus-client's
 multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``, a fresh directory for each start, removed
 at the stop): call counters and latency histograms are summed over the workers, state gauges
-read from Redis are exported once (:class:`~controller.metrics.Metrics`).
+read from Redis are exported once (:class:`~controller.observability.metrics.Metrics`).
 
 Health: each worker answers gRPC health for itself; ``/healthz`` and ``/livez`` are worker
 0's. Should any worker end, the supervisor stops the others and exits 1, so that the
@@ -33,7 +33,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from types import FrameType
 
-from controller.server import ServerConfig
+from controller.runtime.server import ServerConfig
 
 log = logging.getLogger("controller.workers")
 
@@ -69,7 +69,8 @@ def check_address(listen: str, workers: int) -> None:
 
 def _worker(config: ServerConfig, log_level: str, ready: Connection) -> None:
     """One worker process: serve until SIGTERM or SIGINT; say "ready" once serving."""
-    from controller import logs, serving  # imported here: the worker is a fresh interpreter
+    from controller.observability import logs
+    from controller.runtime import serving  # imported here: the worker is a fresh interpreter
 
     logs.configure(log_level)
     serving.run_server(config, lambda: ready.send("ready"))

@@ -1,16 +1,16 @@
 """Restore verifies, then writes: a lost link group comes back only as its journal made it.
 
 ``jackpotctl restore --from DIR --link-group G --checkpoint-key FILE --reason ...`` rebuilds a
-link group that Redis lost from its export (:mod:`controller.journal_export`). Nothing is
+link group that Redis lost from its export (:mod:`controller.journal.export`). Nothing is
 written until every check below passed; the first difference found is the refusal
-(:class:`~controller.journal_export.ExportError`, naming the record and the journal entry):
+(:class:`~controller.journal.export.ExportError`, naming the record and the journal entry):
 
-1. **The offline audit** of the export (:func:`controller.audit.verify_export` with the
+1. **The offline audit** of the export (:func:`controller.journal.audit.verify_export` with the
    checkpoint public key, which a restore requires): the hash chain of ``journal.jsonl`` from
    its first entry or from the signed ``chain_start.json``, the snapshot's checkpoint
    (signature, hash, sums) and the snapshot's meters against the journal's sums. Then the
    signatures of the snapshot's checkpoint and of the chain start again,
-   :func:`controller.checkpoint_signature.problem`.
+   :func:`controller.journal.checkpoint_signature.problem`.
 2. **The export is whole and agrees with itself** (:func:`read_export`): every entry from the
    file's first to the snapshot's sequence number, once; the chain; the sums; each pending set
    is exactly its records waiting; a retired id is not also live; held rounds and must-hit-by
@@ -121,16 +121,16 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from controller import checkpoint_signature
-from controller.audit import verify_export
 from controller.domain import correction_check, payout_compliance
 from controller.domain.config import TableConfig
 from controller.domain.games import get_game
+from controller.domain.journal_chain import GENESIS, ChainCheck, numbered_after
 from controller.domain.offers import WagerDeclaration, wager_offer
 from controller.domain.paytables import AwardRule
 from controller.domain.records import Adjustment, Checkpoint, Irregularity, Jackpot
-from controller.journal_chain import GENESIS, ChainCheck, numbered_after
-from controller.journal_export import (
+from controller.journal import checkpoint_signature
+from controller.journal.audit import verify_export
+from controller.journal.export import (
     CHAIN_START_FILE,
     JOURNAL_FILE,
     SNAPSHOT_FILE,
@@ -1378,7 +1378,8 @@ rebuilt here (their money is in the sums the audit checks)."""
 
 
 DAY_CLOSED = "day_closed"
-"""A gaming day's statement (:mod:`controller.day_close`): it makes the closed-days record."""
+"""A gaming day's statement (:mod:`controller.actions.day_close`): it makes the closed-days
+record."""
 
 
 def _decoded(what: str, raw: Any) -> dict[str, Any]:
@@ -1734,7 +1735,7 @@ async def restore(
 ) -> int:
     """Restore a lost link group from its export after checking it (see the module); answer
     the journal sequence number of the ``restored`` entry. ``seq_above``: the highest
-    sequence number the lost state may have issued (:func:`controller.reconcile.seq_above`;
+    sequence number the lost state may have issued (:func:`controller.actions.reconcile.seq_above`;
     :meth:`Snapshots.restore_epoch` numbers on after it). ``checkpoint_key``: the public
     key (or keys) of the trims' checkpoints the operator trusts, key handovers followed from
     it (required: a restore never trusts an unsigned start). ``expect_head``: a journal head

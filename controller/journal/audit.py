@@ -2,7 +2,7 @@
 
 The journal is the record; meters are its projection (design.md invariant 2). For each link
 group this checks that the journal's entries run 1, 2, 3, ... up to the group's counter, each
-carrying the hash that chains it to the one before (:mod:`controller.journal_chain`): the
+carrying the hash that chains it to the one before (:mod:`controller.domain.journal_chain`): the
 first entry that was edited, deleted, inserted or moved is named by its sequence number.
 It checks that every meter's value and reserve equal the sums of their journal deltas (seed,
 contributions, awards, resets, voids, rejections), and that the pending-jackpot count of
@@ -16,7 +16,7 @@ journal is checked up to that instant's sequence number.
 A trimmed journal (``jackpotctl journal trim``) starts after its signed checkpoint: the last
 trimmed entry's sequence number and hash, and what the trimmed entries summed to per meter.
 The chain and the sums then start from the checkpoint, whose signature is checked with the
-trimmer's public key (:mod:`controller.checkpoint_signature`), following the key handovers;
+trimmer's public key (:mod:`controller.journal.checkpoint_signature`), following the key handovers;
 a checkpoint at journal #0 holding sums, a hash or a signature is refused.
 
 A Redis without the installation record is never "OK", and heads kept from earlier
@@ -30,7 +30,7 @@ in ``chain_start.json``), every checkpoint it meets, and the snapshot's meters a
 sums.
 
 A gaming day's statement (a ``day_closed`` entry, ``jackpotctl day close``) is checked where
-the audit meets it (:func:`controller.day_close.entry_problems`): its digest, its signature
+the audit meets it (:func:`entry_problems`): its digest, its signature
 with the checkpoint key given, and each meter's closing against the audit's own sums there
 less what the entry says moved after the day.
 Payout compliance (docs/payout-compliance.md): both check every hand-pay held to a payout
@@ -49,15 +49,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller import checkpoint_signature, day_close, journal_export
-from controller.checkpoint_signature import PublicKeys
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from controller.domain import day_close
 from controller.domain.correction_check import CorrectionCheck
+from controller.domain.journal_chain import GENESIS, ChainCheck
 from controller.domain.mystery import CommitmentCheck
 from controller.domain.payout_compliance import PaymentCheck
 from controller.domain.records import Checkpoint, LinkGroupSnapshot
 from controller.domain.staged import StagedCheck
 from controller.domain.staged_tables import TableStagedCheck
-from controller.journal_chain import GENESIS, ChainCheck
+from controller.journal import checkpoint_signature
+from controller.journal import export as journal_export
+from controller.journal.checkpoint_signature import PublicKeys
 from controller.store import codec
 from controller.store.redis_store import RedisStore
 from jackpot.epochs import Epoch
@@ -181,7 +186,7 @@ async def _audit_once(
         if expected and entry.seq == expected[0]:
             expected_hash = entry.fields.get("hash", "")
         if entry.fields.get("type") == day_close.ENTRY_TYPE:  # a gaming day's statement
-            report.differences += day_close.entry_problems(
+            report.differences += entry_problems(
                 link_group_id, entry.seq, entry.fields, value, reserve, checkpoint_key
             )
         if entry.meter_id:
@@ -534,7 +539,7 @@ def _check_statement(
     """An exported gaming day's statement (``day_closed``, up to the snapshot's seq ``end``)
     against the sums of the exported entries before it."""
     if seq <= end:
-        report.differences += day_close.entry_problems(
+        report.differences += entry_problems(
             link_group_id, seq, fields, sums[0], sums[1], checkpoint_key
         )
 
@@ -569,3 +574,70 @@ def _check_checkpoint(
         if any(held.get(meter, 0) != summed[meter] for meter in set(held) | set(summed)):
             report.differences.append(f"{where} does not hold what the exported entries sum to")
             return
+
+
+def signature_problem(
+    keys: checkpoint_signature.PublicKeys, group: str, fields: Mapping[str, str]
+) -> str | None:
+    """Why a ``day_closed`` entry's signature fails with the trusted ``keys``; None when it
+    holds (or no key is given: nothing to check it with)."""
+    if keys is None:
+        return None
+    given = [keys] if isinstance(keys, Ed25519PublicKey) else list(keys)
+    by_id = {checkpoint_signature.key_id(key): key for key in given}
+    where = f"{group}: the statement of gaming day {fields.get('day', '?')}"
+    key = by_id.get(fields.get("signed_by", ""))
+    if key is None:
+        return (
+            f"{where} is signed by key {fields.get('signed_by') or '(none)'}, not by a key given "
+            f"({', '.join(sorted(by_id))})"
+        )
+    message = day_close.signed_message(group, fields.get("day", ""), fields.get("digest", ""))
+    try:
+        key.verify(bytes.fromhex(fields.get("signature", "")), message)
+    except (InvalidSignature, ValueError):
+        return f"{where} does not match its signature: altered or forged"
+    return None
+
+
+def entry_problems(
+    group: str,
+    seq: int,
+    fields: Mapping[str, str],
+    value: Mapping[str, int],
+    reserve: Mapping[str, int],
+    keys: checkpoint_signature.PublicKeys = None,
+) -> list[str]:
+    """The audit's check of ``day_closed`` entry #``seq``: its statement's digest, its
+    signature (with ``keys``), and each meter's closing against the journal's sums before
+    the entry (``value``, ``reserve``) less what moved after the day (``after_day``). Any
+    other entry: nothing to check (no problems)."""
+    if fields.get("type") != day_close.ENTRY_TYPE:
+        return []
+    where = f"{group}: journal #{seq} (gaming day {fields.get('day', '?')} closed)"
+    try:
+        document = json.loads(fields.get("statement", ""))
+        after = json.loads(fields.get("after_day", "") or "{}")
+        rows = {str(row["meter_id"]): row for row in document["meters"]}
+    except (ValueError, KeyError, TypeError) as error:
+        return [f"{where}: its statement does not read ({error!r})"]
+    problems = []
+    if day_close.digest(document) != fields.get("digest"):
+        problems.append(f"{where}: its statement is not the one its digest names: altered")
+    problem = signature_problem(keys, group, fields)
+    if problem:
+        problems.append(problem)
+    for meter_id in sorted(set(rows) | {m for m in value if value[m] or reserve.get(m, 0)}):
+        row = rows.get(meter_id, {})
+        moved = after.get(meter_id, [0, 0])
+        for name, sums, index in (("value", value, 0), ("reserve", reserve, 1)):
+            closing = int(row.get(f"closing_{name}_microcents", 0))
+            summed = sums.get(meter_id, 0) - int(moved[index])
+            if closing != summed:
+                problems.append(
+                    f"{where}: meter {meter_id} closes with {name} "
+                    f"{day_close.money(closing)} but the journal sums it to "
+                    f"{day_close.money(summed)} at the day's end (difference "
+                    f"{day_close.money(closing - summed)})"
+                )
+    return problems

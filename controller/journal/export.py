@@ -18,7 +18,7 @@
 
 and then records in Redis that the journal is exported up to there.
 
-Every entry carries its hash chain value (``hash``, :mod:`controller.journal_chain`), so the
+Every entry carries its hash chain value (``hash``, :mod:`controller.domain.journal_chain`), so the
 file is checked offline by ``jackpotctl audit verify --file DIR``. A first export of a journal
 already trimmed also writes ``chain_start.json``: the signed checkpoint the file's first entry
 chains to.
@@ -28,7 +28,7 @@ oldest entries that are both exported and older than the retention window, never
 one (the next entry chains to it). It first checks the signature of the checkpoint and the
 hash chain of the entries it deletes, computes the checkpoint they lead to (the last one's
 sequence number and hash, and what they moved per meter) and signs it
-(:mod:`controller.checkpoint_signature`); the trim script applies exactly that checkpoint,
+(:mod:`controller.journal.checkpoint_signature`); the trim script applies exactly that checkpoint,
 with its signature, in the same atomic step as the deletion (``trim_journal.lua``), so
 ``audit verify`` still proves every meter and the chain from the checkpoint on. A key that
 is not the checkpoint's current one (a retired key) signs nothing.
@@ -39,7 +39,7 @@ checkpoint anew, and one atomic step journals ``checkpoint_key_rotated`` and wri
 (``rotate_checkpoint_key.lua``; docs/journal.md "Key handling").
 
 **Restore** (``jackpotctl restore --from DIR --link-group G --checkpoint-key FILE --reason
-...``; :mod:`controller.journal_restore`) rebuilds a link group that Redis lost from its
+...``; :mod:`controller.journal.restore`) rebuilds a link group that Redis lost from its
 latest export, after the offline audit of the export with the checkpoint key, and after
 rebuilding every record it writes from the journal entries that made it (refusing any that
 differs, and any table or meter another link group owns): every record is written back as
@@ -59,17 +59,16 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from controller import checkpoint_signature
 from controller.domain.bounds import check_id
+from controller.domain.journal_chain import GENESIS, ChainCheck, numbered_after
 from controller.domain.records import Checkpoint, JournalEntry
-from controller.journal_chain import GENESIS, ChainCheck, numbered_after
+from controller.journal import checkpoint_signature
 from controller.store.redis_store import RedisStore
 from jackpot.errors import (
     FailedPrecondition,
@@ -78,9 +77,6 @@ from jackpot.errors import (
     JackpotError,
     NotFound,
 )
-
-if TYPE_CHECKING:
-    from controller import journal_restore
 
 JOURNAL_FILE = "journal.jsonl"
 SNAPSHOT_FILE = "snapshot.json"
@@ -329,7 +325,7 @@ async def rotate_key(
     actor: str,
 ) -> int:
     """Hand the link group's checkpoint key over from ``signing_key`` (the current key) to
-    ``new_signing_key``: the old key signs the :class:`~controller.checkpoint_signature.
+    ``new_signing_key``: the old key signs the :class:`~controller.journal.checkpoint_signature.
     Handover`, the new key signs the checkpoint anew over the handover list, and one atomic
     step journals ``checkpoint_key_rotated`` and writes both (``rotate_checkpoint_key.lua``).
     Answer the entry's sequence number. Refused (:class:`FailedPrecondition`) when the old
@@ -385,44 +381,6 @@ async def rotate_key(
 def _time_ms(entry_id: str) -> int:
     """When Redis appended a stream entry (ms since the epoch), from its id."""
     return int(entry_id.partition("-")[0])
-
-
-# The restore side lives in controller.journal_restore (which imports this module's names);
-# read_export and restore stay callable from here.
-
-
-def read_export(directory: Path, link_group_id: str) -> journal_restore.Export:
-    """:func:`controller.journal_restore.read_export`."""
-    from controller import journal_restore
-
-    return journal_restore.read_export(directory, link_group_id)
-
-
-async def restore(
-    store: RedisStore,
-    directory: Path,
-    link_group_id: str,
-    *,
-    checkpoint_key: Ed25519PublicKey | Sequence[Ed25519PublicKey],
-    actor: str,
-    reason: str,
-    expect_head: tuple[int, str] | None = None,
-    seq_above: int = 0,
-) -> int:
-    """:func:`controller.journal_restore.restore`: restore a lost link group from its export,
-    after checking it; answer the journal seq of the ``restored`` entry."""
-    from controller import journal_restore
-
-    return await journal_restore.restore(
-        store,
-        directory,
-        link_group_id,
-        checkpoint_key=checkpoint_key,
-        actor=actor,
-        reason=reason,
-        expect_head=expect_head,
-        seq_above=seq_above,
-    )
 
 
 def read_json(path: Path, group: str) -> dict[str, Any]:

@@ -1,0 +1,1 @@
+"""The controller's certificates, its TLS contexts and the tables' position key."""
