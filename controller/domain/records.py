@@ -282,7 +282,8 @@ class LinkGroupSnapshot:
     meter of every pending jackpot, and the checkpoint the journal now starts after."""
 
     seq: int
-    meter_count: int
+    meters_unchanged: bool
+    """Whether the meter set was still exactly the ids the snapshot was asked for."""
     meters: tuple[MeterBalance, ...]
     pending_jackpot_meters: tuple[str, ...]
     checkpoint: Checkpoint = field(default_factory=Checkpoint)

@@ -417,7 +417,7 @@ def link_group_snapshot(
         corrupt.append(str(CorruptRecord("jackpot", str(bad["id"]), jackpots_key, bad["why"])))
     return LinkGroupSnapshot(
         seq=int(reply["seq"]),
-        meter_count=int(reply["meter_count"]),
+        meters_unchanged=reply["same_meters"] is True,
         meters=tuple(meters),
         pending_jackpot_meters=tuple(str(m) for m in items(reply.get("pending_meters"))),
         checkpoint=checkpoint(reply.get("checkpoint") or {}),

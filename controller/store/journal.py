@@ -55,7 +55,7 @@ class Journal:
             snapshot = codec.link_group_snapshot(
                 raw, {meter_id: group.meter(meter_id) for meter_id in ids}, group.jackpots
             )
-            if snapshot.meter_count == len(ids):
+            if snapshot.meters_unchanged:
                 return snapshot
         raise StoreUnavailable(f"link group {link_group_id} kept changing; audit it again")
 

@@ -56,7 +56,8 @@ class Snapshots:
 
     async def export_snapshot(self, link_group_id: str, attempts: int = 5) -> dict[str, Any]:
         """Everything of a link group a restore needs besides the journal, at one instant
-        (one read-only script; read again if a meter or table was added meanwhile), with the
+        (one read-only script; read again if the meters, tables or open rounds changed
+        meanwhile, even to sets of the same sizes), with the
         installation record: every per-group key that is state (``export_snapshot.lua``
         names them), never a must-hit-by meter's secret. Amounts stay the decimal strings
         Redis holds."""
@@ -109,8 +110,7 @@ class Snapshots:
                 confirm=False,
             )
             snapshot: dict[str, Any] = json.loads(raw)
-            counts = (snapshot["meter_count"], snapshot["table_count"], snapshot["open_count"])
-            if counts == (len(meter_ids), len(table_ids), len(open_ids)):
+            if snapshot.pop("same_sets"):
                 if not snapshot["info"]:
                     raise NotFound(f"link group {link_group_id} does not exist")
                 snapshot["link_group_id"] = link_group_id

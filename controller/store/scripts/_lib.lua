@@ -54,6 +54,20 @@ end
 
 -- A stored number (0 when missing); one that is not an integer is refused as corrupt (a
 -- script that read it as 0 would write the 0 back).
+local function same_members(set_key, ids)
+  -- Whether the set holds exactly ids (read before the script ran): one SISMEMBER per id,
+  -- so the loop is bounded by the caller's list, refused at once on a size mismatch.
+  if redis.call('SCARD', set_key) ~= #ids then
+    return false
+  end
+  for _, id in ipairs(ids) do
+    if redis.call('SISMEMBER', set_key, id) == 0 then
+      return false
+    end
+  end
+  return true
+end
+
 local function num(value)
   if not value then
     return 0

@@ -1,7 +1,8 @@
 -- Read-only: one consistent instant of a link group for the audit. Returns JSON with the
--- journal's last sequence number, the meter set's size, and each named meter's value,
--- reserve and pending count, plus the meter of every pending jackpot. The audit then sums
--- the journal up to that sequence number only, so live play does not cause false differences.
+-- journal's last sequence number, whether the meter set is still exactly ARGV (else the
+-- caller reads again), and each named meter's value, reserve and pending count, plus the
+-- meter of every pending jackpot. The audit then sums the journal up to that sequence
+-- number only, so live play does not cause false differences.
 -- With a trimmed journal, the checkpoint (KEYS[5]) gives what the trimmed entries summed to.
 -- The stream id of the journal's last entry tells the entries written later (a sequence
 -- number could be forged) from those the audit checks. A pending jackpot whose record does
@@ -43,5 +44,5 @@ end
 local last = redis.call('XREVRANGE', KEYS[6 + #ARGV], '+', '-', 'COUNT', 1)[1]
 return cjson.encode({seq = redis.call('GET', KEYS[1]) or '0',
   last_entry_id = last and last[1] or '',
-  meter_count = redis.call('SCARD', KEYS[2]), meters = meters,
+  same_meters = same_members(KEYS[2], ARGV), meters = meters,
   pending_meters = pending_meters, checkpoint = checkpoint, corrupt_jackpots = corrupt_jackpots})

@@ -13,6 +13,9 @@
 -- ARGV: 1 meter ids JSON, 2 table ids JSON, 3 open round names JSON ("<table>:<round>"),
 --       4 ids JSON of the group's tables not in its tables set (retired ones, or ones being
 --       registered: only hashes with 'retired_seq' are answered)
+-- 'same_sets' is false when the meters, tables or open rounds sets are no longer exactly the
+-- ids read before the script (a round settled and another locked out meanwhile keeps the
+-- sizes): the caller reads again, never exports a settled round as open.
 local function map(flat)
   local m = {}
   for i = 1, #flat, 2 do
@@ -43,10 +46,11 @@ end
 return cjson.encode({info = map(redis.call('HGETALL', KEYS[1])),
   epoch = map(redis.call('HGETALL', KEYS[2])), seq = redis.call('GET', KEYS[3]) or '0',
   checkpoint = map(redis.call('HGETALL', KEYS[4])),
-  meter_count = redis.call('SCARD', KEYS[5]), table_count = redis.call('SCARD', KEYS[6]),
+  same_sets = same_members(KEYS[5], meter_ids) and same_members(KEYS[6], table_ids)
+    and same_members(KEYS[10], open_ids),
   meters = meters, tables = tables, jackpots = map(redis.call('HGETALL', KEYS[7])),
   pending = redis.call('SMEMBERS', KEYS[8]), counters = map(redis.call('HGETALL', KEYS[9])),
-  open_count = redis.call('SCARD', KEYS[10]), rounds = rounds,
+  rounds = rounds,
   irregularities = map(redis.call('HGETALL', KEYS[11])),
   maintenance = map(redis.call('HGETALL', KEYS[12])),
   adjustments = map(redis.call('HGETALL', KEYS[13])),

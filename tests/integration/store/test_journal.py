@@ -3,13 +3,15 @@ audit's snapshot at one instant, the export mark."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from controller.domain.config import TableConfig
+from controller.domain.config import MeterConfig, TableConfig
 from controller.store import keys
 from controller.store.redis_store import RedisStore
 from jackpot.errors import CorruptRecord, InvalidArgument
-from tests.integration.store.conftest import GROUP, METER, NOTHING, play
+from tests.integration.store.conftest import GROUP, METER, NOTHING, RESET_CENTS, play
 
 SETUP = ["link_group_created", "meter_created", "table_registered"]
 
@@ -47,10 +49,41 @@ async def test_the_checkpoint_and_the_export_mark(store: RedisStore, table: Tabl
     assert await store.journal.mark_exported(GROUP, seq) == seq
     assert await store.journal.days_closed(GROUP) == {}
     snapshot = await store.journal.audit_snapshot(GROUP)
-    assert snapshot.meter_count == 1 and snapshot.seq == seq
+    assert snapshot.meters_unchanged and snapshot.seq == seq
 
 
 async def test_the_counters_count_rounds(store: RedisStore, table: TableConfig) -> None:
     await play(store, table, 1, NOTHING)
     counters = await store.journal.counters(GROUP)
     assert counters and all(value >= 0 for value in counters.values())
+
+
+async def test_the_audit_snapshot_reads_again_when_a_meter_is_swapped_meanwhile(
+    store: RedisStore, table: TableConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between listing the meters and reading them, one meter retires and another is created:
+    the set keeps its size but not its members. The audit reads again rather than check the
+    journal against a meter list that no longer holds (the new meter's seed unchecked)."""
+    await store.catalog.create_meter(
+        MeterConfig("spare", GROUP, "caribbean-stud", RESET_CENTS, 150_000), actor="test"
+    )
+    read = store.journal._run
+    calls = 0
+
+    async def swap_a_meter(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await store.controls.enter_maintenance(GROUP, actor="a", actor_cert="a", reason="x")
+            await store.controls.retire_meter(
+                "spare", METER, actor="a", actor_cert="a", reason="unused", approval="t-1"
+            )
+            await store.catalog.create_meter(
+                MeterConfig("fresh", GROUP, "caribbean-stud", RESET_CENTS, 150_000), actor="a"
+            )
+        return await read(*args, **kwargs)
+
+    monkeypatch.setattr(store.journal, "_run", swap_a_meter)
+    snapshot = await store.journal.audit_snapshot(GROUP)
+    assert calls == 2, "the audit did not read again after the meters changed"
+    assert {m.meter_id for m in snapshot.meters} == {METER, "fresh"}
