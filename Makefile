@@ -46,7 +46,7 @@ bench: bootstrap
 	$(BIN)/python -m bench.journal_memory
 	$(BIN)/python -m bench.journal_hash
 	$(BIN)/python -m bench.scale
-	$(BIN)/python -m bench.against $(BENCH_REF)
+	$(BIN)/python -m bench.against $(BENCH_REF) --together --pairs 8
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

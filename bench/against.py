@@ -14,7 +14,14 @@ checkout first) give the geometric mean of their ratios, in which the first run'
 cancels (REF first measures r/b, this first r*b: the mean is r), and the median of those is
 taken. A balanced median at or below 1.00 says this checkout is no slower. The plain median
 of the pair ratios is printed too: with few pairs it falls on one side of the order's bias.
-Bounded: 1 to 20 pairs, each run at most 60 s.
+
+With ``--together`` the two runs of a pair run at the same time, each with its own
+redis-server, controller and load, so that a disturbance of the machine (another job, the
+host taking the cores) weighs on both alike; the ratio is then taken as is (the plain median
+is the verdict). On this project's 2-core machine, four pairs of the same commit run
+together gave controller ratios of 0.99-1.04; one commit against another gave pair ratios
+of 0.85-1.43 one after the other (6 pairs) and 1.02-1.16 together (8 pairs). Bounded: 1 to
+20 pairs, each run at most 60 s.
 """
 
 from __future__ import annotations
@@ -44,8 +51,9 @@ def _git(root: Path, *args: str) -> str:
     ).stdout.strip()
 
 
-def run_once(checkout: Path, seconds: float, clients: int) -> dict[str, float]:
-    """One ``bench.rounds_cpu`` run from ``checkout``; its JSON answer."""
+def _start(checkout: Path, seconds: float, clients: int) -> subprocess.Popen[str]:
+    """Start one ``bench.rounds_cpu`` run from ``checkout`` (its own code: ``PYTHONPATH``
+    and the working directory are the checkout)."""
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     command = [
         sys.executable,
@@ -56,17 +64,54 @@ def run_once(checkout: Path, seconds: float, clients: int) -> dict[str, float]:
         "--clients",
         str(clients),
     ]
-    done = subprocess.run(
-        command, cwd=checkout, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S
+    return subprocess.Popen(
+        command,
+        cwd=checkout,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    if done.returncode != 0 or not lines:
+
+
+def _answer(checkout: Path, run: subprocess.Popen[str]) -> dict[str, float]:
+    """The JSON answer of a run :func:`_start` started, once it ends (killed after
+    ``RUN_TIMEOUT_S``)."""
+    try:
+        stdout, stderr = run.communicate(timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        run.kill()
+        run.communicate()
         raise RuntimeError(
-            f"bench.rounds_cpu in {checkout.name} exited {done.returncode}: "
-            f"{done.stderr.strip()[-2000:]}"
+            f"bench.rounds_cpu in {checkout.name} ran over {RUN_TIMEOUT_S:g} s"
+        ) from None
+    lines = [line for line in stdout.splitlines() if line.startswith("{")]
+    if run.returncode != 0 or not lines:
+        raise RuntimeError(
+            f"bench.rounds_cpu in {checkout.name} exited {run.returncode}: {stderr.strip()[-2000:]}"
         )
     answer: dict[str, float] = json.loads(lines[-1])
     return answer
+
+
+def run_once(checkout: Path, seconds: float, clients: int) -> dict[str, float]:
+    """One ``bench.rounds_cpu`` run from ``checkout``; its JSON answer."""
+    return _answer(checkout, _start(checkout, seconds, clients))
+
+
+def run_together(
+    checkouts: Sequence[tuple[str, Path]], seconds: float, clients: int
+) -> dict[str, dict[str, float]]:
+    """One ``bench.rounds_cpu`` run from each checkout, all at the same time, so that
+    whatever else the machine does meanwhile weighs on each alike; their answers by name."""
+    runs = [(name, checkout, _start(checkout, seconds, clients)) for name, checkout in checkouts]
+    try:
+        return {name: _answer(checkout, run) for name, checkout, run in runs}
+    finally:
+        for _, _, run in runs:
+            if run.poll() is None:
+                run.kill()
+                run.communicate()
 
 
 def balanced_ratios(ratios: Sequence[float]) -> list[float]:
@@ -87,6 +132,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=8, help=f"pairs of runs, 1 to {MAX_PAIRS}")
     parser.add_argument("--seconds", type=float, default=6.0, help="measured window of a run")
     parser.add_argument("--clients", type=int, default=QUICK.clients, help="generator processes")
+    parser.add_argument(
+        "--together",
+        action="store_true",
+        help="run each pair's two runs at the same time rather than one after the other",
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.pairs <= MAX_PAIRS:
         parser.error(f"--pairs must be 1 to {MAX_PAIRS}")
@@ -110,10 +160,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             order = [("ref", base), ("this", here)]
             if pair % 2:
                 order.reverse()
-            results = {
-                name: run_once(checkout, args.seconds, args.clients) for name, checkout in order
-            }
-            line = [f"pair {pair + 1:2d} ({order[0][0]} first):"]
+            if args.together:
+                results = run_together(order, args.seconds, args.clients)
+            else:
+                results = {
+                    name: run_once(checkout, args.seconds, args.clients) for name, checkout in order
+                }
+            how = "together" if args.together else f"{order[0][0]} first"
+            line = [f"pair {pair + 1:2d} ({how}):"]
             for key in KEYS:
                 ratio = results["this"][key] / results["ref"][key]
                 ratios[key].append(ratio)
@@ -148,6 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "head": head,
                 "dirty": dirty,
                 "pairs": args.pairs,
+                "together": args.together,
                 "controller_ratio_median": medians[KEYS[0]],
                 "redis_ratio_median": medians[KEYS[1]],
                 "controller_ratio_balanced": balanced[KEYS[0]],
