@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import pytest
 
@@ -64,3 +65,21 @@ async def play(store: RedisStore, table: TableConfig, round_id: int, *hands: str
     return await store.rounds.settle(
         table, round_id, plan, locked.lockout_fingerprint, settle_fingerprint(dealt)
     )
+
+
+def step_between_reads(
+    monkeypatch: pytest.MonkeyPatch, aggregate: Any, step: Callable[[], Awaitable[None]]
+) -> list[int]:
+    """Run ``step`` (another caller's change) just before ``aggregate``'s first script call,
+    after what it read before it: the returned list holds the number of its script calls."""
+    run = aggregate._run
+    calls = [0]
+
+    async def first_the_step(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        if calls[0] == 1:
+            await step()
+        return await run(*args, **kwargs)
+
+    monkeypatch.setattr(aggregate, "_run", first_the_step)
+    return calls

@@ -3,15 +3,20 @@ audit's snapshot at one instant, the export mark."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from controller.domain.config import MeterConfig, TableConfig
 from controller.store import keys
 from controller.store.redis_store import RedisStore
 from jackpot.errors import CorruptRecord, InvalidArgument
-from tests.integration.store.conftest import GROUP, METER, NOTHING, RESET_CENTS, play
+from tests.integration.store.conftest import (
+    GROUP,
+    METER,
+    NOTHING,
+    RESET_CENTS,
+    play,
+    step_between_reads,
+)
 
 SETUP = ["link_group_created", "meter_created", "table_registered"]
 
@@ -67,23 +72,17 @@ async def test_the_audit_snapshot_reads_again_when_a_meter_is_swapped_meanwhile(
     await store.catalog.create_meter(
         MeterConfig("spare", GROUP, "caribbean-stud", RESET_CENTS, 150_000), actor="test"
     )
-    read = store.journal._run
-    calls = 0
 
-    async def swap_a_meter(*args: Any, **kwargs: Any) -> Any:
-        nonlocal calls
-        calls += 1
-        if calls == 1:
-            await store.controls.enter_maintenance(GROUP, actor="a", actor_cert="a", reason="x")
-            await store.controls.retire_meter(
-                "spare", METER, actor="a", actor_cert="a", reason="unused", approval="t-1"
-            )
-            await store.catalog.create_meter(
-                MeterConfig("fresh", GROUP, "caribbean-stud", RESET_CENTS, 150_000), actor="a"
-            )
-        return await read(*args, **kwargs)
+    async def swap_a_meter() -> None:
+        await store.controls.enter_maintenance(GROUP, actor="a", actor_cert="a", reason="x")
+        await store.controls.retire_meter(
+            "spare", METER, actor="a", actor_cert="a", reason="unused", approval="t-1"
+        )
+        await store.catalog.create_meter(
+            MeterConfig("fresh", GROUP, "caribbean-stud", RESET_CENTS, 150_000), actor="a"
+        )
 
-    monkeypatch.setattr(store.journal, "_run", swap_a_meter)
+    calls = step_between_reads(monkeypatch, store.journal, swap_a_meter)
     snapshot = await store.journal.audit_snapshot(GROUP)
-    assert calls == 2, "the audit did not read again after the meters changed"
+    assert calls == [2], "the audit did not read again after the meters changed"
     assert {m.meter_id for m in snapshot.meters} == {METER, "fresh"}

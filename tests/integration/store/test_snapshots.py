@@ -3,8 +3,6 @@ lost it, served again in a new epoch; never over a group that has state."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from controller.domain.config import TableConfig
@@ -12,7 +10,16 @@ from controller.domain.digests import lockout_fingerprint, settle_fingerprint
 from controller.domain.settlement import plan_settlement
 from controller.store.redis_store import RedisStore
 from jackpot.errors import AlreadyExists, NotFound
-from tests.integration.store.conftest import ACTOR, GROUP, METER, NOTHING, cards, play, wagers
+from tests.integration.store.conftest import (
+    ACTOR,
+    GROUP,
+    METER,
+    NOTHING,
+    cards,
+    play,
+    step_between_reads,
+    wagers,
+)
 
 
 async def test_an_export_restores_into_a_redis_that_lost_it(
@@ -57,27 +64,21 @@ async def test_an_export_never_holds_a_round_settled_while_it_was_read(
     writes the settled round as open (a restore would refuse the export, or settle it twice)."""
     placed = wagers(1)
     await store.rounds.lockout(table, 1, placed, lockout_fingerprint(placed))
-    read = store.snapshots._run
-    calls = 0
 
-    async def settle_one_lock_another(*args: Any, **kwargs: Any) -> Any:
-        nonlocal calls
-        calls += 1
-        if calls == 1:
-            locked = await store.rounds.locked_round(table, 1)
-            assert locked is not None
-            dealt = cards(NOTHING)
-            await store.rounds.settle(
-                table,
-                1,
-                plan_settlement(table, locked.wagers, dealt),
-                locked.lockout_fingerprint,
-                settle_fingerprint(dealt),
-            )
-            await store.rounds.lockout(table, 2, placed, lockout_fingerprint(placed))
-        return await read(*args, **kwargs)
+    async def settle_one_lock_another() -> None:
+        locked = await store.rounds.locked_round(table, 1)
+        assert locked is not None
+        dealt = cards(NOTHING)
+        await store.rounds.settle(
+            table,
+            1,
+            plan_settlement(table, locked.wagers, dealt),
+            locked.lockout_fingerprint,
+            settle_fingerprint(dealt),
+        )
+        await store.rounds.lockout(table, 2, placed, lockout_fingerprint(placed))
 
-    monkeypatch.setattr(store.snapshots, "_run", settle_one_lock_another)
+    calls = step_between_reads(monkeypatch, store.snapshots, settle_one_lock_another)
     snapshot = await store.snapshots.export_snapshot(GROUP)
-    assert calls == 2, "the export did not read again after the open rounds changed"
+    assert calls == [2], "the export did not read again after the open rounds changed"
     assert set(snapshot["rounds"]) == {"t1:2"}
