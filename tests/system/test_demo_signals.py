@@ -14,6 +14,14 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 DEADLINE_S = 90.0
+AS_FROM_A_TERMINAL = (
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGHUP, signal.SIG_DFL); "
+    "os.execvp(sys.argv[1], sys.argv[1:])",
+)
+"""Runs a command with SIGHUP at its default, as a terminal's shell starts it, even when
+the tests run with SIGHUP ignored (under ``nohup``, which make would inherit)."""
 
 
 def processes_naming(text: str) -> list[int]:
@@ -46,7 +54,9 @@ def test_the_demo_stopped_by_a_signal_leaves_nothing_behind(
     the tables, which do not stop on a SIGHUP by themselves)."""
     demo_argv = [sys.executable, str(REPO / "scripts" / "demo.py"), "--rounds", "2000"]
     demo = subprocess.Popen(
-        ["make", "--no-print-directory", "demo", "DEMO_ARGS=--rounds 2000"] if make else demo_argv,
+        [*AS_FROM_A_TERMINAL, "make", "--no-print-directory", "demo", "DEMO_ARGS=--rounds 2000"]
+        if make
+        else demo_argv,
         cwd=REPO,
         env={**os.environ, "TMPDIR": str(tmp_path)},
         stdout=subprocess.PIPE,
