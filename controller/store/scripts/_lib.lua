@@ -36,6 +36,19 @@ local function refuse_corrupt(kind, name, key, detail)
   refuse('CORRUPT', kind .. '\t' .. name .. '\t' .. key .. '\t' .. detail)
 end
 
+-- A stored JSON object as the scripts write it (nil for a missing field); one that does not
+-- parse to an object is refused as a corrupt record, never a script error.
+local function stored_object(kind, name, key, field, raw)
+  if not raw then
+    return nil
+  end
+  local ok, value = pcall(cjson.decode, raw)
+  if not ok or type(value) ~= 'table' then
+    refuse_corrupt(kind, name, key, field .. ' is not a JSON object')
+  end
+  return value
+end
+
 -- A stored integer as the scripts write it ('%d': an optional minus and digits, within
 -- MAX_EXACT), or 0 for a missing field (HMGET's false, GET's nil); anything else is refused
 -- as a corrupt record, e.g. stored_int('meter', id, key, 'value_microcents', f[1]).

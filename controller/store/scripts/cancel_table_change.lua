@@ -14,7 +14,7 @@ if not stored[1] then
   refuse('NOT_FOUND', 'table ' .. table_id .. ' is not registered')
 end
 if not stored[2] then
-  local last = stored[4] and cjson.decode(stored[4])
+  local last = stored_object('table', table_id, KEYS[1], 'staged_cancelled', stored[4])
   if last and last.by == ARGV[2] and last.reason == ARGV[4]
       and (ARGV[5] == '' or ARGV[5] == last.staged_seq) then
     return {'unchanged', last.staged_seq}

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from controller.domain.config import TableConfig
+from controller.store import keys
 from controller.store.redis_store import RedisStore
-from jackpot.errors import FailedPrecondition, NotFound
+from jackpot.errors import CorruptRecord, FailedPrecondition, NotFound
 from jackpot.money import MICROCENTS_PER_CENT
 from tests.integration.store.conftest import GROUP, METER, RESET_CENTS
 
@@ -58,3 +59,19 @@ async def test_an_adjustment_moves_money_once_another_approves_it(
     assert [a.adjustment_id for a in listed] == [requested.adjustment_id]
     with pytest.raises(NotFound, match="ids look like 'floor:17'"):
         await store.controls.get_adjustment("nonsense")
+
+
+async def test_a_corrupt_last_cancellation_is_refused_as_corrupt_naming_its_key(
+    store: RedisStore, table: TableConfig
+) -> None:
+    """A meter's or table's ``staged_cancelled`` that does not parse: a cancel is refused as
+    a corrupt record (DATA_LOSS, the key named), never a script error (INTERNAL)."""
+    group = keys.LinkGroupKeys(GROUP)
+    await store.client.hset(group.meter(METER), "staged_cancelled", "{not json")
+    await store.client.hset(group.table("t1"), "staged_cancelled", "[1, 2")
+    with pytest.raises(CorruptRecord, match=group.meter(METER)):
+        await store.controls.cancel_meter_change(
+            METER, actor="a", actor_cert="a", reason="withdrawn"
+        )
+    with pytest.raises(CorruptRecord, match=group.table("t1")):
+        await store.staged_tables.cancel(table, actor="a", actor_cert="a", reason="withdrawn")
