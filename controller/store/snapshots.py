@@ -57,10 +57,9 @@ class Snapshots:
     async def export_snapshot(self, link_group_id: str, attempts: int = 5) -> dict[str, Any]:
         """Everything of a link group a restore needs besides the journal, at one instant
         (one read-only script; read again if the meters, tables or open rounds changed
-        meanwhile, even to sets of the same sizes), with the
-        installation record: every per-group key that is state (``export_snapshot.lua``
-        names them), never a must-hit-by meter's secret. Amounts stay the decimal strings
-        Redis holds."""
+        meanwhile, even to sets of the same sizes), with the installation record: every
+        per-group key that is state (``export_snapshot.lua`` names them), never a
+        must-hit-by meter's secret. Amounts stay the decimal strings Redis holds."""
         group = keys.LinkGroupKeys(link_group_id)
         for _ in range(attempts):
             async with self._client.pipeline(transaction=False) as pipe:

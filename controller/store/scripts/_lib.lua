@@ -65,11 +65,9 @@ local function stored_int(kind, name, key, field, value)
   return n
 end
 
--- A stored number (0 when missing); one that is not an integer is refused as corrupt (a
--- script that read it as 0 would write the 0 back).
+-- Whether the set holds exactly ids (read before the script ran): false at once on a size
+-- mismatch, else one SISMEMBER per id (bounded by the caller's list).
 local function same_members(set_key, ids)
-  -- Whether the set holds exactly ids (read before the script ran): one SISMEMBER per id,
-  -- so the loop is bounded by the caller's list, refused at once on a size mismatch.
   if redis.call('SCARD', set_key) ~= #ids then
     return false
   end
@@ -81,6 +79,8 @@ local function same_members(set_key, ids)
   return true
 end
 
+-- A stored number (0 when missing); one that is not an integer is refused as corrupt (a
+-- script that read it as 0 would write the 0 back).
 local function num(value)
   if not value then
     return 0
