@@ -125,12 +125,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not 0 <= args.warm <= MAX_ROUNDS:
         parser.error(f"--warm must be 0 to {MAX_ROUNDS}")
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
-        print("bench.instructions: valgrind is not installed (apt-get install valgrind)")
+        print(
+            "bench.instructions: valgrind is not installed (apt-get install valgrind)",
+            file=sys.stderr,
+        )
         return 2
     # The checkout under test's own modules (PYTHONPATH), imported only now.
     from bench.processes import System
     from controller.testing import processes
 
+    # System starts the controller with start()'s default wait, too short under callgrind.
     processes.ControllerProcess.start.__defaults__ = (START_TIMEOUT_S,)
     python = sys.executable
     system = System()
