@@ -52,17 +52,20 @@ class Card:
     _hash: int = field(init=False, repr=False, compare=False)
     """``hash((rank, suit))``, computed once: cards are hashed in every duplicate check and
     hand evaluation of every round."""
+    text: str = field(init=False, repr=False, compare=False)
+    """The card as written canonically, e.g. ``"TS"`` (what ``str()`` gives)."""
 
     def __post_init__(self) -> None:
         if self.rank not in _TEXT_BY_RANK or self.suit not in SUITS:
             raise InvalidCards(f"not a card: rank {self.rank!r}, suit {self.suit!r}")
         object.__setattr__(self, "_hash", hash((self.rank, self.suit)))
+        object.__setattr__(self, "text", _TEXT_BY_RANK[self.rank] + self.suit)
 
     def __hash__(self) -> int:
         return self._hash
 
     def __str__(self) -> str:
-        return _TEXT_BY_RANK[self.rank] + self.suit
+        return self.text
 
     @property
     def index(self) -> int:
@@ -96,6 +99,14 @@ def parse_card(text: str) -> Card:
     raise InvalidCards(f"not a card: {text!r} (ranks 2-10, T, J, Q, K, A; suits S, H, D, C)")
 
 
+def exact_cards(texts: Iterable[str]) -> tuple[Card, ...] | None:
+    """The cards ``texts`` name when each is written as :data:`_CARD_BY_TEXT` holds it (upper
+    case, nothing around it: what table agents send), else None; :func:`parse_cards` then
+    reads them, or names the first that is not a card."""
+    cards = tuple(map(_CARD_BY_TEXT.get, texts))
+    return cards if all(cards) else None  # type: ignore[return-value]  # no None left
+
+
 def parse_cards(texts: Iterable[str]) -> tuple[Card, ...]:
     """Parse several cards; the first bad one raises :class:`InvalidCards` naming it."""
     return tuple(parse_card(text) for text in texts)
@@ -103,7 +114,7 @@ def parse_cards(texts: Iterable[str]) -> tuple[Card, ...]:
 
 def format_cards(cards: Iterable[Card]) -> str:
     """Cards as a space-separated string, e.g. ``'AS KS QS JS TS'``."""
-    return " ".join(str(card) for card in cards)
+    return " ".join([card.text for card in cards])
 
 
 def check_hand_size(cards: Sequence[Card], expected: int, whose: str) -> None:

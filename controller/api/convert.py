@@ -37,7 +37,7 @@ from controller.domain.records import (
 )
 from controller.domain.rounds import Cards, RoundCards, SeatCards, Wager, cards_of
 from controller.domain.staged_tables import StagedTableChange
-from jackpot.cards import parse_cards
+from jackpot.cards import exact_cards, parse_cards
 from jackpot.epochs import JournalPosition
 from jackpot.errors import InvalidArgument, InvalidCards
 from jackpot.hands.joker_poker import parse_joker_cards
@@ -117,6 +117,10 @@ _KNOWN_WAGER_KINDS = frozenset(
 
 def _cards(texts: Sequence[str], whose: str, joker: bool) -> Cards:
     check_count(texts, f"the cards of {whose}", bounds.MAX_CARDS_PER_HAND)
+    if not joker:  # as agents write them: looked up, nothing more to check
+        exact = exact_cards(texts)
+        if exact is not None:
+            return exact
     check_each_text(texts, f"the cards of {whose}", bounds.CARD_TEXT_MAX_CHARS)
     try:
         return cards_of(parse_joker_cards(texts)) if joker else parse_cards(texts)

@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 
 from controller.domain.rounds import RoundCards, Wager
+from jackpot.cards import Card
 from jackpot.errors import InvalidArgument
 
 
@@ -18,8 +19,13 @@ def fingerprint(phase: str, content: object) -> str:
     """
     if not phase:
         raise InvalidArgument("phase is required")
-    canonical = json.dumps([phase, content], sort_keys=True, separators=(",", ":"))
+    canonical = _CANONICAL.encode([phase, content])
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), check_circular=False)
+"""What ``json.dumps(..., sort_keys=True, separators=(",", ":"))`` writes, made once (content
+holds no cycle)."""
 
 
 def lockout_fingerprint(wagers: Sequence[Wager]) -> str:
@@ -32,8 +38,8 @@ def lockout_fingerprint(wagers: Sequence[Wager]) -> str:
     return fingerprint("lockout", rows)
 
 
-def _card_texts(cards: Sequence[object]) -> list[str]:
-    return [str(card) for card in cards]
+def _card_texts(cards: Sequence[Card]) -> list[str]:
+    return [card.text for card in cards]
 
 
 def settle_fingerprint(cards: RoundCards) -> str:

@@ -148,7 +148,7 @@ class Rounds:
         The round's wagers (stored in this order) and fingerprint are remembered for its
         settlement (:mod:`controller.store.locked_rounds`)."""
         phase = self._phase_keys(table)
-        payload = json.dumps([_wager_item(table, w) for w in wagers])
+        payload = _PAYLOAD([_wager_item(table, w) for w in wagers])
         apply = self._apply(
             self._scripts.lockout,
             [phase.group.round(table.table_id, round_id), *phase.lockout],
@@ -222,7 +222,7 @@ class Rounds:
         ``rest_of_round_void``: the settlement carries one (and claims no base game win); a
         round recorded as "bonus_settles" (§ 647a.13(a), (d)) is refused without it."""
         phase = self._phase_keys(table)
-        payload = json.dumps([_plan_item(item) for item in plan])
+        payload = _PAYLOAD([_plan_item(item) for item in plan])
         self._locked.forget(table.table_id, round_id)
         return await self._apply(
             self._scripts.settle,
@@ -417,6 +417,10 @@ class Rounds:
             ],
             codec.irregularity_result,
         )
+
+
+_PAYLOAD = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+"""A script's JSON argument, compact, by an encoder made once (items hold no cycle)."""
 
 
 def _wager_item(table: TableConfig, wager: Wager) -> dict[str, Any]:

@@ -43,7 +43,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations, combinations_with_replacement, product
 from math import comb, prod
-from typing import NoReturn
+from typing import ClassVar, NoReturn
 
 from jackpot.cards import ACE, FULL_DECK, SUITS, Card, parse_card
 from jackpot.errors import InvalidCards
@@ -60,6 +60,9 @@ class Joker:
     All instances are equal (there is one joker per deck), so a hand holding two of them is
     refused as a card reported twice.
     """
+
+    text: ClassVar[str] = JOKER_TEXT
+    """As written (what ``str()`` gives), as :attr:`Card.text`."""
 
     def __str__(self) -> str:
         return JOKER_TEXT
