@@ -111,6 +111,18 @@ def _enum_numbers(descriptor: EnumDescriptor) -> dict[str, int]:
 def enum_member(number: int, enum_type: type[Enum], descriptor: EnumDescriptor) -> Any:
     """The member of ``enum_type`` that wire number ``number`` names, or None for 0 and for a
     number this release does not know."""
+    members = _MEMBERS.get((enum_type, descriptor))
+    if members is None:
+        prefix = _prefix(descriptor)
+        names = enum_type.__members__
+        members = _MEMBERS[enum_type, descriptor] = {
+            int(wire.number): names[name]
+            for wire in descriptor.values
+            if wire.number and (name := str(wire.name).removeprefix(prefix)) in names
+        }
+    member = members.get(number)
+    if member is not None:
+        return member
     wire = descriptor.values_by_number.get(number)
     if number == 0 or wire is None:
         return None
@@ -122,6 +134,10 @@ def _prefix(descriptor: EnumDescriptor) -> str:
     return str(descriptor.values_by_number[0].name).removesuffix("UNSPECIFIED")
 
 
+_MEMBERS: dict[tuple[type[Enum], EnumDescriptor], dict[int, Any]] = {}
+"""Per enum and its wire descriptor: the member of each wire number that names one (made at
+the first call; any other number takes the lookup by name, which refuses a name the enum
+lacks as before)."""
 _ENUM_NUMBERS: dict[EnumDescriptor, dict[str, int]] = {}
 """Per enum: each wire value's number by its name without the enum's prefix."""
 _ENCODERS: dict[Any, Function] = {}
