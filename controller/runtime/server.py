@@ -26,6 +26,7 @@ from controller.api.liveness import TableLiveness
 from controller.api.meter_watch import MeterWatcher
 from controller.api.peers import Authenticator, DenyList
 from controller.api.table_service import TableService
+from controller.api.unregistered import add_unregistered
 from controller.domain.payout_compliance import DEFAULT, PRESETS, PayoutCompliance
 from controller.domain.submission import RulesSubmission
 from controller.observability.http import HttpEndpoint
@@ -216,11 +217,14 @@ class ControllerServer:
             ],
             maximum_concurrent_rpcs=MAX_CONCURRENT_RPCS,
         )
-        jackpot_pb2_grpc.add_TableServiceServicer_to_server(
+        # Unregistered: grpc.aio waits on one future per registered method at every call.
+        add_unregistered(
+            jackpot_pb2_grpc.add_TableServiceServicer_to_server,
             TableService(self.store, self.metrics, self.watcher, self.guard, self.position_key),
             self.server,
         )
-        jackpot_pb2_grpc.add_AdminServiceServicer_to_server(
+        add_unregistered(
+            jackpot_pb2_grpc.add_AdminServiceServicer_to_server,
             AdminService(
                 self.store,
                 self.metrics,
@@ -230,7 +234,7 @@ class ControllerServer:
             ),
             self.server,
         )
-        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        add_unregistered(health_pb2_grpc.add_HealthServicer_to_server, self.health, self.server)
         reflected = (
             *SERVICE_NAMES,
             health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
