@@ -7,11 +7,11 @@ caller's call rate (RESOURCE_EXHAUSTED; tables and other identities each have th
 refused call takes from it too, so a flood of refusals is slowed down like any other), one
 of the caller's call slots (RESOURCE_EXHAUSTED beyond ``calls.per_caller`` calls in
 progress); then the request, which must arrive within ``first_message_s`` (one sweeping
-timer for all calls, :class:`FirstMessageWatch`; else RESOURCE_EXHAUSTED: a call that sends
-nothing holds a slot that long at most), decoded here rather than by gRPC (a malformed body
-is INVALID_ARGUMENT, not UNKNOWN with a traceback), a table's certificate naming another
-table (PERMISSION_DENIED); then the servicer. Every call admitted from a table's
-certificate, and every stream it holds open, tells
+timer for all calls, :class:`~jackpot.deadlines.DeadlineWatch`; else RESOURCE_EXHAUSTED: a
+call that sends nothing holds a slot that long at most), decoded here rather than by gRPC
+(a malformed body is INVALID_ARGUMENT, not UNKNOWN with a traceback), a table's
+certificate naming another table (PERMISSION_DENIED); then the servicer. Every call
+admitted from a table's certificate, and every stream it holds open, tells
 :class:`~controller.api.liveness.TableLiveness` that its agent runs (the floor view).
 
 To see the call before its request, unary methods are served as client-streaming ones
@@ -48,6 +48,7 @@ from controller.api.peers import Authenticator
 from controller.api.status import details_trailer, status_for
 from controller.domain.identity import Identity, Role
 from controller.observability.metrics import Labels, Metrics, RpcSeries, code_label
+from jackpot.deadlines import DeadlineWatch
 from jackpot.errors import AccessDenied, InvalidArgument, JackpotError, RequestLate
 
 log = logging.getLogger("controller.api")
@@ -89,7 +90,7 @@ class ServerInterceptor(_Interceptor):
         self.streams = streams
         self.calls = calls or StreamSlots(1 << 30, 1 << 30, "calls in progress")
         self.first_message_s = first_message_s
-        self._first_message = FirstMessageWatch(first_message_s)
+        self._first_message = DeadlineWatch(first_message_s)
         self.liveness = liveness
         self._log_sampler = LogSampler()
         self._wrapped: dict[str, Handler] = {}
@@ -181,9 +182,9 @@ class ServerInterceptor(_Interceptor):
 
     async def _first(self, context: Context, method: str) -> bytes:
         """The one request of a unary call, once it arrives (within ``first_message_s``, as
-        :class:`FirstMessageWatch` sweeps). Read from the call itself (what the request
-        iterator reads). As ``asyncio.timeout``, a cancellation that is not the watch's passes
-        on unchanged."""
+        :class:`~jackpot.deadlines.DeadlineWatch` sweeps). Read from the call itself (what the
+        request iterator reads). As ``asyncio.timeout``, a cancellation that is not the
+        watch's passes on unchanged."""
         watch = self._first_message
         task = watch.current()
         cancelling = task.cancelling()
@@ -321,63 +322,6 @@ async def _responses(result: Any) -> AsyncIterator[Any]:
             yield response
     else:
         await result
-
-
-class FirstMessageWatch:
-    """The calls waiting for their request, each with its deadline on the event loop's clock
-    (``limit_s`` after it started waiting). One timer, armed while any call waits, sweeps them
-    every ``limit_s / 4`` (at most 1 s): a call past its deadline is marked expired and
-    cancelled, so it waits ``limit_s`` and at most one sweep more. A timer per call costs
-    more than the rest of admitting it; this costs a dictionary entry."""
-
-    def __init__(self, limit_s: float) -> None:
-        self.limit_s = limit_s
-        self.sweep_s = min(1.0, limit_s / 4)
-        self._waiting: dict[asyncio.Task[Any], float] = {}
-        self._expired: set[asyncio.Task[Any]] = set()
-        self._timer: asyncio.TimerHandle | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None  # the timer's
-
-    def current(self) -> asyncio.Task[Any]:
-        """The running task (a call's). Looked up on the loop of the calls watched, as
-        ``asyncio.current_task(loop)``: without a loop it asks for the running one, a system
-        call each time (``getpid``). On another loop (a server started anew) the watched one
-        runs no task, and the running loop is asked."""
-        loop = self._loop
-        task = asyncio.current_task(loop) if loop is not None else None
-        if task is None:
-            task = asyncio.current_task()
-            assert task is not None, "a call runs in a task"
-        return task
-
-    def watch(self, task: asyncio.Task[Any]) -> None:
-        """``task`` (running) waits for its request from now on."""
-        loop = task.get_loop()
-        self._waiting[task] = loop.time() + self.limit_s
-        if self._timer is None or self._loop is not loop:
-            if self._loop is not loop:  # a server started anew: forget the old loop's calls
-                self._waiting = {t: d for t, d in self._waiting.items() if t.get_loop() is loop}
-                self._expired.clear()
-            self._timer, self._loop = loop.call_later(self.sweep_s, self._sweep), loop
-
-    def done(self, task: asyncio.Task[Any]) -> None:
-        """``task`` no longer waits (its request came, or it ended)."""
-        self._waiting.pop(task, None)
-        self._expired.discard(task)
-
-    def expired(self, task: asyncio.Task[Any]) -> bool:
-        """Whether the watch cancelled ``task`` for waiting too long."""
-        return task in self._expired
-
-    def _sweep(self) -> None:
-        loop = asyncio.get_running_loop()
-        now = loop.time()
-        late = [task for task, deadline in self._waiting.items() if deadline <= now]
-        for task in late:
-            del self._waiting[task]
-            self._expired.add(task)
-            task.cancel()
-        self._timer = loop.call_later(self.sweep_s, self._sweep) if self._waiting else None
 
 
 def _decode(method: str, raw: bytes, decode: Callable[[bytes], Any] | None) -> Any:

@@ -7,11 +7,11 @@ import asyncio
 
 import pytest
 
-from controller.api.interceptor import FirstMessageWatch
+from jackpot.deadlines import DeadlineWatch
 
 
 async def test_a_call_waiting_past_its_deadline_is_cancelled_and_marked() -> None:
-    watch = FirstMessageWatch(0.2)
+    watch = DeadlineWatch(0.2)
     request = asyncio.get_running_loop().create_future()  # never arrives
 
     async def waiting() -> None:
@@ -33,7 +33,7 @@ async def test_a_call_waiting_past_its_deadline_is_cancelled_and_marked() -> Non
 
 
 async def test_a_call_whose_request_comes_in_time_is_left_alone() -> None:
-    watch = FirstMessageWatch(0.2)
+    watch = DeadlineWatch(0.2)
     loop = asyncio.get_running_loop()
 
     async def answered() -> str:
@@ -55,7 +55,7 @@ async def test_a_call_whose_request_comes_in_time_is_left_alone() -> None:
 
 
 async def test_one_timer_serves_every_waiting_call() -> None:
-    watch = FirstMessageWatch(10.0)
+    watch = DeadlineWatch(10.0)
     loop = asyncio.get_running_loop()
     tasks = [loop.create_task(asyncio.sleep(60)) for _ in range(100)]
     for task in tasks:
@@ -70,7 +70,7 @@ async def test_one_timer_serves_every_waiting_call() -> None:
 
 
 def test_current_is_the_running_task_also_on_a_new_event_loop() -> None:
-    watch = FirstMessageWatch(10.0)
+    watch = DeadlineWatch(10.0)
 
     async def call() -> bool:
         task = watch.current()
