@@ -217,9 +217,10 @@ class ControllerServer:
             ],
             maximum_concurrent_rpcs=MAX_CONCURRENT_RPCS,
         )
-        # Unregistered: grpc.aio waits on one future per registered method at every call.
-        add_unregistered(
-            jackpot_pb2_grpc.add_TableServiceServicer_to_server,
+        # The tables' methods registered (a pending request each: calls that arrive together
+        # are taken together); the others not: grpc.aio waits on every pending request at
+        # every call (controller/api/unregistered.py).
+        jackpot_pb2_grpc.add_TableServiceServicer_to_server(
             TableService(self.store, self.metrics, self.watcher, self.guard, self.position_key),
             self.server,
         )
