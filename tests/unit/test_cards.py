@@ -9,6 +9,7 @@ from jackpot.cards import (
     Card,
     check_hand_size,
     check_no_duplicates,
+    exact_cards,
     format_cards,
     parse_card,
     parse_cards,
@@ -62,3 +63,14 @@ def test_parsed_cards_are_the_decks_interned_objects() -> None:
             spellings.append("10" + card.suit)
         assert all(parse_card(text) is card for text in spellings)
     assert parse_joker_card("jk") is JOKER
+
+
+def test_exact_cards_take_only_what_the_deck_spells_and_parse_cards_reads_the_rest() -> None:
+    exact = exact_cards(["AS", "10H", "TH", "2C"])
+    assert exact == parse_cards(["AS", "10H", "TH", "2C"])
+    assert exact is not None and all(card in FULL_DECK for card in exact)
+    assert [card.text for card in exact] == ["AS", "TH", "TH", "2C"]
+    for sent in (["as"], [" AS"], ["AS", "1S"], ["JK"], [""]):
+        assert exact_cards(sent) is None  # parse_cards reads it, or names what is wrong
+    assert exact_cards([]) == ()
+    assert str(parse_card("td")) == parse_card("td").text == "TD"
