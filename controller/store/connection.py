@@ -13,7 +13,9 @@ listing); the Sentinels' own password, if they have one, is given apart
 
 Every client has a bounded pool: at most ``max_connections`` connections, a call waits up to
 ``pool_timeout_s`` for a free one, and every socket operation gives up after
-``socket_timeout_s``. A call is never retried here (a failed call is UNAVAILABLE to the
+``socket_timeout_s`` (a script call's reply, checked by one sweeping timer, at most a quarter
+of it, and at most 1 s, later: :mod:`controller.store.script_calls`). A call is never retried
+here (a failed call is UNAVAILABLE to the
 agent, which sends the same idempotent request again).
 
 On a ``sentinel://`` URL the pool asks the Sentinels for the primary whenever it opens a
