@@ -15,8 +15,8 @@ Every client has a bounded pool: at most ``max_connections`` connections, a call
 ``pool_timeout_s`` for a free one, and every socket operation gives up after
 ``socket_timeout_s`` (a script call's reply, checked by one sweeping timer, at most a quarter
 of it, and at most 1 s, later: :mod:`controller.store.script_calls`). A call is never retried
-here (a failed call is UNAVAILABLE to the
-agent, which sends the same idempotent request again).
+here (a failed call is UNAVAILABLE to the agent, which sends the same idempotent request
+again).
 
 On a ``sentinel://`` URL the pool asks the Sentinels for the primary whenever it opens a
 connection. A connection that finds its server demoted to replica (READONLY, or a refused
