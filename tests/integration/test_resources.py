@@ -44,7 +44,7 @@ def server_config(server_config: ServerConfig) -> ServerConfig:
 
 async def _hold_stream(stub: pb_grpc.TableServiceAsyncStub, ready: list[int]) -> grpc.StatusCode:
     """Open one meter stream; keep it open (until cancelled) once its first snapshot came."""
-    call = stub.WatchMeters(pb.WatchMetersRequest(table_id="t1"), timeout=60)
+    call = stub.WatchMeters(pb.WatchMetersRequest(table_id="t1"), timeout=120)
     try:
         async for snapshot in call:
             assert snapshot.meters[0].meter_id == "cs-main"
@@ -78,7 +78,7 @@ async def test_five_thousand_meter_streams_are_bounded_and_tables_keep_playing(
         reply = await tables.Lockout(lockout("t1", round_id, [1, 2]), timeout=10)
         assert reply.meters[0].amount_cents == RESET_CENTS + 30 * round_id
     refused = []
-    for _ in range(200):
+    for _ in range(1200):  # until each is served or refused (at most a minute)
         await asyncio.sleep(0.05)
         refused = [s for s in streams if s.done()]
         served = len(ready)
@@ -102,7 +102,7 @@ async def test_five_thousand_meter_streams_are_bounded_and_tables_keep_playing(
     streams = []
     for n in range(DISPLAYS * 8):
         streams.append(asyncio.create_task(_hold_stream(displays[n % DISPLAYS], ready)))
-        for _ in range(100):  # until this stream is served or refused
+        for _ in range(500):  # until this stream is served or refused (at most 5 s)
             await asyncio.sleep(0.01)
             if len(ready) + sum(s.done() for s in streams) == len(streams):
                 break
