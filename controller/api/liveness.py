@@ -21,6 +21,7 @@ from collections.abc import Iterator
 
 from controller.store.redis_store import RedisStore
 from jackpot.errors import JackpotError
+from jackpot.stopping import cancel_and_wait
 
 log = logging.getLogger("controller.api")
 
@@ -85,9 +86,7 @@ class TableLiveness:
     async def close(self) -> None:
         """Stop flushing (one last flush first)."""
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)  # one cancel can be lost (jackpot.stopping)
             self._task = None
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.flush(), 2.0)

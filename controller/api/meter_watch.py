@@ -10,13 +10,13 @@ connection pool stays free for the rounds.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from jackpot.errors import StoreUnavailable
 from jackpot.results import MeterValue
+from jackpot.stopping import cancel_and_wait
 
 log = logging.getLogger("controller.meter_watch")
 
@@ -130,6 +130,4 @@ class MeterWatcher:
         for feed in feeds:
             feed.changed.set()
             if feed.task is not None:
-                feed.task.cancel()
-                with contextlib.suppress(Exception, asyncio.CancelledError):  # stopping
-                    await feed.task
+                await cancel_and_wait(feed.task)  # one cancel can be lost (jackpot.stopping)

@@ -41,6 +41,7 @@ from controller.store.rounds import DEFAULT_MAX_ROUND_STEP, DEFAULT_ROUND_RETENT
 from controller.store.state_guard import StateGuard
 from controller.web.app import WebApp
 from jackpot.errors import FailedPrecondition, StoreUnavailable
+from jackpot.stopping import cancel_and_wait
 from jackpot.v1 import jackpot_pb2, jackpot_pb2_grpc
 
 log = logging.getLogger("controller.server")
@@ -448,13 +449,8 @@ class ControllerServer:
         """Report NOT_SERVING, finish calls in flight (up to ``grace_s``), close everything."""
         self.serving = False
         await self.health.enter_graceful_shutdown()
-        if self._refresher is not None:
-            self._refresher.cancel()
-            # Bounded: Python 3.11's wait_for can swallow a cancellation that races with its
-            # inner call finishing; the loop then ends at its next turn (serving is False).
-            await asyncio.wait(
-                {self._refresher}, timeout=max(2.0, self.config.refresh_interval_s * 2)
-            )
+        if self._refresher is not None:  # one cancel can be lost (jackpot.stopping)
+            await cancel_and_wait(self._refresher, max(2.0, self.config.refresh_interval_s * 2))
         if self.web is not None:
             await self.web.close()
         await self.liveness.close()

@@ -20,6 +20,7 @@ from typing import Any
 from controller.api.meter_watch import MeterWatcher, Values
 from controller.store.redis_store import RedisStore
 from jackpot.errors import StoreUnavailable
+from jackpot.stopping import cancel_and_wait
 from jackpot.web import sign
 
 log = logging.getLogger("controller.web")
@@ -101,6 +102,4 @@ async def sign_events(
                 display=display,
             )
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
+        await cancel_and_wait(task)  # one cancel can be lost (jackpot.stopping)
