@@ -26,11 +26,10 @@ def _log_as_grpc_aio(error: BaseException, message: str) -> None:
 @pytest.fixture
 def grpc_server_logger() -> Iterator[logging.Logger]:
     server = logging.getLogger(logs.GRPC_SERVER_LOGGER)
-    filters, level = list(server.filters), server.level
+    filters = list(server.filters)
     server.addFilter(logs.ClientGoneFilter())
     yield server
-    server.filters[:] = filters
-    server.setLevel(level)
+    server.filters[:] = filters  # its level is caplog's to restore
 
 
 def test_a_call_whose_client_went_away_is_one_info_line(
