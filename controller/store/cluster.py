@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -103,24 +102,24 @@ class ClusterClient(RedisCluster):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.opened: weakref.WeakSet[Connection] = weakref.WeakSet()
-        """Every connection this client has opened and not yet dropped: :func:`close` closes
-        them all, also those of a node that has left the map of slots meanwhile."""
-        self.known: dict[int, ClusterNode] = {}
-        """Every node object a connection was opened for, by identity, kept until
-        :func:`close`: a node that leaves the map of slots (a failed primary) must not be
-        dropped while a connection of its is still open (redis-py can leave one open when a
-        call on it ends after the node was removed), and :func:`close` closes them all.
-        Bounded by the nodes the cluster ever had."""
+        self.opened: set[Connection] = set()
+        """Every connection this client has opened and that was still open when the last one
+        was opened, kept until :func:`close`, which closes them all. A failover can leave one
+        open on a node redis-py no longer names: a call that took the node from the map
+        before the map was read again opens a connection on it after it left, and hands it
+        back still open. Nothing else would close it but the garbage collector, at a random
+        later moment. Bounded by the nodes the cluster ever had times ``max_connections``."""
+        # redis-py calls the client's on_connect only with read_from_replicas: wire it here,
+        # for the nodes made so far (the seeds) and those the map of slots will make.
+        self.connection_kwargs["redis_connect_func"] = self.on_connect
+        for node in self.nodes_manager.startup_nodes.values():
+            node.connection_kwargs["redis_connect_func"] = self.on_connect
 
     async def on_connect(self, connection: Connection) -> None:
-        """Remember every connection opened, and its node (redis-py calls this on each)."""
+        """Remember every connection opened (redis-py calls this on each connect), forgetting
+        those closed since."""
+        self.opened = {kept for kept in self.opened if kept.is_connected}
         self.opened.add(connection)
-        name = f"{connection.host}:{connection.port}"
-        manager = self.nodes_manager
-        for node in (manager.nodes_cache.get(name), manager.startup_nodes.get(name)):
-            if node is not None:
-                self.known[id(node)] = node
         await super().on_connect(connection)
 
     async def aclose(self) -> None:
@@ -314,13 +313,11 @@ async def close(client: RedisCluster) -> None:
     task of its own: those tasks are awaited first, so that none is left to a closed loop."""
     await client.aclose()  # marks it closed, for redis-py's own check when it is collected
     manager = client.nodes_manager
-    known = list(client.known.values()) if isinstance(client, ClusterClient) else []
-    nodes = [*manager.nodes_cache.values(), *manager.startup_nodes.values(), *known]
+    nodes = [*manager.nodes_cache.values(), *manager.startup_nodes.values()]
     tasks = [*manager._background_tasks, *(t for n in nodes for t in n._background_tasks)]
     await asyncio.gather(*tasks, return_exceptions=True)
     await manager.aclose()
     await manager.aclose("startup_nodes")
-    await asyncio.gather(*(node.disconnect() for node in known), return_exceptions=True)
     if isinstance(client, ClusterClient):
         await asyncio.gather(
             *(connection.disconnect() for connection in list(client.opened)),

@@ -145,21 +145,3 @@ async def redis_client(redis_url: str, redis_cluster: RedisCluster) -> AsyncIter
     client = cluster_client(redis_cluster)
     yield client
     await cluster.close(client)
-
-
-# Now and then (about one run in four of this folder) a socket of redis-py's async cluster
-# client is left to the garbage collector, which closes it at a random later moment inside
-# whichever cluster test runs: an unraisable ResourceWarning that fails that test under
-# `filterwarnings = error`. Its origin is not traced yet (every store this suite opens is
-# closed). Only that warning is ignored, and only here: a leak on a single Redis still fails
-# the integration tests.
-_UNCLOSED_SOCKET = pytest.mark.filterwarnings(
-    r"ignore:Exception ignored in. <socket\.socket:pytest.PytestUnraisableExceptionWarning"
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    here = os.path.dirname(__file__)
-    for item in items:
-        if str(item.path).startswith(here + os.sep):
-            item.add_marker(_UNCLOSED_SOCKET)

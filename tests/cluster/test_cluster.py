@@ -111,6 +111,34 @@ async def test_a_script_over_two_slots_is_never_sent(redis_url: str) -> None:
         await store.close()
 
 
+async def test_close_closes_a_connection_opened_on_a_node_that_left_the_map(
+    redis_url: str,
+) -> None:
+    # A failover: a call takes the failed primary from the map of slots, another call reads
+    # the map again and redis-py drops that node (closing its idle connections), then the
+    # first call opens a connection on the node it holds and hands it back, still open, to
+    # a node nobody names any more. Only the client's own record of what it opened can close
+    # it; else the garbage collector does, at a random later moment, inside whatever runs.
+    client = cluster.connect_cluster(
+        redis_url, password=None, max_connections=4, socket_timeout_s=5.0
+    )
+    try:
+        await client.initialize()
+        manager = client.nodes_manager
+        node = next(iter(manager.nodes_cache.values()))  # the first call's node
+        left = {name: other for name, other in manager.nodes_cache.items() if other is not node}
+        manager.set_nodes(manager.nodes_cache, left, remove_old=True)  # the map read again
+        manager.set_nodes(manager.startup_nodes, left, remove_old=True)
+        await asyncio.gather(*manager._background_tasks)
+        orphan = node.acquire_connection()
+        await orphan.connect()  # type: ignore[no-untyped-call]
+        node.release(orphan)
+        assert orphan.is_connected and node.name not in manager.nodes_cache
+    finally:
+        await cluster.close(client)
+    assert not orphan.is_connected, "cluster.close left open a connection of a node that left"
+
+
 async def test_thirty_link_groups_spread_over_every_shard(
     admin: pb_grpc.AdminServiceAsyncStub,
     tables: pb_grpc.TableServiceAsyncStub,
